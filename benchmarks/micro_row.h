@@ -1,0 +1,43 @@
+/* One row of rb_micro's results: what the stdout table prints and what
+ * /micro/results stores (every column of the table plus error metrics). */
+#ifndef RB_MICRO_ROW_H
+#define RB_MICRO_ROW_H
+
+#include <stdint.h>
+
+#define RB_NAME_LEN 16
+
+typedef struct rb_micro_row {
+    char reducer[RB_NAME_LEN];
+    char layout[RB_NAME_LEN];      /* element | row | block */
+    char overlap[RB_NAME_LEN];     /* random | all | none */
+    char device[RB_NAME_LEN];      /* host | cuda */
+    uint64_t size_bytes;           /* dense buffer size in bytes */
+    uint64_t count;                /* elements (rows * cols) */
+    uint64_t rows, cols;
+    double density;                /* requested density of each rank's input */
+    int32_t ranks;
+    int32_t iters, warmup;
+    /* Time per call, microseconds.  avg/min/max over ranks of each rank's
+     * mean over iterations; p50/p99 over all per-iteration samples of the
+     * slowest rank per iteration. */
+    double t_avg_us, t_min_us, t_max_us, t_p50_us, t_p99_us;
+    int32_t slowest_rank;          /* rank with the largest mean */
+    double t_encode_us, t_comm_us, t_decode_us;  /* phase means over ranks */
+    double algbw_gbs;              /* size_bytes / t_avg, GB/s (1e9) */
+    double busbw_gbs;              /* algbw * 2(p-1)/p (nccl-tests) */
+    double bytes_sent_avg, bytes_sent_max;       /* per rank per call */
+    double bytes_recv_avg, bytes_recv_max;
+    double nnz_local_avg;          /* non-zeros per rank input */
+    double nnz_union;              /* non-zeros of the true aggregate */
+    double bound_bytes;            /* 2k(p-1)/p * 8 B, k = nnz_union (0 if dense) */
+    double wire_to_bound;          /* bytes_sent_avg / bound_bytes */
+    int32_t checked;               /* 1 if validated against the dense reference */
+    int64_t wrong;                 /* exact reducers: elements out of tolerance */
+    double rel_l2_err;             /* ||result - truth|| / ||truth|| (lossy) */
+    double recall;                 /* fraction of true non-zero rows present (s2) */
+    double max_abs_err;
+    double consensus;              /* gossip: max_r ||x_r - mean|| / ||mean|| */
+} rb_micro_row;
+
+#endif

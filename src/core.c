@@ -1,0 +1,365 @@
+/* Reducer life cycle, the rank agreement check, phase timing, and the
+ * byte-counting communication wrappers every reducer uses. */
+#include "rb_device.h"
+#include "sparse.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+void rb_config_default(rb_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->name = "dense";
+    c->comm = MPI_COMM_WORLD;
+    c->rows = 0;
+    c->cols = 1;
+    c->device = RB_DEVICE_HOST;
+    rb_options_default(&c->opts);
+}
+
+void *rb_calloc(size_t count, size_t size)
+{
+    if (size && count > SIZE_MAX / size)
+        return NULL;
+    size_t bytes = count * size;
+    bytes = (bytes + 63) & ~(size_t)63;
+    if (bytes == 0)
+        bytes = 64;
+    void *p = aligned_alloc(64, bytes);
+    if (p)
+        memset(p, 0, bytes);
+    return p;
+}
+
+int rb_reserve(void **buf, size_t *cap, size_t count, size_t size)
+{
+    if (size && count > SIZE_MAX / size)
+        return rb_fail(RB_ERR_NOMEM, "buffer of %zu x %zu bytes overflows", count, size);
+    size_t need = count * size;
+    if (*buf && *cap >= need)
+        return RB_OK;
+    void *p = rb_calloc(need, 1);
+    if (!p)
+        return rb_fail(RB_ERR_NOMEM, "cannot allocate %zu bytes", need);
+    free(*buf);
+    *buf = p;
+    *cap = need;
+    return RB_OK;
+}
+
+/* FNV-1a over bytes. */
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* Fingerprint of what all ranks must agree on: the options in their text
+ * form, so padding bytes never matter. */
+static uint64_t options_hash(const rb_options *o)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    char buf[64];
+    for (size_t i = 0; i < rb_option_count(); i++) {
+        if (rb_option_format(o, i, buf, sizeof buf) == RB_OK)
+            h = fnv1a(h, buf, strlen(buf) + 1);
+    }
+    return h;
+}
+
+enum { AGREE_STATUS, AGREE_NAME, AGREE_ROWS, AGREE_COLS, AGREE_DEVICE, AGREE_OPTS, AGREE_SEED, AGREE_N };
+static const char *const agree_what[AGREE_N] = {
+    "status", "reducer name", "rows", "cols", "device", "options", "seed",
+};
+
+/* Every rank learns whether all ranks agree (and whether any failed
+ * locally), so no rank goes on to a collective the others skip. */
+static int check_agreement(MPI_Comm comm, int local_status, const rb_config *cfg)
+{
+    uint64_t mine[AGREE_N] = {
+        [AGREE_STATUS] = (uint64_t)local_status,
+        [AGREE_NAME] = cfg->name ? fnv1a(0xcbf29ce484222325ULL, cfg->name, strlen(cfg->name)) : 0,
+        [AGREE_ROWS] = cfg->rows,
+        [AGREE_COLS] = cfg->cols,
+        [AGREE_DEVICE] = (uint64_t)cfg->device,
+        [AGREE_OPTS] = options_hash(&cfg->opts),
+        [AGREE_SEED] = cfg->opts.seed,
+    };
+    uint64_t lo[AGREE_N], hi[AGREE_N];
+    RB_MPI(MPI_Allreduce(mine, lo, AGREE_N, MPI_UINT64_T, MPI_MIN, comm));
+    RB_MPI(MPI_Allreduce(mine, hi, AGREE_N, MPI_UINT64_T, MPI_MAX, comm));
+    if (hi[AGREE_STATUS] != RB_OK) {
+        if (local_status != RB_OK)
+            return local_status;   /* keep this rank's own detail */
+        return rb_fail((int)hi[AGREE_STATUS], "another rank failed: %s",
+                       rb_strerror((int)hi[AGREE_STATUS]));
+    }
+    for (int i = AGREE_NAME; i < AGREE_N; i++) {
+        if (lo[i] != hi[i]) {
+            if (i == AGREE_ROWS || i == AGREE_COLS)
+                return rb_fail(RB_ERR_MISMATCH, "ranks disagree on %s (from %llu to %llu)",
+                               agree_what[i], (unsigned long long)lo[i], (unsigned long long)hi[i]);
+            return rb_fail(RB_ERR_MISMATCH, "ranks disagree on %s", agree_what[i]);
+        }
+    }
+    return RB_OK;
+}
+
+static int validate_config(const rb_config *cfg, const rb_reducer_ops **ops)
+{
+    *ops = rb_registry_find(cfg->name);
+    if (!*ops)
+        return rb_fail(RB_ERR_UNKNOWN_REDUCER, "unknown reducer '%s'", cfg->name ? cfg->name : "(null)");
+    if (cfg->cols == 0 && cfg->rows != 0)
+        return rb_fail(RB_ERR_ARG, "cols must be >= 1");
+    if (cfg->cols && cfg->rows > RB_MAX_ELEMENTS / cfg->cols)
+        return rb_fail(RB_ERR_ARG, "rows x cols = %zu x %zu exceeds %zu elements",
+                       cfg->rows, cfg->cols, (size_t)RB_MAX_ELEMENTS);
+    if (cfg->device != RB_DEVICE_HOST && cfg->device != RB_DEVICE_CUDA)
+        return rb_fail(RB_ERR_ARG, "unknown device %d", (int)cfg->device);
+    return RB_OK;
+}
+
+/* Run one collective step of create on every rank and fail together. */
+static int agree_on(MPI_Comm comm, int local_status)
+{
+    int worst = 0;
+    RB_MPI(MPI_Allreduce(&local_status, &worst, 1, MPI_INT, MPI_MAX, comm));
+    if (worst != RB_OK && local_status == RB_OK)
+        return rb_fail(worst, "another rank failed: %s", rb_strerror(worst));
+    return local_status;
+}
+
+int rb_create(const rb_config *cfg, rb_reducer **out)
+{
+    if (!cfg || !out)
+        return rb_fail(RB_ERR_ARG, "rb_create: NULL argument");
+    *out = NULL;
+    if (cfg->comm == MPI_COMM_NULL)
+        return rb_fail(RB_ERR_ARG, "rb_create: MPI_COMM_NULL");
+    const rb_reducer_ops *ops = NULL;
+    int rc = check_agreement(cfg->comm, validate_config(cfg, &ops), cfg);
+    if (rc != RB_OK)
+        return rc;
+
+    rb_reducer *r = calloc(1, sizeof *r);
+    int local = r ? RB_OK : rb_fail(RB_ERR_NOMEM, "rb_create: no memory");
+    if (r) {
+        r->ops = ops;
+        r->cfg = *cfg;
+        r->n = cfg->rows * cfg->cols;
+        r->cur_phase = RB_PHASE_COUNT_;
+        r->comm = MPI_COMM_NULL;
+        local = rb_mpi_check(MPI_Comm_dup(cfg->comm, &r->comm), "MPI_Comm_dup");
+    }
+    if (local == RB_OK) {
+        MPI_Comm_rank(r->comm, &r->rank);
+        MPI_Comm_size(r->comm, &r->size);
+        if (cfg->device == RB_DEVICE_CUDA)
+            local = rb_device_init(r);
+    }
+    if (local == RB_OK)
+        local = ops->init ? ops->init(r) : RB_OK;
+    rc = agree_on(cfg->comm, local);
+    if (rc != RB_OK) {
+        rb_destroy(r);
+        return rc;
+    }
+    *out = r;
+    return RB_OK;
+}
+
+void rb_destroy(rb_reducer *r)
+{
+    if (!r)
+        return;
+    if (r->ops && r->ops->fini && r->impl)
+        r->ops->fini(r);
+    if (r->device_ctx)
+        rb_device_fini(r);
+    free(r->host_stage);
+    if (r->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&r->comm);
+    free(r);
+}
+
+static void stats_reset(rb_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    st->partner = -1;
+}
+
+/* Device buffers without a device path go through a host copy. */
+static int reduce_staged(rb_reducer *r, float *dgrad, rb_stats *st)
+{
+    if (!r->host_stage) {
+        r->host_stage = rb_calloc(r->n, sizeof(float));
+        if (!r->host_stage)
+            return rb_fail(RB_ERR_NOMEM, "no memory for the host staging buffer");
+    }
+    RB_TRY(rb_device_to_host(r, r->host_stage, dgrad, r->n));
+    RB_TRY(r->ops->reduce(r, r->host_stage, st));
+    return rb_device_from_host(r, dgrad, r->host_stage, r->n);
+}
+
+int rb_reduce(rb_reducer *r, float *grad, rb_stats *st)
+{
+    rb_stats scratch;
+    if (!st)
+        st = &scratch;
+    stats_reset(st);
+    if (!r || (!grad && r->n > 0))
+        return rb_fail(RB_ERR_ARG, "rb_reduce: NULL argument");
+    int rc;
+    if (r->cfg.device == RB_DEVICE_CUDA)
+        rc = r->ops->reduce_device ? r->ops->reduce_device(r, grad, st)
+                                   : reduce_staged(r, grad, st);
+    else
+        rc = r->ops->reduce(r, grad, st);
+    rb_phase_stop(r, st);
+    return rc;
+}
+
+int rb_mix_params(rb_reducer *r, float *params, rb_stats *st)
+{
+    rb_stats scratch;
+    if (!st)
+        st = &scratch;
+    stats_reset(st);
+    if (!r)
+        return rb_fail(RB_ERR_ARG, "rb_mix_params: NULL reducer");
+    if (!r->ops->mix_params)
+        return rb_fail(RB_ERR_UNSUPPORTED, "reducer '%s' does not mix parameters", r->ops->name);
+    int rc = r->ops->mix_params(r, params, st);
+    rb_phase_stop(r, st);
+    return rc;
+}
+
+int rb_progress(rb_reducer *r)
+{
+    if (!r)
+        return rb_fail(RB_ERR_ARG, "rb_progress: NULL reducer");
+    return r->ops->progress ? r->ops->progress(r) : RB_OK;
+}
+
+int rb_flush(rb_reducer *r, float *grad, float *params, rb_stats *st)
+{
+    rb_stats scratch;
+    if (!st)
+        st = &scratch;
+    stats_reset(st);
+    if (!r)
+        return rb_fail(RB_ERR_ARG, "rb_flush: NULL reducer");
+    int rc = r->ops->flush ? r->ops->flush(r, grad, params, st) : RB_OK;
+    rb_phase_stop(r, st);
+    return rc;
+}
+
+const char *rb_name(const rb_reducer *r) { return r ? r->ops->name : NULL; }
+const rb_config *rb_get_config(const rb_reducer *r) { return r ? &r->cfg : NULL; }
+
+void rb_phase_stop(rb_reducer *r, rb_stats *st)
+{
+    if (r->cur_phase == RB_PHASE_COUNT_)
+        return;
+    st->t_phase[r->cur_phase] += MPI_Wtime() - r->phase_t0;
+    if (r->cfg.hook)
+        r->cfg.hook(r->cfg.hook_ctx, (rb_phase)r->cur_phase, 0);
+    r->cur_phase = RB_PHASE_COUNT_;
+}
+
+void rb_phase_start(rb_reducer *r, rb_stats *st, rb_phase phase)
+{
+    rb_phase_stop(r, st);
+    if (r->cfg.hook)
+        r->cfg.hook(r->cfg.hook_ctx, phase, 1);
+    r->cur_phase = phase;
+    r->phase_t0 = MPI_Wtime();
+}
+
+int rb_type_bytes(MPI_Datatype t, int count, uint64_t *bytes)
+{
+    int size = 0;
+    RB_MPI(MPI_Type_size(t, &size));
+    *bytes = (uint64_t)size * (uint64_t)(count < 0 ? 0 : count);
+    return RB_OK;
+}
+
+int rb_allreduce(rb_reducer *r, rb_stats *st, const void *sendbuf, void *buf,
+                 int count, MPI_Datatype type, MPI_Op op)
+{
+    uint64_t b;
+    RB_TRY(rb_type_bytes(type, count, &b));
+    RB_MPI(MPI_Allreduce(sendbuf ? sendbuf : MPI_IN_PLACE, buf, count, type, op, r->comm));
+    uint64_t p = (uint64_t)r->size;
+    st->bytes_sent += 2 * (p - 1) * b / p;
+    st->bytes_recv += 2 * (p - 1) * b / p;
+    return RB_OK;
+}
+
+int rb_allreduce_floats(rb_reducer *r, rb_stats *st, float *buf, size_t n)
+{
+    const size_t chunk = (size_t)INT_MAX / 4;
+    for (size_t off = 0; off < n; off += chunk) {
+        size_t len = n - off < chunk ? n - off : chunk;
+        RB_TRY(rb_allreduce(r, st, NULL, buf + off, (int)len, MPI_FLOAT, MPI_SUM));
+    }
+    return RB_OK;
+}
+
+int rb_allgather(rb_reducer *r, rb_stats *st, const void *sendbuf, int count,
+                 MPI_Datatype type, void *recvbuf)
+{
+    uint64_t b;
+    RB_TRY(rb_type_bytes(type, count, &b));
+    RB_MPI(MPI_Allgather(sendbuf, count, type, recvbuf, count, type, r->comm));
+    uint64_t p = (uint64_t)r->size;
+    st->bytes_sent += (p - 1) * b;
+    st->bytes_recv += (p - 1) * b;
+    return RB_OK;
+}
+
+int rb_allgatherv(rb_reducer *r, rb_stats *st, const void *sendbuf, int count,
+                  MPI_Datatype type, void *recvbuf, const int *counts,
+                  const int *displs)
+{
+    uint64_t own, total = 0, b;
+    RB_TRY(rb_type_bytes(type, count, &own));
+    for (int i = 0; i < r->size; i++) {
+        RB_TRY(rb_type_bytes(type, counts[i], &b));
+        total += b;
+    }
+    RB_MPI(MPI_Allgatherv(sendbuf, count, type, recvbuf, counts, displs, type, r->comm));
+    uint64_t p = (uint64_t)r->size;
+    /* Ring model: each rank forwards p-1 blocks, on average (p-1)/p of the
+     * total; it receives everything but its own block. */
+    st->bytes_sent += (p - 1) * total / p;
+    st->bytes_recv += total - own;
+    return RB_OK;
+}
+
+int rb_sendrecv(rb_reducer *r, rb_stats *st, const void *sbuf, int scount,
+                MPI_Datatype stype, int dest, void *rbuf, int rcount,
+                MPI_Datatype rtype, int src, int tag, MPI_Status *status)
+{
+    MPI_Status local;
+    if (!status)
+        status = &local;
+    RB_MPI(MPI_Sendrecv(sbuf, scount, stype, dest, tag, rbuf, rcount, rtype, src, tag,
+                        r->comm, status));
+    uint64_t b;
+    if (dest != MPI_PROC_NULL) {
+        RB_TRY(rb_type_bytes(stype, scount, &b));
+        st->bytes_sent += b;
+    }
+    if (src != MPI_PROC_NULL) {
+        int got = 0;
+        RB_MPI(MPI_Get_count(status, rtype, &got));
+        RB_TRY(rb_type_bytes(rtype, got, &b));
+        st->bytes_recv += b;
+    }
+    return RB_OK;
+}

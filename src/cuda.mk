@@ -1,0 +1,1 @@
+# CUDA part of libreducer (issue 9).  Empty until the GPU path lands.

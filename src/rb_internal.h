@@ -1,0 +1,85 @@
+/* Internal interface shared by the reducers: the vtable, the reducer object,
+ * error reporting, phase timing and byte-counting communication wrappers. */
+#ifndef RB_INTERNAL_H
+#define RB_INTERNAL_H
+
+#include "reducer.h"
+
+#include <stdbool.h>
+
+typedef struct rb_reducer_ops {
+    const char *name;
+    const char *description;
+    unsigned traits;                     /* RB_TRAIT_* */
+    /* Allocate r->impl.  Called after the rank agreement check. */
+    int (*init)(rb_reducer *r);
+    /* Replace grad (host memory) with the aggregate; fill st. */
+    int (*reduce)(rb_reducer *r, float *grad, rb_stats *st);
+    /* Optional (NULL = RB_ERR_UNSUPPORTED). */
+    int (*mix_params)(rb_reducer *r, float *params, rb_stats *st);
+    int (*progress)(rb_reducer *r);
+    int (*flush)(rb_reducer *r, float *grad, float *params, rb_stats *st);
+    /* Optional: device-memory reduce; NULL = staged through host memory. */
+    int (*reduce_device)(rb_reducer *r, float *dgrad, rb_stats *st);
+    void (*fini)(rb_reducer *r);
+} rb_reducer_ops;
+
+struct rb_reducer {
+    const rb_reducer_ops *ops;
+    rb_config cfg;
+    MPI_Comm comm;          /* private duplicate of cfg.comm */
+    int rank, size;
+    size_t n;               /* rows * cols */
+    void *impl;             /* reducer state */
+    float *host_stage;      /* staging buffer for device memory without a device path */
+    void *device_ctx;       /* CUDA/NCCL state, owned by the device layer */
+    /* Phase currently timed (RB_PHASE_COUNT_ when none) and its start. */
+    int cur_phase;
+    double phase_t0;
+};
+
+/* Registry (registry.c): one line per reducer. */
+const rb_reducer_ops *rb_registry_find(const char *name);
+
+/* Error detail (thread-local); returns code so callers can
+ * `return rb_fail(RB_ERR_ARG, "...", ...)`. */
+int rb_fail(int code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Map an MPI return code to RB_ERR_MPI with the MPI error string. */
+int rb_mpi_check(int mpi_rc, const char *what);
+#define RB_MPI(call) do { int rb_mpi_rc_ = rb_mpi_check((call), #call); \
+        if (rb_mpi_rc_ != RB_OK) return rb_mpi_rc_; } while (0)
+#define RB_TRY(call) do { int rb_try_rc_ = (call); \
+        if (rb_try_rc_ != RB_OK) return rb_try_rc_; } while (0)
+
+/* Phase timing: adds elapsed seconds to st->t_phase[] and calls the hook.
+ * Starting a phase ends the current one. */
+void rb_phase_start(rb_reducer *r, rb_stats *st, rb_phase phase);
+void rb_phase_stop(rb_reducer *r, rb_stats *st);
+
+/* Communication wrappers that count payload bytes in st.  Collectives are
+ * counted with the bandwidth-optimal (ring) model, documented in
+ * docs/wire-bytes.md: allreduce of B bytes sends and receives 2(p-1)/p*B;
+ * allgather(v) sends (p-1)/p of the total and receives total - own. */
+int rb_allreduce(rb_reducer *r, rb_stats *st, const void *sendbuf, void *buf,
+                 int count, MPI_Datatype type, MPI_Op op);
+int rb_allgather(rb_reducer *r, rb_stats *st, const void *sendbuf, int count,
+                 MPI_Datatype type, void *recvbuf);
+int rb_allgatherv(rb_reducer *r, rb_stats *st, const void *sendbuf, int count,
+                  MPI_Datatype type, void *recvbuf, const int *counts,
+                  const int *displs);
+/* Point-to-point (exact byte counts). */
+int rb_sendrecv(rb_reducer *r, rb_stats *st, const void *sbuf, int scount,
+                MPI_Datatype stype, int dest, void *rbuf, int rcount,
+                MPI_Datatype rtype, int src, int tag, MPI_Status *status);
+int rb_type_bytes(MPI_Datatype t, int count, uint64_t *bytes);
+
+/* Large element counts are sent as chunks of MPI_FLOAT up to INT_MAX. */
+int rb_allreduce_floats(rb_reducer *r, rb_stats *st, float *buf, size_t n);
+
+/* Zero-initialised aligned allocation (64 B); NULL on failure. */
+void *rb_calloc(size_t count, size_t size);
+/* Grow *buf to at least count*size bytes, keeping *cap in bytes. */
+int rb_reserve(void **buf, size_t *cap, size_t count, size_t size);
+
+#endif

@@ -1,0 +1,164 @@
+/* libreducer: gradient aggregation across MPI ranks.
+ *
+ * A reducer is created collectively from a config (name, communicator,
+ * gradient shape rows x cols, device, options) and then called once per step
+ * on a dense float buffer, which it replaces in place with the aggregate:
+ * the average over ranks for exact and sketch reducers, the partner mix for
+ * gossip.  Every call fills an rb_stats record.  The library never prints
+ * and never exits: every function returns an RB_* code, rb_strerror() names
+ * it and rb_last_error() gives the detail of the most recent failure.
+ */
+#ifndef REDUCER_H
+#define REDUCER_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RB_VERSION_STRING "0.1.0"
+
+enum rb_status {
+    RB_OK = 0,
+    RB_ERR_ARG,              /* invalid argument or option value */
+    RB_ERR_NOMEM,            /* allocation failed */
+    RB_ERR_MPI,              /* an MPI call failed */
+    RB_ERR_MISMATCH,         /* ranks disagree on shape, reducer or options */
+    RB_ERR_UNKNOWN_REDUCER,  /* no reducer of that name */
+    RB_ERR_UNSUPPORTED,      /* operation not offered by this reducer/build */
+    RB_ERR_DEVICE,           /* CUDA / NCCL / cuDNN failure */
+    RB_ERR_STATE,            /* call out of order (e.g. async step pending) */
+    RB_ERR_COUNT_
+};
+
+const char *rb_strerror(int code);
+/* Detail of the most recent failure in this thread ("" when none). */
+const char *rb_last_error(void);
+
+typedef enum { RB_DEVICE_HOST = 0, RB_DEVICE_CUDA = 1 } rb_device;
+
+/* Phases a call goes through; timed separately and reported to the hook. */
+typedef enum {
+    RB_PHASE_ENCODE = 0,
+    RB_PHASE_COMM = 1,
+    RB_PHASE_DECODE = 2,
+    RB_PHASE_COUNT_
+} rb_phase;
+
+/* Called at the start (begin = 1) and end (begin = 0) of every phase, e.g.
+ * to read PAPI counters.  Must not call back into the reducer. */
+typedef void (*rb_phase_hook)(void *ctx, rb_phase phase, int begin);
+
+/* Algorithm choices.  Every option is listed in the option table
+ * (rb_option_count / rb_option_info), settable by "key=value" strings and
+ * recorded by the benchmarks; all ranks must pass identical options. */
+enum { RB_SPARCML_AUTO = 0, RB_SPARCML_RECDBL = 1, RB_SPARCML_RSAG = 2 };
+enum { RB_GOSSIP_HYPERCUBE = 0, RB_GOSSIP_DISSEMINATION = 1 };
+enum { RB_GOSSIP_MIX_GRAD = 1, RB_GOSSIP_MIX_PARAMS = 2, RB_GOSSIP_MIX_BOTH = 3 };
+enum { RB_S2_WIDTH_ABS = 0, RB_S2_WIDTH_FRACTION = 1, RB_S2_WIDTH_NNZ = 2 };
+
+typedef struct rb_options {
+    /* sparcml */
+    int sparcml_algo;            /* RB_SPARCML_* */
+    double sparcml_switch;       /* go dense once sparse bytes > switch * dense bytes */
+    /* parallax */
+    int parallax_servers;        /* 1 = one server (rank 0), 0 = one per rank */
+    /* omnireduce */
+    int64_t block_size;          /* elements per block */
+    /* s2 */
+    int sketch_rows;             /* r: 1, 3 or 5 */
+    int sketch_width_mode;       /* RB_S2_WIDTH_* */
+    double sketch_width;         /* columns, fraction of rows*cols, or x max nnz */
+    int error_feedback;          /* 0/1 */
+    /* gossip */
+    int gossip_schedule;         /* RB_GOSSIP_HYPERCUBE / _DISSEMINATION */
+    int gossip_rotate;           /* 0/1 */
+    int gossip_mix;              /* RB_GOSSIP_MIX_* */
+    int gossip_async;            /* 0/1 */
+    /* shared */
+    uint64_t seed;               /* hashes (s2), permutations (gossip) */
+} rb_options;
+
+void rb_options_default(rb_options *o);
+/* Parse "key=value" into o.  RB_ERR_ARG with rb_last_error() naming the key. */
+int rb_options_set(rb_options *o, const char *key_eq_value);
+
+typedef enum { RB_OPT_INT, RB_OPT_BOOL, RB_OPT_DOUBLE, RB_OPT_U64, RB_OPT_ENUM } rb_option_type;
+typedef struct rb_option_info {
+    const char *key;          /* e.g. "block_size" */
+    const char *reducers;     /* comma list of reducers it applies to */
+    rb_option_type type;
+    const char *choices;      /* enums: "auto|recdbl|rsag" (index = value; an
+                                 empty entry is not a valid value) */
+    const char *help;
+} rb_option_info;
+size_t rb_option_count(void);
+const rb_option_info *rb_option_info_at(size_t i);
+/* Current value of option i in o as text ("auto", "0.5", "1024"). */
+int rb_option_format(const rb_options *o, size_t i, char *buf, size_t len);
+/* Does option i matter for this reducer? */
+int rb_option_applies(size_t i, const char *reducer);
+
+typedef struct rb_config {
+    const char *name;          /* registry name, e.g. "sparcml" */
+    MPI_Comm comm;             /* duplicated internally */
+    size_t rows, cols;         /* gradient shape; a flat vector is n x 1 */
+    rb_device device;
+    rb_options opts;
+    rb_phase_hook hook;        /* optional */
+    void *hook_ctx;
+} rb_config;
+
+void rb_config_default(rb_config *c);
+
+typedef struct rb_stats {
+    uint64_t bytes_sent;       /* payload bytes this rank put on the wire */
+    uint64_t bytes_recv;       /* payload bytes this rank received */
+    double t_phase[RB_PHASE_COUNT_]; /* seconds: encode, communicate, decode */
+    double t_wait;             /* seconds blocked on a partner (gossip) */
+    uint64_t nnz_local;        /* non-zeros in this rank's input */
+    uint64_t nnz_result;       /* non-zeros in the aggregate (or union rows*cols) */
+    int partner;               /* gossip: partner this step, -1 none */
+    int skipped;               /* gossip: 1 if no partner this step */
+    int dense_stages;          /* sparcml: stages sent dense */
+    uint64_t sketch_cols;      /* s2: sketch width used this call */
+} rb_stats;
+
+typedef struct rb_reducer rb_reducer;
+
+/* Traits of a reducer, from the registry. */
+#define RB_TRAIT_EXACT   1u  /* result equals the dense average (float order aside) */
+#define RB_TRAIT_LOSSY   2u  /* result approximates the average (report error) */
+#define RB_TRAIT_GOSSIP  4u  /* result is a partner mix, not the average */
+#define RB_TRAIT_NOCOMM  8u  /* no communication (local SGD) */
+
+size_t rb_reducer_count(void);
+const char *rb_reducer_name_at(size_t i);
+/* RB_ERR_UNKNOWN_REDUCER if not registered. */
+int rb_reducer_traits(const char *name, unsigned *traits);
+const char *rb_reducer_description(const char *name);
+
+/* Collective over cfg->comm.  Fails with RB_ERR_MISMATCH on every rank when
+ * ranks disagree on name, shape, device or options. */
+int rb_create(const rb_config *cfg, rb_reducer **out);
+/* Collective.  grad holds rows*cols floats (device memory for CUDA). */
+int rb_reduce(rb_reducer *r, float *grad, rb_stats *st);
+/* Gossip: mix model parameters with this step's partner (after the update).
+ * Other reducers: RB_ERR_UNSUPPORTED. */
+int rb_mix_params(rb_reducer *r, float *params, rb_stats *st);
+/* Asynchronous modes: let pending communication progress (cheap, optional). */
+int rb_progress(rb_reducer *r);
+/* Asynchronous modes: complete and apply what is pending (end of training). */
+int rb_flush(rb_reducer *r, float *grad, float *params, rb_stats *st);
+void rb_destroy(rb_reducer *r);
+
+const char *rb_name(const rb_reducer *r);
+const rb_config *rb_get_config(const rb_reducer *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

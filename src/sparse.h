@@ -1,0 +1,49 @@
+/* Sparse helpers shared by the reducers: non-zero scan, pack/unpack of
+ * (index, value) pairs, merge of sorted pair streams, bitmaps. */
+#ifndef RB_SPARSE_H
+#define RB_SPARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One non-zero on the wire: 8 bytes, sent as one MPI_UINT64_T. */
+typedef struct rb_pair {
+    uint32_t idx;
+    float val;
+} rb_pair;
+
+/* Largest element count whose indices fit rb_pair.idx. */
+#define RB_MAX_ELEMENTS ((size_t)UINT32_MAX)
+
+size_t rb_count_nonzero(const float *x, size_t n);
+/* Write the non-zeros of x[0..n) in index order (index + base); returns how
+ * many.  out must hold rb_count_nonzero(x, n) pairs. */
+size_t rb_pack_nonzero(const float *x, size_t n, uint32_t base, rb_pair *out);
+/* x[p.idx - base] += p.val for each pair. */
+void rb_scatter_add(float *x, uint32_t base, const rb_pair *p, size_t k);
+/* x[p.idx - base] = p.val for each pair. */
+void rb_scatter_set(float *x, uint32_t base, const rb_pair *p, size_t k);
+/* Merge two index-sorted streams, summing equal indices.  out must hold
+ * ka + kb pairs; returns the merged length.  Sums that cancel to 0 are kept
+ * (the support is the union of supports). */
+size_t rb_merge_sum(const rb_pair *a, size_t ka, const rb_pair *b, size_t kb,
+                    rb_pair *out);
+void rb_scale(float *x, size_t n, float s);
+
+/* Bitmaps: bit i of word i/64. */
+static inline size_t rb_bitmap_words(size_t nbits) { return (nbits + 63) / 64; }
+static inline int rb_bitmap_test(const uint64_t *bm, size_t i)
+{
+    return (int)((bm[i >> 6] >> (i & 63)) & 1u);
+}
+static inline void rb_bitmap_set(uint64_t *bm, size_t i)
+{
+    bm[i >> 6] |= (uint64_t)1 << (i & 63);
+}
+/* Bit g set when any of x[g*group .. (g+1)*group) (clipped to n) is
+ * non-zero; ngroups = ceil(n / group).  bm is overwritten. */
+void rb_bitmap_of_groups(const float *x, size_t n, size_t group, uint64_t *bm);
+size_t rb_bitmap_popcount(const uint64_t *bm, size_t nbits);
+void rb_bitmap_or(uint64_t *dst, const uint64_t *src, size_t words);
+
+#endif

@@ -1,0 +1,21 @@
+# Tests.  Shell tests (*.sh) run under the environment below; MPI runs go
+# through tests/mpirun.sh.  Each area has its fragment.
+TEST_EXTENSIONS = .sh .py
+SH_LOG_COMPILER = $(SHELL)
+PY_LOG_COMPILER = /usr/bin/python3
+AM_TESTS_ENVIRONMENT = \
+	top_srcdir='$(abs_top_srcdir)'; top_builddir='$(abs_top_builddir)'; \
+	export top_srcdir top_builddir; \
+	. $(abs_top_srcdir)/tests/test-env.sh;
+dist_check_SCRIPTS += tests/test-env.sh tests/mpirun.sh
+dist_check_DATA += tests/lsan.supp
+
+include tests/core.mk
+include tests/s2.mk
+include tests/gossip.mk
+include tests/archive.mk
+include tests/train.mk
+include tests/slurm.mk
+include tests/analysis.mk
+include tests/gpu.mk
+include tests/sim.mk

@@ -1,0 +1,1 @@
+# tests/s2.mk
