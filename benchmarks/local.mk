@@ -8,4 +8,5 @@ BENCH_LIBS = benchmarks/libbench.a $(LIBREDUCER) $(HDF5_LIBS) $(PAPI_LIBS) $(HWL
 include benchmarks/micro.mk
 include benchmarks/archive.mk
 include benchmarks/train.mk
+include benchmarks/sketch.mk
 benchmarks_libbench_a_SOURCES += benchmarks/gradgen.h benchmarks/gradgen.c benchmarks/micro_row.h

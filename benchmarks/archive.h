@@ -1,0 +1,41 @@
+/* The results archive: one HDF5 file per run, written by rank 0 to a
+ * temporary name and renamed when complete (schema: results/README.md).
+ * All functions are collective over the communicator given to
+ * rb_archive_open unless noted; they print their own error messages (rank
+ * 0, or the failing rank) and return 0 on success, non-zero on failure, the
+ * same on every rank. */
+#ifndef RB_ARCHIVE_H
+#define RB_ARCHIVE_H
+
+#include <hdf5.h>
+#include <mpi.h>
+
+#include "micro_row.h"
+#include "reducer.h"
+
+typedef struct rb_archive rb_archive;
+
+/* Resolve the path (NULL = default under results/: the Slurm job id, plus
+ * the array task id, when there is one, else a timestamp), refuse an
+ * existing file unless force, create the temporary file (so an unwritable
+ * path fails here, before any measurement) and write the root metadata
+ * known at start.  path "none" disables the archive: *out = NULL and every
+ * other function accepts NULL and does nothing. */
+int rb_archive_open(MPI_Comm comm, const char *tool, const char *path, int force,
+                    int argc, char **argv, rb_archive **out);
+/* Final path of the archive (valid on every rank), NULL when disabled. */
+const char *rb_archive_path(const rb_archive *a);
+/* Append one row to /micro/results with its raw samples (per iteration x
+ * per rank, microseconds, iteration-major; significant on rank 0 only) and
+ * the reducer options that applied to it. */
+int rb_archive_micro_row(rb_archive *a, const rb_micro_row *row, const rb_options *opts,
+                         const double *samples_us, int iters, int ranks);
+/* Rank 0's open HDF5 file, for benchmark-specific groups such as /train;
+ * H5I_INVALID_HID on other ranks or when disabled.  Not collective. */
+hid_t rb_archive_file(rb_archive *a);
+/* Finish: on success write the end time, close and rename to the final
+ * path; on failure remove the temporary file (nothing looks complete).
+ * Frees a. */
+int rb_archive_close(rb_archive *a, int success);
+
+#endif

@@ -1,0 +1,1 @@
+# benchmarks/sketch.mk: count-sketch benchmark (issue 3)
