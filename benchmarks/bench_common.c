@@ -1,0 +1,187 @@
+#include "bench_common.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+static int world_rank(void)
+{
+    int init = 0, fin = 0, rank = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    if (init && !fin)
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    return rank;
+}
+
+_Noreturn void bench_exit(int code)
+{
+    fflush(stdout);
+    fflush(stderr);
+    int init = 0, fin = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    if (init && !fin)
+        MPI_Finalize();
+    exit(code);
+}
+
+_Noreturn void bench_usage_error(const char *prog, const char *fmt, ...)
+{
+    if (world_rank() == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "%s: ", prog);
+        vfprintf(stderr, fmt, ap);
+        fprintf(stderr, "\nTry '%s --help'.\n", prog);
+        va_end(ap);
+    }
+    bench_exit(RB_EXIT_USAGE);
+}
+
+void bench_printf0(const char *fmt, ...)
+{
+    if (world_rank() != 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+}
+
+int bench_parse_u64(const char *s, uint64_t *out)
+{
+    if (!s || !*s || *s == '-' || *s == '+')
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int bench_parse_int(const char *s, long min, long max, int *out)
+{
+    if (!s || !*s)
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int bench_parse_double(const char *s, double min, double max, double *out)
+{
+    if (!s || !*s)
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || !isfinite(v) || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int bench_parse_size(const char *s, uint64_t *out)
+{
+    if (!s || !*s || *s == '-' || *s == '+')
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return -1;
+    unsigned shift = 0;
+    if (*end == 'K' || *end == 'k')
+        shift = 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        shift = 20, end++;
+    else if (*end == 'G' || *end == 'g')
+        shift = 30, end++;
+    if (*end || (shift && v > (UINT64_MAX >> shift)))
+        return -1;
+    *out = (uint64_t)v << shift;
+    return 0;
+}
+
+int bench_argv_agree(MPI_Comm comm, int argc, char **argv)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (int i = 1; i < argc; i++) {
+        for (const char *p = argv[i]; *p; p++)
+            h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+        h = (h ^ 0xff) * 0x100000001b3ULL;
+    }
+    uint64_t lo = 0, hi = 0;
+    MPI_Allreduce(&h, &lo, 1, MPI_UINT64_T, MPI_MIN, comm);
+    MPI_Allreduce(&h, &hi, 1, MPI_UINT64_T, MPI_MAX, comm);
+    return lo == hi;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double bench_quantile(const double *v, size_t n, double q)
+{
+    if (n == 0)
+        return NAN;
+    double *c = malloc(n * sizeof *c);
+    if (!c)
+        return NAN;
+    memcpy(c, v, n * sizeof *c);
+    qsort(c, n, sizeof *c, cmp_double);
+    /* Nearest-rank definition. */
+    size_t k = (size_t)ceil(q * (double)n);
+    double r = c[k == 0 ? 0 : k - 1];
+    free(c);
+    return r;
+}
+
+static double deadline = 0.0;
+
+static void watchdog_fired(int sig)
+{
+    (void)sig;
+    static const char msg[] = "rb: time limit (-T) exceeded inside a call; exiting 124\n";
+    if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) {
+        /* nothing more can be done from a signal handler */
+    }
+    _exit(RB_EXIT_TIMEOUT);
+}
+
+void bench_watchdog_start(double seconds)
+{
+    if (seconds <= 0)
+        return;
+    deadline = MPI_Wtime() + seconds;
+    /* The hard watchdog leaves room for the cooperative check, which ends
+     * the run cleanly between calls. */
+    double hard = seconds * 1.25 + 10.0;
+    struct itimerval it = {0};
+    it.it_value.tv_sec = (time_t)hard;
+    it.it_value.tv_usec = (suseconds_t)((hard - (double)(time_t)hard) * 1e6);
+    signal(SIGALRM, watchdog_fired);
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
+int bench_deadline_passed(MPI_Comm comm)
+{
+    int mine = deadline > 0.0 && MPI_Wtime() > deadline, any = 0;
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
+    return any;
+}

@@ -1,0 +1,40 @@
+/* Helpers shared by the benchmark programs: usage errors, number parsing,
+ * statistics, rank agreement on the command line, timeout watchdog. */
+#ifndef RB_BENCH_COMMON_H
+#define RB_BENCH_COMMON_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit codes shared by every benchmark (OSU / nccl-tests conventions). */
+enum { RB_EXIT_OK = 0, RB_EXIT_FAILED = 1, RB_EXIT_USAGE = 2, RB_EXIT_TIMEOUT = 124 };
+
+/* Print "PROG: message" on rank 0 (every rank parses the same command
+ * line, so every rank finds the same error), finalize MPI, exit 2. */
+_Noreturn void bench_usage_error(const char *prog, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Print on rank 0 only. */
+void bench_printf0(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Finalize MPI and exit with code (after flushing stdout). */
+_Noreturn void bench_exit(int code);
+
+/* Strict parsers: whole string, range checked; 0 on success, -1 otherwise. */
+int bench_parse_u64(const char *s, uint64_t *out);
+int bench_parse_int(const char *s, long min, long max, int *out);
+int bench_parse_double(const char *s, double min, double max, double *out);
+/* Sizes accept K/M/G suffixes (powers of 1024). */
+int bench_parse_size(const char *s, uint64_t *out);
+
+/* Ranks must run the same command line; returns 1 if all agree. */
+int bench_argv_agree(MPI_Comm comm, int argc, char **argv);
+
+/* q-quantile (0..1) of v[0..n) by sorting a copy; NaN if n == 0. */
+double bench_quantile(const double *v, size_t n, double q);
+
+/* Watchdog: after `seconds` (0 = off) the process exits 124 even if stuck
+ * inside MPI; bench_deadline_passed() is the cooperative check. */
+void bench_watchdog_start(double seconds);
+int bench_deadline_passed(MPI_Comm comm);
+
+#endif
