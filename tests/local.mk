@@ -10,6 +10,7 @@ AM_TESTS_ENVIRONMENT = \
 dist_check_SCRIPTS += tests/test-env.sh tests/mpirun.sh
 dist_check_DATA += tests/lsan.supp
 
+include tests/micro.mk
 include tests/core.mk
 include tests/s2.mk
 include tests/gossip.mk

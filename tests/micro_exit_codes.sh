@@ -1,0 +1,33 @@
+#!/bin/sh
+# rb_micro exit codes on real MPI runs: 0 when the exact reducers validate,
+# 1 when a wrong value is injected (the validator works), 124 on -T, 2 when
+# ranks were started with different command lines.
+micro="$top_builddir/benchmarks/rb_micro"
+fail=0
+tmp=$(mktemp -d) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+
+"$MPIRUN" 3 "$micro" -o none --reducer dense -m 4K:16K -i 2 -x 1 -c >"$tmp/ok" 2>&1
+rc=$?
+[ $rc -eq 0 ] || { echo "FAIL: valid run exited $rc"; cat "$tmp/ok"; fail=1; }
+# Three sizes, each a row whose #wrong column is 0.
+rows=$(grep -c -E '^ +[0-9]+ ' "$tmp/ok")
+[ "$rows" -eq 3 ] || { echo "FAIL: expected 3 table rows, got $rows"; cat "$tmp/ok"; fail=1; }
+awk '/^ +[0-9]+ / { if ($14 != 0) bad = 1 } END { exit bad }' "$tmp/ok" ||
+    { echo "FAIL: #wrong not 0 in a valid run"; fail=1; }
+
+RB_TEST_CORRUPT_RESULT=1 "$MPIRUN" 2 -x RB_TEST_CORRUPT_RESULT "$micro" -o none --reducer dense -m 4K:4K -i 2 -x 0 >"$tmp/bad" 2>&1
+rc=$?
+[ $rc -eq 1 ] || { echo "FAIL: corrupted result exited $rc, expected 1"; cat "$tmp/bad"; fail=1; }
+awk '/^ +[0-9]+ / { if ($14 >= 1) found = 1 } END { exit !found }' "$tmp/bad" ||
+    { echo "FAIL: #wrong not counted for a corrupted result"; cat "$tmp/bad"; fail=1; }
+
+"$MPIRUN" 2 "$micro" -o none --reducer dense -m 64M:64M -i 100000 -x 0 --no-check -T 1 >"$tmp/to" 2>&1
+rc=$?
+[ $rc -eq 124 ] || { echo "FAIL: -T 1 exited $rc, expected 124"; cat "$tmp/to"; fail=1; }
+
+mpirun --bind-to none --mca btl self,vader -np 1 "$micro" -o none -i 2 : -np 1 "$micro" -o none -i 3 >"$tmp/mm" 2>&1
+rc=$?
+[ $rc -eq 2 ] || { echo "FAIL: ranks with different command lines exited $rc, expected 2"; cat "$tmp/mm"; fail=1; }
+grep -q "different command lines" "$tmp/mm" || { echo "FAIL: no message for differing command lines"; fail=1; }
+exit $fail

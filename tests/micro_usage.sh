@@ -1,0 +1,61 @@
+#!/bin/sh
+# Every invalid option value makes rb_micro exit 2 with a message naming the
+# option; --help exits 0 and documents every option and reducer.
+micro="$top_builddir/benchmarks/rb_micro"
+fail=0
+tmp=$(mktemp -d) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+
+expect_usage() {  # OPTION-NAME-IN-MESSAGE ARGS...
+    name=$1; shift
+    "$micro" -o none "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if [ "$rc" -ne 2 ]; then
+        echo "FAIL: rb_micro $* exited $rc, expected 2"; fail=1
+    elif ! grep -q -- "$name" "$tmp/err"; then
+        echo "FAIL: rb_micro $*: message does not name '$name':"; cat "$tmp/err"; fail=1
+    fi
+}
+
+expect_usage --reducer --reducer nosuch
+expect_usage --reducer --reducer dense,,s2
+expect_usage --density --density 1.5
+expect_usage --density --density -0.1
+expect_usage --density --density abc
+expect_usage --layout --layout diagonal
+expect_usage --overlap --overlap some
+expect_usage --cols --cols 0
+expect_usage --layout --layout row
+expect_usage --shape --shape 10y3
+expect_usage --shape --shape 10x0
+expect_usage --seed --seed -4
+expect_usage -m -m 4K
+expect_usage -m -m 1M:4K
+expect_usage -m -m 4X:8K
+expect_usage -b -b xyz
+expect_usage -e -e 1Q
+expect_usage -f -f 1
+expect_usage -i -i 0
+expect_usage -i -i 3.5
+expect_usage -x -x -1
+expect_usage --check --check=2
+expect_usage -T -T -5
+expect_usage -d -d tpu
+expect_usage block_size -O block_size=0
+expect_usage sketch_rows -O sketch_rows=9
+expect_usage gossip_schedule -O gossip_schedule=ring
+expect_usage "unknown reducer option" -O nosuch=1
+expect_usage "key=value" -O novalue
+expect_usage "unknown option" --frobnicate
+expect_usage "needs a value" --density
+expect_usage "unexpected argument" stray
+
+"$micro" --help >"$tmp/help" 2>&1 || { echo "FAIL: --help exited non-zero"; fail=1; }
+for word in --reducer --density --layout --overlap --cols --shape --seed --option \
+            --message-size --minbytes --maxbytes --stepfactor --iterations --warmup \
+            --check --no-check --timeout --device --output --force --help \
+            none dense agsparse sparcml parallax omnireduce s2 gossip \
+            block_size sketch_rows sketch_width error_feedback gossip_schedule busbw; do
+    grep -q -- "$word" "$tmp/help" || { echo "FAIL: --help does not mention $word"; fail=1; }
+done
+exit $fail
