@@ -1,0 +1,14 @@
+"""rbanalysis: turn reducerbench HDF5 archives into tables, figures and a report.
+
+Modules:
+  load      find files, open runs (single-run files and merged archives),
+            refuse unusable ones, build tidy pandas tables
+  micro     microbenchmark tables: repeats, speedups, wire bytes, scaling
+  training  training tables: curves, time to target, phases, efficiency
+  claims    the papers' headline claims measured on the user's data
+  figures   PNG figures (matplotlib, Agg backend)
+  document  a small block model rendered to report.md and report.html
+  cli       the rb-report command
+"""
+
+__version__ = "0.1.0"

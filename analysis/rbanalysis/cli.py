@@ -1,0 +1,314 @@
+"""rb-report: HDF5 results (files, directories, merged archives) -> report.
+
+Exit status: 0 when at least one run was usable (refused files are named on
+stderr and in the report), 1 when nothing usable was found, 2 on a usage
+error."""
+
+import argparse
+import datetime
+import os
+import sys
+
+import pandas as pd
+
+from . import __version__, claims, figures, load, micro, training
+from .document import Document, fmt
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog="rb-report",
+        description="Turn reducerbench HDF5 results (files, directories searched "
+                    "recursively for *.h5, merged archives) into report.md, "
+                    "report.html, PNG figures and CSV tables.",
+        epilog="Exit status: 0 if at least one run was usable (refused files are "
+               "listed), 1 if nothing usable was found, 2 on a usage error.")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="HDF5 file or directory")
+    p.add_argument("-o", "--output", default="report", metavar="DIR",
+                   help="output directory (created; default: report)")
+    p.add_argument("--target-accuracy", type=float, metavar="A",
+                   help="time-to-target accuracy (default: the lowest best accuracy "
+                        "of the runs compared, so that every run reaches it)")
+    p.add_argument("--target-perplexity", type=float, metavar="P",
+                   help="time-to-target perplexity (default: the highest best perplexity)")
+    p.add_argument("--version", action="version", version="rb-report " + __version__)
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    archive = load.load(args.paths)
+    for r in archive.refusals:
+        print("rb-report: " + r.message(), file=sys.stderr)
+    if not archive.runs:
+        print("rb-report: nothing usable in %s (%d file(s) found, %d refused); no report written"
+              % (" ".join(args.paths), len(archive.files), len(archive.refusals)), file=sys.stderr)
+        return 1
+    os.makedirs(args.output, exist_ok=True)
+    targets = {}
+    if args.target_accuracy is not None:
+        targets["test_accuracy"] = targets["accuracy"] = args.target_accuracy
+    if args.target_perplexity is not None:
+        targets["val_perplexity"] = targets["perplexity"] = args.target_perplexity
+    result = build_report(archive, args.output, args.paths, targets)
+    print_summary(archive, args.output, result)
+    return 0
+
+
+# ---------------------------------------------------------------- report
+
+def build_report(archive, outdir, inputs, targets):
+    doc = Document(outdir)
+    rows = micro.add_group(micro.micro_rows(archive))
+    agg = micro.summarise_repeats(rows)
+    recs = training.records(archive)
+    curv = training.curves(recs)
+    phases = training.phase_times(recs)
+    summ, chosen = training.summary(curv, phases, targets)
+    ctab, cpoints = claims.claims_table(agg, summ)
+
+    doc.heading(1, "reducerbench report")
+    doc.para("Generated %s by rb-report %s from: %s" % (
+        datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        __version__, ", ".join("`%s`" % p for p in inputs)))
+    section_inputs(doc, archive, rows)
+    section_claims(doc, ctab, cpoints)
+    figs = []
+    if not rows.empty:
+        figs += section_micro(doc, rows, agg)
+    else:
+        doc.heading(2, "Microbenchmarks")
+        doc.para("No rb_micro results in these data.")
+    if recs:
+        figs += section_training(doc, curv, summ, chosen)
+    else:
+        doc.heading(2, "Training")
+        doc.para("No rb_train results in these data.")
+    with open(os.path.join(outdir, "report.md"), "w") as f:
+        f.write(doc.markdown())
+    with open(os.path.join(outdir, "report.html"), "w") as f:
+        f.write(doc.html("reducerbench report"))
+    return {"rows": rows, "agg": agg, "claims": ctab, "figures": figs, "summary": summ,
+            "tables": doc.csv_files}
+
+
+def section_inputs(doc, archive, rows):
+    runs = archive.runs
+    kinds = pd.Series([load.run_kind(r.meta) for r in runs]).value_counts().to_dict()
+    doc.heading(2, "Inputs")
+    doc.para("%d file(s), %d run(s) used (%s), %d refused." % (
+        len(archive.files), len(runs),
+        ", ".join("%d %s" % (v, k) for k, v in sorted(kinds.items())), len(archive.refusals)))
+    if archive.refusals:
+        doc.heading(3, "Refused (not reported)")
+        doc.para("A run is refused when its file cannot be read, its schema version is "
+                 "unknown, or it is not marked complete (complete=1).")
+        doc.table(pd.DataFrame([{"file": r.path, "run": r.run or "-", "reason": r.reason}
+                                for r in archive.refusals]), "refused")
+    doc.heading(3, "Runs")
+    meta = pd.DataFrame([{
+        "run": r.label, "tool": r.meta["tool"], "kind": load.run_kind(r.meta),
+        "host": r.meta["host"], "cluster": r.meta["cluster"], "job_id": r.meta["job_id"],
+        "array_task": r.meta["array_task"], "partition": r.meta["partition"],
+        "ranks": r.meta["ranks"], "nodes": r.meta["nodes"], "version": r.meta["version"],
+        "schema": r.meta["schema_version"], "git": r.meta["git_revision"],
+        "start": r.meta["date"], "end": r.meta["end_time"], "file": r.path} for r in runs])
+    doc.table(meta, "runs", columns={c: c for c in meta.columns if c != "file"})
+    warns = micro.comparability_warnings(rows) if not rows.empty else []
+    if any(load.run_kind(r.meta) == "simulated" for r in runs):
+        warns.insert(0, "simulated results (root attribute simulated=1) are present: every "
+                        "table has a `kind` column and they are never pooled with measured ones")
+    if warns:
+        doc.heading(3, "Comparability")
+        doc.bullets(warns)
+
+
+def section_claims(doc, ctab, cpoints):
+    doc.heading(2, "Headline claims checked on these data")
+    doc.para("Each claim of the S2 Reducer and GossipGraD papers next to what these data "
+             "show. Communication reduction = 1 - s2 bytes sent per rank / fewest bytes of a "
+             "validated baseline (agsparse, sparcml, parallax, omnireduce); speedup = fastest "
+             "baseline time / s2 time; compute efficiency = time per iteration of `none` / of "
+             "gossip. Values: median over points (group x size), with min and max. A claim "
+             "without data says so: nothing is assumed. The papers measured S2 on row-sparse "
+             "embeddings at density 0.01-0.02 on 4-16 GPUs, and GossipGraD on ResNet50 with "
+             "128 P100s; small local runs are not that setting.")
+    shown = ctab.copy()
+    shown["measured"] = [claims.format_measured(r) for _, r in ctab.iterrows()]
+    doc.table(shown, "claims", columns={"claim": "claim", "paper": "paper", "data": "data",
+                                        "measured": "measured", "verdict": "verdict"})
+    if not cpoints["s2"].empty:
+        doc.heading(3, "S2 vs the best baseline, per point")
+        doc.table(cpoints["s2"], "claims_s2_points", columns={
+            "gid": "group", "kind": "kind", "layout": "layout", "density": "density",
+            "ranks": "ranks", "size_bytes": "size B", "s2_variant": "s2",
+            "s2_bytes": "s2 B/rank", "fewest_bytes_baseline": "fewest-bytes baseline",
+            "baseline_bytes": "its B/rank", "comm_reduction": "reduction",
+            "s2_t_us": "s2 us", "fastest_baseline": "fastest baseline",
+            "baseline_t_us": "its us", "speedup": "speedup", "s2_rel_l2_err": "s2 rel err"})
+
+
+def section_micro(doc, rows, agg):
+    out = []
+    outdir = doc.outdir
+    doc.heading(2, "Microbenchmarks (rb_micro)")
+    doc.para("Rows are compared only inside a group (same kind, machine, version, device, "
+             "layout, overlap, density, ranks, columns). Times are each row's t_avg_us (mean "
+             "over iterations, averaged over ranks); repeats are rows of the same group, "
+             "reducer variant and size, summarised by the median and min/max (and quartiles "
+             "in the CSV). iter IQR is the interquartile range of the per-iteration time of "
+             "the slowest rank, from the raw samples.")
+    doc.csv(rows, "micro_rows")
+    doc.para("Tidy table of every measurement with its run metadata: "
+             "[tables/micro_rows.csv](tables/micro_rows.csv).")
+    doc.heading(3, "Groups")
+    doc.table(micro.groups_table(rows), "micro_groups")
+
+    doc.heading(3, "Latency vs size")
+    lat = agg.copy()
+    lat["iter_iqr"] = [("%s..%s" % (fmt(a), fmt(b))) for a, b in
+                       zip(lat.get("iter_q25_us_median", []), lat.get("iter_q75_us_median", []))]
+    doc.table(lat, "micro_latency", columns={
+        "gid": "group", "kind": "kind", "variant": "reducer", "size_bytes": "size B",
+        "n_repeats": "n", "t_avg_us_median": "median us", "t_avg_us_min": "min us",
+        "t_avg_us_max": "max us", "iter_iqr": "iter IQR us", "busbw_gbs_median": "busbw GB/s",
+        "wrong_max": "wrong"})
+    for f in figures.latency(agg, outdir):
+        doc.figure(*f)
+        out.append(f)
+
+    doc.heading(3, "Speedup vs dense and vs the best exact sparse baseline")
+    sp = micro.speedups(agg)
+    doc.table(sp, "micro_speedup", columns={
+        "gid": "group", "variant": "reducer", "size_bytes": "size B",
+        "t_avg_us_median": "median us", "speedup_vs_dense": "vs dense",
+        "best_baseline": "fastest baseline", "speedup_vs_best_baseline": "vs fastest baseline"})
+    for f in figures.speedup(sp, outdir):
+        doc.figure(*f)
+        out.append(f)
+
+    doc.heading(3, "Wire bytes per rank vs density")
+    doc.para("bytes sent per rank per call (median over repeats); bound = 2k(p-1)/p x 8 B "
+             "for k non-zeros of the aggregate; wire/bound is how far above that bound.")
+    doc.table(micro.wire_bytes(agg), "micro_wire_bytes", columns={
+        "gid": "group", "layout": "layout", "ranks": "ranks", "density": "density",
+        "size_bytes": "size B", "variant": "reducer", "bytes_sent_avg_median": "sent B/rank",
+        "bytes_sent_max_median": "max sent B", "bound_bytes_median": "bound B",
+        "wire_to_bound_median": "wire/bound"})
+    for f in figures.wire_bytes(agg, outdir):
+        doc.figure(*f)
+        out.append(f)
+
+    doc.heading(3, "Scaling with ranks")
+    sc = micro.scaling(agg)
+    if sc.empty:
+        doc.para("Not measured in these data: no configuration was run at more than one rank count.")
+    else:
+        doc.table(sc, "micro_scaling", columns={
+            "kind": "kind", "layout": "layout", "density": "density", "variant": "reducer",
+            "size_bytes": "size B", "ranks": "ranks", "t_avg_us_median": "median us",
+            "t_avg_us_min": "min us", "t_avg_us_max": "max us", "n_repeats": "n"})
+        for f in figures.scaling(sc, outdir):
+            doc.figure(*f)
+            out.append(f)
+
+    doc.heading(3, "S2 error and recall vs sketch width")
+    s2 = micro.s2_error(agg)
+    if s2.empty:
+        doc.para("Not measured in these data: no s2 rows.")
+    else:
+        doc.table(s2, "micro_s2_error", columns={
+            "gid": "group", "density": "density", "size_bytes": "size B",
+            "sketch_width_mode": "width mode", "sketch_width": "width", "sketch_rows": "rows",
+            "rel_l2_err_median": "rel L2 err", "recall_median": "recall",
+            "max_abs_err_median": "max abs err", "bytes_sent_avg_median": "sent B/rank"})
+        for f in figures.s2_error(s2, outdir):
+            doc.figure(*f)
+            out.append(f)
+
+    doc.heading(3, "Gossip consensus distance")
+    gc = micro.gossip_consensus(agg)
+    if gc.empty:
+        doc.para("Not measured in these data: no gossip rows.")
+    else:
+        doc.para("consensus = max over ranks of |x_r - mean| / |mean| after one call: how far "
+                 "one gossip step leaves the ranks from the exact average.")
+        doc.table(gc, "micro_gossip", columns={
+            "gid": "group", "ranks": "ranks", "density": "density", "size_bytes": "size B",
+            "options": "options", "consensus_median": "consensus",
+            "bytes_sent_avg_median": "sent B/rank"})
+        for f in figures.gossip_consensus(gc, outdir):
+            doc.figure(*f)
+            out.append(f)
+    return out
+
+
+def section_training(doc, curv, summ, chosen):
+    out = []
+    outdir = doc.outdir
+    doc.heading(2, "Training (rb_train)")
+    if not curv.empty:
+        doc.csv(curv, "train_curves")
+        doc.para("Tidy table of every evaluation point: "
+                 "[tables/train_curves.csv](tables/train_curves.csv).")
+    if summ.empty:
+        doc.para("No training curves or phase times could be read.")
+        return out
+    doc.heading(3, "Summary per group and reducer")
+    if chosen:
+        doc.bullets("%s: target %s = %s (%s)" % (tid, m, fmt(t), how)
+                    for tid, (m, t, how) in sorted(chosen.items()))
+    doc.table(summ, "train_summary", columns={
+        "tid": "group", "kind": "kind", "model": "model", "ranks": "ranks", "variant": "reducer",
+        "n_repeats": "n", "metric": "metric", "final_median": "final", "best_median": "best",
+        "t_iter_s_median": "s/iter", "t_iter_s_min": "min", "t_iter_s_max": "max",
+        "tt_target_s_median": "time to target s", "it_target_median": "iters to target",
+        "compute_efficiency": "compute eff."})
+    for f in figures.training_curves(curv, outdir):
+        doc.figure(*f)
+        out.append(f)
+    doc.heading(3, "Phase breakdown")
+    for f in figures.phase_bars(summ, outdir):
+        doc.figure(*f)
+        out.append(f)
+    doc.heading(3, "Compute efficiency vs ranks")
+    eff = training.efficiency_vs_ranks(summ)
+    if eff.empty:
+        doc.para("Not measured in these data: no group has both `none` and another reducer.")
+    else:
+        doc.table(eff, "train_efficiency")
+        for f in figures.efficiency(eff, outdir):
+            doc.figure(*f)
+            out.append(f)
+    return out
+
+
+# ---------------------------------------------------------------- stdout
+
+def print_summary(archive, outdir, result):
+    print("rb-report: %d run(s) used, %d refused; report: %s (and report.html, %d figure(s), "
+          "tables in %s)" % (len(archive.runs), len(archive.refusals),
+                             os.path.join(outdir, "report.md"), len(result["figures"]),
+                             os.path.join(outdir, "tables")))
+    agg = result["agg"]
+    if not agg.empty:
+        print("\nMicrobenchmarks, largest size of each group: fastest reducer that "
+              "communicates, and dense (median us):")
+        print("%-4s %-44s %10s %-24s %10s %10s" % ("grp", "group", "size_B", "fastest", "its_us",
+                                                  "dense_us"))
+        groups = list(agg.groupby("gid", sort=False))
+        for gid, sub in groups[:10]:
+            sub = sub[(sub["size_bytes"] == sub["size_bytes"].max()) & (sub["reducer"] != "none")]
+            best = sub.loc[sub["t_avg_us_median"].idxmin()]
+            dense = sub[sub["reducer"] == "dense"]["t_avg_us_median"]
+            label = "%s %s/%s d=%g p=%d" % (best["kind"], best["layout"], best["overlap"],
+                                            float(best["density"]), int(best["ranks"]))
+            print("%-4s %-44s %10d %-24s %10s %10s" % (gid, label[:44], best["size_bytes"],
+                                                      best["variant"][:24], fmt(best["t_avg_us_median"]),
+                                                      fmt(dense.min()) if len(dense) else "-"))
+        if len(groups) > 10:
+            print("... %d more groups in the report" % (len(groups) - 10))
+    print("\nHeadline claims:")
+    for _, r in result["claims"].iterrows():
+        print("  %-60s paper %-6s %-9s %s" % (r["claim"], r["paper"], r["data"],
+                                             claims.format_measured(r)))

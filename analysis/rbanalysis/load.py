@@ -1,0 +1,483 @@
+"""Find result files, open the runs they hold and build tidy tables.
+
+A file holds one run (root attributes + /micro and/or /train) or, when it is
+a merged archive, many runs under /runs/<name>/ (each group carrying that
+run's root attributes).  Every run is checked before use; a run that cannot
+be trusted is refused with a reason naming its file, and the others are
+still loaded.  The refusal rules:
+
+  - the file cannot be opened as HDF5 (truncated, corrupt, not HDF5);
+  - no schema_version, or a major version this code does not know;
+  - complete != 1 (the run did not finish, or says it failed);
+  - an unknown tool, or no data for the tool;
+  - a table that cannot be read.
+"""
+
+import os
+import re
+from dataclasses import dataclass, field
+
+import h5py
+import numpy as np
+import pandas as pd
+
+# Major schema versions this code reads (results/README.md documents them).
+SUPPORTED_SCHEMA_MAJOR = (1,)
+KNOWN_TOOLS = ("rb_micro", "rb_train")
+
+# Run metadata: tidy column -> root attribute names, first present wins.
+META_ALIASES = {
+    "tool": ("tool", "tool_name"),
+    "version": ("version", "tool_version"),
+    "schema_version": ("schema_version",),
+    "git_revision": ("git_revision", "git_rev"),
+    "host": ("hostname", "host"),
+    "cluster": ("slurm_cluster_name", "cluster"),
+    "job_id": ("slurm_job_id", "slurm_jobid", "job_id"),
+    "array_task": ("slurm_array_task_id", "array_task_id"),
+    "partition": ("slurm_partition", "partition"),
+    "ranks": ("ranks", "nranks"),
+    "nodes": ("nodes", "nnodes"),
+    "date": ("start_time", "date"),
+    "end_time": ("end_time",),
+    "simulated": ("simulated",),
+    "complete": ("complete",),
+    "command_line": ("command_line", "cmdline"),
+}
+META_COLUMNS = ("run", "file", "kind", "machine", "host", "cluster", "job_id",
+                "array_task", "partition", "nodes", "version", "schema_version",
+                "git_revision", "date")
+
+# Reducer options (src/options.c) and the reducers each applies to.
+OPTION_APPLIES = {
+    "sparcml_algo": ("sparcml",),
+    "sparcml_switch": ("sparcml",),
+    "parallax_servers": ("parallax",),
+    "block_size": ("omnireduce",),
+    "sketch_rows": ("s2",),
+    "sketch_width_mode": ("s2",),
+    "sketch_width": ("s2",),
+    "error_feedback": ("s2",),
+    "gossip_schedule": ("gossip",),
+    "gossip_rotate": ("gossip",),
+    "gossip_mix": ("gossip",),
+    "gossip_async": ("gossip",),
+    "seed": ("s2", "gossip"),
+}
+
+
+@dataclass
+class Refusal:
+    path: str
+    run: str
+    reason: str
+
+    def message(self):
+        where = self.path if not self.run else "%s (run %s)" % (self.path, self.run)
+        return "refused %s: %s" % (where, self.reason)
+
+
+@dataclass
+class Run:
+    path: str
+    name: str            # "" for a single-run file, else the /runs/<name>
+    meta: dict           # normalised metadata (META_ALIASES keys)
+    attrs: dict          # every root attribute, decoded
+    micro: pd.DataFrame = None
+    train: list = field(default_factory=list)   # list of TrainRecord
+
+    @property
+    def label(self):
+        base = os.path.basename(self.path)
+        return base if not self.name else "%s:%s" % (base, self.name)
+
+
+@dataclass
+class TrainRecord:
+    attrs: dict                  # run attrs overlaid with /train attrs
+    curve: pd.DataFrame = None   # iteration, epoch, wall_s, losses, accuracy...
+    phases: pd.DataFrame = None  # per-iteration forward/backward/reduce/update
+
+
+@dataclass
+class Archive:
+    runs: list = field(default_factory=list)
+    refusals: list = field(default_factory=list)
+    files: list = field(default_factory=list)
+
+
+class RunRefused(Exception):
+    pass
+
+
+# ---------------------------------------------------------------- files
+
+def find_files(paths):
+    """Expand files and directories (recursively, *.h5 / *.hdf5, skipping
+    temporary *.tmp* names) into a sorted list; missing paths are refusals."""
+    files, refusals = [], []
+    for p in paths:
+        if os.path.isdir(p):
+            found = []
+            for root, dirs, names in os.walk(p):
+                dirs.sort()
+                for n in names:
+                    if ".tmp" in n:
+                        continue
+                    if n.endswith((".h5", ".hdf5")):
+                        found.append(os.path.join(root, n))
+            files.extend(sorted(found))
+        elif os.path.isfile(p):
+            files.append(p)
+        else:
+            refusals.append(Refusal(p, "", "no such file or directory"))
+    seen, unique = set(), []
+    for f in files:
+        key = os.path.realpath(f)
+        if key not in seen:
+            seen.add(key)
+            unique.append(f)
+    return unique, refusals
+
+
+def load(paths):
+    """Load every run under paths into an Archive (runs + refusals)."""
+    archive = Archive()
+    files, archive.refusals = find_files(paths)
+    archive.files = files
+    for path in files:
+        runs, refusals = load_file(path)
+        archive.runs.extend(runs)
+        archive.refusals.extend(refusals)
+    return archive
+
+
+def load_file(path):
+    runs, refusals = [], []
+    try:
+        f = h5py.File(path, "r")
+    except (OSError, ValueError) as e:
+        reason = "cannot be opened as HDF5 (truncated or corrupt?): %s" % _short(e)
+        return runs, [Refusal(path, "", reason)]
+    with f:
+        groups = _run_groups(f)
+        if not groups:
+            return runs, [Refusal(path, "", "merged archive with no runs under /runs")]
+        for name, grp in groups:
+            try:
+                runs.append(_load_run(path, name, grp))
+            except RunRefused as e:
+                refusals.append(Refusal(path, name, str(e)))
+            except (OSError, KeyError, ValueError, TypeError) as e:
+                refusals.append(Refusal(path, name, "unreadable data: %s" % _short(e)))
+    return runs, refusals
+
+
+def _run_groups(f):
+    """[(name, group)]: the root for a single-run file, /runs/* for a merged
+    archive (a group named runs holding groups, no run data at the root)."""
+    if ("runs" in f and isinstance(f["runs"], h5py.Group)
+            and "micro" not in f and "train" not in f):
+        return [(name, f["runs"][name]) for name in sorted(f["runs"])
+                if isinstance(f["runs"][name], h5py.Group)]
+    return [("", f)]
+
+
+def _short(e):
+    s = str(e).strip().splitlines()
+    return s[0] if s else type(e).__name__
+
+
+# ---------------------------------------------------------------- attributes
+
+def decode(value):
+    """HDF5 attribute -> plain Python (str, int, float, list)."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, np.ndarray):
+        if value.size == 1:
+            return decode(value.reshape(-1)[0])
+        return [decode(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def read_attrs(obj):
+    out = {}
+    for k in obj.attrs:
+        try:
+            out[k] = decode(obj.attrs[k])
+        except (OSError, TypeError, ValueError):
+            out[k] = None
+    return out
+
+
+def normalise_meta(attrs):
+    meta = {}
+    for key, names in META_ALIASES.items():
+        meta[key] = next((attrs[n] for n in names if n in attrs and attrs[n] not in ("", None)),
+                         None)
+    return meta
+
+
+def schema_major(value):
+    if value is None:
+        return None
+    m = re.match(r"\s*(\d+)", str(value))
+    return int(m.group(1)) if m else None
+
+
+def _as_int(value, default=None):
+    try:
+        return int(float(value))
+    except (TypeError, ValueError):
+        return default
+
+
+def check_run(meta):
+    """Raise RunRefused with the reason when the run must not be used."""
+    major = schema_major(meta["schema_version"])
+    if major is None:
+        raise RunRefused("no schema_version attribute: not a reducerbench archive, "
+                         "or one too old to read")
+    if major not in SUPPORTED_SCHEMA_MAJOR:
+        raise RunRefused("unknown schema version %s (this rb-report reads major %s)"
+                         % (meta["schema_version"],
+                            ", ".join(str(v) for v in SUPPORTED_SCHEMA_MAJOR)))
+    complete = _as_int(meta["complete"])
+    if complete != 1:
+        raise RunRefused("marked incomplete (complete=%s): the run did not finish "
+                         "or failed; its numbers are not reported" % meta["complete"])
+    if meta["tool"] not in KNOWN_TOOLS:
+        raise RunRefused("unknown tool %r (expected %s)" % (meta["tool"], " or ".join(KNOWN_TOOLS)))
+
+
+# ---------------------------------------------------------------- one run
+
+def _load_run(path, name, grp):
+    attrs = read_attrs(grp)
+    meta = normalise_meta(attrs)
+    check_run(meta)
+    run = Run(path=path, name=name, meta=meta, attrs=attrs)
+    if "micro" in grp:
+        run.micro = read_micro(grp["micro"])
+    if "train" in grp:
+        run.train = read_train(grp["train"], attrs)
+    if run.micro is None and not run.train:
+        raise RunRefused("holds neither /micro/results nor /train data")
+    if run.micro is not None:
+        _add_meta_columns(run.micro, run)
+    for rec in run.train:
+        for df in (rec.curve, rec.phases):
+            if df is not None:
+                _add_meta_columns(df, run)
+    return run
+
+
+def run_kind(meta):
+    return "simulated" if _as_int(meta.get("simulated"), 0) == 1 else "measured"
+
+
+def run_machine(meta):
+    """What makes timings comparable: the cluster (or host) and partition."""
+    where = meta.get("cluster") or meta.get("host") or "unknown-host"
+    part = meta.get("partition")
+    return "%s/%s" % (where, part) if part else str(where)
+
+
+def _add_meta_columns(df, run):
+    m = run.meta
+    values = {
+        "run": run.label, "file": run.path, "kind": run_kind(m), "machine": run_machine(m),
+        "host": m["host"], "cluster": m["cluster"], "job_id": m["job_id"],
+        "array_task": m["array_task"], "partition": m["partition"],
+        "nodes": _as_int(m["nodes"]), "version": m["version"],
+        "schema_version": m["schema_version"], "git_revision": m["git_revision"],
+        "date": m["date"],
+    }
+    for k, v in values.items():
+        df[k] = v if v is not None else ""
+    if "ranks" not in df.columns:
+        df["ranks"] = _as_int(m["ranks"])
+
+
+# ---------------------------------------------------------------- micro
+
+def read_micro(g):
+    if "results" not in g:
+        raise RunRefused("/micro has no results table")
+    arr = g["results"][...]
+    if arr.dtype.names is None:
+        raise RunRefused("/micro/results is not a compound table")
+    df = pd.DataFrame(arr)
+    for col in df.columns:
+        if df[col].dtype == object:
+            df[col] = df[col].map(lambda v: v.decode("utf-8", "replace").rstrip("\0")
+                                  if isinstance(v, bytes) else v)
+    df["row"] = np.arange(len(df))
+    samples = _samples_index(g)
+    opts_list = [row_options(g, i, samples.get(i)) for i in range(len(df))]
+    df["options"] = [options_text(o, r) for o, r in zip(opts_list, df.get("reducer", [""] * len(df)))]
+    for key in OPTION_APPLIES:
+        vals = [o.get(key) for o in opts_list]
+        if any(v is not None for v in vals):
+            df["opt_" + key] = vals
+    df["variant"] = [variant_label(r, t) for r, t in zip(df["reducer"], df["options"])]
+    q = [sample_quartiles(samples.get(i)) for i in range(len(df))]
+    df["iter_q25_us"] = [v[0] for v in q]
+    df["iter_q50_us"] = [v[1] for v in q]
+    df["iter_q75_us"] = [v[2] for v in q]
+    return df
+
+
+def _samples_index(g):
+    """{row index: samples dataset}; names are the row index (any padding)."""
+    out = {}
+    if "samples" not in g or not isinstance(g["samples"], h5py.Group):
+        return out
+    for key in g["samples"]:
+        obj = g["samples"][key]
+        idx = obj.attrs.get("row") if isinstance(obj, h5py.Dataset) else None
+        if idx is None:
+            m = re.search(r"(\d+)$", key)
+            idx = int(m.group(1)) if m else None
+        if idx is not None and isinstance(obj, h5py.Dataset):
+            out[int(decode(idx))] = obj
+    return out
+
+
+def sample_quartiles(ds):
+    """Quartiles of the per-iteration time of the slowest rank (the time the
+    operation took), from the raw iterations x ranks samples."""
+    if ds is None:
+        return (np.nan, np.nan, np.nan)
+    a = np.asarray(ds[...], dtype=float)
+    if a.size == 0:
+        return (np.nan, np.nan, np.nan)
+    per_iter = a.max(axis=1) if a.ndim == 2 else a.reshape(-1)
+    q = np.percentile(per_iter, [25, 50, 75])
+    return tuple(float(v) for v in q)
+
+
+def row_options(g, i, samples_ds):
+    """Options that applied to row i, wherever the writer put them: a
+    per-row group/dataset under /micro/options, a compound /micro/options
+    table, the samples dataset's attributes, or /micro/results attributes."""
+    found = {}
+    cands = [g["results"]]
+    if "options" in g:
+        o = g["options"]
+        if isinstance(o, h5py.Dataset) and o.dtype.names and o.shape and o.shape[0] > i:
+            rec = o[i]
+            found.update({n: decode(rec[n]) for n in o.dtype.names})
+        elif isinstance(o, h5py.Group):
+            cands.append(o)
+            for key in o:
+                m = re.search(r"(\d+)$", key)
+                if m and int(m.group(1)) == i:
+                    cands.append(o[key])
+    if samples_ds is not None:
+        cands.append(samples_ds)
+    for obj in cands:
+        for k, v in read_attrs(obj).items():
+            if k in OPTION_APPLIES:
+                found[k] = v
+    return {k: v for k, v in found.items() if k in OPTION_APPLIES}
+
+
+def options_text(opts, reducer):
+    keys = [k for k in OPTION_APPLIES if k in opts and reducer in OPTION_APPLIES[k]]
+    return ",".join("%s=%s" % (k, _fmt_opt(opts[k])) for k in keys)
+
+
+def _fmt_opt(v):
+    if isinstance(v, float):
+        return "%g" % v
+    return str(v)
+
+
+def variant_label(reducer, options):
+    """A reducer with its options, minus the seed (which does not change
+    what is measured, only which random instance)."""
+    parts = [p for p in options.split(",") if p and not p.startswith("seed=")]
+    return reducer if not parts else "%s[%s]" % (reducer, ",".join(parts))
+
+
+# ---------------------------------------------------------------- train
+
+CURVE_MARKERS = ("test_accuracy", "val_perplexity", "accuracy", "perplexity", "train_loss")
+PHASE_NAMES = ("forward", "backward", "reduce", "update")
+
+
+def read_train(g, run_attrs):
+    """Every group under /train (itself included) that holds a curve is one
+    training record; attributes are inherited from the run and the parents."""
+    records = []
+
+    def visit(grp, inherited):
+        attrs = dict(inherited)
+        attrs.update(read_attrs(grp))
+        curve, phases = _train_tables(grp)
+        if curve is not None or phases is not None:
+            records.append(TrainRecord(attrs=attrs, curve=curve, phases=phases))
+        for key in sorted(grp):
+            if isinstance(grp[key], h5py.Group):
+                visit(grp[key], attrs)
+
+    visit(g, run_attrs)
+    return records
+
+
+def _table(ds):
+    arr = ds[...]
+    if arr.dtype.names is None:
+        return None
+    df = pd.DataFrame(arr)
+    for col in df.columns:
+        if df[col].dtype == object:
+            df[col] = df[col].map(lambda v: v.decode() if isinstance(v, bytes) else v)
+    return df
+
+
+def _train_tables(grp):
+    """(curve, phases) DataFrames from compound tables, or from 1-D column
+    datasets of equal length directly in grp."""
+    curve = phases = None
+    columns = {}
+    for key in grp:
+        obj = grp[key]
+        if not isinstance(obj, h5py.Dataset):
+            continue
+        if obj.dtype.names:
+            df = _table(obj)
+            if df is None:
+                continue
+            if curve is None and any(c in df.columns for c in CURVE_MARKERS):
+                curve = df
+            elif phases is None and _phase_columns(df):
+                phases = df
+        elif obj.ndim == 1 and obj.dtype.kind in "iuf":
+            columns[key] = obj[...]
+    if columns and (curve is None or phases is None):
+        lengths = {}
+        for k, v in columns.items():
+            lengths.setdefault(len(v), {})[k] = v
+        for cols in lengths.values():
+            df = pd.DataFrame(cols)
+            if curve is None and any(c in df.columns for c in CURVE_MARKERS):
+                curve = df
+            elif phases is None and _phase_columns(df):
+                phases = df
+    return curve, phases
+
+
+def _phase_columns(df):
+    """{phase: column} for columns naming forward/backward/reduce/update."""
+    out = {}
+    for ph in PHASE_NAMES:
+        for c in df.columns:
+            if re.fullmatch(r"(t_)?%s(_s|_us|_ms)?" % ph, str(c)):
+                out[ph] = c
+                break
+    return out if len(out) >= 2 else {}

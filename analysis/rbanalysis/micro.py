@@ -1,0 +1,211 @@
+"""Microbenchmark tables from the tidy /micro/results rows.
+
+Comparisons are made only inside a *group*: rows that share the kind
+(measured or simulated), machine, tool version, device, layout, overlap,
+density, ranks and columns.  Rows of a group with the same reducer variant
+(reducer + options) and size are repeats: they are summarised by the median
+and the spread (min, max, quartiles) over repeats.
+"""
+
+import numpy as np
+import pandas as pd
+
+GROUP_COLS = ["kind", "machine", "version", "device", "layout", "overlap",
+              "density", "ranks", "cols"]
+BASELINES = ("agsparse", "sparcml", "parallax", "omnireduce")
+EXACT = ("dense",) + BASELINES
+
+MEDIAN_COLS = ["t_p50_us", "t_p99_us", "t_encode_us", "t_comm_us", "t_decode_us",
+               "algbw_gbs", "busbw_gbs", "bytes_sent_avg", "bytes_sent_max",
+               "bytes_recv_avg", "nnz_local_avg", "nnz_union", "bound_bytes",
+               "wire_to_bound", "rel_l2_err", "recall", "max_abs_err", "consensus",
+               "iter_q25_us", "iter_q75_us"]
+
+
+def micro_rows(archive):
+    frames = [r.micro for r in archive.runs if r.micro is not None and len(r.micro)]
+    if not frames:
+        return pd.DataFrame()
+    df = pd.concat(frames, ignore_index=True, sort=False)
+    for col in GROUP_COLS:
+        if col not in df.columns:
+            df[col] = ""
+    df["variant"] = short_variants(df["reducer"], df["options"])
+    return df
+
+
+def short_variants(reducers, options):
+    """reducer[k=v,...] naming only the options (seed aside) that take more
+    than one value for that reducer in these data; the full option list
+    stays in the options column."""
+    parsed = [dict(p.split("=", 1) for p in str(o).split(",") if "=" in p) for o in options]
+    varying = {}
+    for red, opts in zip(reducers, parsed):
+        for k, v in opts.items():
+            varying.setdefault((red, k), set()).add(v)
+    out = []
+    for red, opts in zip(reducers, parsed):
+        keys = [k for k in opts if k != "seed" and len(varying[(red, k)]) > 1]
+        out.append(red if not keys else "%s[%s]" % (red, ",".join("%s=%s" % (k, opts[k]) for k in keys)))
+    return out
+
+
+def group_label(key):
+    d = dict(zip(GROUP_COLS, key))
+    return ("%s | %s | v%s | %s | %s/%s | density %g | %d ranks | cols %s"
+            % (d["kind"], d["machine"], d["version"], d["device"], d["layout"],
+               d["overlap"], float(d["density"]), int(d["ranks"]), d["cols"]))
+
+
+def add_group(df):
+    """Add a 'group' column (a readable label) and a short 'gid' (G1, G2...)."""
+    if df.empty:
+        df["group"], df["gid"] = [], []
+        return df
+    keys = list(df[GROUP_COLS].itertuples(index=False, name=None))
+    ordered = sorted(set(keys), key=lambda k: tuple(str(x) for x in k))
+    ids = {k: "G%d" % (i + 1) for i, k in enumerate(ordered)}
+    df["group"] = [group_label(k) for k in keys]
+    df["gid"] = [ids[k] for k in keys]
+    return df
+
+
+def groups_table(df):
+    """One row per group: its id, label and what it holds."""
+    if df.empty:
+        return pd.DataFrame()
+    g = df.groupby("gid", sort=False)
+    out = g.agg(group=("group", "first"), runs=("run", "nunique"),
+                rows=("row", "size"), reducers=("reducer", lambda s: " ".join(sorted(set(s)))),
+                sizes=("size_bytes", "nunique"))
+    out = out.reset_index()
+    return out.sort_values("gid", key=lambda s: s.str[1:].astype(int)).reset_index(drop=True)
+
+
+def summarise_repeats(df):
+    """Median and spread over repeats per (group, variant, size)."""
+    if df.empty:
+        return pd.DataFrame()
+    keys = ["gid", "group"] + GROUP_COLS + ["reducer", "variant", "options", "size_bytes"]
+    g = df.groupby(keys, sort=True, dropna=False)
+    t = g["t_avg_us"]
+    out = pd.DataFrame({
+        "n_repeats": g.size(),
+        "t_avg_us_median": t.median(),
+        "t_avg_us_min": t.min(),
+        "t_avg_us_max": t.max(),
+        "t_avg_us_q25": t.quantile(0.25),
+        "t_avg_us_q75": t.quantile(0.75),
+        "wrong_max": g["wrong"].max() if "wrong" in df else np.nan,
+        "checked_min": g["checked"].min() if "checked" in df else np.nan,
+    })
+    for col in MEDIAN_COLS:
+        if col in df.columns:
+            out[col + "_median"] = g[col].median()
+    return out.reset_index()
+
+
+def speedups(agg):
+    """Per group and size: each variant's speedup vs dense and vs the best
+    (fastest) exact sparse baseline that validated (wrong == 0)."""
+    if agg.empty:
+        return pd.DataFrame()
+    rows = []
+    for (gid, size), sub in agg.groupby(["gid", "size_bytes"], sort=True):
+        dense = sub[sub["reducer"] == "dense"]["t_avg_us_median"]
+        t_dense = float(dense.min()) if len(dense) else np.nan
+        base = sub[sub["reducer"].isin(BASELINES) & (sub["wrong_max"].fillna(0) == 0)]
+        if len(base):
+            best = base.loc[base["t_avg_us_median"].idxmin()]
+            t_best, best_name = float(best["t_avg_us_median"]), best["variant"]
+        else:
+            t_best, best_name = np.nan, ""
+        for _, r in sub.iterrows():
+            t = float(r["t_avg_us_median"])
+            rows.append({
+                "gid": gid, "group": r["group"], "kind": r["kind"], "size_bytes": size,
+                "reducer": r["reducer"], "variant": r["variant"], "t_avg_us_median": t,
+                "speedup_vs_dense": t_dense / t if t > 0 else np.nan,
+                "best_baseline": best_name,
+                "speedup_vs_best_baseline": t_best / t if t > 0 else np.nan,
+            })
+    return pd.DataFrame(rows)
+
+
+def wire_bytes(agg):
+    cols = ["gid", "kind", "machine", "layout", "overlap", "ranks", "density", "size_bytes",
+            "variant", "reducer", "bytes_sent_avg_median", "bytes_sent_max_median",
+            "bound_bytes_median", "wire_to_bound_median", "n_repeats"]
+    cols = [c for c in cols if c in agg.columns]
+    return agg[cols].sort_values(["kind", "layout", "overlap", "ranks", "size_bytes",
+                                  "variant", "density"]).reset_index(drop=True)
+
+
+def scaling(agg):
+    """Median time vs ranks at each size, for sets of groups that differ only
+    in the rank count."""
+    if agg.empty:
+        return pd.DataFrame()
+    keys = [c for c in GROUP_COLS if c != "ranks"]
+    cols = keys + ["variant", "size_bytes", "ranks", "t_avg_us_median", "t_avg_us_min",
+                   "t_avg_us_max", "n_repeats"]
+    out = agg[cols].copy()
+    nranks = out.groupby(keys + ["variant", "size_bytes"], dropna=False)["ranks"].transform("nunique")
+    return out[nranks > 1].sort_values(keys + ["variant", "size_bytes", "ranks"]).reset_index(drop=True)
+
+
+def s2_error(agg):
+    sub = agg[agg["reducer"] == "s2"]
+    cols = ["gid", "kind", "layout", "overlap", "density", "ranks", "size_bytes", "options",
+            "rel_l2_err_median", "recall_median", "max_abs_err_median", "nnz_union_median",
+            "bytes_sent_avg_median", "n_repeats"]
+    cols = [c for c in cols if c in sub.columns]
+    out = sub[cols].copy()
+    out["sketch_width"] = [option_value(o, "sketch_width") for o in out["options"]]
+    out["sketch_width_mode"] = [option_value(o, "sketch_width_mode") for o in out["options"]]
+    out["sketch_rows"] = [option_value(o, "sketch_rows") for o in out["options"]]
+    return out.reset_index(drop=True)
+
+
+def gossip_consensus(agg):
+    sub = agg[agg["reducer"] == "gossip"]
+    cols = ["gid", "kind", "layout", "overlap", "density", "ranks", "size_bytes", "options",
+            "consensus_median", "rel_l2_err_median", "bytes_sent_avg_median", "n_repeats"]
+    cols = [c for c in cols if c in sub.columns]
+    return sub[cols].reset_index(drop=True)
+
+
+def option_value(options, key):
+    for part in str(options).split(","):
+        if part.startswith(key + "="):
+            v = part.split("=", 1)[1]
+            try:
+                return float(v)
+            except ValueError:
+                return v
+    return np.nan
+
+
+def comparability_warnings(df):
+    """Say what differs between runs, since such rows are never compared."""
+    warns = []
+    if df.empty:
+        return warns
+    for col, what in (("kind", "measured and simulated results"),
+                      ("version", "tool versions"), ("machine", "machines (cluster/host/partition)"),
+                      ("ranks", "rank counts"), ("device", "devices"),
+                      ("cols", "gradient shapes (columns)")):
+        vals = sorted(set(str(v) for v in df[col]))
+        if len(vals) > 1:
+            warns.append("the data mix %s (%s): they are kept in separate groups, "
+                         "never compared with each other" % (what, ", ".join(vals)))
+    if "size_bytes" in df:
+        sizes = df.groupby("gid")["size_bytes"].apply(lambda s: frozenset(s))
+        by_red = df.groupby(["gid", "reducer"])["size_bytes"].apply(frozenset)
+        for (gid, red), s in by_red.items():
+            missing = sizes[gid] - s
+            if missing:
+                warns.append("%s: %s was not measured at sizes %s that others were; "
+                             "comparisons there leave it out"
+                             % (gid, red, ", ".join(str(x) for x in sorted(missing))))
+    return warns

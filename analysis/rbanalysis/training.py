@@ -1,0 +1,194 @@
+"""Training tables from the /train records of rb_train runs.
+
+A training group shares kind, machine, version, model, dataset and ranks;
+runs of a group with the same reducer variant are repeats.  The quality
+metric is test accuracy (higher is better) or validation perplexity (lower
+is better), whichever the run recorded.
+"""
+
+import numpy as np
+import pandas as pd
+
+from .load import run_kind, run_machine, variant_label, OPTION_APPLIES
+
+GROUP_COLS = ["kind", "machine", "version", "model", "dataset", "ranks"]
+METRICS = (("test_accuracy", True), ("accuracy", True),
+           ("val_perplexity", False), ("perplexity", False))
+PHASES = ("forward", "backward", "reduce", "update")
+
+
+def _attr(attrs, *names, default=""):
+    for n in names:
+        if n in attrs and attrs[n] not in (None, ""):
+            return attrs[n]
+    return default
+
+
+def _options_text(attrs, reducer):
+    if isinstance(attrs.get("options"), str):
+        return attrs["options"]
+    keys = [k for k in OPTION_APPLIES if k in attrs and reducer in OPTION_APPLIES[k]]
+    return ",".join("%s=%s" % (k, attrs[k]) for k in keys)
+
+
+def records(archive):
+    """[(run, record, info dict)] for every training record with a curve."""
+    out = []
+    for run in archive.runs:
+        for rec in run.train:
+            a = rec.attrs
+            reducer = str(_attr(a, "reducer", default="?"))
+            opts = _options_text(a, reducer)
+            info = {
+                "run": run.label, "file": run.path, "kind": run_kind(run.meta),
+                "machine": run_machine(run.meta), "version": run.meta["version"] or "",
+                "host": run.meta["host"] or "", "job_id": run.meta["job_id"] or "",
+                "partition": run.meta["partition"] or "", "date": run.meta["date"] or "",
+                "model": str(_attr(a, "model", default="?")),
+                "dataset": str(_attr(a, "dataset", "data", default="")),
+                "ranks": int(_attr(a, "ranks", default=run.meta["ranks"] or 0)),
+                "reducer": reducer, "options": opts,
+                "variant": variant_label(reducer, opts),
+            }
+            out.append((run, rec, info))
+    infos = [info for _, _, info in out]
+    _add_group_ids(infos)
+    if infos:
+        from .micro import short_variants
+        for info, v in zip(infos, short_variants([i["reducer"] for i in infos],
+                                                 [i["options"] for i in infos])):
+            info["variant"] = v
+    return out
+
+
+def _add_group_ids(infos):
+    """Give each info its training group: tid (T1, T2...) and a label."""
+    keys = [tuple(str(i[c]) for c in GROUP_COLS) for i in infos]
+    ids = {k: "T%d" % (n + 1) for n, k in enumerate(sorted(set(keys)))}
+    for info, k in zip(infos, keys):
+        info["tid"] = ids[k]
+        info["group"] = "%s | %s | v%s | %s %s | %s ranks" % k
+
+
+def metric_of(curve):
+    if curve is None:
+        return None, True
+    for name, higher in METRICS:
+        if name in curve.columns and curve[name].notna().any():
+            return name, higher
+    return None, True
+
+
+def curves(recs):
+    """Tidy: one row per evaluation point."""
+    frames = []
+    for _, rec, info in recs:
+        metric, higher = metric_of(rec.curve)
+        if metric is None:
+            continue
+        c = rec.curve
+        df = pd.DataFrame({
+            "iteration": c["iteration"] if "iteration" in c else np.arange(len(c)),
+            "epoch": c["epoch"] if "epoch" in c else np.nan,
+            "wall_s": c["wall_s"] if "wall_s" in c else np.nan,
+            "train_loss": c["train_loss"] if "train_loss" in c else np.nan,
+            "metric": metric, "value": c[metric], "higher_is_better": higher,
+        })
+        df = df[df["value"].notna()]
+        for k, v in info.items():
+            df[k] = v
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def phase_times(recs):
+    """Per record: median seconds per iteration of each phase and in total."""
+    rows = []
+    for _, rec, info in recs:
+        p = rec.phases
+        row = dict(info)
+        if p is not None and len(p):
+            total = 0.0
+            for ph in PHASES:
+                col = next((c for c in p.columns if str(c) in (ph, "t_" + ph, ph + "_s", "t_" + ph + "_s")), None)
+                v = float(np.median(p[col])) if col is not None else np.nan
+                row["t_" + ph + "_s"] = v
+                total += 0.0 if np.isnan(v) else v
+            tcol = next((c for c in p.columns if str(c) in ("iteration_s", "t_iter_s", "t_iteration_s", "total_s")), None)
+            row["t_iter_s"] = float(np.median(p[tcol])) if tcol is not None else total
+        else:
+            c = rec.curve
+            if c is not None and "wall_s" in c and "iteration" in c and c["iteration"].max() > 0:
+                row["t_iter_s"] = float(c["wall_s"].max() / c["iteration"].max())
+            else:
+                row["t_iter_s"] = np.nan
+            for ph in PHASES:
+                row["t_" + ph + "_s"] = np.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+
+def summary(curv, phases, targets=None):
+    """Per group and variant: final/best metric, time per iteration, time to
+    target (median over repeats with min/max), compute efficiency vs none."""
+    if curv.empty and phases.empty:
+        return pd.DataFrame(), {}
+    per_run = []
+    targets = dict(targets or {})
+    chosen = {}
+    for tid, sub in curv.groupby("tid"):
+        metric = sub["metric"].iloc[0]
+        higher = bool(sub["higher_is_better"].iloc[0])
+        best = sub.groupby("run")["value"].agg("max" if higher else "min")
+        # Default target: the worst of the runs' best values, so every run
+        # of the group reaches it; --target overrides.
+        target = targets.get(metric, best.min() if higher else best.max())
+        chosen[tid] = (metric, float(target), "given" if metric in targets else "default")
+        for run, r in sub.groupby("run"):
+            r = r.sort_values("iteration")
+            hit = r[r["value"] >= target] if higher else r[r["value"] <= target]
+            per_run.append({
+                "tid": tid, "run": run, "variant": r["variant"].iloc[0],
+                "metric": metric, "final": float(r["value"].iloc[-1]),
+                "best": float(r["value"].max() if higher else r["value"].min()),
+                "iters": int(r["iteration"].max()),
+                "tt_target_s": float(hit["wall_s"].iloc[0]) if len(hit) else np.nan,
+                "it_target": float(hit["iteration"].iloc[0]) if len(hit) else np.nan,
+            })
+    pr = pd.DataFrame(per_run)
+    ph = phases[["tid", "run", "variant", "group", "reducer", "ranks", "model", "kind", "t_iter_s"]
+                + ["t_%s_s" % p for p in PHASES]] if not phases.empty else pd.DataFrame()
+    if pr.empty:
+        pr = ph[["tid", "run", "variant"]].copy()
+    merged = pr.merge(ph, on=["tid", "run", "variant"], how="outer") if not ph.empty else pr
+    g = merged.groupby(["tid", "variant"], dropna=False)
+    agg = {"n_repeats": ("run", "nunique")}
+    for col in ("final", "best", "tt_target_s", "it_target", "t_iter_s",
+                "t_forward_s", "t_backward_s", "t_reduce_s", "t_update_s"):
+        if col in merged:
+            agg[col + "_median"] = (col, "median")
+    for col in ("tt_target_s", "t_iter_s"):
+        if col in merged:
+            agg[col + "_min"] = (col, "min")
+            agg[col + "_max"] = (col, "max")
+    for col in ("group", "reducer", "ranks", "model", "kind", "metric"):
+        if col in merged:
+            agg[col] = (col, "first")
+    out = g.agg(**agg).reset_index()
+    out["compute_efficiency"] = np.nan
+    for tid, sub in out.groupby("tid"):
+        none = sub[sub["reducer"] == "none"]["t_iter_s_median"] if "t_iter_s_median" in sub else []
+        if len(none) and none.iloc[0] > 0:
+            out.loc[sub.index, "compute_efficiency"] = none.iloc[0] / sub["t_iter_s_median"]
+    return out, chosen
+
+
+def efficiency_vs_ranks(summ):
+    """Compute efficiency (t_iter none / t_iter reducer) for each rank count,
+    per model and kind."""
+    if summ.empty or "compute_efficiency" not in summ:
+        return pd.DataFrame()
+    s = summ[summ["compute_efficiency"].notna()]
+    cols = ["kind", "model", "variant", "ranks", "compute_efficiency", "t_iter_s_median", "n_repeats"]
+    return s[[c for c in cols if c in s]].sort_values(["kind", "model", "variant", "ranks"]).reset_index(drop=True)
