@@ -1,0 +1,61 @@
+#!/bin/sh
+# The main job: the default comparison of all reducers on local MPI ranks.
+# Installs missing packages (as root), builds, runs the rb_micro sweep and a
+# short rb_train comparison into one results directory, then the report.
+#   RB_RANKS       MPI ranks (default 4)
+#   RB_OUT         results directory (default results/main-<UTC time>)
+#   RB_BUILD_DIR   build directory (default build-main in the checkout)
+#   RB_SKIP_TRAIN  1 = microbenchmarks only
+set -eu
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=${RB_BUILD_DIR:-$src/build-main}
+ranks=${RB_RANKS:-4}
+out=${RB_OUT:-$src/results/main-$(date -u +%Y%m%dT%H%M%SZ)}
+step=0
+say() { step=$((step + 1)); printf '\n=== [%d] %s (%s)\n' "$step" "$*" "$(date -u +%H:%M:%S)"; }
+
+say "dependencies"
+"$src/tests/install-deps.sh"
+say "build in $build"
+cd "$src"
+autoreconf -fi >/dev/null 2>&1 || autoreconf -fi
+mkdir -p "$build"
+cd "$build"
+[ -f Makefile ] || "$src/configure" >configure.out 2>&1 || { cat configure.out; exit 1; }
+make -j"$(nproc)" >make.out 2>&1 || { tail -40 make.out; exit 1; }
+
+# Open MPI refuses root and more ranks than cores unless told.
+if [ "$(id -u)" -eq 0 ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+# Large buffers without a page fault per call (recorded in every archive).
+export GLIBC_TUNABLES=glibc.malloc.hugetlb=1
+run() { mpirun --bind-to none -np "$ranks" -x GLIBC_TUNABLES "$@"; }
+mkdir -p "$out"
+micro="$build/benchmarks/rb_micro"
+train="$build/benchmarks/rb_train"
+
+say "rb_micro: all reducers, element density 1%, 64 KiB - 16 MiB"
+run "$micro" --reducer all -m 64K:16M -i 10 -x 2 --density 0.01 -o "$out/micro-element-d0.01.h5"
+say "rb_micro: all reducers, density 10% and 50% (the dense/sparse crossover)"
+run "$micro" --reducer all -m 1M:16M -f 4 -i 5 -x 1 --density 0.1 -o "$out/micro-element-d0.10.h5"
+run "$micro" --reducer all -m 1M:16M -f 4 -i 5 -x 1 --density 0.5 -o "$out/micro-element-d0.50.h5"
+say "rb_micro: the S2 authors' embedding setting scaled down (8192 x 256, row density 2%)"
+run "$micro" --reducer all --shape 8192x256 --layout row --density 0.02 -i 10 -x 2 \
+    -O sketch_width_mode=fraction -O sketch_width=0.005 -o "$out/micro-embedding-d0.02.h5"
+
+if [ "${RB_SKIP_TRAIN:-0}" != 1 ] && [ -x "$train" ]; then
+    say "rb_train: lenet on Fashion-MNIST, one short epoch per reducer"
+    for r in none dense sparcml s2 gossip; do
+        extra=""
+        [ "$r" = s2 ] && extra="--sparsify topk:0.01"
+        # shellcheck disable=SC2086
+        run "$train" --model lenet --reducer "$r" $extra --epochs 1 --train-limit 12000 \
+            --eval-every 50 -o "$out/train-lenet-$r.h5"
+    done
+fi
+
+say "report"
+"$src/analysis/rb-report" "$out" -o "$out/report"
+printf '\nResults: %s\nReport:  %s/report/report.md (and report.html)\n' "$out" "$out"
