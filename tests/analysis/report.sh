@@ -1,0 +1,112 @@
+#!/bin/sh
+# rb-report on files the real benchmarks write here: a directory of rb_micro
+# runs (two rank counts, two densities, an s2 width variant), plus a
+# truncated copy, a copy marked incomplete (complete=0), a copy with an
+# unknown schema version and a temporary *.tmp* file; then one file alone,
+# a merged archive (when analysis/rb-archive exists) and nothing usable.
+# report_check.py compares the report's numbers with the HDF5 values.
+micro="$top_builddir/benchmarks/rb_micro"
+train="$top_builddir/benchmarks/rb_train"
+report="$top_srcdir/analysis/rb-report"
+check="$top_srcdir/tests/analysis/report_check.py"
+py=/usr/bin/python3
+fail=0
+tmp=$(mktemp -d) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+
+[ -x "$micro" ] || { echo "SKIP: $micro not built" >&2; exit 77; }
+$py -c 'import h5py, numpy, pandas, matplotlib' 2>/dev/null ||
+    { echo "SKIP: Debian python3-h5py/numpy/pandas/matplotlib missing" >&2; exit 77; }
+
+d="$tmp/results"
+mkdir -p "$d/job1" "$d/job2"
+run_micro() {  # NP OUT ARGS...
+    np=$1; out=$2; shift 2
+    if ! "$MPIRUN" "$np" "$micro" -q -i 4 -x 1 -o "$out" "$@" >"$tmp/micro.out" 2>&1; then
+        if grep -q "not implemented" "$tmp/micro.out"; then
+            echo "SKIP: rb_micro cannot write HDF5 archives yet" >&2; exit 77
+        fi
+        echo "FAIL: rb_micro $* failed:"; cat "$tmp/micro.out"; exit 1
+    fi
+}
+common="--layout row --cols 16 -m 4096:32768"
+run_micro 4 "$d/job1/p4.h5" --reducer all --density 0.01 $common
+run_micro 4 "$d/job1/p4-wide.h5" --reducer s2,dense --density 0.01 -O sketch_width=2 $common
+run_micro 4 "$d/job1/p4-dense.h5" --reducer dense,agsparse,sparcml,s2 --density 0.2 $common
+run_micro 3 "$d/job2/p3.h5" --reducer dense,agsparse,s2,gossip --density 0.01 $common
+ntrain=0
+if [ -x "$train" ]; then
+    # rb_train when it is built: two short runs (none and gossip) for the
+    # training sections and the compute-efficiency claim.
+    for r in none gossip s2 agsparse; do
+        if "$MPIRUN" 2 "$train" --model mlp --reducer $r --iterations 20 --eval-every 10 \
+                -o "$d/job2/train-$r.h5" >"$tmp/train.out" 2>&1; then
+            ntrain=$((ntrain + 1))
+        else
+            echo "note: rb_train ($r) failed, training sections not checked:"; tail -5 "$tmp/train.out"
+        fi
+    done
+fi
+
+# Damaged copies, made from a real file.
+$py - "$d/job1/p4.h5" "$tmp" <<'EOF' || exit 99
+import h5py, shutil, sys
+src, tmp = sys.argv[1], sys.argv[2]
+shutil.copy(src, tmp + "/results/incomplete.h5")
+with h5py.File(tmp + "/results/incomplete.h5", "r+") as f:
+    f.attrs["complete"] = 0
+shutil.copy(src, tmp + "/results/future.h5")
+with h5py.File(tmp + "/results/future.h5", "r+") as f:
+    f.attrs["schema_version"] = 999
+data = open(src, "rb").read()
+open(tmp + "/results/truncated.h5", "wb").write(data[: len(data) // 2])
+shutil.copy(src, tmp + "/results/job1/p4.h5.tmp.1234")
+EOF
+
+# 1. A directory: good runs reported, damaged ones refused by name.
+"$report" "$d" -o "$tmp/out" >"$tmp/stdout" 2>"$tmp/stderr"
+rc=$?
+if [ $rc -ne 0 ]; then
+    echo "FAIL: rb-report on a directory exited $rc"; cat "$tmp/stderr"; fail=1
+fi
+for f in truncated.h5 incomplete.h5 future.h5; do
+    grep -q "refused .*$f" "$tmp/stderr" || { echo "FAIL: no refusal naming $f on stderr"; fail=1; }
+done
+grep -q "incomplete.h5.*complete=0" "$tmp/stderr" || { echo "FAIL: incomplete file: reason not given"; fail=1; }
+grep -q "future.h5.*schema version 999" "$tmp/stderr" || { echo "FAIL: unknown schema: reason not given"; fail=1; }
+grep -q "tmp.1234" "$tmp/stderr" "$tmp/stdout" && { echo "FAIL: a *.tmp* file was read"; fail=1; }
+grep -q "report: $tmp/out/report.md" "$tmp/stdout" || { echo "FAIL: stdout does not say where the report is"; fail=1; }
+grep -q "Headline claims" "$tmp/stdout" || { echo "FAIL: no summary on stdout"; fail=1; }
+cat "$tmp/stdout"
+tflag=""; [ $ntrain -ge 2 ] && tflag=--training
+$py "$check" "$tmp/out" --runs $((4 + ntrain)) --refused truncated.h5 incomplete.h5 future.h5 $tflag || fail=1
+# Two rank counts: the scaling table exists; s2 at two widths: error table.
+grep -q "no configuration was run at more than one rank count" "$tmp/out/report.md" &&
+    { echo "FAIL: scaling section empty although 3 and 4 ranks were run"; fail=1; }
+grep -q "sketch_width=2" "$tmp/out/tables/micro_s2_error.csv" ||
+    { echo "FAIL: s2 width variant missing from the s2 error table"; fail=1; }
+
+# 2. One file alone.
+"$report" "$d/job2/p3.h5" -o "$tmp/one" >"$tmp/stdout" 2>&1 || { echo "FAIL: single file"; cat "$tmp/stdout"; fail=1; }
+$py "$check" "$tmp/one" --runs 1 >/dev/null || { echo "FAIL: single-file report check"; fail=1; }
+
+# 3. A merged archive, when the archive tool exists.
+archive="$top_srcdir/analysis/rb-archive"
+if [ -x "$archive" ] && "$archive" merge -o "$tmp/merged.h5" "$d/job1/p4.h5" "$d/job2/p3.h5" >"$tmp/merge.out" 2>&1; then
+    "$report" "$tmp/merged.h5" -o "$tmp/merged" >"$tmp/stdout" 2>&1 || { echo "FAIL: merged archive"; cat "$tmp/stdout"; fail=1; }
+    $py "$check" "$tmp/merged" --runs 2 || { echo "FAIL: merged-archive report check"; fail=1; }
+else
+    echo "note: analysis/rb-archive merge not available; merged archives not checked"
+    [ -f "$tmp/merge.out" ] && cat "$tmp/merge.out"
+fi
+
+# 4. Nothing usable: exit 1 with a message; usage errors exit 2.
+"$report" "$d/truncated.h5" "$d/incomplete.h5" -o "$tmp/none" >"$tmp/stdout" 2>&1
+rc=$?
+[ $rc -eq 1 ] || { echo "FAIL: nothing usable: exit $rc, expected 1"; fail=1; }
+grep -q "nothing usable" "$tmp/stdout" || { echo "FAIL: nothing usable: no message"; fail=1; }
+[ -e "$tmp/none/report.md" ] && { echo "FAIL: report written from nothing usable"; fail=1; }
+"$report" >/dev/null 2>&1
+rc=$?
+[ $rc -eq 2 ] || { echo "FAIL: no arguments: exit $rc, expected 2"; fail=1; }
+exit $fail

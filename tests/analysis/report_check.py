@@ -1,0 +1,171 @@
+#!/usr/bin/python3
+"""Check an rb-report output directory against the HDF5 files it came from.
+
+usage: report_check.py REPORT_DIR [--runs N] [--refused NAME...] [--training]
+
+Checks (each failure is printed; exit 1 if any, 0 otherwise):
+  - report.md, report.html exist; the HTML embeds every figure as base64 PNG;
+  - every figure the report names exists, starts with the PNG signature and
+    is more than 2 kB; at least one latency figure exists;
+  - tables/micro_rows.csv: every row equals the /micro/results row of the
+    file (and merged-archive run) it names, field by field;
+  - tables/micro_latency.csv: each median / min / max equals the median /
+    min / max of the HDF5 t_avg_us values of the rows of that group,
+    variant and size (recomputed here from the HDF5 files, via the row
+    mapping of micro_rows.csv);
+  - the Latency table of report.md shows those numbers (4 significant
+    digits);
+  - the number of runs used and the refused files named;
+  - the claims table: every claim is either measured or says 'not measured
+    in these data' (training claims must say so when --training is absent).
+"""
+
+import argparse
+import math
+import os
+import re
+import sys
+
+import h5py
+import numpy as np
+import pandas as pd
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL: " + msg)
+
+
+def close(a, b, rel=1e-12):
+    if isinstance(a, float) and math.isnan(a):
+        return isinstance(b, float) and math.isnan(b)
+    return abs(a - b) <= rel * max(abs(a), abs(b), 1e-300)
+
+
+def h5_rows(path, run):
+    with h5py.File(path, "r") as f:
+        g = f["runs"][run] if run else f
+        return g["micro/results"][...]
+
+
+def check_files(d):
+    for name in ("report.md", "report.html"):
+        if not os.path.isfile(os.path.join(d, name)):
+            fail("%s missing" % name)
+    md = open(os.path.join(d, "report.md")).read()
+    html = open(os.path.join(d, "report.html")).read()
+    figs = re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", md)
+    if not any(f.startswith("latency_") for f in figs):
+        fail("no latency figure in report.md")
+    for f in figs:
+        p = os.path.join(d, f)
+        if not os.path.isfile(p):
+            fail("figure %s missing" % f)
+            continue
+        data = open(p, "rb").read()
+        if not data.startswith(PNG_MAGIC):
+            fail("figure %s is not a PNG" % f)
+        if len(data) < 2048:
+            fail("figure %s is suspiciously small (%d bytes)" % (f, len(data)))
+    n_inline = html.count("data:image/png;base64,")
+    if n_inline != len(figs):
+        fail("report.html embeds %d figures, report.md names %d" % (n_inline, len(figs)))
+    print("ok: %d figures, all PNG" % len(figs))
+    return md
+
+
+def check_rows(d):
+    rows = pd.read_csv(os.path.join(d, "tables", "micro_rows.csv"), keep_default_na=False,
+                       na_values=[""])
+    cache = {}
+    numeric = ["size_bytes", "count", "rows", "cols", "density", "ranks", "iters", "t_avg_us",
+               "t_min_us", "t_max_us", "t_p50_us", "t_p99_us", "bytes_sent_avg", "bytes_sent_max",
+               "bytes_recv_avg", "nnz_union", "wrong", "rel_l2_err", "recall", "consensus"]
+    checked = 0
+    h5vals = []
+    for _, r in rows.iterrows():
+        run = r["run"].split(":", 1)[1] if ":" in r["run"] else ""
+        key = (r["file"], run)
+        if key not in cache:
+            cache[key] = h5_rows(*key)
+        rec = cache[key][int(r["row"])]
+        if rec["reducer"].decode().rstrip("\0") != r["reducer"]:
+            fail("%s row %d: reducer %s in CSV, %s in HDF5" % (key, r["row"], r["reducer"], rec["reducer"]))
+        for col in numeric:
+            if col in rec.dtype.names and not close(float(rec[col]), float(r[col])):
+                fail("%s row %d: %s = %r in CSV, %r in HDF5" % (key, r["row"], col, r[col], rec[col]))
+        h5vals.append(float(rec["t_avg_us"]))
+        checked += 1
+    print("ok: %d micro rows match their HDF5 rows" % checked)
+    rows["h5_t_avg_us"] = h5vals
+    return rows
+
+
+def check_latency(d, rows, md):
+    lat = pd.read_csv(os.path.join(d, "tables", "micro_latency.csv"))
+    for _, r in lat.iterrows():
+        sel = rows[(rows["gid"] == r["gid"]) & (rows["variant"] == r["variant"])
+                   & (rows["size_bytes"] == r["size_bytes"])]["h5_t_avg_us"].to_numpy()
+        if len(sel) != r["n_repeats"]:
+            fail("latency %s %s %d: %d repeats in HDF5, %d in table"
+                 % (r["gid"], r["variant"], r["size_bytes"], len(sel), r["n_repeats"]))
+            continue
+        for col, val in (("t_avg_us_median", np.median(sel)), ("t_avg_us_min", sel.min()),
+                         ("t_avg_us_max", sel.max())):
+            if not close(float(r[col]), float(val), 1e-9):
+                fail("latency %s %s %d: %s %r, HDF5 gives %r"
+                     % (r["gid"], r["variant"], r["size_bytes"], col, r[col], val))
+    # The Markdown table shows the same numbers at 4 significant digits.
+    section = md.split("### Latency vs size", 1)[1].split("\n\n_(full table", 1)[0]
+    lines = [ln for ln in section.strip().splitlines() if ln.startswith("|")]
+    head = [c.strip() for c in lines[0].strip("|").split("|")]
+    shown = [dict(zip(head, [c.strip() for c in ln.strip("|").split("|")])) for ln in lines[2:]]
+    if len(shown) != len(lat):
+        fail("report.md latency table has %d rows, CSV %d" % (len(shown), len(lat)))
+    for s, (_, r) in zip(shown, lat.iterrows()):
+        if s["reducer"] != r["variant"] or int(s["size B"]) != int(r["size_bytes"]):
+            fail("report.md latency row order differs from CSV: %s" % s)
+            break
+        if not close(float(s["median us"]), float(r["t_avg_us_median"]), 5e-4):
+            fail("report.md median %s vs CSV %r" % (s["median us"], r["t_avg_us_median"]))
+    print("ok: %d latency medians/min/max match HDF5; report.md shows them" % len(lat))
+
+
+def check_inputs(d, md, runs, refused, training):
+    m = re.search(r"(\d+) run\(s\) used", md)
+    if runs is not None and (not m or int(m.group(1)) != runs):
+        fail("report.md says %s runs used, expected %d" % (m.group(1) if m else "?", runs))
+    for name in refused:
+        if not re.search(r"\| [^|]*%s \|" % re.escape(name), md):
+            fail("refused file %s not named in report.md" % name)
+    if ".tmp" in md.split("## Headline", 1)[0]:
+        fail("a temporary (*.tmp*) file was read")
+    claims = pd.read_csv(os.path.join(d, "tables", "claims.csv"))
+    for _, c in claims.iterrows():
+        measured = c["points"] > 0
+        if not measured and "not measured in these data" not in c["verdict"]:
+            fail("claim %r has no points but does not say so" % c["claim"])
+        if not training and ("training" in c["claim"] or "Gossip" in c["claim"]) and measured:
+            fail("claim %r measured without training data" % c["claim"])
+    print("ok: inputs, refusals and claims table")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dir")
+    ap.add_argument("--runs", type=int)
+    ap.add_argument("--refused", nargs="*", default=[])
+    ap.add_argument("--training", action="store_true")
+    a = ap.parse_args()
+    md = check_files(a.dir)
+    rows = check_rows(a.dir)
+    check_latency(a.dir, rows, md)
+    check_inputs(a.dir, md, a.runs, a.refused, a.training)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
