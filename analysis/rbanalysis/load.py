@@ -319,10 +319,8 @@ def read_micro(g):
     samples = _samples_index(g)
     opts_list = [row_options(g, i, samples.get(i)) for i in range(len(df))]
     df["options"] = [options_text(o, r) for o, r in zip(opts_list, df.get("reducer", [""] * len(df)))]
-    for key in OPTION_APPLIES:
-        vals = [o.get(key) for o in opts_list]
-        if any(v is not None for v in vals):
-            df["opt_" + key] = vals
+    for key in sorted(set(k for o in opts_list for k in o)):
+        df["opt_" + key] = [o.get(key) for o in opts_list]
     df["variant"] = [variant_label(r, t) for r, t in zip(df["reducer"], df["options"])]
     q = [sample_quartiles(samples.get(i)) for i in range(len(df))]
     df["iter_q25_us"] = [v[0] for v in q]
@@ -380,14 +378,44 @@ def row_options(g, i, samples_ds):
     if samples_ds is not None:
         cands.append(samples_ds)
     for obj in cands:
-        for k, v in read_attrs(obj).items():
-            if k in OPTION_APPLIES:
-                found[k] = v
-    return {k: v for k, v in found.items() if k in OPTION_APPLIES}
+        found.update(options_from_attrs(read_attrs(obj)))
+    return found
+
+
+def options_from_attrs(attrs):
+    """Reducer options from attributes.  Typed opt_<key> attributes are the
+    options that apply to the row's reducer (any key, so options added
+    later are kept); without them, the known keys of the text attribute
+    options="key=value key=value" (or bare <key> attributes)."""
+    typed = {k[4:]: v for k, v in attrs.items() if k.startswith("opt_") and v is not None}
+    if typed:
+        return typed
+    found = {}
+    text = attrs.get("options")
+    if isinstance(text, str):
+        for part in re.split(r"[\s,]+", text.strip()):
+            k, eq, v = part.partition("=")
+            if eq and k in OPTION_APPLIES:
+                found[k] = _number(v)
+    for k, v in attrs.items():
+        if k in OPTION_APPLIES and v is not None:
+            found[k] = v
+    return found
+
+
+def _number(text):
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
 
 
 def options_text(opts, reducer):
-    keys = [k for k in OPTION_APPLIES if k in opts and reducer in OPTION_APPLIES[k]]
+    """key=value,... of the options that apply to reducer (unknown keys,
+    which only typed opt_ attributes give, are kept)."""
+    keys = [k for k in opts if reducer in OPTION_APPLIES.get(k, (reducer,))]
     return ",".join("%s=%s" % (k, _fmt_opt(opts[k])) for k in keys)
 
 

@@ -9,7 +9,7 @@ is better), whichever the run recorded.
 import numpy as np
 import pandas as pd
 
-from .load import run_kind, run_machine, variant_label, OPTION_APPLIES
+from .load import options_from_attrs, options_text, run_kind, run_machine, variant_label
 
 GROUP_COLS = ["kind", "machine", "version", "model", "dataset", "ranks"]
 METRICS = (("test_accuracy", True), ("accuracy", True),
@@ -25,10 +25,7 @@ def _attr(attrs, *names, default=""):
 
 
 def _options_text(attrs, reducer):
-    if isinstance(attrs.get("options"), str):
-        return attrs["options"]
-    keys = [k for k in OPTION_APPLIES if k in attrs and reducer in OPTION_APPLIES[k]]
-    return ",".join("%s=%s" % (k, attrs[k]) for k in keys)
+    return options_text(options_from_attrs(attrs), reducer)
 
 
 def records(archive):

@@ -20,20 +20,30 @@ $py -c 'import h5py, numpy, pandas, matplotlib' 2>/dev/null ||
 
 d="$tmp/results"
 mkdir -p "$d/job1" "$d/job2"
-run_micro() {  # NP OUT ARGS...
-    np=$1; out=$2; shift 2
-    if ! "$MPIRUN" "$np" "$micro" -q -i 4 -x 1 -o "$out" "$@" >"$tmp/micro.out" 2>&1; then
-        if grep -q "not implemented" "$tmp/micro.out"; then
+missing=""
+run_micro() {  # NP OUT REDUCERS ARGS...: reducers not implemented yet are
+    np=$1; out=$2; reds=$3; shift 3    # dropped (and said), not failed
+    while :; do
+        for m in $missing; do reds=$(echo ",$reds," | sed "s/,$m,/,/; s/^,//; s/,\$//"); done
+        [ -n "$reds" ] || return 0
+        "$MPIRUN" "$np" "$micro" -q -i 4 -x 1 -o "$out" --reducer "$reds" "$@" >"$tmp/micro.out" 2>&1 && return 0
+        if grep -q "archive: not implemented" "$tmp/micro.out"; then
             echo "SKIP: rb_micro cannot write HDF5 archives yet" >&2; exit 77
         fi
-        echo "FAIL: rb_micro $* failed:"; cat "$tmp/micro.out"; exit 1
-    fi
+        m=$(sed -n "s/.*reducer '\([a-z0-9]*\)' is not implemented yet.*/\1/p" "$tmp/micro.out" | head -1)
+        if [ -z "$m" ]; then
+            echo "FAIL: rb_micro --reducer $reds $* failed:"; cat "$tmp/micro.out"; exit 1
+        fi
+        echo "note: reducer $m is not implemented yet; left out"
+        missing="$missing $m"
+    done
 }
+all=none,dense,agsparse,sparcml,parallax,omnireduce,s2,gossip
 common="--layout row --cols 16 -m 4096:32768"
-run_micro 4 "$d/job1/p4.h5" --reducer all --density 0.01 $common
-run_micro 4 "$d/job1/p4-wide.h5" --reducer s2,dense --density 0.01 -O sketch_width=2 $common
-run_micro 4 "$d/job1/p4-dense.h5" --reducer dense,agsparse,sparcml,s2 --density 0.2 $common
-run_micro 3 "$d/job2/p3.h5" --reducer dense,agsparse,s2,gossip --density 0.01 $common
+run_micro 4 "$d/job1/p4.h5" $all --density 0.01 $common
+run_micro 4 "$d/job1/p4-wide.h5" s2,dense --density 0.01 -O sketch_width=2 $common
+run_micro 4 "$d/job1/p4-dense.h5" dense,agsparse,sparcml,s2 --density 0.2 $common
+run_micro 3 "$d/job2/p3.h5" dense,agsparse,s2,gossip --density 0.01 $common
 ntrain=0
 if [ -x "$train" ]; then
     # rb_train when it is built: two short runs (none and gossip) for the
@@ -92,7 +102,8 @@ $py "$check" "$tmp/one" --runs 1 >/dev/null || { echo "FAIL: single-file report 
 
 # 3. A merged archive, when the archive tool exists.
 archive="$top_srcdir/analysis/rb-archive"
-if [ -x "$archive" ] && "$archive" merge -o "$tmp/merged.h5" "$d/job1/p4.h5" "$d/job2/p3.h5" >"$tmp/merge.out" 2>&1; then
+if [ -x "$archive" ] && "$archive" merge -o "$tmp/merged.h5" "$d/job1/p4.h5" "$d/job2/p3.h5" >"$tmp/merge.out" 2>&1 &&
+        [ -f "$tmp/merged.h5" ]; then
     "$report" "$tmp/merged.h5" -o "$tmp/merged" >"$tmp/stdout" 2>&1 || { echo "FAIL: merged archive"; cat "$tmp/stdout"; fail=1; }
     $py "$check" "$tmp/merged" --runs 2 || { echo "FAIL: merged-archive report check"; fail=1; }
 else

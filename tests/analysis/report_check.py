@@ -55,6 +55,7 @@ def check_files(d):
     for name in ("report.md", "report.html"):
         if not os.path.isfile(os.path.join(d, name)):
             fail("%s missing" % name)
+            sys.exit(1)
     md = open(os.path.join(d, "report.md")).read()
     html = open(os.path.join(d, "report.html")).read()
     figs = re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", md)
