@@ -1,4 +1,96 @@
-/* Count sketch (PLACEHOLDER: the s2 issue fills this in). */
+/* Count sketch (Charikar, Chen, Farach-Colton 2002): r rows x c columns of
+ * floats.  Element x goes, in row j, to bucket h_j(x) with sign s_j(x); the
+ * estimate of x is the median over rows of s_j(x) * table[j][h_j(x)].
+ *
+ * Hashes are pure functions of (seed, row j, element index x), computed with
+ * integer arithmetic modulo the Mersenne prime p = 2^61 - 1, so another
+ * implementation (a GPU kernel) can reproduce them bit for bit:
+ *
+ *   bucket  h_j(x) = ((((a_j x + b_j) mod p) >> 29) * c) >> 32     2-wise
+ *   sign    s_j(x) = +1 if ((k3 x^3 + k2 x^2 + k1 x + k0) mod p) is even,
+ *                    -1 otherwise                                   4-wise
+ *
+ * with a_j in [1, p) and b_j, k0..k3 in [0, p) drawn by splitmix64 from the
+ * seed and j (rb_cs_row_coeffs).  docs/s2.md states the independence
+ * argument.  Runs of consecutive indices (an embedding row) are hashed by
+ * exact finite differences: four additions mod p per element, no division.
+ */
 #ifndef RB_COUNTSKETCH_H
 #define RB_COUNTSKETCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sparse.h"
+
+#define RB_CS_MAX_ROWS 5
+#define RB_CS_PRIME ((uint64_t)0x1fffffffffffffffULL) /* 2^61 - 1 */
+/* Widest table: buckets are computed in 64 bits as (h >> 29) * c >> 32. */
+#define RB_CS_MAX_COLS ((size_t)UINT32_MAX)
+
+/* Hash coefficients of one sketch row. */
+typedef struct rb_cs_coeffs {
+    uint64_t a, b;          /* bucket: a*x + b mod p */
+    uint64_t k[4];          /* sign: k3 x^3 + k2 x^2 + k1 x + k0 mod p */
+} rb_cs_coeffs;
+
+typedef struct rb_countsketch {
+    int rows;                        /* r, 1..RB_CS_MAX_ROWS */
+    size_t cols;                     /* c, current width */
+    uint64_t seed;
+    rb_cs_coeffs co[RB_CS_MAX_ROWS];
+    float *table;                    /* rows * cols floats, row-major */
+    size_t cap_bytes;                /* allocated bytes of table */
+} rb_countsketch;
+
+/* Coefficients of row j for seed (pure function; exposed for tests and a
+ * future device implementation). */
+void rb_cs_row_coeffs(uint64_t seed, int j, rb_cs_coeffs *out);
+
+/* Allocate a zeroed r x c sketch.  RB_ERR_ARG for r outside 1..5 or c
+ * outside 1..RB_CS_MAX_COLS; RB_ERR_NOMEM. */
+int rb_cs_init(rb_countsketch *cs, int rows, size_t cols, uint64_t seed);
+/* Change the width, keeping the allocation when it is large enough; the
+ * table is zeroed. */
+int rb_cs_set_cols(rb_countsketch *cs, size_t cols);
+/* New hash functions (coefficients from seed); the table is zeroed. */
+void rb_cs_set_seed(rb_countsketch *cs, uint64_t seed);
+void rb_cs_free(rb_countsketch *cs);
+void rb_cs_zero(rb_countsketch *cs);
+static inline size_t rb_cs_size(const rb_countsketch *cs)
+{
+    return (size_t)cs->rows * cs->cols;
+}
+
+/* The hashes of element x in row j (direct evaluation). */
+uint32_t rb_cs_bucket(const rb_countsketch *cs, int j, uint64_t x);
+int rb_cs_sign(const rb_countsketch *cs, int j, uint64_t x);
+
+/* Add v[i] for elements x0 + i, i < len (zeros add nothing). */
+void rb_cs_insert_run(rb_countsketch *cs, uint64_t x0, const float *v, size_t len);
+/* Add the values of sparse pairs. */
+void rb_cs_insert_pairs(rb_countsketch *cs, const rb_pair *p, size_t k);
+static inline void rb_cs_insert(rb_countsketch *cs, uint64_t x, float v)
+{
+    rb_cs_insert_run(cs, x, &v, 1);
+}
+/* out[i] = estimate of element x0 + i, i < len. */
+void rb_cs_query_run(const rb_countsketch *cs, uint64_t x0, float *out, size_t len);
+float rb_cs_query(const rb_countsketch *cs, uint64_t x);
+
+/* dst += src.  RB_ERR_ARG unless both have the same rows, cols and seed. */
+int rb_cs_merge(rb_countsketch *dst, const rb_countsketch *src);
+/* Multiply every counter by s (e.g. 1/p after a sum-allreduce). */
+void rb_cs_scale(rb_countsketch *cs, float s);
+
+/* Estimate of ||x||_2^2 (F2, AMS): median over rows of the sum of squared
+ * counters.  Unbiased per row with 4-wise independent signs. */
+double rb_cs_l2sq_estimate(const rb_countsketch *cs);
+
+/* Heavy hitters among the candidates x0 .. x0+n-1: write (index, estimate)
+ * of those with |estimate| >= threshold into out (at most max_out, in index
+ * order) and return how many qualified (may exceed max_out). */
+size_t rb_cs_heavy_hitters(const rb_countsketch *cs, uint64_t x0, size_t n,
+                           float threshold, rb_pair *out, size_t max_out);
+
 #endif

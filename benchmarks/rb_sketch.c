@@ -1,0 +1,294 @@
+/* rb_sketch: count-sketch throughput against this machine's single-core
+ * memcpy bandwidth, and s2's decode error for a sparse embedding gradient,
+ * in one run on one core.
+ *
+ *   rb_sketch [--rows N] [--cols M] [--density D] [--ratio R] [--ranks P]
+ *             [--iters I] [--seed S] [--no-error]
+ *
+ * Defaults: the S2 authors' GNMT setting, a 32317 x 1024 float embedding
+ * gradient with 2% of its rows non-zero, sketch width c = N*M*D*R with
+ * R = 0.25, for r = 1, 3, 5 sketch rows.
+ *
+ * Throughput.  encode = rb_cs_insert_run over the non-zero rows of one
+ * rank's gradient (the s2 insert), decode = rb_cs_query_run over the same
+ * rows.  "elem/s" counts elements encoded or decoded.  Two byte counts:
+ *   stream B/s = 4 bytes per element: the gradient values encode reads and
+ *                decode writes (what a memcpy of those rows would move);
+ *   touched B/s = encode 4 + 8r (value read, counter read+write per row),
+ *                 decode 4 + 4r (counter read per row, value written).
+ * memcpy B/s is bytes copied per second for a buffer of the gradient's size
+ * (the best of the iterations); "%memcpy" = stream B/s / memcpy B/s, the
+ * figure the >= 25% target is about.  The s2 scan (finding non-zero rows,
+ * a read of the whole gradient) is timed on its own line.
+ *
+ * Error.  P ranks' gradients (benchmarks/gradgen, row layout, random
+ * overlap) are sketched and summed exactly as s2 does on P ranks (merge =
+ * sum-allreduce, then / P) and decoded on the union rows; against the exact
+ * average: relative L2 error, recall of the true non-zero rows, max abs error,
+ * for c x {0.25, 1, 4} of the default ratio and r = 1, 3, 5. */
+#include "countsketch.h"
+#include "gradgen.h"
+#include "sparse.h"
+
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct args {
+    size_t rows, cols;
+    double density, ratio;
+    int ranks, iters, error;
+    uint64_t seed;
+} args;
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: rb_sketch [--rows N] [--cols M] [--density D] [--ratio R]\n"
+               "                 [--ranks P] [--iters I] [--seed S] [--no-error]\n"
+               "defaults: --rows 32317 --cols 1024 --density 0.02 --ratio 0.25 --ranks 8 --iters 5\n");
+}
+
+static int parse(int argc, char **argv, args *a)
+{
+    *a = (args){.rows = 32317, .cols = 1024, .density = 0.02, .ratio = 0.25,
+                .ranks = 8, .iters = 5, .error = 1, .seed = 42};
+    for (int i = 1; i < argc; i++) {
+        const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char *end = NULL;
+        if (!strcmp(k, "--no-error")) { a->error = 0; continue; }
+        if (!strcmp(k, "-h") || !strcmp(k, "--help")) { usage(stdout); exit(0); }
+        if (!v) { usage(stderr); return -1; }
+        i++;
+        if (!strcmp(k, "--rows")) a->rows = strtoull(v, &end, 10);
+        else if (!strcmp(k, "--cols")) a->cols = strtoull(v, &end, 10);
+        else if (!strcmp(k, "--density")) a->density = strtod(v, &end);
+        else if (!strcmp(k, "--ratio")) a->ratio = strtod(v, &end);
+        else if (!strcmp(k, "--ranks")) a->ranks = (int)strtol(v, &end, 10);
+        else if (!strcmp(k, "--iters")) a->iters = (int)strtol(v, &end, 10);
+        else if (!strcmp(k, "--seed")) a->seed = strtoull(v, &end, 10);
+        else { usage(stderr); return -1; }
+        if (!end || *end) { fprintf(stderr, "rb_sketch: bad value '%s' for %s\n", v, k); return -1; }
+    }
+    if (a->rows == 0 || a->cols == 0 || a->density <= 0 || a->density > 1 || a->ratio <= 0
+        || a->ranks < 1 || a->iters < 1 || a->rows * a->cols > RB_MAX_ELEMENTS) {
+        fprintf(stderr, "rb_sketch: need rows, cols >= 1, 0 < density <= 1, ratio > 0, ranks, iters >= 1\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* Visit maximal runs of set bits. */
+typedef void (*run_fn)(void *ctx, size_t first, size_t count);
+static void for_each_run(const uint64_t *bm, size_t nbits, run_fn fn, void *ctx)
+{
+    for (size_t i = 0; i < nbits;) {
+        if (!rb_bitmap_test(bm, i)) { i++; continue; }
+        size_t first = i;
+        while (i < nbits && rb_bitmap_test(bm, i))
+            i++;
+        fn(ctx, first, i - first);
+    }
+}
+
+typedef struct job {
+    rb_countsketch *cs;
+    float *x;
+    size_t cols;
+} job;
+
+static void insert_fn(void *v, size_t first, size_t count)
+{
+    job *j = v;
+    rb_cs_insert_run(j->cs, first * j->cols, j->x + first * j->cols, count * j->cols);
+}
+
+static void query_fn(void *v, size_t first, size_t count)
+{
+    job *j = v;
+    rb_cs_query_run(j->cs, first * j->cols, j->x + first * j->cols, count * j->cols);
+}
+
+static double memcpy_bandwidth(size_t bytes, int iters)
+{
+    char *a = malloc(bytes), *b = malloc(bytes);
+    if (!a || !b) { free(a); free(b); return 0; }
+    memset(a, 1, bytes);
+    memset(b, 2, bytes);   /* touch both so page faults are not timed */
+    double best = 1e30;
+    for (int i = 0; i < iters; i++) {
+        double t = MPI_Wtime();
+        memcpy(i & 1 ? a : b, i & 1 ? b : a, bytes);
+        t = MPI_Wtime() - t;
+        best = t < best ? t : best;
+    }
+    volatile char sink = a[bytes / 2] + b[bytes / 3];
+    (void)sink;
+    free(a);
+    free(b);
+    return bytes / best;
+}
+
+static size_t sketch_width(const args *a, double scale)
+{
+    double c = ceil((double)a->rows * a->cols * a->density * a->ratio * scale);
+    return c < 1 ? 1 : c > (double)RB_CS_MAX_COLS ? RB_CS_MAX_COLS : (size_t)c;
+}
+
+static int throughput(const args *a, const rb_gradgen *g, float *x, uint64_t *bm, double mbw)
+{
+    size_t n = a->rows * a->cols;
+    size_t elems = rb_gradgen_fill(g, 0, x);
+    double t = MPI_Wtime(), best_scan = 1e30;
+    for (int i = 0; i < a->iters; i++) {
+        t = MPI_Wtime();
+        rb_bitmap_of_groups(x, n, a->cols, bm);
+        t = MPI_Wtime() - t;
+        best_scan = t < best_scan ? t : best_scan;
+    }
+    printf("# memcpy (1 core, %zu MB): %.2f GB/s\n", n * 4 >> 20, mbw / 1e9);
+    printf("# scan for non-zero rows (reads %zu MB): %.2f GB/s = %.0f%% of memcpy\n",
+           n * 4 >> 20, n * 4.0 / best_scan / 1e9, 100.0 * n * 4.0 / best_scan / mbw);
+    printf("# encode/decode over %zu elements (%.1f%% of rows), c = %zu; best of %d\n",
+           elems, 100.0 * elems / n, sketch_width(a, 1), a->iters);
+    printf("%-7s %2s %10s %11s %12s %13s %8s\n", "phase", "r", "c", "Melem/s", "stream GB/s",
+           "touched GB/s", "%memcpy");
+    float *work = malloc(n * sizeof *work);
+    if (!work)
+        return -1;
+    for (int r = 1; r <= 5; r += 2) {
+        rb_countsketch cs;
+        if (rb_cs_init(&cs, r, sketch_width(a, 1), a->seed) != 0) {
+            free(work);
+            return -1;
+        }
+        double best[2] = {1e30, 1e30};
+        for (int i = 0; i < a->iters; i++) {
+            job je = {&cs, x, a->cols}, jd = {&cs, work, a->cols};
+            rb_cs_zero(&cs);
+            t = MPI_Wtime();
+            for_each_run(bm, a->rows, insert_fn, &je);
+            t = MPI_Wtime() - t;
+            best[0] = t < best[0] ? t : best[0];
+            t = MPI_Wtime();
+            for_each_run(bm, a->rows, query_fn, &jd);
+            t = MPI_Wtime() - t;
+            best[1] = t < best[1] ? t : best[1];
+        }
+        for (int d = 0; d < 2; d++) {
+            double eps = elems / best[d];
+            double touched = d == 0 ? 4.0 + 8.0 * r : 4.0 + 4.0 * r;
+            printf("%-7s %2d %10zu %11.1f %12.2f %13.2f %7.0f%%\n", d == 0 ? "encode" : "decode", r,
+                   cs.cols, eps / 1e6, eps * 4 / 1e9, eps * touched / 1e9, 100.0 * eps * 4 / mbw);
+        }
+        rb_cs_free(&cs);
+    }
+    free(work);
+    return 0;
+}
+
+/* One s2 step on a.ranks simulated ranks; errors against the exact average. */
+static int error_table(const args *a, rb_gradgen g, float *x, uint64_t *bm)
+{
+    size_t n = a->rows * a->cols, words = rb_bitmap_words(a->rows);
+    g.nranks = a->ranks;
+    float *avg = malloc(n * sizeof *avg), *est = calloc(n, sizeof *est);
+    uint64_t *uni = calloc(words ? words : 1, sizeof *uni);
+    if (!avg || !est || !uni || rb_gradgen_average(&g, avg, x) != 0) {
+        free(avg); free(est); free(uni);
+        return -1;
+    }
+    size_t true_rows = 0;
+    double norm2 = 0;
+    for (size_t row = 0; row < a->rows; row++) {
+        int nz = 0;
+        for (size_t c = 0; c < a->cols; c++) {
+            float v = avg[row * a->cols + c];
+            nz |= v != 0.0f;
+            norm2 += (double)v * v;
+        }
+        true_rows += nz;
+    }
+    printf("# s2 error: %d ranks, row density %g, random overlap, exact average has %zu non-zero rows\n",
+           a->ranks, a->density, true_rows);
+    printf("%-8s %10s %2s %12s %8s %12s\n", "c/ratio", "c", "r", "rel_l2_err", "recall", "max_abs_err");
+    const double scales[] = {0.25, 1.0, 4.0};
+    for (size_t si = 0; si < 3; si++) {
+        for (int r = 1; r <= 5; r += 2) {
+            rb_countsketch sum, one;
+            if (rb_cs_init(&sum, r, sketch_width(a, scales[si]), a->seed) != 0
+                || rb_cs_init(&one, r, sketch_width(a, scales[si]), a->seed) != 0)
+                return -1;
+            memset(uni, 0, words * sizeof *uni);
+            for (int k = 0; k < a->ranks; k++) {
+                rb_gradgen_fill(&g, k, x);
+                rb_bitmap_of_groups(x, n, a->cols, bm);
+                rb_bitmap_or(uni, bm, words);
+                rb_cs_zero(&one);
+                job j = {&one, x, a->cols};
+                for_each_run(bm, a->rows, insert_fn, &j);
+                rb_cs_merge(&sum, &one);
+            }
+            rb_cs_scale(&sum, 1.0f / (float)a->ranks);
+            memset(est, 0, n * sizeof *est);
+            job j = {&sum, est, a->cols};
+            for_each_run(uni, a->rows, query_fn, &j);
+            double err2 = 0, maxerr = 0;
+            size_t found = 0;
+            for (size_t i = 0; i < n; i++) {
+                double d = (double)est[i] - avg[i];
+                err2 += d * d;
+                maxerr = fabs(d) > maxerr ? fabs(d) : maxerr;
+            }
+            for (size_t row = 0; row < a->rows; row++) {
+                int t = 0, e = 0;
+                for (size_t c = 0; c < a->cols; c++) {
+                    t |= avg[row * a->cols + c] != 0.0f;
+                    e |= est[row * a->cols + c] != 0.0f;
+                }
+                found += t && e;
+            }
+            printf("%-8g %10zu %2d %12.4g %8.4f %12.4g\n", scales[si] * a->ratio, sum.cols, r,
+                   norm2 > 0 ? sqrt(err2 / norm2) : 0.0, true_rows ? (double)found / true_rows : 1.0, maxerr);
+            rb_cs_free(&sum);
+            rb_cs_free(&one);
+        }
+    }
+    free(avg);
+    free(est);
+    free(uni);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    args a;
+    int rc = parse(argc, argv, &a);
+    if (rc != 0) {
+        MPI_Finalize();
+        return 2;
+    }
+    size_t n = a.rows * a.cols;
+    rb_gradgen g = {.rows = a.rows, .cols = a.cols, .density = a.density, .layout = RB_LAYOUT_ROW,
+                    .overlap = RB_OVERLAP_RANDOM, .nranks = a.ranks, .seed = a.seed};
+    float *x = malloc(n * sizeof *x);
+    uint64_t *bm = calloc(rb_bitmap_words(a.rows), sizeof *bm);
+    if (!x || !bm) {
+        fprintf(stderr, "rb_sketch: out of memory\n");
+        MPI_Finalize();
+        return 1;
+    }
+    printf("# rb_sketch: %zu x %zu floats, row density %g, c = rows*cols*density*%g, one core\n",
+           a.rows, a.cols, a.density, a.ratio);
+    printf("# timings on a shared machine are noisy; best of %d iterations\n", a.iters);
+    double mbw = memcpy_bandwidth(n * sizeof(float), a.iters + 2);
+    rc = throughput(&a, &g, x, bm, mbw);
+    if (rc == 0 && a.error)
+        rc = error_table(&a, g, x, bm);
+    free(x);
+    free(bm);
+    MPI_Finalize();
+    return rc == 0 ? 0 : 1;
+}

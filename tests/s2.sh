@@ -1,0 +1,12 @@
+#!/bin/sh
+# The s2 reducer on 1..8 ranks (tests/test_s2.c says what is checked).
+prog="${top_builddir:-.}/tests/test_s2"
+[ -x "$prog" ] || { echo "s2.sh: $prog not built" >&2; exit 99; }
+status=0
+for np in 1 2 3 4 5 6 7 8; do
+    if ! "$MPIRUN" "$np" "$prog"; then
+        echo "s2.sh: test_s2 failed on $np ranks" >&2
+        status=1
+    fi
+done
+exit $status

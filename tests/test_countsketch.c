@@ -1,0 +1,351 @@
+/* Unit tests of the count sketch (src/countsketch.c).  Single process; every
+ * statistical check uses fixed seeds and states its bound. */
+#include "countsketch.h"
+#include "reducer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
+    fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+
+static uint64_t rng_state = 12345;
+static uint64_t next_u64(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+static double next_unit(void) { return (double)(next_u64() >> 11) * 0x1.0p-53; }
+/* Integers in [-m, m]: exact in float, and so are their sums below 2^24. */
+static float next_int(int m) { return (float)((int)(next_u64() % (uint64_t)(2 * m + 1)) - m); }
+
+static int tables_equal(const rb_countsketch *a, const rb_countsketch *b)
+{
+    return rb_cs_size(a) == rb_cs_size(b)
+        && memcmp(a->table, b->table, rb_cs_size(a) * sizeof(float)) == 0;
+}
+
+/* The finite-difference walk (runs >= 8) hashes exactly like direct
+ * evaluation (single elements), at the start of index space and near 2^32. */
+static void test_walk_matches_direct(void)
+{
+    const uint64_t starts[] = {0, 1, 1000003, (1ULL << 32) - 3000};
+    for (int rows = 1; rows <= 5; rows += 2) {
+        for (size_t s = 0; s < sizeof starts / sizeof starts[0]; s++) {
+            rb_countsketch run, one;
+            size_t len = 2000;
+            float *v = malloc(len * sizeof *v), *q = malloc(len * sizeof *q);
+            CHECK(rb_cs_init(&run, rows, 997, 7 + s) == RB_OK, "init");
+            CHECK(rb_cs_init(&one, rows, 997, 7 + s) == RB_OK, "init");
+            for (size_t i = 0; i < len; i++)
+                v[i] = next_int(100);
+            rb_cs_insert_run(&run, starts[s], v, len);
+            for (size_t i = 0; i < len; i++)
+                rb_cs_insert(&one, starts[s] + i, v[i]);
+            CHECK(tables_equal(&run, &one), "walk insert != direct insert (rows %d, x0 %llu)",
+                  rows, (unsigned long long)starts[s]);
+            rb_cs_query_run(&run, starts[s], q, len);
+            size_t bad = 0;
+            for (size_t i = 0; i < len; i++)
+                bad += memcmp(&q[i], &(float){rb_cs_query(&run, starts[s] + i)}, sizeof(float)) != 0;
+            CHECK(bad == 0, "walk query != direct query at %zu elements", bad);
+            rb_cs_free(&run);
+            rb_cs_free(&one);
+            free(v);
+            free(q);
+        }
+    }
+}
+
+/* sketch(a) + sketch(b) == sketch(a + b), bitwise: integer values keep
+ * every float sum exact whatever the order. */
+static void test_linearity(void)
+{
+    const size_t n = 5000;
+    float *a = calloc(n, sizeof *a), *b = calloc(n, sizeof *b), *ab = calloc(n, sizeof *ab);
+    for (size_t i = 0; i < n; i++) {
+        if (next_unit() < 0.3) a[i] = next_int(1000);
+        if (next_unit() < 0.3) b[i] = next_int(1000);
+        ab[i] = a[i] + b[i];
+    }
+    for (int rows = 1; rows <= 5; rows += 2) {
+        rb_countsketch sa, sb, sab;
+        rb_cs_init(&sa, rows, 311, 99);
+        rb_cs_init(&sb, rows, 311, 99);
+        rb_cs_init(&sab, rows, 311, 99);
+        rb_cs_insert_run(&sa, 0, a, n);
+        for (size_t i = 0; i < n; i++)        /* b element by element */
+            if (b[i] != 0.0f)
+                rb_cs_insert(&sb, i, b[i]);
+        rb_cs_insert_run(&sab, 0, ab, n);
+        CHECK(rb_cs_merge(&sa, &sb) == RB_OK, "merge");
+        CHECK(tables_equal(&sa, &sab), "sketch(a)+sketch(b) != sketch(a+b), rows %d", rows);
+        rb_countsketch other;
+        rb_cs_init(&other, rows, 311, 100);
+        CHECK(rb_cs_merge(&sa, &other) == RB_ERR_ARG, "merge across seeds accepted");
+        rb_cs_free(&other);
+        rb_cs_init(&other, rows, 312, 99);
+        CHECK(rb_cs_merge(&sa, &other) == RB_ERR_ARG, "merge across widths accepted");
+        rb_cs_free(&other);
+        rb_cs_free(&sa);
+        rb_cs_free(&sb);
+        rb_cs_free(&sab);
+    }
+    free(a);
+    free(b);
+    free(ab);
+}
+
+/* Bucket counts over 2^20 consecutive indices: each of 64 buckets expects
+ * 16384 +- 128 (binomial sd); bound 6 sd.  Signs: +1 fraction 1/2 +- 6 sd. */
+static void test_hash_balance(void)
+{
+    rb_countsketch cs;
+    rb_cs_init(&cs, 5, 64, 2024);
+    const size_t n = 1u << 20;
+    for (int j = 0; j < 5; j++) {
+        size_t count[64] = {0}, plus = 0;
+        for (size_t x = 0; x < n; x++) {
+            uint32_t b = rb_cs_bucket(&cs, j, x);
+            CHECK(b < 64, "bucket %u out of range", b);
+            if (b < 64) count[b]++;
+            plus += rb_cs_sign(&cs, j, x) > 0;
+        }
+        for (int b = 0; b < 64; b++)
+            CHECK(fabs((double)count[b] - 16384.0) < 6 * 128.0, "row %d bucket %d count %zu", j, b, count[b]);
+        CHECK(fabs((double)plus - n / 2.0) < 6 * 512.0, "row %d: %zu of %zu signs +1", j, plus, n);
+    }
+    rb_cs_free(&cs);
+}
+
+/* 4-wise independence of the signs, in the form the analysis uses: over
+ * seeds, E[s(x1)s(x2)s(x3)s(x4)] = 0 and E[s(x1)s(x2)] = 0 for distinct x.
+ * 20000 seeds: sd 1/sqrt(20000) = 0.0071; bound 0.04 (5.6 sd).  Adjacent
+ * indices are the case a weak family (linear signs) gets wrong. */
+static void test_sign_independence(void)
+{
+    const uint64_t quads[][4] = {{0, 1, 2, 3}, {10, 11, 12, 13}, {5, 1029, 2053, 3077}, {7, 8, 100000, 4000000000ULL}};
+    const int seeds = 20000;
+    for (size_t q = 0; q < sizeof quads / sizeof quads[0]; q++) {
+        double sum4 = 0, sum2 = 0;
+        for (int s = 0; s < seeds; s++) {
+            rb_cs_coeffs co;
+            rb_countsketch cs = {.rows = 1, .cols = 1};
+            rb_cs_row_coeffs((uint64_t)s * 7919 + 1, 0, &co);
+            cs.co[0] = co;
+            int p = 1;
+            for (int i = 0; i < 4; i++)
+                p *= rb_cs_sign(&cs, 0, quads[q][i]);
+            sum4 += p;
+            sum2 += rb_cs_sign(&cs, 0, quads[q][0]) * rb_cs_sign(&cs, 0, quads[q][1]);
+        }
+        CHECK(fabs(sum4 / seeds) < 0.04, "quad %zu: E[s1 s2 s3 s4] = %.4f", q, sum4 / seeds);
+        CHECK(fabs(sum2 / seeds) < 0.04, "pair %zu: E[s1 s2] = %.4f", q, sum2 / seeds);
+    }
+}
+
+/* Put chosen per-row estimates for element x into the table. */
+static void plant(rb_countsketch *cs, uint64_t x, const float *vals)
+{
+    rb_cs_zero(cs);
+    for (int j = 0; j < cs->rows; j++)
+        cs->table[(size_t)j * cs->cols + rb_cs_bucket(cs, j, x)] = (float)rb_cs_sign(cs, j, x) * vals[j];
+}
+
+/* The query is the median over rows: every order of 5 (and 3) values. */
+static void test_median(void)
+{
+    rb_countsketch cs5, cs3;
+    rb_cs_init(&cs5, 5, 1u << 16, 5);
+    rb_cs_init(&cs3, 3, 1u << 16, 5);
+    int perm[5] = {0, 1, 2, 3, 4}, bad = 0;
+    for (int a = 0; a < 5; a++) for (int b = 0; b < 5; b++) for (int c = 0; c < 5; c++)
+    for (int d = 0; d < 5; d++) for (int e = 0; e < 5; e++) {
+        int p[5] = {a, b, c, d, e}, seen = 0;
+        for (int i = 0; i < 5; i++) seen |= 1 << p[i];
+        if (seen != 31) continue;
+        float vals[5];
+        for (int i = 0; i < 5; i++) vals[i] = (float)(p[i] * 3 - 5);
+        plant(&cs5, 777, vals);
+        bad += rb_cs_query(&cs5, 777) != (float)(2 * 3 - 5);
+        if (p[0] < 3 && p[1] < 3 && p[2] < 3) {
+            plant(&cs3, 777, vals);
+            bad += rb_cs_query(&cs3, 777) != (float)(1 * 3 - 5);
+        }
+    }
+    (void)perm;
+    CHECK(bad == 0, "%d median queries wrong", bad);
+    rb_cs_free(&cs5);
+    rb_cs_free(&cs3);
+}
+
+/* An isolated heavy value among k small ones, c = 4k, r = 5: its estimate is
+ * exact unless >= 3 of its 5 rows hold a colliding element; a row collides
+ * with probability 1 - (1 - 1/c)^k ~ 1 - e^-1/4 = 0.221, so P(>= 3 of 5) =
+ * 0.074.  Bound: the decode error exceeds 1% of ||x||_2 in at most 12% of
+ * 400 trials (0.074 + 4.5 binomial sd).  Observed rate printed. */
+static void test_heavy_value(void)
+{
+    const size_t n = 20000, k = 500, c = 4 * k;
+    const int trials = 400;
+    float *x = calloc(n, sizeof *x);
+    int over = 0;
+    for (int t = 0; t < trials; t++) {
+        memset(x, 0, n * sizeof *x);
+        double norm2 = 0;
+        for (size_t i = 0; i < k; i++) {
+            size_t at = next_u64() % n;
+            x[at] = (float)(next_unit() * 2 - 1);
+        }
+        size_t heavy = next_u64() % n;
+        x[heavy] = 20.0f;
+        for (size_t i = 0; i < n; i++) norm2 += (double)x[i] * x[i];
+        rb_countsketch cs;
+        rb_cs_init(&cs, 5, c, 1000 + (uint64_t)t);
+        rb_cs_insert_run(&cs, 0, x, n);
+        double err = fabs(rb_cs_query(&cs, heavy) - 20.0);
+        over += err > 0.01 * sqrt(norm2);
+        rb_cs_free(&cs);
+    }
+    printf("heavy value, c = 4 nnz, r = 5: error > 1%% of ||x|| in %d of %d trials (bound 48)\n",
+           over, trials);
+    CHECK(over <= 48, "heavy value error > 1%% of ||x|| in %d of %d trials", over, trials);
+    free(x);
+}
+
+/* Unbiasedness: per row, est_i - x_i = sum_{j != i, h(j) = h(i)} s_i s_j x_j
+ * has mean 0 and variance (||x||^2 - x_i^2)/c (2-wise buckets, 2-wise signs);
+ * the median of r symmetric errors is symmetric too.  Mean over T seeds must
+ * lie within 4 sd = 4 sqrt((||x||^2 - x_i^2)/(c T)) of x_i.  Values in
+ * [0.5, 1] so a biased sign hash would miss by ~ sum(x)/c = 6 sd. */
+static void test_unbiased(void)
+{
+    const size_t k = 256, c = 64;
+    const int seeds = 3000;
+    float x[256];
+    double norm2 = 0;
+    for (size_t i = 0; i < k; i++) {
+        x[i] = (float)(0.5 + 0.5 * next_unit());
+        norm2 += (double)x[i] * x[i];
+    }
+    const size_t probes[] = {0, 17, 100, 255};
+    for (int rows = 1; rows <= 5; rows += 4) {
+        double mean[4] = {0};
+        for (int s = 0; s < seeds; s++) {
+            rb_countsketch cs;
+            rb_cs_init(&cs, rows, c, 50000 + (uint64_t)s);
+            rb_cs_insert_run(&cs, 0, x, k);
+            for (int p = 0; p < 4; p++)
+                mean[p] += rb_cs_query(&cs, probes[p]) / seeds;
+            rb_cs_free(&cs);
+        }
+        for (int p = 0; p < 4; p++) {
+            double xi = x[probes[p]];
+            double bound = 4 * sqrt((norm2 - xi * xi) / ((double)c * seeds));
+            CHECK(fabs(mean[p] - xi) <= bound, "rows %d element %zu: mean estimate %.4f, true %.4f, bound %.4f",
+                  rows, probes[p], mean[p], xi, bound);
+        }
+    }
+}
+
+/* F2 estimate (one row, AMS): unbiased, variance <= 2 ||x||^4 / c.  Mean over
+ * 2000 seeds within 4 sd.  With r = 5 a single sketch must be within 30%
+ * when c = 4096 (per-row sd = sqrt(2/c) = 2.2%). */
+static void test_l2_estimate(void)
+{
+    const size_t k = 3000;
+    float *x = malloc(k * sizeof *x);
+    double norm2 = 0;
+    for (size_t i = 0; i < k; i++) {
+        x[i] = (float)(next_unit() * 2 - 1);
+        norm2 += (double)x[i] * x[i];
+    }
+    const int seeds = 2000;
+    const size_t c = 32;
+    double mean = 0;
+    for (int s = 0; s < seeds; s++) {
+        rb_countsketch cs;
+        rb_cs_init(&cs, 1, c, 900 + (uint64_t)s);
+        rb_cs_insert_run(&cs, 0, x, k);
+        mean += rb_cs_l2sq_estimate(&cs) / seeds;
+        rb_cs_free(&cs);
+    }
+    double bound = 4 * sqrt(2.0 / c / seeds) * norm2;
+    CHECK(fabs(mean - norm2) <= bound, "F2 mean %.2f, true %.2f, bound %.2f", mean, norm2, bound);
+    rb_countsketch cs;
+    rb_cs_init(&cs, 5, 4096, 3);
+    rb_cs_insert_run(&cs, 0, x, k);
+    double est = rb_cs_l2sq_estimate(&cs);
+    CHECK(fabs(est - norm2) <= 0.3 * norm2, "F2 estimate %.2f, true %.2f", est, norm2);
+    rb_cs_free(&cs);
+    free(x);
+}
+
+/* Heavy hitters: 5 values of 50 among 2000 of |v| <= 1, c = 4 nnz, r = 5.
+ * Threshold 25: a small value must gather > 24 of noise in >= 3 rows to
+ * pass, impossible when a row's noise is a few values of |v| <= 1 ... unless
+ * it collides with a heavy one, so at most a handful of false positives. */
+static void test_heavy_hitters(void)
+{
+    const size_t n = 50000, k = 2000;
+    float *x = calloc(n, sizeof *x);
+    for (size_t i = 0; i < k; i++)
+        x[next_u64() % n] = (float)(next_unit() * 2 - 1);
+    const size_t heavy[5] = {3, 4444, 12345, 30000, 49999};
+    for (int i = 0; i < 5; i++)
+        x[heavy[i]] = (i & 1) ? -50.0f : 50.0f;
+    rb_countsketch cs;
+    rb_cs_init(&cs, 5, 4 * k, 77);
+    rb_cs_insert_run(&cs, 0, x, n);
+    rb_pair out[64];
+    size_t found = rb_cs_heavy_hitters(&cs, 0, n, 25.0f, out, 64);
+    int hits = 0;
+    for (size_t i = 0; i < found && i < 64; i++)
+        for (int h = 0; h < 5; h++)
+            if (out[i].idx == heavy[h] && fabsf(out[i].val - x[heavy[h]]) < 2.0f)
+                hits++;
+    CHECK(hits == 5, "recovered %d of 5 heavy hitters", hits);
+    CHECK(found <= 8, "%zu candidates above threshold (5 true)", found);
+    rb_cs_free(&cs);
+    free(x);
+}
+
+static void test_shapes(void)
+{
+    rb_countsketch cs;
+    CHECK(rb_cs_init(&cs, 0, 10, 1) == RB_ERR_ARG, "rows 0 accepted");
+    CHECK(rb_cs_init(&cs, 6, 10, 1) == RB_ERR_ARG, "rows 6 accepted");
+    CHECK(rb_cs_init(&cs, 3, 0, 1) == RB_ERR_ARG, "width 0 accepted");
+    CHECK(rb_cs_init(&cs, 3, 1, 1) == RB_OK, "width 1 refused");
+    rb_cs_insert(&cs, 5, 2.0f);
+    CHECK(rb_cs_query(&cs, 5) == 2.0f, "width 1 single element");
+    CHECK(rb_cs_set_cols(&cs, 1000) == RB_OK, "grow");
+    CHECK(rb_cs_query(&cs, 5) == 0.0f, "grown table not zero");
+    float *kept = cs.table;
+    CHECK(rb_cs_set_cols(&cs, 10) == RB_OK && cs.table == kept, "shrink reallocated");
+    rb_cs_insert_run(&cs, 0, NULL, 0);
+    rb_cs_free(&cs);
+}
+
+int main(void)
+{
+    test_shapes();
+    test_walk_matches_direct();
+    test_linearity();
+    test_hash_balance();
+    test_sign_independence();
+    test_median();
+    test_heavy_value();
+    test_unbiased();
+    test_l2_estimate();
+    test_heavy_hitters();
+    if (failures)
+        fprintf(stderr, "%d check(s) failed\n", failures);
+    return failures ? 1 : 0;
+}
