@@ -1,25 +1,490 @@
-/* PLACEHOLDER archive (issue 5 replaces it): accepts only "none". */
+/* The results archive (archive.h; layout in results/README.md).
+ *
+ * Rank 0 writes PATH.tmp.<pid> in the destination directory and renames it
+ * to PATH only after the last attribute (complete = 1) is written, so a
+ * killed run leaves at most a .tmp file and a failed run nothing.  Every
+ * status is broadcast, so all ranks return the same result. */
 #include "archive.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "metadata.h"
+#include "bench_papi.h"
+#include "topology.h"
+
+#define ROOT 0
+#define ROWS_CHUNK 64
+
+struct rb_archive {
+    MPI_Comm comm;
+    int rank;
+    char tool[64];
+    char path[PATH_MAX];
+    char tmp[PATH_MAX + 32];
+    hid_t file;               /* rank 0 */
+    hid_t results;            /* /micro/results, created by the first row */
+    hsize_t nrows;
+};
+
+/* ---------------------------------------------------------- cleanup */
+
+/* The temporary file of the open archive, removed if the process exits or
+ * is terminated before rb_archive_close (kill -9 cannot be caught: then
+ * the .tmp file stays, and never looks complete). */
+static char pending_tmp[PATH_MAX + 32];
+
+static void remove_pending(void)
+{
+    if (pending_tmp[0])
+        unlink(pending_tmp);
+    pending_tmp[0] = '\0';
+}
+
+static void on_signal(int sig)
+{
+    if (pending_tmp[0])
+        unlink(pending_tmp);  /* async-signal-safe */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void watch_pending(const char *tmp)
+{
+    static int installed;
+    snprintf(pending_tmp, sizeof pending_tmp, "%s", tmp);
+    if (installed)
+        return;
+    installed = 1;
+    atexit(remove_pending);
+    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        struct sigaction old;
+        /* Leave handlers installed by MPI or the launcher alone. */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+            signal(sigs[i], on_signal);
+    }
+}
+
+/* ---------------------------------------------------------- open */
+
+static int status_all(MPI_Comm comm, int rc)
+{
+    MPI_Bcast(&rc, 1, MPI_INT, ROOT, comm);
+    return rc;
+}
+
+/* results/<job>[_<task>].h5 under Slurm, else results/<tool>-<UTC>-<pid>.h5. */
+static int default_path(const char *tool, char *buf, size_t len, char *msg, size_t mlen)
+{
+    if (mkdir("results", 0777) && errno != EEXIST) {
+        snprintf(msg, mlen, "cannot create directory results/: %s", strerror(errno));
+        return -1;
+    }
+    const char *job = getenv("SLURM_JOB_ID"), *task = getenv("SLURM_ARRAY_TASK_ID");
+    if (job && *job) {
+        if (task && *task)
+            snprintf(buf, len, "results/%s_%s.h5", job, task);
+        else
+            snprintf(buf, len, "results/%s.h5", job);
+        return 0;
+    }
+    char stamp[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    snprintf(buf, len, "results/%s-%s-%ld.h5", tool, stamp, (long)getpid());
+    return 0;
+}
+
+/* Rank 0: choose the path, check it, create the temporary file. */
+static int create_file(rb_archive *a, const char *path, int force, char *msg, size_t mlen)
+{
+    if (path)
+        snprintf(a->path, sizeof a->path, "%s", path);
+    else if (default_path(a->tool, a->path, sizeof a->path, msg, mlen))
+        return -1;
+    struct stat st;
+    if (stat(a->path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            snprintf(msg, mlen, "%s is a directory", a->path);
+            return -1;
+        }
+        if (!force) {
+            snprintf(msg, mlen, "refusing to overwrite existing archive %s (use --force)", a->path);
+            return -1;
+        }
+    }
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", a->path);
+    const char *d = dirname(dir);
+    if (stat(d, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(msg, mlen, "cannot write %s: directory %s does not exist", a->path, d);
+        return -1;
+    }
+    snprintf(a->tmp, sizeof a->tmp, "%s.tmp.%ld", a->path, (long)getpid());
+    /* Create it ourselves first: errno gives a clear reason. */
+    int fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    if (fd < 0) {
+        snprintf(msg, mlen, "cannot write %s: %s", a->tmp, strerror(errno));
+        return -1;
+    }
+    close(fd);
+    watch_pending(a->tmp);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    a->file = H5Fcreate(a->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (a->file < 0) {
+        snprintf(msg, mlen, "HDF5 cannot create %s", a->tmp);
+        remove_pending();
+        return -1;
+    }
+    return 0;
+}
+
+/* Rank 0: close and remove the temporary file. */
+static void discard(rb_archive *a)
+{
+    if (a->results >= 0)
+        H5Dclose(a->results);
+    if (a->file >= 0)
+        H5Fclose(a->file);
+    a->results = a->file = H5I_INVALID_HID;
+    remove_pending();
+}
 
 int rb_archive_open(MPI_Comm comm, const char *tool, const char *path, int force,
                     int argc, char **argv, rb_archive **out)
 {
-    (void)comm, (void)tool, (void)force, (void)argc, (void)argv;
     *out = NULL;
     if (path && !strcmp(path, "none"))
         return 0;
-    fprintf(stderr, "archive: not implemented yet (use -o none)\n");
-    return 1;
+    rb_archive *a = calloc(1, sizeof *a);
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    int rc = a ? 0 : 1;
+    if (status_all(comm, rc) || !a) {
+        if (rank == ROOT)
+            fprintf(stderr, "%s: archive: out of memory\n", tool);
+        free(a);
+        return 1;
+    }
+    a->comm = comm;
+    a->rank = rank;
+    a->file = a->results = H5I_INVALID_HID;
+    snprintf(a->tool, sizeof a->tool, "%s", tool);
+    char msg[PATH_MAX + 160] = "";
+    if (rank == ROOT)
+        rc = create_file(a, path, force, msg, sizeof msg);
+    if (status_all(comm, rc)) {
+        if (rank == ROOT)
+            fprintf(stderr, "%s: archive: %s\n", tool, msg);
+        free(a);
+        return 1;
+    }
+    MPI_Bcast(a->path, (int)sizeof a->path, MPI_CHAR, ROOT, comm);
+    rc = rb_metadata_write_start(comm, ROOT, a->file, tool, argc, argv);
+    rc |= rb_topology_write(comm, ROOT, a->file);
+    if (rank == ROOT && !rc)
+        rc = H5Fflush(a->file, H5F_SCOPE_GLOBAL) < 0;
+    if (status_all(comm, rc)) {
+        if (rank == ROOT) {
+            fprintf(stderr, "%s: archive: cannot write the run metadata to %s\n", tool, a->tmp);
+            discard(a);
+        }
+        free(a);
+        return 1;
+    }
+    *out = a;
+    return 0;
 }
-const char *rb_archive_path(const rb_archive *a) { (void)a; return NULL; }
+
+const char *rb_archive_path(const rb_archive *a)
+{
+    return a ? a->path : NULL;
+}
+
+hid_t rb_archive_file(rb_archive *a)
+{
+    return a && a->rank == ROOT ? a->file : H5I_INVALID_HID;
+}
+
+long rb_archive_micro_rows(const rb_archive *a)
+{
+    return a && a->rank == ROOT ? (long)a->nrows : 0;
+}
+
+/* ---------------------------------------------------------- /micro */
+
+static hid_t name_type(void)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, RB_NAME_LEN);
+    H5Tset_strpad(t, H5T_STR_NULLTERM);
+    return t;
+}
+
+/* Column name, offset, type, units (units attribute, same order). */
+#define COL(f, t, u) {#f, offsetof(rb_micro_row, f), t, u}
+typedef struct column { const char *name; size_t off; int type; const char *units; } column;
+enum { T_NAME, T_U64, T_I32, T_I64, T_F64 };
+static const column columns[] = {
+    COL(reducer, T_NAME, ""), COL(layout, T_NAME, ""), COL(overlap, T_NAME, ""),
+    COL(device, T_NAME, ""), COL(size_bytes, T_U64, "B"), COL(count, T_U64, "elements"),
+    COL(rows, T_U64, ""), COL(cols, T_U64, ""), COL(density, T_F64, "fraction"),
+    COL(ranks, T_I32, ""), COL(iters, T_I32, ""), COL(warmup, T_I32, ""),
+    COL(t_avg_us, T_F64, "us"), COL(t_min_us, T_F64, "us"), COL(t_max_us, T_F64, "us"),
+    COL(t_p50_us, T_F64, "us"), COL(t_p99_us, T_F64, "us"), COL(slowest_rank, T_I32, ""),
+    COL(t_encode_us, T_F64, "us"), COL(t_comm_us, T_F64, "us"), COL(t_decode_us, T_F64, "us"),
+    COL(algbw_gbs, T_F64, "GB/s"), COL(busbw_gbs, T_F64, "GB/s"),
+    COL(bytes_sent_avg, T_F64, "B"), COL(bytes_sent_max, T_F64, "B"),
+    COL(bytes_recv_avg, T_F64, "B"), COL(bytes_recv_max, T_F64, "B"),
+    COL(nnz_local_avg, T_F64, "elements"), COL(nnz_union, T_F64, "elements"),
+    COL(bound_bytes, T_F64, "B"), COL(wire_to_bound, T_F64, "ratio"), COL(checked, T_I32, ""),
+    COL(wrong, T_I64, "elements"), COL(rel_l2_err, T_F64, "ratio"), COL(recall, T_F64, "fraction"),
+    COL(max_abs_err, T_F64, ""), COL(consensus, T_F64, "ratio"),
+};
+#define NCOLUMNS (sizeof columns / sizeof *columns)
+
+static hid_t row_type(void)
+{
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(rb_micro_row)), nt = name_type();
+    const hid_t types[] = {nt, H5T_NATIVE_UINT64, H5T_NATIVE_INT32, H5T_NATIVE_INT64, H5T_NATIVE_DOUBLE};
+    for (size_t i = 0; i < NCOLUMNS; i++)
+        H5Tinsert(t, columns[i].name, columns[i].off, types[columns[i].type]);
+    H5Tclose(nt);
+    return t;
+}
+
+static hid_t create_results(hid_t file)
+{
+    hid_t g = rb_h5_group(file, "/micro");
+    if (g < 0)
+        return H5I_INVALID_HID;
+    hsize_t dim = 0, maxdim = H5S_UNLIMITED, chunk = ROWS_CHUNK;
+    hid_t s = H5Screate_simple(1, &dim, &maxdim), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 1, &chunk);
+    hid_t t = row_type();
+    hid_t d = H5Dcreate2(g, "results", t, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    if (d >= 0) {
+        const char *units[NCOLUMNS];
+        for (size_t i = 0; i < NCOLUMNS; i++)
+            units[i] = columns[i].units;
+        rb_h5_attr_str_array(d, "units", units, NCOLUMNS);
+        rb_h5_attr_str(d, "description", "one row per (reducer, size, density, layout, overlap, ranks); "
+                                         "columns as in the stdout table, see results/README.md");
+    }
+    H5Tclose(t);
+    H5Pclose(dcpl);
+    H5Sclose(s);
+    H5Gclose(g);
+    return d;
+}
+
+static int append_row(rb_archive *a, const rb_micro_row *row)
+{
+    if (a->results < 0 && (a->results = create_results(a->file)) < 0)
+        return -1;
+    hsize_t start = a->nrows, one = 1, size = a->nrows + 1;
+    if (H5Dset_extent(a->results, &size) < 0)
+        return -1;
+    hid_t fs = H5Dget_space(a->results), ms = H5Screate_simple(1, &one, NULL), t = row_type();
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &one, NULL);
+    int rc = H5Dwrite(a->results, t, ms, fs, H5P_DEFAULT, row) < 0 ? -1 : 0;
+    H5Tclose(t);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    return rc;
+}
+
+/* The reducer's options as typed attributes opt_<key> (only those that
+ * apply to it), and all of them as text in "options". */
+static int write_options(hid_t obj, const char *reducer, const rb_options *opts)
+{
+    char all[4096] = "", val[128];
+    size_t off = 0;
+    int rc = 0;
+    for (size_t i = 0; i < rb_option_count(); i++) {
+        const rb_option_info *info = rb_option_info_at(i);
+        if (rb_option_format(opts, i, val, sizeof val) != RB_OK)
+            continue;
+        if (off < sizeof all)
+            off += (size_t)snprintf(all + off, sizeof all - off, "%s%s=%s", off ? " " : "", info->key, val);
+        if (!rb_option_applies(i, reducer))
+            continue;
+        char name[96];
+        snprintf(name, sizeof name, "opt_%s", info->key);
+        switch (info->type) {
+        case RB_OPT_INT: rc |= rb_h5_attr_int(obj, name, strtoll(val, NULL, 10)); break;
+        case RB_OPT_U64: rc |= rb_h5_attr_u64(obj, name, strtoull(val, NULL, 10)); break;
+        case RB_OPT_DOUBLE: rc |= rb_h5_attr_double(obj, name, strtod(val, NULL)); break;
+        case RB_OPT_BOOL: rc |= rb_h5_attr_int(obj, name, !strcmp(val, "on")); break;
+        case RB_OPT_ENUM: rc |= rb_h5_attr_str(obj, name, val); break;
+        }
+    }
+    return rc | rb_h5_attr_str(obj, "options", all);
+}
+
+static int write_samples(rb_archive *a, const rb_micro_row *row, const rb_options *opts,
+                         const double *samples_us, int iters, int ranks)
+{
+    hid_t g = rb_h5_group(a->file, "/micro/samples");
+    if (g < 0)
+        return -1;
+    char name[32];
+    snprintf(name, sizeof name, "%llu", (unsigned long long)a->nrows);
+    hsize_t dims[2] = {(hsize_t)(iters > 0 ? iters : 0), (hsize_t)(ranks > 0 ? ranks : 0)};
+    hid_t s = H5Screate_simple(2, dims, NULL);
+    hid_t d = H5Dcreate2(g, name, H5T_NATIVE_DOUBLE, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = d < 0 ? -1 : 0;
+    if (d >= 0 && dims[0] * dims[1] > 0 && samples_us)
+        rc |= H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, samples_us) < 0;
+    if (d >= 0) {
+        rc |= rb_h5_attr_str(d, "units", "us");
+        rc |= rb_h5_attr_str(d, "dims", "iteration x rank");
+        rc |= rb_h5_attr_int(d, "row", (long long)a->nrows);
+        rc |= rb_h5_attr_str(d, "reducer", row->reducer);
+        rc |= write_options(d, row->reducer, opts);
+        H5Dclose(d);
+    }
+    H5Sclose(s);
+    H5Gclose(g);
+    return rc;
+}
+
 int rb_archive_micro_row(rb_archive *a, const rb_micro_row *row, const rb_options *opts,
                          const double *samples_us, int iters, int ranks)
 {
-    (void)a, (void)row, (void)opts, (void)samples_us, (void)iters, (void)ranks;
+    if (!a)
+        return 0;
+    int rc = 0;
+    if (a->rank == ROOT) {
+        rc = write_samples(a, row, opts, samples_us, iters, ranks);
+        rc = rc || append_row(a, row);
+        if (!rc)
+            a->nrows++;
+    }
+    if (status_all(a->comm, rc)) {
+        if (a->rank == ROOT)
+            fprintf(stderr, "%s: archive: cannot append a row to %s\n", a->tool, a->tmp);
+        return 1;
+    }
     return 0;
 }
-hid_t rb_archive_file(rb_archive *a) { (void)a; return H5I_INVALID_HID; }
-int rb_archive_close(rb_archive *a, int success) { (void)a, (void)success; return 0; }
+
+/* ---------------------------------------------------------- PAPI */
+
+static int write_papi(hid_t file, const char *path, const rb_papi *p, const long long *counts, int ranks)
+{
+    int nev = rb_papi_nevents(p), nph = rb_papi_nphases(p);
+    char parent[PATH_MAX];
+    snprintf(parent, sizeof parent, "%s", path);
+    hid_t g = rb_h5_group(file, dirname(parent));
+    if (g < 0)
+        return -1;
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    hsize_t dims[3] = {(hsize_t)ranks, (hsize_t)nph, (hsize_t)nev};
+    hid_t s = H5Screate_simple(3, dims, NULL);
+    hid_t d = H5Dcreate2(g, base, H5T_NATIVE_INT64, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = d < 0 ? -1 : 0;
+    if (d >= 0) {
+        rc |= H5Dwrite(d, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, counts) < 0;
+        const char *events[RB_PAPI_MAX_EVENTS], *reasons[RB_PAPI_MAX_EVENTS], *phases[RB_PAPI_MAX_PHASES];
+        int avail[RB_PAPI_MAX_EVENTS];
+        for (int e = 0; e < nev; e++) {
+            events[e] = rb_papi_event(p, e);
+            reasons[e] = rb_papi_reason(p, e);
+            avail[e] = rb_papi_available(p, e);
+        }
+        for (int ph = 0; ph < nph; ph++)
+            phases[ph] = rb_papi_phase(p, ph);
+        rc |= rb_h5_attr_str_array(d, "events", events, (size_t)nev);
+        rc |= rb_h5_attr_int_array(d, "available", avail, (size_t)nev);
+        rc |= rb_h5_attr_str_array(d, "reason", reasons, (size_t)nev);
+        rc |= rb_h5_attr_str_array(d, "phases", phases, (size_t)nph);
+        rc |= rb_h5_attr_str(d, "dims", "rank x phase x event");
+        rc |= rb_h5_attr_str(d, "units", "events counted in the phase, summed over the timed "
+                                         "iterations; -1 = event unavailable");
+        H5Dclose(d);
+    }
+    H5Sclose(s);
+    H5Gclose(g);
+    return rc;
+}
+
+int rb_archive_papi(rb_archive *a, const char *path, const rb_papi *papi)
+{
+    if (!a || !papi)
+        return 0;
+    int p;
+    MPI_Comm_size(a->comm, &p);
+    size_t per_rank = (size_t)rb_papi_nphases(papi) * (size_t)rb_papi_nevents(papi);
+    long long *counts = a->rank == ROOT ? calloc((size_t)p * per_rank + 1, sizeof *counts) : NULL;
+    int rc = rb_papi_gather(papi, a->comm, ROOT, counts);
+    if (a->rank == ROOT)
+        rc = rc || !counts || write_papi(a->file, path, papi, counts, p);
+    free(counts);
+    if (status_all(a->comm, rc)) {
+        if (a->rank == ROOT)
+            fprintf(stderr, "%s: archive: cannot write %s to %s\n", a->tool, path, a->tmp);
+        return 1;
+    }
+    return 0;
+}
+
+int rb_archive_micro_papi(rb_archive *a, const rb_papi *papi)
+{
+    if (!a || !papi)
+        return 0;
+    /* Every rank needs the row index: only rank 0 counts rows. */
+    long row = (long)a->nrows - 1;
+    MPI_Bcast(&row, 1, MPI_LONG, ROOT, a->comm);
+    char path[64];
+    snprintf(path, sizeof path, "/micro/papi/%ld", row < 0 ? 0 : row);
+    return rb_archive_papi(a, path, papi);
+}
+
+/* ---------------------------------------------------------- close */
+
+int rb_archive_close(rb_archive *a, int success)
+{
+    if (!a)
+        return 0;
+    int rc = 0;
+    char msg[2 * PATH_MAX + 64] = "";
+    if (a->rank == ROOT) {
+        if (success) {
+            if (a->results >= 0)
+                H5Dclose(a->results);
+            a->results = H5I_INVALID_HID;
+            rc = rb_metadata_write_end(a->file) != 0;
+            rc |= H5Fclose(a->file) < 0;
+            a->file = H5I_INVALID_HID;
+            if (rc)
+                snprintf(msg, sizeof msg, "cannot finish %s", a->tmp);
+            else if (rename(a->tmp, a->path) != 0) {
+                snprintf(msg, sizeof msg, "cannot rename %s to %s: %s", a->tmp, a->path, strerror(errno));
+                rc = 1;
+            } else {
+                pending_tmp[0] = '\0';
+            }
+        }
+        /* On failure nothing may look complete: the .tmp goes away. */
+        discard(a);
+        if (rc)
+            fprintf(stderr, "%s: archive: %s\n", a->tool, msg);
+    }
+    rc = status_all(a->comm, rc);
+    free(a);
+    return rc;
+}

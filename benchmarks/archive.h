@@ -14,12 +14,14 @@
 #include "reducer.h"
 
 typedef struct rb_archive rb_archive;
+struct rb_papi;
 
 /* Resolve the path (NULL = default under results/: the Slurm job id, plus
  * the array task id, when there is one, else a timestamp), refuse an
  * existing file unless force, create the temporary file (so an unwritable
  * path fails here, before any measurement) and write the root metadata
- * known at start.  path "none" disables the archive: *out = NULL and every
+ * known at start and /topology (call rb_bind first so the binding is
+ * recorded).  path "none" disables the archive: *out = NULL and every
  * other function accepts NULL and does nothing. */
 int rb_archive_open(MPI_Comm comm, const char *tool, const char *path, int force,
                     int argc, char **argv, rb_archive **out);
@@ -30,6 +32,15 @@ const char *rb_archive_path(const rb_archive *a);
  * the reducer options that applied to it. */
 int rb_archive_micro_row(rb_archive *a, const rb_micro_row *row, const rb_options *opts,
                          const double *samples_us, int iters, int ranks);
+/* Store the PAPI counts of the row appended last as /micro/papi/<row>
+ * (ranks x phases x events) with the events asked for, whether each was
+ * available and why not.  Collective (gathers the counts); papi may be
+ * NULL (nothing written). */
+int rb_archive_micro_papi(rb_archive *a, const struct rb_papi *papi);
+/* Store PAPI counts at an arbitrary path (e.g. /train/papi); collective. */
+int rb_archive_papi(rb_archive *a, const char *path, const struct rb_papi *papi);
+/* Rows appended to /micro/results so far (rank 0; 0 elsewhere). */
+long rb_archive_micro_rows(const rb_archive *a);
 /* Rank 0's open HDF5 file, for benchmark-specific groups such as /train;
  * H5I_INVALID_HID on other ranks or when disabled.  Not collective. */
 hid_t rb_archive_file(rb_archive *a);

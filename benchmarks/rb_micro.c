@@ -4,10 +4,12 @@
  * with -o, an HDF5 archive (results/README.md). */
 #include "archive.h"
 #include "bench_common.h"
+#include "bench_papi.h"
 #include "bench_device.h"
 #include "gradgen.h"
 #include "micro_row.h"
 #include "reducer.h"
+#include "topology.h"
 
 #include <float.h>
 #include <getopt.h>
@@ -35,6 +37,8 @@ typedef struct micro_opts {
     int force;
     int quiet;
     rb_device device;
+    const char *papi_events;   /* -P: NULL = default */
+    rb_bind_mode bind;
 } micro_opts;
 
 /* Buffers sized once for the largest size (page faults are slow). */
@@ -89,6 +93,10 @@ static void usage(void)
 "  -o, --output FILE.h5       HDF5 archive (default: results/<job id or time>.h5;\n"
 "                             'none' writes no archive)\n"
 "      --force                overwrite an existing archive\n"
+"  -P, --papi EVENTS          PAPI events counted per phase, comma list, 'none'\n"
+"                             (default " RB_PAPI_DEFAULT_EVENTS ";\n"
+"                             everywhere: " RB_PAPI_SDE_EVENTS ")\n"
+"      --bind none|core|socket  bind each rank by its local rank (default none)\n"
 "  -q, --quiet                no preamble\n"
 "  -h, --help                 this help\n"
 "\n"
@@ -112,7 +120,7 @@ static void usage(void)
 }
 
 enum { OPT_REDUCER = 256, OPT_DENSITY, OPT_LAYOUT, OPT_OVERLAP, OPT_COLS, OPT_SHAPE,
-       OPT_SEED, OPT_FORCE, OPT_NO_CHECK };
+       OPT_SEED, OPT_FORCE, OPT_NO_CHECK, OPT_BIND };
 
 static void parse_msg_range(const char *arg, micro_opts *o)
 {
@@ -176,6 +184,8 @@ static void parse_args(int argc, char **argv, micro_opts *o)
         {"device", required_argument, 0, 'd'},
         {"output", required_argument, 0, 'o'},
         {"force", no_argument, 0, OPT_FORCE},
+        {"papi", required_argument, 0, 'P'},
+        {"bind", required_argument, 0, OPT_BIND},
         {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -195,7 +205,7 @@ static void parse_args(int argc, char **argv, micro_opts *o)
     rb_options_default(&o->ropts);
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":m:b:e:f:i:x:c::T:d:o:O:qh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":m:b:e:f:i:x:c::T:d:o:O:P:qh", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_REDUCER:
             if (strlen(optarg) >= sizeof o->reducers)
@@ -279,6 +289,13 @@ static void parse_args(int argc, char **argv, micro_opts *o)
             break;
         case OPT_FORCE:
             o->force = 1;
+            break;
+        case 'P':
+            o->papi_events = optarg;
+            break;
+        case OPT_BIND:
+            if (rb_bind_parse(optarg, &o->bind))
+                bench_usage_error(PROG, "--bind: '%s' is not none, core or socket", optarg);
             break;
         case 'q':
             o->quiet = 1;
@@ -540,6 +557,7 @@ typedef struct run_ctx {
     int rank, p;
     micro_bufs *bufs;
     rb_archive *archive;
+    rb_papi *papi;       /* counters per phase (hook of every reducer) */
     double *samples;     /* rank 0: iters x p */
     double *times;
     float *dev;          /* device copy of the gradient (-d cuda) */
@@ -635,6 +653,8 @@ static int run_row(run_ctx *c, const char *reducer, uint64_t rows, uint64_t cols
     cfg.cols = cols;
     cfg.device = o->device;
     cfg.opts = o->ropts;
+    cfg.hook = rb_papi_reducer_hook;
+    cfg.hook_ctx = c->papi;
     rb_reducer *red = NULL;
     int rc = rb_create(&cfg, &red);
     if (rc != RB_OK) {
@@ -650,6 +670,7 @@ static int run_row(run_ctx *c, const char *reducer, uint64_t rows, uint64_t cols
         if (rc != RB_OK)
             status = ROW_ERROR;
     }
+    rb_papi_reset(c->papi);  /* count the timed calls only */
     for (int i = 0; i < o->iters && status == ROW_OK; i++) {
         rc = any_failed(c->comm, one_call(c, red, n, &st, &t));
         if (rc != RB_OK) {
@@ -691,7 +712,8 @@ static int run_row(run_ctx *c, const char *reducer, uint64_t rows, uint64_t cols
         row->consensus = cr.consensus;
     }
     print_row(row, traits);
-    if (rb_archive_micro_row(c->archive, row, &o->ropts, c->samples, o->iters, c->p))
+    if (rb_archive_micro_row(c->archive, row, &o->ropts, c->samples, o->iters, c->p)
+        || rb_archive_micro_papi(c->archive, c->papi))
         return ROW_ERROR;
     return row->wrong > 0 ? ROW_WRONG : ROW_OK;
 }
@@ -759,6 +781,13 @@ int main(int argc, char **argv)
         if (shapes[s][0] * shapes[s][1] > max_n)
             max_n = shapes[s][0] * shapes[s][1];
 
+    /* Binding and counters first, so the archive records them. */
+    if (rb_bind(comm, PROG, o.bind))
+        bench_exit(RB_EXIT_FAILED);
+    static const char *const phase_names[RB_PHASE_COUNT_] = {"encode", "comm", "decode"};
+    rb_papi *papi = NULL;
+    if (rb_papi_open(comm, PROG, o.papi_events, RB_PHASE_COUNT_, phase_names, &papi))
+        bench_exit(RB_EXIT_USAGE);
     rb_archive *archive = NULL;
     if (rb_archive_open(comm, PROG, o.output, o.force, argc, argv, &archive))
         bench_exit(RB_EXIT_USAGE);
@@ -781,7 +810,7 @@ int main(int argc, char **argv)
         bench_printf0("# archive: %s\n", rb_archive_path(archive));
     bench_watchdog_start(o.timeout);
     run_ctx ctx = {.o = &o, .comm = comm, .rank = rank, .p = p, .bufs = &bufs,
-                   .archive = archive, .samples = samples, .times = times};
+                   .archive = archive, .papi = papi, .samples = samples, .times = times};
     if (o.device == RB_DEVICE_CUDA) {
         char msg[256] = "";
         int dev_ok = bench_dev_alloc(&ctx.dev, max_n, msg, sizeof msg) == 0, all_dev = 0;
@@ -824,6 +853,7 @@ int main(int argc, char **argv)
     else if (archive && complete)
         bench_printf0("# archive written: %s\n", rb_archive_path(archive));
     bench_dev_free(ctx.dev);
+    rb_papi_close(papi);
     free_bufs(&bufs);
     free(times);
     free(samples);

@@ -1,0 +1,364 @@
+/* Run metadata (root attributes) and HDF5 attribute helpers. */
+#include "metadata.h"
+
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench_papi.h"
+#include "reducer.h"
+#include "topology.h"
+
+/* Generated at build time from `git describe --always --dirty`
+ * (benchmarks/archive.mk); "unknown" outside a git checkout. */
+#if __has_include("benchmarks/rb_gitrev.h")
+#include "benchmarks/rb_gitrev.h"
+#endif
+#ifndef RB_GIT_REVISION
+#define RB_GIT_REVISION "unknown"
+#endif
+
+#if defined(HAVE_NCCL) && __has_include(<nccl.h>)
+#include <nccl.h>
+#endif
+#if defined(HAVE_CUDNN) && __has_include(<cudnn_version.h>)
+#include <cudnn_version.h>
+#endif
+
+#define HOST_LEN 256
+
+/* ---------------------------------------------------------- HDF5 helpers */
+
+static void drop_attr(hid_t obj, const char *name)
+{
+    if (H5Aexists(obj, name) > 0)
+        H5Adelete(obj, name);
+}
+
+static int write_attr(hid_t obj, const char *name, hid_t type, hid_t space, const void *buf)
+{
+    drop_attr(obj, name);
+    hid_t a = H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = a >= 0 && H5Awrite(a, type, buf) >= 0 ? 0 : -1;
+    if (a >= 0)
+        H5Aclose(a);
+    return rc;
+}
+
+static hid_t vlen_str_type(void)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, H5T_VARIABLE);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+    return t;
+}
+
+static int scalar_attr(hid_t obj, const char *name, hid_t type, const void *buf)
+{
+    hid_t s = H5Screate(H5S_SCALAR);
+    int rc = write_attr(obj, name, type, s, buf);
+    H5Sclose(s);
+    return rc;
+}
+
+int rb_h5_attr_str(hid_t obj, const char *name, const char *value)
+{
+    hid_t t = vlen_str_type();
+    const char *v = value ? value : "";
+    int rc = scalar_attr(obj, name, t, &v);
+    H5Tclose(t);
+    return rc;
+}
+
+int rb_h5_attr_int(hid_t obj, const char *name, long long value)
+{
+    int64_t v = value;
+    return scalar_attr(obj, name, H5T_NATIVE_INT64, &v);
+}
+
+int rb_h5_attr_u64(hid_t obj, const char *name, unsigned long long value)
+{
+    uint64_t v = value;
+    return scalar_attr(obj, name, H5T_NATIVE_UINT64, &v);
+}
+
+int rb_h5_attr_double(hid_t obj, const char *name, double value)
+{
+    return scalar_attr(obj, name, H5T_NATIVE_DOUBLE, &value);
+}
+
+int rb_h5_attr_str_array(hid_t obj, const char *name, const char *const *values, size_t n)
+{
+    hsize_t dim = n;
+    hid_t s = n ? H5Screate_simple(1, &dim, NULL) : H5Screate(H5S_NULL);
+    hid_t t = vlen_str_type();
+    int rc = write_attr(obj, name, t, s, values);
+    H5Tclose(t);
+    H5Sclose(s);
+    return rc;
+}
+
+int rb_h5_attr_int_array(hid_t obj, const char *name, const int *values, size_t n)
+{
+    hsize_t dim = n;
+    hid_t s = n ? H5Screate_simple(1, &dim, NULL) : H5Screate(H5S_NULL);
+    int rc = write_attr(obj, name, H5T_NATIVE_INT, s, values);
+    H5Sclose(s);
+    return rc;
+}
+
+int rb_h5_dataset_str(hid_t loc, const char *name, const char *value)
+{
+    hid_t t = vlen_str_type(), s = H5Screate(H5S_SCALAR);
+    hid_t d = H5Dcreate2(loc, name, t, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    const char *v = value ? value : "";
+    int rc = d >= 0 && H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v) >= 0 ? 0 : -1;
+    if (d >= 0)
+        H5Dclose(d);
+    H5Sclose(s);
+    H5Tclose(t);
+    return rc;
+}
+
+hid_t rb_h5_group(hid_t file, const char *path)
+{
+    if (H5Lexists(file, path, H5P_DEFAULT) > 0)
+        return H5Gopen2(file, path, H5P_DEFAULT);
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_create_intermediate_group(lcpl, 1);
+    hid_t g = H5Gcreate2(file, path, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+    H5Pclose(lcpl);
+    return g;
+}
+
+/* ---------------------------------------------------------- metadata */
+
+void rb_utc_now(char *buf, size_t len)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Shell-quoted command line, so it can be pasted back. */
+static char *command_line(int argc, char **argv)
+{
+    size_t len = 1;
+    for (int i = 0; i < argc; i++)
+        len += 4 * strlen(argv[i]) + 3;
+    char *s = malloc(len), *o = s;
+    if (!s)
+        return NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int plain = *a && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                    "0123456789-_=.,:/+%@") == strlen(a);
+        if (i)
+            *o++ = ' ';
+        if (plain) {
+            o = stpcpy(o, a);
+            continue;
+        }
+        *o++ = '\'';
+        for (; *a; a++)
+            o = *a == '\'' ? stpcpy(o, "'\\''") : (*o = *a, o + 1);
+        *o++ = '\'';
+    }
+    *o = '\0';
+    return s;
+}
+
+static const char *user_name(void)
+{
+    const char *u = getenv("USER");
+    if (u && *u)
+        return u;
+    struct passwd *pw = getpwuid(geteuid());
+    return pw ? pw->pw_name : "unknown";
+}
+
+static const char *env_or_empty(const char *name)
+{
+    const char *v = getenv(name);
+    return v ? v : "";
+}
+
+/* NAME=value lines of the settings that change performance. */
+static char *environment_text(void)
+{
+    static const char *const prefixes[] = {
+        "GLIBC_TUNABLES=", "OMP_", "OMPI_MCA_", "UCX_", "NCCL_", "CUDA_VISIBLE_DEVICES=",
+        "OPENBLAS_NUM_THREADS=", "MKL_NUM_THREADS=", "SLURM_CPU_BIND", "HWLOC_", "PAPI_",
+        "MALLOC_", "I_MPI_", "MPICH_",
+    };
+    extern char **environ;
+    size_t len = 1;
+    for (char **e = environ; *e; e++)
+        len += strlen(*e) + 1;
+    char *s = malloc(len), *o = s;
+    if (!s)
+        return NULL;
+    *o = '\0';
+    for (char **e = environ; *e; e++)
+        for (size_t p = 0; p < sizeof prefixes / sizeof *prefixes; p++)
+            if (!strncmp(*e, prefixes[p], strlen(prefixes[p]))) {
+                o = stpcpy(stpcpy(o, *e), "\n");
+                break;
+            }
+    return s;
+}
+
+/* Distinct host names in rank order, comma separated; *nodes = count. */
+static char *host_list(const char *all, int p, int *nodes)
+{
+    char *s = malloc((size_t)p * (HOST_LEN + 1) + 1), *o = s;
+    if (!s)
+        return NULL;
+    *o = '\0';
+    *nodes = 0;
+    for (int r = 0; r < p; r++) {
+        const char *h = all + (size_t)r * HOST_LEN;
+        int seen = 0;
+        for (int q = 0; q < r && !seen; q++)
+            seen = !strcmp(h, all + (size_t)q * HOST_LEN);
+        if (seen)
+            continue;
+        if (*nodes)
+            *o++ = ',';
+        o = stpcpy(o, h);
+        (*nodes)++;
+    }
+    return s;
+}
+
+static void versions(char *cuda, char *nccl, char *cudnn, size_t len)
+{
+    snprintf(cuda, len, "not built");
+    snprintf(nccl, len, "not built");
+    snprintf(cudnn, len, "not built");
+#if defined(HAVE_CUDA) && defined(RB_CUDA_TOOLKIT_VERSION)
+    snprintf(cuda, len, "%s", RB_CUDA_TOOLKIT_VERSION);
+#endif
+#if defined(HAVE_NCCL)
+#if defined(NCCL_MAJOR)
+    snprintf(nccl, len, "%d.%d.%d", NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
+#else
+    snprintf(nccl, len, "built (version unknown)");
+#endif
+#endif
+#if defined(HAVE_CUDNN)
+#if defined(CUDNN_MAJOR)
+    snprintf(cudnn, len, "%d.%d.%d", CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL);
+#else
+    snprintf(cudnn, len, "built (version unknown)");
+#endif
+#endif
+}
+
+static int write_strings(hid_t f, const char *const (*kv)[2], size_t n)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n; i++)
+        rc |= rb_h5_attr_str(f, kv[i][0], kv[i][1]);
+    return rc;
+}
+
+static int write_root_attrs(hid_t f, const char *tool, int argc, char **argv, const char *hosts,
+                            int ranks, int nodes)
+{
+    char start[32], host[HOST_LEN] = "", cwd[4096] = "", mpi_ver[16];
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "", hdf5[32];
+    char cuda[64], nccl[64], cudnn[64];
+    int len = 0, major = 0, minor = 0;
+    unsigned h_maj, h_min, h_rel;
+    rb_utc_now(start, sizeof start);
+    gethostname(host, sizeof host - 1);
+    if (!getcwd(cwd, sizeof cwd))
+        cwd[0] = '\0';
+    MPI_Get_library_version(lib, &len);
+    while (len > 0 && (lib[len - 1] == '\n' || lib[len - 1] == ' '))
+        lib[--len] = '\0';
+    MPI_Get_version(&major, &minor);
+    snprintf(mpi_ver, sizeof mpi_ver, "%d.%d", major, minor);
+    H5get_libversion(&h_maj, &h_min, &h_rel);
+    snprintf(hdf5, sizeof hdf5, "%u.%u.%u", h_maj, h_min, h_rel);
+    versions(cuda, nccl, cudnn, sizeof cuda);
+    char *cmd = command_line(argc, argv), *env = environment_text();
+    const char *const kv[][2] = {
+        {"tool", tool},
+        {"version", RB_VERSION_STRING},
+        {"git_revision", RB_GIT_REVISION},
+        {"command_line", cmd ? cmd : ""},
+        {"start_time", start},
+        {"user", user_name()},
+        {"hostname", host},
+        {"hostlist", hosts},
+        {"working_dir", cwd},
+        {"mpi_library_version", lib},
+        {"mpi_version", mpi_ver},
+        {"compiler", RB_CC_VERSION},
+        {"cflags", RB_CFLAGS},
+        {"configure_args", RB_CONFIGURE_ARGS},
+        {"hdf5_version", hdf5},
+        {"papi_version", rb_papi_version()},
+        {"hwloc_version", rb_hwloc_version()},
+        {"cuda_version", cuda},
+        {"nccl_version", nccl},
+        {"cudnn_version", cudnn},
+        {"slurm_job_id", env_or_empty("SLURM_JOB_ID")},
+        {"slurm_array_job_id", env_or_empty("SLURM_ARRAY_JOB_ID")},
+        {"slurm_array_task_id", env_or_empty("SLURM_ARRAY_TASK_ID")},
+        {"slurm_partition", env_or_empty("SLURM_JOB_PARTITION")},
+        {"slurm_nodelist", env_or_empty("SLURM_JOB_NODELIST")},
+        {"slurm_submit_dir", env_or_empty("SLURM_SUBMIT_DIR")},
+        {"env_GLIBC_TUNABLES", env_or_empty("GLIBC_TUNABLES")},
+        {"env_OMP_NUM_THREADS", env_or_empty("OMP_NUM_THREADS")},
+        {"environment", env ? env : ""},
+    };
+    int rc = write_strings(f, kv, sizeof kv / sizeof *kv);
+    rc |= rb_h5_attr_int(f, "schema_version", RB_SCHEMA_VERSION);
+    rc |= rb_h5_attr_int(f, "ranks", ranks);
+    rc |= rb_h5_attr_int(f, "nodes", nodes);
+    rc |= rb_h5_attr_int(f, "slurm", getenv("SLURM_JOB_ID") != NULL);
+    rc |= rb_h5_attr_int(f, "simulated", 0);
+    rc |= rb_h5_attr_int(f, "complete", 0);
+    free(cmd);
+    free(env);
+    return rc;
+}
+
+int rb_metadata_write_start(MPI_Comm comm, int root, hid_t file, const char *tool,
+                            int argc, char **argv)
+{
+    int rank, p;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+    char mine[HOST_LEN] = "";
+    gethostname(mine, sizeof mine - 1);
+    char *all = rank == root ? calloc((size_t)p, HOST_LEN) : NULL;
+    MPI_Gather(mine, HOST_LEN, MPI_CHAR, all, HOST_LEN, MPI_CHAR, root, comm);
+    int rc = 0;
+    if (rank == root) {
+        int nodes = 0;
+        char *hosts = all ? host_list(all, p, &nodes) : NULL;
+        rc = hosts ? write_root_attrs(file, tool, argc, argv, hosts, p, nodes) : -1;
+        free(hosts);
+        free(all);
+    }
+    MPI_Bcast(&rc, 1, MPI_INT, root, comm);
+    return rc;
+}
+
+int rb_metadata_write_end(hid_t file)
+{
+    char end[32];
+    rb_utc_now(end, sizeof end);
+    int rc = rb_h5_attr_str(file, "end_time", end);
+    /* Last: readers trust a file only when complete == 1. */
+    rc |= rb_h5_attr_int(file, "complete", 1);
+    return rc;
+}
