@@ -1,1 +1,13 @@
-# tests/train.mk
+# tests/train.mk: rb_train (issue 6).  Layer gradient checks, loader fuzzing,
+# end-to-end MPI training.  Only with BLAS, like rb_train itself.
+if HAVE_BLAS
+check_PROGRAMS += tests/train/train_layer_check tests/train/train_loader_fuzz
+tests_train_train_layer_check_SOURCES = tests/train/train_layer_check.c
+tests_train_train_layer_check_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/benchmarks/train $(BLAS_CFLAGS)
+tests_train_train_layer_check_LDADD = benchmarks/train/libtrain.a $(BLAS_LIBS) -lm
+tests_train_train_loader_fuzz_SOURCES = tests/train/train_loader_fuzz.c
+tests_train_train_loader_fuzz_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/benchmarks/train $(BLAS_CFLAGS)
+tests_train_train_loader_fuzz_LDADD = benchmarks/train/libtrain.a $(BLAS_LIBS) -lm
+TESTS += tests/train/train_layer_check tests/train/train-loaders.sh tests/train/train-mpi.sh
+dist_check_SCRIPTS += tests/train/train-loaders.sh tests/train/train-mpi.sh
+endif

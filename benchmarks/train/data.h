@@ -1,0 +1,79 @@
+/* Data sets of rb_train: loaders for IDX (MNIST, Fashion-MNIST; gzip or
+ * plain), CIFAR-10 binary, and word-level text (WikiText-2-style .tokens
+ * files, or a corpus built from the Debian `fortunes` data files).
+ *
+ * Every loader keeps only this rank's shard: the contiguous block
+ * [rank*N/P, (rank+1)*N/P) of the first N = min(samples, limit) samples.
+ * A sample is a fixed-size record (image pixels as bytes in HWC order, or
+ * ctx int32 word ids) plus an int32 label, so samples can be moved between
+ * ranks as plain bytes (--shuffle ring).  Loaders never exit: they return
+ * -1 and write "FILE: what is wrong" into err. */
+#ifndef RB_TRAIN_DATA_H
+#define RB_TRAIN_DATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { DATA_IMAGES = 0, DATA_TOKENS = 1 } data_kind;
+
+typedef struct dataset {
+    data_kind kind;
+    size_t n;            /* samples held by this rank */
+    size_t total;        /* samples in the (limited) whole set */
+    size_t rec;          /* bytes per sample record */
+    uint8_t *x;          /* n * rec bytes */
+    int32_t *y;          /* n labels */
+    int c, h, w;         /* images: shape (HWC storage) */
+    int classes;         /* images: label range; tokens: vocabulary size */
+    int ctx;             /* tokens: context words per sample */
+} dataset;
+
+typedef struct shard {
+    int rank, nranks;
+    size_t limit;        /* 0 = all samples */
+} shard;
+
+void dataset_free(dataset *d);
+/* Bounds of this rank's shard of total samples. */
+void shard_bounds(const shard *s, size_t total, size_t *lo, size_t *hi);
+
+/* IDX: images (magic 0x00000803, n x rows x cols ubyte) and labels (magic
+ * 0x00000801, n ubyte), transparently gunzipped. */
+int idx_load(const char *images, const char *labels, const shard *s, dataset *d, char *err,
+             size_t errlen);
+/* CIFAR-10 binary: records of 1 label byte + 3072 pixel bytes (CHW, 32x32x3)
+ * concatenated over files[0..nfiles). */
+int cifar_load(const char *const *files, int nfiles, const shard *s, dataset *d, char *err,
+               size_t errlen);
+
+/* Word-level corpus: vocabulary and the three splits as word ids. */
+typedef struct corpus {
+    int vocab;           /* words including <unk> (id 0) and <eos> (id 1) */
+    char **words;        /* id -> word */
+    int32_t *split[3];   /* train, valid, test */
+    size_t len[3];
+    size_t distinct;     /* distinct words in the training split */
+} corpus;
+
+enum { SPLIT_TRAIN = 0, SPLIT_VALID = 1, SPLIT_TEST = 2 };
+
+/* dir holding train/valid/test .tokens files (also wiki.train.tokens ...):
+ * whitespace-separated tokens, one sentence per line; <eos> ends each line.
+ * The vocabulary is the max_vocab - 2 most frequent training words (ties by
+ * byte order) plus <unk> and <eos>; 0 = every training word. */
+int corpus_load_tokens(const char *dir, int max_vocab, corpus *c, char *err, size_t errlen);
+/* Build the corpus from fortune files in dir (every regular file that is
+ * not a .dat index or a link, in name order; entries separated by lines
+ * holding '%').  Tokens: lower-cased runs of letters, digits and
+ * apostrophes, and each of . , ; : ! ? as its own token; one entry is one
+ * line.  Entry i goes to valid when i % 20 == 18, test when 19, else train. */
+int corpus_build_fortunes(const char *dir, int max_vocab, corpus *c, char *err, size_t errlen);
+/* Write the corpus as train/valid/test.tokens into dir (mkdir -p). */
+int corpus_write_tokens(const corpus *c, const char *dir, char *err, size_t errlen);
+void corpus_free(corpus *c);
+/* Samples (previous ctx ids -> next id) of one split, sharded.  Positions
+ * before the first word are padded with <eos>. */
+int corpus_samples(const corpus *c, int split, int ctx, const shard *s, dataset *d, char *err,
+                   size_t errlen);
+
+#endif

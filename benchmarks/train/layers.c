@@ -1,0 +1,324 @@
+/* Layer forward/backward on the CPU with CBLAS (see layers.h). */
+#include "layers.h"
+
+#include <cblas.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void shape_in(layer *l, int c, int h, int w) { l->in_c = c, l->in_h = h, l->in_w = w; }
+static void shape_out(layer *l, int c, int h, int w) { l->out_c = c, l->out_h = h, l->out_w = w; }
+
+size_t layer_in_size(const layer *l)
+{
+    if (l->kind == LAYER_EMBED)
+        return (size_t)l->ctx;
+    return (size_t)l->in_c * (size_t)l->in_h * (size_t)l->in_w;
+}
+
+size_t layer_out_size(const layer *l) { return (size_t)l->out_c * (size_t)l->out_h * (size_t)l->out_w; }
+
+static size_t conv_patch(const layer *l) { return (size_t)l->k * (size_t)l->k * (size_t)l->in_c; }
+static size_t out_pixels(const layer *l) { return (size_t)l->out_h * (size_t)l->out_w; }
+
+int layer_dense(layer *l, int in, int out, int max_batch)
+{
+    memset(l, 0, sizeof *l);
+    l->kind = LAYER_DENSE;
+    shape_in(l, in, 1, 1);
+    shape_out(l, out, 1, 1);
+    l->n_w = (size_t)in * (size_t)out;
+    l->n_b = (size_t)out;
+    l->max_batch = max_batch;
+    return 0;
+}
+
+int layer_relu(layer *l, int c, int h, int w, int max_batch)
+{
+    memset(l, 0, sizeof *l);
+    l->kind = LAYER_RELU;
+    shape_in(l, c, h, w);
+    shape_out(l, c, h, w);
+    l->max_batch = max_batch;
+    return 0;
+}
+
+int layer_conv(layer *l, int in_c, int h, int w, int out_c, int k, int pad, int max_batch)
+{
+    memset(l, 0, sizeof *l);
+    l->kind = LAYER_CONV;
+    l->k = k, l->pad = pad;
+    shape_in(l, in_c, h, w);
+    shape_out(l, out_c, h + 2 * pad - k + 1, w + 2 * pad - k + 1);
+    l->n_w = (size_t)out_c * conv_patch(l);
+    l->n_b = (size_t)out_c;
+    l->max_batch = max_batch;
+    size_t n = (size_t)max_batch * out_pixels(l) * conv_patch(l);
+    l->col = malloc(n * sizeof(float));
+    l->dcol = malloc(n * sizeof(float));
+    return l->col && l->dcol ? 0 : -1;
+}
+
+int layer_maxpool(layer *l, int c, int h, int w, int k, int max_batch)
+{
+    memset(l, 0, sizeof *l);
+    l->kind = LAYER_MAXPOOL;
+    l->k = k;
+    shape_in(l, c, h, w);
+    shape_out(l, c, h / k, w / k);
+    l->max_batch = max_batch;
+    l->argmax = malloc((size_t)max_batch * layer_out_size(l) * sizeof(int32_t));
+    return l->argmax ? 0 : -1;
+}
+
+int layer_embed(layer *l, int vocab, int dim, int ctx, int max_batch)
+{
+    memset(l, 0, sizeof *l);
+    l->kind = LAYER_EMBED;
+    l->vocab = vocab, l->ctx = ctx;
+    shape_in(l, ctx, 1, 1);
+    shape_out(l, ctx * dim, 1, 1);
+    l->n_w = (size_t)vocab * (size_t)dim;
+    l->max_batch = max_batch;
+    return 0;
+}
+
+void layer_free(layer *l)
+{
+    free(l->col);
+    free(l->dcol);
+    free(l->argmax);
+    l->col = l->dcol = NULL;
+    l->argmax = NULL;
+}
+
+double layer_flops(const layer *l)
+{
+    switch (l->kind) {
+    case LAYER_DENSE: return 2.0 * (double)l->n_w;
+    case LAYER_CONV: return 2.0 * (double)l->n_w * (double)out_pixels(l);
+    default: return 0.0;
+    }
+}
+
+/* ------------------------------------------------------------------ dense */
+static void dense_forward(layer *l, const float *x, float *y, int batch)
+{
+    int in = l->in_c, out = l->out_c;
+    for (int s = 0; s < batch; s++)
+        memcpy(y + (size_t)s * out, l->b, (size_t)out * sizeof(float));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, batch, out, in, 1.0f, x, in, l->w, in,
+                1.0f, y, out);
+}
+
+static void bias_grad(float *db, const float *dy, size_t rows, size_t cols)
+{
+    memset(db, 0, cols * sizeof(float));
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < cols; c++)
+            db[c] += dy[r * cols + c];
+}
+
+static void dense_backward(layer *l, const float *x, const float *dy, float *dx, int batch)
+{
+    int in = l->in_c, out = l->out_c;
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, batch, 1.0f, dy, out, x, in,
+                0.0f, l->dw, in);
+    bias_grad(l->db, dy, (size_t)batch, (size_t)out);
+    if (dx)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, batch, in, out, 1.0f, dy, out,
+                    l->w, in, 0.0f, dx, in);
+}
+
+/* ------------------------------------------------------------------- conv */
+/* col[(s, oy, ox), (ky, kx, c)] = x[s, oy+ky-pad, ox+kx-pad, c] (0 outside). */
+static void im2col(const layer *l, const float *x, float *col, int batch)
+{
+    int C = l->in_c, H = l->in_h, W = l->in_w, K = l->k;
+    float *p = col;
+    for (int s = 0; s < batch; s++) {
+        const float *xs = x + (size_t)s * H * W * C;
+        for (int oy = 0; oy < l->out_h; oy++)
+            for (int ox = 0; ox < l->out_w; ox++)
+                for (int ky = 0; ky < K; ky++) {
+                    int iy = oy + ky - l->pad;
+                    for (int kx = 0; kx < K; kx++, p += C) {
+                        int ix = ox + kx - l->pad;
+                        if (iy < 0 || iy >= H || ix < 0 || ix >= W)
+                            memset(p, 0, (size_t)C * sizeof(float));
+                        else
+                            memcpy(p, xs + ((size_t)iy * W + ix) * C, (size_t)C * sizeof(float));
+                    }
+                }
+    }
+}
+
+/* Adjoint of im2col: dx (zeroed here) += scattered dcol. */
+static void col2im(const layer *l, const float *dcol, float *dx, int batch)
+{
+    int C = l->in_c, H = l->in_h, W = l->in_w, K = l->k;
+    memset(dx, 0, (size_t)batch * H * W * C * sizeof(float));
+    const float *p = dcol;
+    for (int s = 0; s < batch; s++) {
+        float *xs = dx + (size_t)s * H * W * C;
+        for (int oy = 0; oy < l->out_h; oy++)
+            for (int ox = 0; ox < l->out_w; ox++)
+                for (int ky = 0; ky < K; ky++) {
+                    int iy = oy + ky - l->pad;
+                    for (int kx = 0; kx < K; kx++, p += C) {
+                        int ix = ox + kx - l->pad;
+                        if (iy < 0 || iy >= H || ix < 0 || ix >= W)
+                            continue;
+                        float *q = xs + ((size_t)iy * W + ix) * C;
+                        for (int c = 0; c < C; c++)
+                            q[c] += p[c];
+                    }
+                }
+    }
+}
+
+static void conv_forward(layer *l, const float *x, float *y, int batch)
+{
+    int P = batch * (int)out_pixels(l), KC = (int)conv_patch(l), OC = l->out_c;
+    im2col(l, x, l->col, batch);
+    for (int r = 0; r < P; r++)
+        memcpy(y + (size_t)r * OC, l->b, (size_t)OC * sizeof(float));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, P, OC, KC, 1.0f, l->col, KC, l->w, KC,
+                1.0f, y, OC);
+}
+
+/* Uses the im2col of the input kept by the forward pass. */
+static void conv_backward(layer *l, const float *dy, float *dx, int batch)
+{
+    int P = batch * (int)out_pixels(l), KC = (int)conv_patch(l), OC = l->out_c;
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, KC, P, 1.0f, dy, OC, l->col, KC,
+                0.0f, l->dw, KC);
+    bias_grad(l->db, dy, (size_t)P, (size_t)OC);
+    if (!dx)
+        return;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, P, KC, OC, 1.0f, dy, OC, l->w, KC,
+                0.0f, l->dcol, KC);
+    col2im(l, l->dcol, dx, batch);
+}
+
+/* ------------------------------------------------------------ pool, relu */
+static void pool_forward(layer *l, const float *x, float *y, int batch)
+{
+    int C = l->in_c, H = l->in_h, W = l->in_w, K = l->k;
+    size_t o = 0;
+    for (int s = 0; s < batch; s++)
+        for (int oy = 0; oy < l->out_h; oy++)
+            for (int ox = 0; ox < l->out_w; ox++)
+                for (int c = 0; c < C; c++, o++) {
+                    float best = -FLT_MAX;
+                    int32_t at = 0;
+                    for (int ky = 0; ky < K; ky++)
+                        for (int kx = 0; kx < K; kx++) {
+                            size_t i = (((size_t)s * H + (size_t)(oy * K + ky)) * W +
+                                        (size_t)(ox * K + kx)) * C + (size_t)c;
+                            if (x[i] > best)
+                                best = x[i], at = (int32_t)i;
+                        }
+                    y[o] = best;
+                    l->argmax[o] = at;
+                }
+}
+
+static void pool_backward(layer *l, const float *dy, float *dx, int batch)
+{
+    memset(dx, 0, (size_t)batch * layer_in_size(l) * sizeof(float));
+    size_t n = (size_t)batch * layer_out_size(l);
+    for (size_t o = 0; o < n; o++)
+        dx[l->argmax[o]] += dy[o];
+}
+
+static void relu_forward(const float *x, float *y, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+static void relu_backward(const float *y, const float *dy, float *dx, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+}
+
+/* -------------------------------------------------------------- embedding */
+static int embed_dim(const layer *l) { return l->out_c / l->ctx; }
+
+static void embed_forward(layer *l, const int32_t *ids, float *y, int batch)
+{
+    size_t d = (size_t)embed_dim(l);
+    for (size_t i = 0; i < (size_t)batch * (size_t)l->ctx; i++)
+        memcpy(y + i * d, l->w + (size_t)ids[i] * d, d * sizeof(float));
+}
+
+static void embed_backward(layer *l, const int32_t *ids, const float *dy, int batch)
+{
+    size_t d = (size_t)embed_dim(l);
+    for (size_t i = 0; i < (size_t)batch * (size_t)l->ctx; i++) {
+        float *row = l->dw + (size_t)ids[i] * d;
+        for (size_t j = 0; j < d; j++)
+            row[j] += dy[i * d + j];
+    }
+}
+
+/* ---------------------------------------------------------------- dispatch */
+void layer_forward(layer *l, const void *in, float *out, int batch)
+{
+    switch (l->kind) {
+    case LAYER_DENSE: dense_forward(l, in, out, batch); break;
+    case LAYER_CONV: conv_forward(l, in, out, batch); break;
+    case LAYER_MAXPOOL: pool_forward(l, in, out, batch); break;
+    case LAYER_RELU: relu_forward(in, out, (size_t)batch * layer_out_size(l)); break;
+    case LAYER_EMBED: embed_forward(l, in, out, batch); break;
+    }
+}
+
+void layer_backward(layer *l, const void *in, const float *out, const float *dout, float *din,
+                    int batch)
+{
+    switch (l->kind) {
+    case LAYER_DENSE: dense_backward(l, in, dout, din, batch); break;
+    case LAYER_CONV: conv_backward(l, dout, din, batch); break;
+    case LAYER_MAXPOOL:
+        if (din)
+            pool_backward(l, dout, din, batch);
+        break;
+    case LAYER_RELU:
+        if (din)
+            relu_backward(out, dout, din, (size_t)batch * layer_out_size(l));
+        break;
+    case LAYER_EMBED: embed_backward(l, in, dout, batch); break;
+    }
+}
+
+double softmax_xent(const float *logits, const int32_t *labels, int batch, int classes,
+                    float *dlogits, double scale, int *correct)
+{
+    double loss = 0.0;
+    int ok = 0;
+    for (int s = 0; s < batch; s++) {
+        const float *z = logits + (size_t)s * classes;
+        int arg = 0;
+        for (int c = 1; c < classes; c++)
+            if (z[c] > z[arg])
+                arg = c;
+        double sum = 0.0;
+        for (int c = 0; c < classes; c++)
+            sum += exp((double)z[c] - z[arg]);
+        double logsum = log(sum) + z[arg];
+        loss += logsum - z[labels[s]];
+        ok += arg == labels[s];
+        if (dlogits) {
+            float *g = dlogits + (size_t)s * classes;
+            for (int c = 0; c < classes; c++)
+                g[c] = (float)((exp((double)z[c] - logsum) - (c == labels[s])) / scale);
+        }
+    }
+    if (correct)
+        *correct = ok;
+    return loss;
+}

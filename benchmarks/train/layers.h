@@ -1,0 +1,57 @@
+/* Layers of rb_train's models.  Activations are NHWC (sample-major, channel
+ * last) so a convolution is one im2col + one SGEMM over the whole batch and
+ * its result needs no transpose.  Parameters and gradients are views into
+ * the model's flat buffers (see models.h), so a reducer sees every dense
+ * gradient as one buffer.  Backward overwrites the parameter gradients
+ * (except the embedding, which accumulates into a table the model zeroes).
+ * CPU (BLAS) only for now; a device path would add a second implementation
+ * of the same functions behind this interface. */
+#ifndef RB_TRAIN_LAYERS_H
+#define RB_TRAIN_LAYERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { LAYER_DENSE, LAYER_RELU, LAYER_CONV, LAYER_MAXPOOL, LAYER_EMBED } layer_kind;
+
+typedef struct layer {
+    layer_kind kind;
+    int in_c, in_h, in_w;      /* per-sample input shape (dense: in_c features) */
+    int out_c, out_h, out_w;   /* per-sample output shape */
+    int k, pad;                /* conv kernel and zero padding; pool window */
+    int vocab, ctx;            /* embedding: table rows, ids per sample (dim = out_c / ctx) */
+    size_t n_w, n_b;           /* parameter counts */
+    float *w, *b, *dw, *db;    /* views into the model's buffers (NULL if none) */
+    int max_batch;
+    float *col, *dcol;         /* conv scratch: im2col of the input, its gradient */
+    int32_t *argmax;           /* pool: input index of each output */
+} layer;
+
+/* Fill shapes and parameter counts; allocate scratch for max_batch
+ * samples.  0 on success, -1 on allocation failure. */
+int layer_dense(layer *l, int in, int out, int max_batch);
+int layer_relu(layer *l, int c, int h, int w, int max_batch);
+int layer_conv(layer *l, int in_c, int h, int w, int out_c, int k, int pad, int max_batch);
+int layer_maxpool(layer *l, int c, int h, int w, int k, int max_batch);
+int layer_embed(layer *l, int vocab, int dim, int ctx, int max_batch);
+void layer_free(layer *l);
+
+size_t layer_in_size(const layer *l);   /* floats per sample */
+size_t layer_out_size(const layer *l);
+/* Floating-point operations of a forward pass per sample (2 per multiply-add). */
+double layer_flops(const layer *l);
+
+/* in: batch x layer_in_size floats (LAYER_EMBED: batch x ctx int32 ids). */
+void layer_forward(layer *l, const void *in, float *out, int batch);
+/* din may be NULL (first layer: input gradient not needed).  For
+ * LAYER_EMBED din is ignored and dout is added into the table gradient. */
+void layer_backward(layer *l, const void *in, const float *out, const float *dout,
+                    float *din, int batch);
+
+/* Softmax cross-entropy over logits[batch x classes]: returns the summed
+ * loss, counts correct argmax predictions, and (if dlogits) writes the
+ * gradient of the mean loss (divided by `scale`, the batch size). */
+double softmax_xent(const float *logits, const int32_t *labels, int batch, int classes,
+                    float *dlogits, double scale, int *correct);
+
+#endif

@@ -1,0 +1,213 @@
+/* Model construction and the forward/backward passes (see models.h). */
+#include "models.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void (*backward_hook)(void *);
+static void *backward_hook_ctx;
+
+void model_set_backward_hook(void (*fn)(void *), void *ctx)
+{
+    backward_hook = fn;
+    backward_hook_ctx = ctx;
+}
+
+uint64_t train_rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+double train_rng_uniform(uint64_t *s) { return (double)(train_rng_next(s) >> 11) * 0x1.0p-53; }
+
+static int add(model *m, int rc)
+{
+    m->n++;
+    return rc;
+}
+
+static layer *next(model *m) { return m->n < MODEL_MAX_LAYERS ? &m->L[m->n] : NULL; }
+
+static int build_mlp(model *m, const model_shape *s, int B)
+{
+    int in = s->c * s->h * s->w;
+    return add(m, layer_dense(next(m), in, 256, B)) || add(m, layer_relu(next(m), 256, 1, 1, B)) ||
+           add(m, layer_dense(next(m), 256, 128, B)) || add(m, layer_relu(next(m), 128, 1, 1, B)) ||
+           add(m, layer_dense(next(m), 128, s->classes, B));
+}
+
+/* LeNet-5: conv5x5-6, pool, conv5x5-16, pool, fc120, fc84, fc10.  A 28x28
+ * input is padded by 2 so the second pool yields 5x5 as with 32x32. */
+static int build_lenet(model *m, const model_shape *s, int B)
+{
+    int pad = s->h < 32 ? (32 - s->h) / 2 : 0;
+    if (layer_conv(next(m), s->c, s->h, s->w, 6, 5, pad, B) < 0)
+        return -1;
+    m->n++;
+    for (int stage = 0; stage < 2; stage++) {
+        layer *p = &m->L[m->n - 1];
+        if (add(m, layer_relu(next(m), p->out_c, p->out_h, p->out_w, B)) ||
+            add(m, layer_maxpool(next(m), p->out_c, p->out_h, p->out_w, 2, B)))
+            return -1;
+        if (stage == 0) {
+            p = &m->L[m->n - 1];
+            if (add(m, layer_conv(next(m), p->out_c, p->out_h, p->out_w, 16, 5, 0, B)))
+                return -1;
+        }
+    }
+    int flat = (int)layer_out_size(&m->L[m->n - 1]);
+    return add(m, layer_dense(next(m), flat, 120, B)) || add(m, layer_relu(next(m), 120, 1, 1, B)) ||
+           add(m, layer_dense(next(m), 120, 84, B)) || add(m, layer_relu(next(m), 84, 1, 1, B)) ||
+           add(m, layer_dense(next(m), 84, s->classes, B));
+}
+
+/* Feed-forward n-gram language model (Bengio et al. 2003 without the
+ * direct connections): embeddings of the previous ctx words, a ReLU hidden
+ * layer, a softmax over the vocabulary. */
+static int build_wordlm(model *m, const model_shape *s, int B)
+{
+    int d = s->embed_dim, in = s->ctx * d;
+    return add(m, layer_embed(next(m), s->classes, d, s->ctx, B)) ||
+           add(m, layer_dense(next(m), in, s->hidden, B)) ||
+           add(m, layer_relu(next(m), s->hidden, 1, 1, B)) ||
+           add(m, layer_dense(next(m), s->hidden, s->classes, B));
+}
+
+/* He-uniform weights, zero biases; embeddings uniform in +-0.1. */
+static void init_params(model *m, uint64_t seed)
+{
+    uint64_t st = seed ^ 0x5EEDF00Dull;
+    for (int i = 0; i < m->n; i++) {
+        layer *l = &m->L[i];
+        if (!l->n_w)
+            continue;
+        double a = 0.1;
+        if (l->kind != LAYER_EMBED)
+            a = sqrt(6.0 / (l->kind == LAYER_CONV ? (double)l->k * l->k * l->in_c : l->in_c));
+        for (size_t j = 0; j < l->n_w; j++)
+            l->w[j] = (float)((2.0 * train_rng_uniform(&st) - 1.0) * a);
+        if (l->b)
+            memset(l->b, 0, l->n_b * sizeof(float));
+    }
+}
+
+static int assign_buffers(model *m)
+{
+    for (int i = 0; i < m->n; i++) {
+        layer *l = &m->L[i];
+        if (l->kind == LAYER_EMBED)
+            m->n_embed += l->n_w;
+        else
+            m->n_dense += l->n_w + l->n_b;
+    }
+    m->params = calloc(m->n_dense + 1, sizeof(float));
+    m->grads = calloc(m->n_dense + 1, sizeof(float));
+    if (!m->params || !m->grads)
+        return -1;
+    if (m->n_embed) {
+        m->eparams = calloc(m->n_embed, sizeof(float));
+        m->egrads = calloc(m->n_embed, sizeof(float));
+        if (!m->eparams || !m->egrads)
+            return -1;
+    }
+    size_t off = 0;
+    for (int i = 0; i < m->n; i++) {
+        layer *l = &m->L[i];
+        if (l->kind == LAYER_EMBED) {
+            l->w = m->eparams, l->dw = m->egrads;
+        } else if (l->n_w) {
+            l->w = m->params + off, l->dw = m->grads + off;
+            off += l->n_w;
+            l->b = m->params + off, l->db = m->grads + off;
+            off += l->n_b;
+        }
+        size_t na = (size_t)m->max_batch * layer_out_size(l);
+        m->act[i] = malloc(na * sizeof(float));
+        m->dact[i] = malloc(na * sizeof(float));
+        if (!m->act[i] || !m->dact[i])
+            return -1;
+    }
+    return 0;
+}
+
+int model_build(model *m, const char *name, const model_shape *s, int max_batch, uint64_t seed,
+                char *err, size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    snprintf(m->name, sizeof m->name, "%s", name);
+    m->max_batch = max_batch;
+    m->classes = s->classes;
+    int rc;
+    if (!strcmp(name, "mlp"))
+        rc = build_mlp(m, s, max_batch);
+    else if (!strcmp(name, "lenet")) {
+        if (s->h < 12 || s->w < 12 || s->h > 32 || s->w > 32) {
+            snprintf(err, errlen, "lenet needs 12..32 pixel images, got %dx%d", s->h, s->w);
+            return -1;
+        }
+        rc = build_lenet(m, s, max_batch);
+    } else if (!strcmp(name, "wordlm"))
+        rc = build_wordlm(m, s, max_batch);
+    else {
+        snprintf(err, errlen, "unknown model '%s' (mlp, lenet, wordlm)", name);
+        return -1;
+    }
+    if (rc || assign_buffers(m)) {
+        snprintf(err, errlen, "out of memory building %s", name);
+        model_free(m);
+        return -1;
+    }
+    init_params(m, seed);
+    return 0;
+}
+
+void model_free(model *m)
+{
+    for (int i = 0; i < m->n; i++) {
+        layer_free(&m->L[i]);
+        free(m->act[i]);
+        free(m->dact[i]);
+    }
+    free(m->params);
+    free(m->grads);
+    free(m->eparams);
+    free(m->egrads);
+    memset(m, 0, sizeof *m);
+}
+
+size_t model_in_size(const model *m) { return layer_in_size(&m->L[0]); }
+
+double model_flops(const model *m)
+{
+    double f = 0.0;
+    for (int i = 0; i < m->n; i++)
+        f += layer_flops(&m->L[i]);
+    return f;
+}
+
+double model_forward(model *m, const void *x, const int32_t *y, int batch, int *correct)
+{
+    const void *in = x;
+    for (int i = 0; i < m->n; i++) {
+        layer_forward(&m->L[i], in, m->act[i], batch);
+        in = m->act[i];
+    }
+    return softmax_xent(m->act[m->n - 1], y, batch, m->classes, m->dact[m->n - 1], batch, correct);
+}
+
+void model_backward(model *m, const void *x, const int32_t *y, int batch)
+{
+    (void)y;   /* the loss gradient was written by model_forward */
+    for (int i = m->n - 1; i >= 0; i--) {
+        const void *in = i ? (const void *)m->act[i - 1] : x;
+        float *din = i ? m->dact[i - 1] : NULL;
+        layer_backward(&m->L[i], in, m->act[i], m->dact[i], din, batch);
+        if (backward_hook && i)
+            backward_hook(backward_hook_ctx);
+    }
+}

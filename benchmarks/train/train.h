@@ -1,0 +1,54 @@
+/* rb_train: what the training loop records and hands to the archive. */
+#ifndef RB_TRAIN_TRAIN_H
+#define RB_TRAIN_TRAIN_H
+
+#include <hdf5.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reducer.h"
+
+typedef struct train_opts {
+    const char *model, *data, *format, *reducer, *output, *shuffle, *sparsify, *schedule;
+    const char *write_corpus;
+    int force, batch, epochs, threads, ctx, embed_dim, hidden, vocab, error_feedback, bench_sgemm;
+    long eval_every, log_every, warmup, max_iters;
+    double lr, momentum, weight_decay, target_accuracy, target_perplexity, time_limit;
+    uint64_t seed, train_limit, test_limit;
+    int sparsify_kind;      /* 0 none, 1 topk, 2 threshold */
+    double sparsify_value;
+    rb_options ropts;
+} train_opts;
+
+/* One evaluation. */
+typedef struct train_curve_row {
+    int64_t iteration;
+    double epoch, wall_s, train_loss, train_accuracy;
+    double test_loss, test_accuracy;   /* accuracy in percent; NaN for wordlm */
+    double val_perplexity;             /* NaN for image models */
+} train_curve_row;
+
+/* Rank 0's phase times of one iteration. */
+typedef struct train_phase_row {
+    int64_t iteration;
+    double forward_s, backward_s, reduce_s, update_s, loss;
+    uint64_t bytes_sent, bytes_recv;
+} train_phase_row;
+
+/* Everything about the run that is not a curve. */
+typedef struct train_summary {
+    int ranks, classes, in_c, in_h, in_w;
+    const char *data_format, *data_path;
+    uint64_t train_samples, test_samples, n_dense, n_embed;
+    int64_t iterations, steps_per_epoch;
+    double flops_per_sample, model_gflops, sgemm_gflops, wall_s;
+    double final_train_loss, final_test_accuracy, final_val_perplexity;
+    int reached_target, timed_out;
+} train_summary;
+
+/* Write /train into file (rank 0's archive file).  0 on success. */
+int train_archive_write(hid_t file, const train_opts *o, const train_summary *s,
+                        const train_curve_row *curve, size_t ncurve,
+                        const train_phase_row *phases, size_t nphases);
+
+#endif

@@ -1,0 +1,108 @@
+#!/bin/sh
+# rb_train end to end on small subsets: options, data errors, training at
+# 1..3 ranks, reducers agreeing, ring shuffle, sparsification, time limit.
+set -u
+fm=/usr/share/datasets/fashion-mnist fo=/usr/share/games/fortunes
+[ -r "$fm/train-images-idx3-ubyte.gz" ] || { echo "SKIP: $fm missing" >&2; exit 77; }
+train="${top_builddir:-.}/benchmarks/rb_train"
+run() { np=$1; shift; "$MPIRUN" "$np" "$train" -o none "$@"; }
+tmp=$(mktemp -d) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+field() { sed -n "s/^final: .* $1 \([^ ]*\).*/\1/p" "$2"; }
+# small runs: 1920 training samples, 500 test samples, batch 32
+small="--train-limit 1920 --test-limit 500 --batch 32 --warmup 10 --lr 0.05"
+
+# --- options ------------------------------------------------------------
+run 1 --help > "$tmp/help" 2>&1 || bad "--help exits $?"
+for o in --model --data --batch --lr --momentum --weight-decay --warmup --schedule --epochs \
+         --eval-every --target-accuracy --shuffle --sparsify --reducer -O -T --seed -o --force \
+         --bench-sgemm --train-limit "default"; do
+    grep -q -- "$o" "$tmp/help" || bad "--help does not mention $o"
+done
+for args in "--batch 0" "--sparsify topk:2" "--shuffle zigzag" "--reducer nosuch" "-O nosuch=1" \
+            "--model resnet" "--lr abc" "--frobnicate"; do
+    "$train" $args > "$tmp/out" 2>&1   # singleton MPI: faster than mpirun
+    rc=$?
+    opt=$(echo "$args" | cut -d' ' -f1 | sed 's/^-*//')
+    [ $rc -eq 2 ] || bad "'$args' exits $rc, expected 2"
+    grep -q -- "$opt" "$tmp/out" || bad "'$args': message does not name $opt: $(cat "$tmp/out")"
+done
+
+# --- data errors: exit 2 and the file named -------------------------------
+mkdir "$tmp/broken"
+for f in train-labels-idx1-ubyte.gz t10k-images-idx3-ubyte.gz t10k-labels-idx1-ubyte.gz; do
+    ln -s "$fm/$f" "$tmp/broken/$f"
+done
+head -c 5000 "$fm/train-images-idx3-ubyte.gz" > "$tmp/broken/train-images-idx3-ubyte.gz"
+run 2 --data "$tmp/broken" > "$tmp/out" 2>&1
+rc=$?
+[ $rc -eq 2 ] || bad "truncated data exits $rc, expected 2"
+grep -q "train-images-idx3-ubyte.gz.*truncated\|train-images-idx3-ubyte.gz.*corrupt" "$tmp/out" ||
+    bad "truncated data: $(cat "$tmp/out")"
+[ "$(grep -c 'rb_train:.*train-images' "$tmp/out")" -eq 1 ] || bad "data error printed more than once"
+
+# --- none at 1 rank equals dense at 1 rank (serial SGD), bit for bit -------
+run 1 $small --reducer none > "$tmp/none" 2>&1 || bad "none exits $?"
+run 1 $small --reducer dense > "$tmp/dense1" 2>&1 || bad "dense exits $?"
+a=$(grep '^final:' "$tmp/none" | sed 's/wall_s [^ ]* //') b=$(grep '^final:' "$tmp/dense1" | sed 's/wall_s [^ ]* //')
+[ -n "$a" ] && [ "$a" = "$b" ] || bad "none and dense differ at 1 rank: '$a' vs '$b'"
+
+# --- training lowers the loss at 2 and 3 ranks (mlp and lenet) -------------
+check_learns() { # file label
+    first=$(sed -n 's/^epoch .* loss \([^ ]*\) .*/\1/p' "$1" | head -n 1)
+    last=$(field train_loss "$1") acc=$(field test_accuracy "$1")
+    awk -v f="$first" -v l="$last" -v a="$acc" 'BEGIN { exit !(l < 0.75 * f && a > 60) }' ||
+        bad "$2 did not learn: first loss $first, final train loss $last, accuracy $acc"
+}
+run 2 $small --epochs 2 > "$tmp/mlp2" 2>&1 || bad "mlp 2 ranks exits $?"
+check_learns "$tmp/mlp2" "mlp 2 ranks"
+run 3 $small --model lenet --epochs 2 --lr 0.1 > "$tmp/lenet3" 2>&1 || bad "lenet 3 ranks exits $?"
+check_learns "$tmp/lenet3" "lenet 3 ranks"
+
+# --- every exact reducer agrees with dense (3 ranks, same seed) -------------
+# Tolerance: relative 1e-4 on the final loss and the sum of squared
+# parameters (float summation order may differ between reducers).
+run 3 $small --iterations 40 > "$tmp/ref" 2>&1 || bad "dense 3 ranks exits $?"
+ref_loss=$(field train_loss "$tmp/ref") ref_sq=$(field param_sq "$tmp/ref")
+"$train" --list-reducers > "$tmp/reducers" || bad "--list-reducers exits $?"
+while read -r name traits; do
+    case " $traits " in *" exact "*) ;; *) continue ;; esac
+    run 3 $small --iterations 40 --reducer "$name" > "$tmp/r-$name" 2>&1 < /dev/null
+    rc=$?
+    if grep -q "not supported\|unsupported" "$tmp/r-$name"; then
+        echo "note: reducer $name not available yet (skipped)"
+        continue
+    fi
+    [ $rc -eq 0 ] || { bad "reducer $name exits $rc: $(tail -n 3 "$tmp/r-$name")"; continue; }
+    l=$(field train_loss "$tmp/r-$name") q=$(field param_sq "$tmp/r-$name")
+    awk -v a="$l" -v b="$ref_loss" -v c="$q" -v d="$ref_sq" \
+        'function rel(x, y) { return (x > y ? x - y : y - x) / (y < 0 ? -y : y) }
+         BEGIN { exit !(rel(a, b) < 1e-4 && rel(c, d) < 1e-4) }' ||
+        bad "reducer $name differs from dense: loss $l vs $ref_loss, param_sq $q vs $ref_sq"
+    echo "reducer $name matches dense (loss $l)"
+done < "$tmp/reducers"
+
+# --- ring shuffle and top-k sparsification with error feedback -------------
+run 3 $small --epochs 2 --shuffle ring > "$tmp/ring" 2>&1 || bad "ring shuffle exits $?"
+check_learns "$tmp/ring" "mlp ring shuffle"
+run 2 $small --epochs 2 --sparsify topk:0.05 > "$tmp/topk" 2>&1 || bad "topk exits $?"
+check_learns "$tmp/topk" "mlp topk:0.05"
+
+# --- wordlm on the fortunes corpus, 2 ranks ------------------------------
+if [ -r "$fo/fortunes" ]; then
+    run 2 --model wordlm --train-limit 4096 --test-limit 1000 --batch 32 --hidden 64 \
+        --embed-dim 16 --vocab 2000 --lr 0.1 --epochs 2 > "$tmp/lm" 2>&1 || bad "wordlm exits $?"
+    grep -q "vocabulary 2000" "$tmp/lm" || bad "wordlm corpus line: $(head -n 2 "$tmp/lm")"
+    ppl=$(field val_perplexity "$tmp/lm")
+    awk -v p="$ppl" 'BEGIN { exit !(p > 1 && p < 1000) }' || bad "wordlm perplexity $ppl (uniform: 2000)"
+fi
+
+# --- time limit: exit 124 -----------------------------------------------
+run 2 --train-limit 1920 --test-limit 100 --epochs 100000 -T 1 > "$tmp/tl" 2>&1
+rc=$?
+[ $rc -eq 124 ] || bad "-T 1 exits $rc, expected 124"
+
+[ $fail -eq 0 ] || { for f in "$tmp"/*; do [ -f "$f" ] && { echo "== $f"; tail -n 5 "$f"; }; done; }
+exit $fail

@@ -1,0 +1,247 @@
+/* Finite-difference checks of every layer's backward pass and of the
+ * softmax cross-entropy gradient.  The scalar probed is L = sum(out * R)
+ * for a fixed random R, so dL/dout = R. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layers.h"
+#include "models.h"
+
+static uint64_t rng = 42;
+static float urand(void) { return (float)(2.0 * train_rng_uniform(&rng) - 1.0); }
+static int failures;
+
+static double probe(layer *l, const void *in, float *out, const float *R, int B)
+{
+    layer_forward(l, in, out, B);
+    double s = 0.0;
+    for (size_t i = 0; i < (size_t)B * layer_out_size(l); i++)
+        s += (double)out[i] * R[i];
+    return s;
+}
+
+/* Compare analytic g[i] with the central difference of probe() in v[i]. */
+static void check_vector(const char *what, layer *l, const void *in, float *out, const float *R,
+                         int B, float *v, const float *g, size_t n)
+{
+    const float h = 1e-2f;
+    double worst = 0.0;
+    size_t stride = n > 400 ? n / 397 : 1;   /* sample large vectors */
+    for (size_t i = 0; i < n; i += stride) {
+        float keep = v[i];
+        v[i] = keep + h;
+        double up = probe(l, in, out, R, B);
+        v[i] = keep - h;
+        double down = probe(l, in, out, R, B);
+        v[i] = keep;
+        double fd = (up - down) / (2.0 * h);
+        double err = fabs(fd - g[i]) / fmax(1.0, fabs(fd));
+        if (err > worst)
+            worst = err;
+    }
+    int ok = worst < 2e-3;
+    printf("%-28s max rel. error %.2e  %s\n", what, worst, ok ? "ok" : "FAIL");
+    failures += !ok;
+}
+
+/* Run forward + backward once, then check dW, db and din. */
+static void check_layer(const char *name, layer *l, int B, int has_din)
+{
+    size_t nin = (size_t)B * layer_in_size(l), nout = (size_t)B * layer_out_size(l);
+    float *x = malloc(nin * sizeof *x), *dx = calloc(nin, sizeof *dx);
+    float *y = malloc(nout * sizeof *y), *R = malloc(nout * sizeof *R);
+    float *w = NULL, *dw = NULL;
+    if (l->n_w + l->n_b) {
+        w = malloc((l->n_w + l->n_b) * sizeof *w), dw = calloc(l->n_w + l->n_b, sizeof *dw);
+        l->w = w, l->dw = dw;
+        l->b = l->n_b ? w + l->n_w : NULL, l->db = l->n_b ? dw + l->n_w : NULL;
+        for (size_t i = 0; i < l->n_w + l->n_b; i++)
+            w[i] = urand();
+    }
+    for (size_t i = 0; i < nin; i++) {
+        x[i] = urand();
+        if (l->kind == LAYER_RELU && fabsf(x[i]) < 0.05f)   /* stay off the kink */
+            x[i] += x[i] < 0 ? -0.05f : 0.05f;
+    }
+    if (l->kind == LAYER_MAXPOOL)   /* distinct values: no ties within a window */
+        for (size_t i = 0; i < nin; i++)
+            x[i] = (float)((i * 7919) % nin) * 0.05f;
+    for (size_t i = 0; i < nout; i++)
+        R[i] = urand();
+    layer_forward(l, x, y, B);
+    layer_backward(l, x, y, R, has_din ? dx : NULL, B);
+    char what[64];
+    if (l->n_w) {
+        float *g = malloc(l->n_w * sizeof *g);
+        memcpy(g, dw, l->n_w * sizeof *g);
+        snprintf(what, sizeof what, "%s weights", name);
+        check_vector(what, l, x, y, R, B, w, g, l->n_w);
+        free(g);
+    }
+    if (l->n_b) {
+        float *g = malloc(l->n_b * sizeof *g);
+        memcpy(g, dw + l->n_w, l->n_b * sizeof *g);
+        snprintf(what, sizeof what, "%s bias", name);
+        check_vector(what, l, x, y, R, B, w + l->n_w, g, l->n_b);
+        free(g);
+    }
+    if (has_din && l->kind != LAYER_MAXPOOL) {
+        snprintf(what, sizeof what, "%s input", name);
+        check_vector(what, l, x, y, R, B, x, dx, nin);
+    } else if (has_din) {
+        /* Max pooling is piecewise linear: compare with the exact routing. */
+        float *ref = calloc(nin, sizeof *ref);
+        for (size_t o = 0; o < nout; o++)
+            ref[l->argmax[o]] += R[o];
+        double worst = 0.0;
+        for (size_t i = 0; i < nin; i++)
+            worst = fmax(worst, fabs(ref[i] - dx[i]));
+        /* and one finite difference per input (values spaced 0.05 apart) */
+        snprintf(what, sizeof what, "%s input", name);
+        check_vector(what, l, x, y, R, B, x, dx, nin);
+        failures += worst > 0;
+        free(ref);
+    }
+    free(x), free(dx), free(y), free(R), free(w), free(dw);
+}
+
+static void check_embedding(void)
+{
+    layer l;
+    int V = 23, D = 4, ctx = 3, B = 5;
+    layer_embed(&l, V, D, ctx, B);
+    float *w = malloc(l.n_w * sizeof *w), *dw = calloc(l.n_w, sizeof *dw);
+    l.w = w, l.dw = dw;
+    for (size_t i = 0; i < l.n_w; i++)
+        w[i] = urand();
+    int32_t ids[15];
+    for (int i = 0; i < B * ctx; i++)
+        ids[i] = (int32_t)((i * 5) % V);   /* repeats: gradients must add up */
+    size_t nout = (size_t)B * layer_out_size(&l);
+    float *y = malloc(nout * sizeof *y), *R = malloc(nout * sizeof *R);
+    for (size_t i = 0; i < nout; i++)
+        R[i] = urand();
+    layer_forward(&l, ids, y, B);
+    layer_backward(&l, ids, y, R, NULL, B);
+    float *g = malloc(l.n_w * sizeof *g);
+    memcpy(g, dw, l.n_w * sizeof *g);
+    check_vector("embedding table", &l, ids, y, R, B, w, g, l.n_w);
+    int rows_touched = 0;
+    for (int r = 0; r < V; r++) {
+        int nz = 0;
+        for (int j = 0; j < D; j++)
+            nz |= g[r * D + j] != 0.0f;
+        rows_touched += nz;
+    }
+    printf("%-28s %d of %d rows non-zero  %s\n", "embedding row-sparsity", rows_touched, V,
+           rows_touched < V ? "ok" : "FAIL");
+    failures += rows_touched >= V;
+    free(w), free(dw), free(y), free(R), free(g);
+}
+
+static void check_softmax(void)
+{
+    int B = 4, C = 7;
+    float z[28], dz[28];
+    int32_t lab[4] = {0, 3, 6, 2};
+    for (int i = 0; i < B * C; i++)
+        z[i] = 2.0f * urand();
+    softmax_xent(z, lab, B, C, dz, B, NULL);
+    double worst = 0.0;
+    const float h = 1e-2f;
+    for (int i = 0; i < B * C; i++) {
+        float keep = z[i];
+        z[i] = keep + h;
+        double up = softmax_xent(z, lab, B, C, NULL, B, NULL) / B;
+        z[i] = keep - h;
+        double down = softmax_xent(z, lab, B, C, NULL, B, NULL) / B;
+        z[i] = keep;
+        worst = fmax(worst, fabs((up - down) / (2 * h) - dz[i]));
+    }
+    printf("%-28s max abs. error %.2e  %s\n", "softmax cross-entropy", worst,
+           worst < 1e-3 ? "ok" : "FAIL");
+    failures += worst >= 1e-3;
+}
+
+/* Whole models: gradient of the mean loss w.r.t. sampled parameters. */
+static void check_model(const char *name, const model_shape *s, int B)
+{
+    model m;
+    char err[256];
+    if (model_build(&m, name, s, B, 7, err, sizeof err) < 0) {
+        printf("%s: %s\n", name, err);
+        failures++;
+        return;
+    }
+    size_t nin = (size_t)B * model_in_size(&m);
+    float *x = malloc(nin * sizeof *x);
+    int32_t *ids = (int32_t *)(void *)x, y[8];
+    for (size_t i = 0; i < nin; i++) {
+        if (m.n_embed)
+            ids[i] = (int32_t)((i * 11) % (size_t)s->classes);
+        else
+            x[i] = urand();
+    }
+    for (int i = 0; i < B; i++)
+        y[i] = (int32_t)((i * 3) % s->classes);
+    if (m.egrads)
+        memset(m.egrads, 0, m.n_embed * sizeof(float));
+    model_forward(&m, x, y, B, NULL);
+    model_backward(&m, x, y, B);
+    float *buf[2] = {m.params, m.eparams}, *grad[2] = {m.grads, m.egrads};
+    size_t len[2] = {m.n_dense, m.n_embed};
+    /* small step: fewer ReLU / max-pool switches; float noise ~1e-4 */
+    double worst = 0.0;
+    const float h = 2e-3f;
+    for (int k = 0; k < 2; k++) {
+        if (!len[k])
+            continue;
+        float *g = malloc(len[k] * sizeof *g);
+        memcpy(g, grad[k], len[k] * sizeof *g);
+        for (size_t i = 0; i < len[k]; i += len[k] / 61 + 1) {
+            float keep = buf[k][i];
+            buf[k][i] = keep + h;
+            double up = model_forward(&m, x, y, B, NULL) / B;
+            buf[k][i] = keep - h;
+            double down = model_forward(&m, x, y, B, NULL) / B;
+            buf[k][i] = keep;
+            worst = fmax(worst, fabs((up - down) / (2 * h) - g[i]));
+        }
+        free(g);
+    }
+    char what[64];
+    snprintf(what, sizeof what, "model %s", name);
+    printf("%-28s max abs. error %.2e  %s\n", what, worst, worst < 3e-3 ? "ok" : "FAIL");
+    failures += worst >= 3e-3;
+    free(x);
+    model_free(&m);
+}
+
+int main(void)
+{
+    layer l;
+    layer_dense(&l, 7, 5, 3);
+    check_layer("dense 7->5", &l, 3, 1);
+    layer_relu(&l, 4, 3, 3, 2);
+    check_layer("relu", &l, 2, 1);
+    layer_conv(&l, 2, 6, 5, 3, 3, 1, 2);
+    check_layer("conv 3x3 pad 1, 2->3 ch", &l, 2, 1);
+    layer_free(&l);
+    layer_conv(&l, 1, 8, 8, 2, 5, 0, 2);
+    check_layer("conv 5x5, 1->2 ch", &l, 2, 0);
+    layer_free(&l);
+    layer_maxpool(&l, 3, 4, 6, 2, 2);
+    check_layer("maxpool 2x2", &l, 2, 1);
+    layer_free(&l);
+    check_embedding();
+    check_softmax();
+    model_shape img = {1, 12, 12, 5, 0, 0, 0}, txt = {0, 0, 0, 30, 3, 4, 8};
+    check_model("mlp", &img, 4);
+    check_model("lenet", &img, 4);
+    check_model("wordlm", &txt, 4);
+    if (failures)
+        printf("%d check(s) failed\n", failures);
+    return failures ? 1 : 0;
+}
