@@ -6,13 +6,24 @@ error."""
 
 import argparse
 import datetime
+import importlib
 import os
 import sys
 
-import pandas as pd
+from . import __version__
 
-from . import __version__, claims, figures, load, micro, training
-from .document import Document, fmt
+# pandas, h5py and matplotlib take seconds to import on a busy node: they
+# are imported once the arguments are known to be valid (_import_heavy).
+pd = claims = figures = load = micro = training = Document = fmt = None
+
+
+def _import_heavy():
+    global pd, claims, figures, load, micro, training, Document, fmt
+    pd = importlib.import_module("pandas")
+    claims, figures, load, micro, training, document = (
+        importlib.import_module("." + m, __package__)
+        for m in ("claims", "figures", "load", "micro", "training", "document"))
+    Document, fmt = document.Document, document.fmt
 
 
 def parse_args(argv):
@@ -37,6 +48,7 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    _import_heavy()
     archive = load.load(args.paths)
     for r in archive.refusals:
         print("rb-report: " + r.message(), file=sys.stderr)
@@ -178,6 +190,9 @@ def section_micro(doc, rows, agg):
         out.append(f)
 
     doc.heading(3, "Speedup vs dense and vs the best exact sparse baseline")
+    doc.para("Median time of dense (of the fastest validated baseline) / median time of the "
+             "reducer, at the same size; > 1 is faster. `none` is left out: it does not "
+             "communicate (see compute efficiency).")
     sp = micro.speedups(agg)
     doc.table(sp, "micro_speedup", columns={
         "gid": "group", "variant": "reducer", "size_bytes": "size B",

@@ -18,17 +18,33 @@ MARKERS = "osD^v<>px*h+"
 
 
 def _save(fig, outdir, name):
+    for ax in fig.get_axes():
+        _plain_ticks(ax)
     fig.tight_layout()
     fig.savefig(os.path.join(outdir, name), dpi=90)
     plt.close(fig)
     return name
 
 
-def _plain_log_ticks(ax):
-    """Log axis labelled 0.5, 1, 2 instead of 5x10^-1."""
-    fmt = matplotlib.ticker.FuncFormatter(lambda v, _: "%g" % v)
-    ax.yaxis.set_major_formatter(fmt)
-    ax.yaxis.set_minor_formatter(fmt)
+def _human(v, _pos=None):
+    for unit, div in (("G", 2 ** 30), ("M", 2 ** 20), ("K", 2 ** 10)):
+        if v >= div:
+            return "%g%s" % (v / div, unit)
+    return "%g" % v
+
+
+def _plain_ticks(ax):
+    """Plain tick labels ('0.5', '2', '64K') on log axes: cheaper than
+    mathtext and easier to read."""
+    plain = matplotlib.ticker.FuncFormatter(lambda v, _: "%g" % v)
+    none = matplotlib.ticker.NullFormatter()
+    if ax.get_xscale() == "log":
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_human)
+                                     if "size" in ax.get_xlabel() else plain)
+        ax.xaxis.set_minor_formatter(none)
+    if ax.get_yscale() == "log":
+        ax.yaxis.set_major_formatter(plain)
+        ax.yaxis.set_minor_formatter(none)
 
 
 def _style(i):
@@ -73,7 +89,6 @@ def speedup(sp, outdir):
             ax.set_yscale("log")
             ax.set_xlabel("dense gradient size (bytes)")
             ax.set_ylabel("speedup (>1 = faster)")
-            _plain_log_ticks(ax)
             ax.set_title("speedup " + title, fontsize=9)
             ax.grid(True, which="both", alpha=0.3)
         axes[1].legend(fontsize=6)

@@ -95,6 +95,7 @@ class Run:
 @dataclass
 class TrainRecord:
     attrs: dict                  # run attrs overlaid with /train attrs
+    options: dict = None         # reducer options (/train/reducer_options)
     curve: pd.DataFrame = None   # iteration, epoch, wall_s, losses, accuracy...
     phases: pd.DataFrame = None  # per-iteration forward/backward/reduce/update
 
@@ -448,9 +449,13 @@ def read_train(g, run_attrs):
         attrs.update(read_attrs(grp))
         curve, phases = _train_tables(grp)
         if curve is not None or phases is not None:
-            records.append(TrainRecord(attrs=attrs, curve=curve, phases=phases))
+            opts = None
+            if "reducer_options" in grp:
+                opts = {k: _number(v) if isinstance(v, str) else v
+                        for k, v in read_attrs(grp["reducer_options"]).items()}
+            records.append(TrainRecord(attrs=attrs, options=opts, curve=curve, phases=phases))
         for key in sorted(grp):
-            if isinstance(grp[key], h5py.Group):
+            if isinstance(grp[key], h5py.Group) and key != "reducer_options":
                 visit(grp[key], attrs)
 
     visit(g, run_attrs)

@@ -107,7 +107,8 @@ def summarise_repeats(df):
 
 def speedups(agg):
     """Per group and size: each variant's speedup vs dense and vs the best
-    (fastest) exact sparse baseline that validated (wrong == 0)."""
+    (fastest) exact sparse baseline that validated (wrong == 0).  `none`
+    (no communication) is not a choice for an exact average: left out."""
     if agg.empty:
         return pd.DataFrame()
     rows = []
@@ -120,7 +121,7 @@ def speedups(agg):
             t_best, best_name = float(best["t_avg_us_median"]), best["variant"]
         else:
             t_best, best_name = np.nan, ""
-        for _, r in sub.iterrows():
+        for _, r in sub[sub["reducer"] != "none"].iterrows():
             t = float(r["t_avg_us_median"])
             rows.append({
                 "gid": gid, "group": r["group"], "kind": r["kind"], "size_bytes": size,

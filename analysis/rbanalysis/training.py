@@ -6,6 +6,8 @@ metric is test accuracy (higher is better) or validation perplexity (lower
 is better), whichever the run recorded.
 """
 
+import os
+
 import numpy as np
 import pandas as pd
 
@@ -35,14 +37,18 @@ def records(archive):
         for rec in run.train:
             a = rec.attrs
             reducer = str(_attr(a, "reducer", default="?"))
-            opts = _options_text(a, reducer)
+            opts = (options_text(rec.options, reducer) if rec.options is not None
+                    else _options_text(a, reducer))
+            data = str(_attr(a, "dataset", "data_path", "data", default=""))
             info = {
                 "run": run.label, "file": run.path, "kind": run_kind(run.meta),
                 "machine": run_machine(run.meta), "version": run.meta["version"] or "",
                 "host": run.meta["host"] or "", "job_id": run.meta["job_id"] or "",
                 "partition": run.meta["partition"] or "", "date": run.meta["date"] or "",
                 "model": str(_attr(a, "model", default="?")),
-                "dataset": str(_attr(a, "dataset", "data", default="")),
+                "dataset": os.path.basename(data.rstrip("/")) or data,
+                "target_accuracy": _attr(a, "target_accuracy", default=float("nan")),
+                "target_perplexity": _attr(a, "target_perplexity", default=float("nan")),
                 "ranks": int(_attr(a, "ranks", default=run.meta["ranks"] or 0)),
                 "reducer": reducer, "options": opts,
                 "variant": variant_label(reducer, opts),
@@ -138,10 +144,18 @@ def summary(curv, phases, targets=None):
         metric = sub["metric"].iloc[0]
         higher = bool(sub["higher_is_better"].iloc[0])
         best = sub.groupby("run")["value"].agg("max" if higher else "min")
-        # Default target: the worst of the runs' best values, so every run
-        # of the group reaches it; --target overrides.
-        target = targets.get(metric, best.min() if higher else best.max())
-        chosen[tid] = (metric, float(target), "given" if metric in targets else "default")
+        # Target: --target-*, else the one the runs were given (when they
+        # agree), else the worst of the runs' best values, so every run of
+        # the group reaches it.
+        run_target = _common_target(sub, "target_accuracy" if higher else "target_perplexity")
+        if metric in targets:
+            target, how = targets[metric], "given on the command line"
+        elif run_target is not None:
+            target, how = run_target, "the runs' own target"
+        else:
+            target = best.min() if higher else best.max()
+            how = "lowest best value of the group" if higher else "highest best value of the group"
+        chosen[tid] = (metric, float(target), how)
         for run, r in sub.groupby("run"):
             r = r.sort_values("iteration")
             hit = r[r["value"] >= target] if higher else r[r["value"] <= target]
@@ -179,6 +193,13 @@ def summary(curv, phases, targets=None):
         if len(none) and none.iloc[0] > 0:
             out.loc[sub.index, "compute_efficiency"] = none.iloc[0] / sub["t_iter_s_median"]
     return out, chosen
+
+
+def _common_target(sub, col):
+    if col not in sub:
+        return None
+    vals = set(float(v) for v in sub[col] if v is not None and np.isfinite(float(v)) and float(v) > 0)
+    return vals.pop() if len(vals) == 1 else None
 
 
 def efficiency_vs_ranks(summ):

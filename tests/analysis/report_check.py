@@ -17,7 +17,11 @@ Checks (each failure is printed; exit 1 if any, 0 otherwise):
     digits);
   - the number of runs used and the refused files named;
   - the claims table: every claim is either measured or says 'not measured
-    in these data' (training claims must say so when --training is absent).
+    in these data' (training claims must say so when --training is absent);
+  - with --training: tables/train_curves.csv equals each run's /train/curves
+    (accuracy or perplexity per evaluation), and each reducer's seconds per
+    iteration in tables/train_summary.csv equals the sum of the medians of
+    /train/phases forward_s, backward_s, reduce_s, update_s.
 """
 
 import argparse
@@ -154,6 +158,40 @@ def check_inputs(d, md, runs, refused, training):
     print("ok: inputs, refusals and claims table")
 
 
+def train_tables(path):
+    with h5py.File(path, "r") as f:
+        return f["train/curves"][...], f["train/phases"][...]
+
+
+def check_training(d):
+    curv = pd.read_csv(os.path.join(d, "tables", "train_curves.csv"))
+    summ = pd.read_csv(os.path.join(d, "tables", "train_summary.csv"))
+    n = 0
+    per_run = {}
+    for path, sub in curv.groupby("file"):
+        c, p = train_tables(path)
+        metric = sub["metric"].iloc[0]
+        h5 = dict(zip(c["iteration"].tolist(), c[metric].tolist()))
+        for _, r in sub.iterrows():
+            if not close(float(r["value"]), float(h5.get(int(r["iteration"]), float("nan")))):
+                fail("%s iteration %d: %s %r in CSV, %r in HDF5"
+                     % (path, r["iteration"], metric, r["value"], h5.get(int(r["iteration"]))))
+            n += 1
+        t = sum(float(np.median(p[c])) for c in ("forward_s", "backward_s", "reduce_s", "update_s"))
+        per_run[(sub["tid"].iloc[0], sub["variant"].iloc[0])] = per_run.get(
+            (sub["tid"].iloc[0], sub["variant"].iloc[0]), []) + [t]
+    if n == 0:
+        fail("no training curve points in train_curves.csv")
+    for _, r in summ.iterrows():
+        exp = per_run.get((r["tid"], r["variant"]))
+        if exp is None:
+            fail("train summary %s %s: no run found" % (r["tid"], r["variant"]))
+        elif not close(float(r["t_iter_s_median"]), float(np.median(exp)), 1e-9):
+            fail("train summary %s %s: s/iter %r, HDF5 phases give %r"
+                 % (r["tid"], r["variant"], r["t_iter_s_median"], np.median(exp)))
+    print("ok: %d training curve points and %d s/iter values match HDF5" % (n, len(summ)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
@@ -165,6 +203,8 @@ def main():
     rows = check_rows(a.dir)
     check_latency(a.dir, rows, md)
     check_inputs(a.dir, md, a.runs, a.refused, a.training)
+    if a.training:
+        check_training(a.dir)
     return 1 if failures else 0
 
 
