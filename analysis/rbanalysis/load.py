@@ -281,10 +281,14 @@ def run_kind(meta):
 
 
 def run_machine(meta):
-    """What makes timings comparable: the cluster (or host) and partition."""
-    where = meta.get("cluster") or meta.get("host") or "unknown-host"
+    """What makes timings comparable.  Under Slurm the partition (with the
+    cluster name when recorded): jobs land on different nodes of the same
+    partition, and their repeats belong together.  Outside Slurm the host."""
     part = meta.get("partition")
-    return "%s/%s" % (where, part) if part else str(where)
+    if part:
+        cluster = meta.get("cluster")
+        return "%s/%s" % (cluster, part) if cluster else "partition %s" % part
+    return str(meta.get("host") or "unknown-host")
 
 
 def _add_meta_columns(df, run):

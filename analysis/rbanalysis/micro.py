@@ -198,8 +198,14 @@ def comparability_warnings(df):
                       ("cols", "gradient shapes (columns)")):
         vals = sorted(set(str(v) for v in df[col]))
         if len(vals) > 1:
-            warns.append("the data mix %s (%s): they are kept in separate groups, "
-                         "never compared with each other" % (what, ", ".join(vals)))
+            where = ("compared with each other only in the scaling-with-ranks section"
+                     if col == "ranks" else "never compared with each other")
+            warns.append("the data mix %s (%s): they are kept in separate groups, %s"
+                         % (what, ", ".join(vals), where))
+    for gid, hosts in df.groupby("gid")["host"].agg(lambda s: sorted(set(map(str, s)))).items():
+        if len(hosts) > 1:
+            warns.append("%s pools runs whose rank 0 ran on different hosts (%s) of the same "
+                         "partition" % (gid, ", ".join(hosts[:5]) + (" ..." if len(hosts) > 5 else "")))
     if "size_bytes" in df:
         sizes = df.groupby("gid")["size_bytes"].apply(lambda s: frozenset(s))
         by_red = df.groupby(["gid", "reducer"])["size_bytes"].apply(frozenset)
