@@ -363,3 +363,47 @@ int rb_sendrecv(rb_reducer *r, rb_stats *st, const void *sbuf, int scount,
     }
     return RB_OK;
 }
+
+/* Counted personalised exchange and broadcast (parallax, sparcml rsag). */
+int rb_alltoall(rb_reducer *r, rb_stats *st, const void *sendbuf, int count,
+                MPI_Datatype type, void *recvbuf)
+{
+    uint64_t b;
+    RB_TRY(rb_type_bytes(type, count, &b));
+    RB_MPI(MPI_Alltoall(sendbuf, count, type, recvbuf, count, type, r->comm));
+    st->bytes_sent += (uint64_t)(r->size - 1) * b;
+    st->bytes_recv += (uint64_t)(r->size - 1) * b;
+    return RB_OK;
+}
+
+int rb_alltoallv(rb_reducer *r, rb_stats *st, const void *sendbuf,
+                 const int *scounts, const int *sdispls, MPI_Datatype type,
+                 void *recvbuf, const int *rcounts, const int *rdispls)
+{
+    RB_MPI(MPI_Alltoallv(sendbuf, scounts, sdispls, type, recvbuf, rcounts, rdispls,
+                         type, r->comm));
+    for (int i = 0; i < r->size; i++) {
+        if (i == r->rank)
+            continue;
+        uint64_t bs, br;
+        RB_TRY(rb_type_bytes(type, scounts[i], &bs));
+        RB_TRY(rb_type_bytes(type, rcounts[i], &br));
+        st->bytes_sent += bs;
+        st->bytes_recv += br;
+    }
+    return RB_OK;
+}
+
+int rb_bcast(rb_reducer *r, rb_stats *st, void *buf, int count,
+             MPI_Datatype type, int root)
+{
+    uint64_t b;
+    RB_TRY(rb_type_bytes(type, count, &b));
+    RB_MPI(MPI_Bcast(buf, count, type, root, r->comm));
+    int pos = (r->rank - root + r->size) % r->size;   /* place in the chain */
+    if (pos != r->size - 1)
+        st->bytes_sent += b;
+    if (pos != 0)
+        st->bytes_recv += b;
+    return RB_OK;
+}

@@ -74,6 +74,18 @@ int rb_sendrecv(rb_reducer *r, rb_stats *st, const void *sbuf, int scount,
                 MPI_Datatype rtype, int src, int tag, MPI_Status *status);
 int rb_type_bytes(MPI_Datatype t, int count, uint64_t *bytes);
 
+/* Personalised exchange (exact byte counts: what goes to / comes from the
+ * other ranks; the block to self is not counted). */
+int rb_alltoall(rb_reducer *r, rb_stats *st, const void *sendbuf, int count,
+                MPI_Datatype type, void *recvbuf);
+int rb_alltoallv(rb_reducer *r, rb_stats *st, const void *sendbuf,
+                 const int *scounts, const int *sdispls, MPI_Datatype type,
+                 void *recvbuf, const int *rcounts, const int *rdispls);
+/* Broadcast, counted with the pipelined-chain model: every rank but the
+ * root receives B, every rank but the last in the chain sends B. */
+int rb_bcast(rb_reducer *r, rb_stats *st, void *buf, int count,
+             MPI_Datatype type, int root);
+
 /* Large element counts are sent as chunks of MPI_FLOAT up to INT_MAX. */
 int rb_allreduce_floats(rb_reducer *r, rb_stats *st, float *buf, size_t n);
 

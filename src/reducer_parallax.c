@@ -1,23 +1,164 @@
-/* parallax: sparse parameter server (index space sharded over servers).
- * PLACEHOLDER during development: replaced by the real implementation. */
+/* parallax: sparse parameter server, as Parallax (Kim et al., EuroSys'19)
+ * handles sparse variables.  The index space is sharded into S contiguous
+ * ranges, one per server: parallax_servers=1 -> S = 1, rank 0 serves all
+ * (the S2 authors' setup); parallax_servers=0 -> S = p, rank i serves
+ * range i.
+ *
+ *   encode  pack the local non-zeros; split them by server range
+ *   comm    push: alltoall of the per-server counts, alltoallv of the pairs
+ *           (non-servers receive nothing); servers merge-sum the p streams;
+ *           pull: S = 1 -> bcast of the result from rank 0,
+ *                 S = p -> allgather of counts + allgatherv of the ranges
+ *   decode  set the result pairs, scaled by 1/p, into the gradient
+ *
+ * Pushes are counted exactly per message; the collectives of the pull with
+ * the ring / pipelined-chain models (docs/wire-bytes.md).  MPI counts are
+ * ints, so gradients over INT_MAX elements are refused (RB_ERR_UNSUPPORTED,
+ * on every rank alike). */
 #include "rb_internal.h"
+#include "sparse.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+typedef struct parallax_state {
+    rb_pair *send, *recv, *tmp, *result;
+    size_t send_cap, recv_cap, tmp_cap, result_cap;
+    int servers;
+    int *scounts, *sdispls, *rcounts, *rdispls;
+    size_t *offs;
+} parallax_state;
+
+static void parallax_fini(rb_reducer *r)
+{
+    parallax_state *s = r->impl;
+    free(s->send);
+    free(s->recv);
+    free(s->tmp);
+    free(s->result);
+    free(s->scounts);
+    free(s->sdispls);
+    free(s->rcounts);
+    free(s->rdispls);
+    free(s->offs);
+    free(s);
+    r->impl = NULL;
+}
 
 static int parallax_init(rb_reducer *r)
 {
-    (void)r;
-    return rb_fail(RB_ERR_UNSUPPORTED, "reducer 'parallax' is not implemented yet");
+    parallax_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return rb_fail(RB_ERR_NOMEM, "parallax: no memory");
+    r->impl = s;
+    s->servers = r->cfg.opts.parallax_servers == 1 ? 1 : r->size;
+    size_t p = (size_t)r->size;
+    s->scounts = rb_calloc(p, sizeof(int));
+    s->sdispls = rb_calloc(p, sizeof(int));
+    s->rcounts = rb_calloc(p, sizeof(int));
+    s->rdispls = rb_calloc(p, sizeof(int));
+    s->offs = rb_calloc(p + 1, sizeof(size_t));
+    if (!s->scounts || !s->sdispls || !s->rcounts || !s->rdispls || !s->offs)
+        return rb_fail(RB_ERR_NOMEM, "parallax: no memory for %zu ranks", p);
+    if (r->n > (size_t)INT_MAX)
+        return rb_fail(RB_ERR_UNSUPPORTED, "parallax: %zu elements exceed INT_MAX", r->n);
+    return RB_OK;
+}
+
+static int grow_pairs(rb_pair **buf, size_t *cap, size_t k)
+{
+    void *b = *buf;
+    int rc = rb_reserve(&b, cap, k, sizeof(rb_pair));
+    *buf = b;
+    return rc;
+}
+
+static uint32_t shard_lo(size_t n, int servers, int i)
+{
+    return (uint32_t)((uint64_t)n * (uint64_t)i / (uint64_t)servers);
+}
+
+/* Push every pair to the server of its range; servers merge-sum what they
+ * got into *red (kr pairs). */
+static int push_and_sum(rb_reducer *r, rb_stats *st, size_t k, rb_pair **red, size_t *kr)
+{
+    parallax_state *s = r->impl;
+    int p = r->size;
+    for (int i = 0; i < p; i++) {
+        size_t lo = i < s->servers ? rb_pair_lower_bound(s->send, k, shard_lo(r->n, s->servers, i)) : k;
+        s->sdispls[i] = (int)lo;
+        if (i > 0)
+            s->scounts[i - 1] = (int)lo - s->sdispls[i - 1];
+    }
+    s->scounts[p - 1] = (int)k - s->sdispls[p - 1];
+    RB_TRY(rb_alltoall(r, st, s->scounts, 1, MPI_INT, s->rcounts));
+    size_t total = 0;
+    for (int i = 0; i < p; i++) {
+        s->rdispls[i] = (int)total;
+        s->offs[i] = total;
+        total += (size_t)s->rcounts[i];
+    }
+    s->offs[p] = total;
+    RB_TRY(grow_pairs(&s->recv, &s->recv_cap, total));
+    RB_TRY(grow_pairs(&s->tmp, &s->tmp_cap, total));
+    RB_TRY(rb_alltoallv(r, st, s->send, s->scounts, s->sdispls, MPI_UINT64_T,
+                        s->recv, s->rcounts, s->rdispls));
+    *kr = rb_merge_sum_many(s->recv, s->offs, (size_t)p, s->tmp, red);
+    return RB_OK;
+}
+
+/* Every rank gets all servers' sums into s->result; returns the count. */
+static int pull(rb_reducer *r, rb_stats *st, const rb_pair *red, size_t kr, size_t *kall)
+{
+    parallax_state *s = r->impl;
+    if (s->servers == 1) {
+        uint64_t count = kr;
+        RB_TRY(rb_bcast(r, st, &count, 1, MPI_UINT64_T, 0));
+        RB_TRY(grow_pairs(&s->result, &s->result_cap, (size_t)count));
+        if (r->rank == 0)
+            for (size_t i = 0; i < kr; i++)
+                s->result[i] = red[i];
+        *kall = (size_t)count;
+        return rb_bcast(r, st, s->result, (int)count, MPI_UINT64_T, 0);
+    }
+    int mine = (int)kr;
+    RB_TRY(rb_allgather(r, st, &mine, 1, MPI_INT, s->rcounts));
+    size_t total = 0;
+    for (int i = 0; i < r->size; i++) {
+        s->rdispls[i] = (int)total;
+        total += (size_t)s->rcounts[i];
+    }
+    RB_TRY(grow_pairs(&s->result, &s->result_cap, total));
+    *kall = total;
+    return rb_allgatherv(r, st, red, mine, MPI_UINT64_T, s->result, s->rcounts, s->rdispls);
 }
 
 static int parallax_reduce(rb_reducer *r, float *grad, rb_stats *st)
 {
-    (void)r, (void)grad, (void)st;
-    return RB_ERR_UNSUPPORTED;
+    parallax_state *s = r->impl;
+    size_t k = 0, kr = 0, kall = 0;
+    rb_pair *red = NULL;
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
+    RB_TRY(rb_pack_nonzero_grow(grad, r->n, &s->send, &s->send_cap, &k));
+    st->nnz_local = k;
+
+    rb_phase_start(r, st, RB_PHASE_COMM);
+    RB_TRY(push_and_sum(r, st, k, &red, &kr));
+    RB_TRY(pull(r, st, red, kr, &kall));
+
+    rb_phase_start(r, st, RB_PHASE_DECODE);
+    /* The union support contains the local one: every local non-zero is
+     * overwritten, everything else is already zero. */
+    rb_scatter_set_scaled(grad, 0, s->result, kall, 1.0f / (float)r->size);
+    st->nnz_result = kall;
+    return RB_OK;
 }
 
 const rb_reducer_ops rb_parallax_ops = {
     .name = "parallax",
-    .description = "sparse parameter server (index space sharded over servers)",
+    .description = "sparse parameter server: shards sum pushed pairs, all ranks pull the result",
     .traits = RB_TRAIT_EXACT,
     .init = parallax_init,
     .reduce = parallax_reduce,
+    .fini = parallax_fini,
 };

@@ -1,23 +1,373 @@
-/* sparcml: SparCML sparse allreduce (recursive doubling / reduce-scatter+allgather, dense switch).
- * PLACEHOLDER during development: replaced by the real implementation. */
+/* sparcml: SparCML sparse allreduce (Renggli et al., SC'19), two variants.
+ *
+ * recdbl  Recursive doubling over index-sorted sparse streams: at stage s
+ *         rank r swaps its stream with r ^ 2^s and merge-sums.  A stream
+ *         whose sparse bytes (8 per pair) exceed sparcml_switch x the dense
+ *         bytes (4n) is turned dense and stays dense; a dense stream meeting
+ *         a sparse one adds the pairs into itself.  Non-power-of-two p: the
+ *         p - p2 ranks above the largest power of two p2 first send their
+ *         stream to rank - p2 and get the result back at the end.
+ * rsag    Reduce-scatter + allgather: the index space is split into p
+ *         contiguous ranges; each rank sends each range's pairs straight to
+ *         its owner (one alltoallv), owners merge-sum the p streams, then the
+ *         reduced ranges are allgathered, sparse when 8 x their total pairs
+ *         is at most sparcml_switch x 4n bytes, else dense.
+ * auto    One allreduce(MAX) of the local nnz k gives density d = k/n.
+ *         If the stream after the first stage, estimated for independent
+ *         supports as n(1 - (1-d)^2), would already go dense, all stages are
+ *         dense: one dense allreduce of the buffer (SparCML's dense switch
+ *         at stage 0; recursive doubling dense would send log2(p) x 4n bytes
+ *         against the ring's 2(p-1)/p x 4n).  Otherwise rsag for p >= 16 and
+ *         recdbl below (recdbl's log p latency wins at small p; its bytes
+ *         sum_s k_s only approach rsag's ~2k(p-1)/p for disjoint supports),
+ *         and recdbl whenever n > INT_MAX (rsag uses int counts).
+ *
+ * Every stage combines the same two partial sums on both partners (float
+ * addition commutes), so all ranks end with bit-identical results.
+ * Wire bytes: docs/wire-bytes.md. */
 #include "rb_internal.h"
+#include "sparse.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { TAG_HEAD = 7301, TAG_DATA = 7302 };
+/* Elements per point-to-point message; larger streams go in chunks. */
+#define CHUNK_ELEMS ((size_t)1 << 28)
+#define DENSE_MARK UINT64_MAX
+
+typedef struct sparcml_state {
+    rb_pair *a, *b, *c;         /* stream, received stream, merge output */
+    size_t cap_a, cap_b, cap_c;
+    float *dense_in;            /* a partner's dense stream */
+    size_t cap_dense;
+    int p2;                     /* largest power of two <= p */
+    /* rsag */
+    int *scounts, *sdispls, *rcounts, *rdispls;
+    size_t *offs;
+    uint64_t *nnz_of;
+} sparcml_state;
+
+static void sparcml_fini(rb_reducer *r)
+{
+    sparcml_state *s = r->impl;
+    free(s->a);
+    free(s->b);
+    free(s->c);
+    free(s->dense_in);
+    free(s->scounts);
+    free(s->sdispls);
+    free(s->rcounts);
+    free(s->rdispls);
+    free(s->offs);
+    free(s->nnz_of);
+    free(s);
+    r->impl = NULL;
+}
 
 static int sparcml_init(rb_reducer *r)
 {
-    (void)r;
-    return rb_fail(RB_ERR_UNSUPPORTED, "reducer 'sparcml' is not implemented yet");
+    sparcml_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return rb_fail(RB_ERR_NOMEM, "sparcml: no memory");
+    r->impl = s;
+    s->p2 = 1;
+    while (s->p2 * 2 <= r->size)
+        s->p2 *= 2;
+    size_t p = (size_t)r->size;
+    s->scounts = rb_calloc(p, sizeof(int));
+    s->sdispls = rb_calloc(p, sizeof(int));
+    s->rcounts = rb_calloc(p, sizeof(int));
+    s->rdispls = rb_calloc(p, sizeof(int));
+    s->offs = rb_calloc(p + 1, sizeof(size_t));
+    s->nnz_of = rb_calloc(p, sizeof(uint64_t));
+    if (!s->scounts || !s->sdispls || !s->rcounts || !s->rdispls || !s->offs || !s->nnz_of)
+        return rb_fail(RB_ERR_NOMEM, "sparcml: no memory for %zu ranks", p);
+    return RB_OK;
+}
+
+static int grow_pairs(rb_pair **buf, size_t *cap, size_t k)
+{
+    void *b = *buf;
+    int rc = rb_reserve(&b, cap, k, sizeof(rb_pair));
+    *buf = b;
+    return rc;
+}
+
+/* Sendrecv of element counts that may exceed INT_MAX, in chunks; either
+ * side may be MPI_PROC_NULL.  Both partners know both counts. */
+static int xchg(rb_reducer *r, rb_stats *st, const void *sbuf, size_t scount, int dest,
+                void *rbuf, size_t rcount, int src, MPI_Datatype type, size_t esize)
+{
+    size_t most = scount > rcount ? scount : rcount;
+    size_t off = 0;
+    do {
+        size_t sl = scount > off ? scount - off : 0, rl = rcount > off ? rcount - off : 0;
+        sl = sl < CHUNK_ELEMS ? sl : CHUNK_ELEMS;
+        rl = rl < CHUNK_ELEMS ? rl : CHUNK_ELEMS;
+        RB_TRY(rb_sendrecv(r, st, (const char *)sbuf + off * esize, (int)sl, type, dest,
+                           (char *)rbuf + off * esize, (int)rl, type, src, TAG_DATA, NULL));
+        off += CHUNK_ELEMS;
+    } while (off < most);
+    return RB_OK;
+}
+
+/* The stream of this rank during recursive doubling: k sorted pairs in
+ * s->a, or (dense) the partial sum in grad itself. */
+typedef struct stream {
+    size_t k;
+    int dense;
+} stream;
+
+static int too_big(const rb_reducer *r, size_t k)
+{
+    return 8.0 * (double)k > r->cfg.opts.sparcml_switch * 4.0 * (double)r->n;
+}
+
+/* grad holds this rank's input, whose support lies within the stream's,
+ * so setting the stream's pairs makes grad the dense partial sum. */
+static void go_dense(rb_reducer *r, float *grad, stream *m)
+{
+    sparcml_state *s = r->impl;
+    if (!m->dense)
+        rb_scatter_set(grad, 0, s->a, m->k);
+    m->dense = 1;
+}
+
+/* Add a partner's stream (dense in s->dense_in or sparse in s->b) to m. */
+static int combine(rb_reducer *r, float *grad, stream *m, uint64_t their_head)
+{
+    sparcml_state *s = r->impl;
+    if (their_head == DENSE_MARK) {
+        go_dense(r, grad, m);
+        for (size_t i = 0; i < r->n; i++)
+            grad[i] += s->dense_in[i];
+    } else if (m->dense) {
+        rb_scatter_add(grad, 0, s->b, (size_t)their_head);
+    } else {
+        RB_TRY(grow_pairs(&s->c, &s->cap_c, m->k + (size_t)their_head));
+        m->k = rb_merge_sum(s->a, m->k, s->b, (size_t)their_head, s->c);
+        rb_pair *t = s->a;
+        size_t tc = s->cap_a;
+        s->a = s->c, s->cap_a = s->cap_c;
+        s->c = t, s->cap_c = tc;
+        if (too_big(r, m->k))
+            go_dense(r, grad, m);
+    }
+    return RB_OK;
+}
+
+/* Send m to dest and/or receive a stream from src (MPI_PROC_NULL to skip
+ * either); returns the received header in *their_head. */
+static int swap_streams(rb_reducer *r, rb_stats *st, float *grad, const stream *m,
+                        int dest, int src, uint64_t *their_head)
+{
+    sparcml_state *s = r->impl;
+    uint64_t head = m->dense ? DENSE_MARK : m->k;
+    *their_head = 0;
+    RB_TRY(rb_sendrecv(r, st, &head, 1, MPI_UINT64_T, dest, their_head, 1, MPI_UINT64_T,
+                       src, TAG_HEAD, NULL));
+    if (src == MPI_PROC_NULL)
+        *their_head = 0;
+    if (dest != MPI_PROC_NULL && m->dense)
+        st->dense_stages++;
+    if (*their_head == DENSE_MARK) {
+        void *b = s->dense_in;
+        RB_TRY(rb_reserve(&b, &s->cap_dense, r->n, sizeof(float)));
+        s->dense_in = b;
+    } else {
+        RB_TRY(grow_pairs(&s->b, &s->cap_b, (size_t)*their_head));
+    }
+    const void *sbuf = m->dense ? (const void *)grad : (const void *)s->a;
+    size_t scount = dest == MPI_PROC_NULL ? 0 : m->dense ? r->n : m->k;
+    MPI_Datatype stype = m->dense ? MPI_FLOAT : MPI_UINT64_T;
+    void *rbuf = *their_head == DENSE_MARK ? (void *)s->dense_in : (void *)s->b;
+    size_t rcount = *their_head == DENSE_MARK ? r->n : (size_t)*their_head;
+    MPI_Datatype rtype = *their_head == DENSE_MARK ? MPI_FLOAT : MPI_UINT64_T;
+    if (stype == rtype || dest == MPI_PROC_NULL || src == MPI_PROC_NULL) {
+        MPI_Datatype t = dest == MPI_PROC_NULL ? rtype : stype;
+        return xchg(r, st, sbuf, scount, dest, rbuf, src == MPI_PROC_NULL ? 0 : rcount, src,
+                    t, t == MPI_FLOAT ? sizeof(float) : sizeof(rb_pair));
+    }
+    /* One side dense, the other sparse: two one-way transfers, ordered by
+     * rank so the pair cannot deadlock. */
+    size_t ssz = stype == MPI_FLOAT ? sizeof(float) : sizeof(rb_pair);
+    size_t rsz = rtype == MPI_FLOAT ? sizeof(float) : sizeof(rb_pair);
+    if (r->rank < dest) {
+        RB_TRY(xchg(r, st, sbuf, scount, dest, NULL, 0, MPI_PROC_NULL, stype, ssz));
+        return xchg(r, st, NULL, 0, MPI_PROC_NULL, rbuf, rcount, src, rtype, rsz);
+    }
+    RB_TRY(xchg(r, st, NULL, 0, MPI_PROC_NULL, rbuf, rcount, src, rtype, rsz));
+    return xchg(r, st, sbuf, scount, dest, NULL, 0, MPI_PROC_NULL, stype, ssz);
+}
+
+static int recdbl(rb_reducer *r, rb_stats *st, float *grad, stream *m)
+{
+    sparcml_state *s = r->impl;
+    int rank = r->rank, extra = r->size - s->p2;
+    uint64_t head;
+    if (too_big(r, m->k))
+        go_dense(r, grad, m);
+    if (rank >= s->p2) {           /* folded rank: hand over, wait for the result */
+        RB_TRY(swap_streams(r, st, grad, m, rank - s->p2, MPI_PROC_NULL, &head));
+        stream none = {0, 0};
+        RB_TRY(swap_streams(r, st, grad, &none, MPI_PROC_NULL, rank - s->p2, &head));
+        if (head == DENSE_MARK) {
+            memcpy(grad, s->dense_in, r->n * sizeof(float));
+            m->dense = 1;
+        } else {
+            /* The result's support contains this rank's support. */
+            rb_pair *t = s->a;
+            size_t tc = s->cap_a;
+            s->a = s->b, s->cap_a = s->cap_b;
+            s->b = t, s->cap_b = tc;
+            m->k = (size_t)head;
+            m->dense = 0;
+        }
+        return RB_OK;
+    }
+    if (rank < extra) {
+        RB_TRY(swap_streams(r, st, grad, m, MPI_PROC_NULL, rank + s->p2, &head));
+        RB_TRY(combine(r, grad, m, head));
+    }
+    for (int mask = 1; mask < s->p2; mask <<= 1) {
+        int partner = rank ^ mask;
+        RB_TRY(swap_streams(r, st, grad, m, partner, partner, &head));
+        RB_TRY(combine(r, grad, m, head));
+    }
+    if (rank < extra)
+        RB_TRY(swap_streams(r, st, grad, m, rank + s->p2, MPI_PROC_NULL, &head));
+    return RB_OK;
+}
+
+static size_t range_lo(size_t n, int p, int i)
+{
+    return (size_t)((uint64_t)n * (uint64_t)i / (uint64_t)p);
+}
+
+/* Reduce-scatter (direct alltoallv to range owners) + allgather. */
+static int rsag(rb_reducer *r, rb_stats *st, float *grad, stream *m)
+{
+    sparcml_state *s = r->impl;
+    int p = r->size;
+    if (r->n > (size_t)INT_MAX)
+        return rb_fail(RB_ERR_UNSUPPORTED,
+                       "sparcml rsag: %zu elements exceed INT_MAX; use sparcml_algo=recdbl", r->n);
+    for (int i = 0; i < p; i++) {
+        size_t lo = rb_pair_lower_bound(s->a, m->k, (uint32_t)range_lo(r->n, p, i));
+        s->sdispls[i] = (int)lo;
+        if (i > 0)
+            s->scounts[i - 1] = (int)lo - s->sdispls[i - 1];
+    }
+    s->scounts[p - 1] = (int)m->k - s->sdispls[p - 1];
+    RB_TRY(rb_alltoall(r, st, s->scounts, 1, MPI_INT, s->rcounts));
+    size_t total = 0;
+    for (int i = 0; i < p; i++) {
+        s->rdispls[i] = (int)total;
+        s->offs[i] = total;
+        total += (size_t)s->rcounts[i];
+    }
+    s->offs[p] = total;
+    RB_TRY(grow_pairs(&s->b, &s->cap_b, total));
+    RB_TRY(grow_pairs(&s->c, &s->cap_c, total));
+    RB_TRY(rb_alltoallv(r, st, s->a, s->scounts, s->sdispls, MPI_UINT64_T,
+                        s->b, s->rcounts, s->rdispls));
+    rb_pair *red = NULL;
+    uint64_t kr = rb_merge_sum_many(s->b, s->offs, (size_t)p, s->c, &red);
+    RB_TRY(rb_allgather(r, st, &kr, 1, MPI_UINT64_T, s->nnz_of));
+    uint64_t all = 0;
+    for (int i = 0; i < p; i++)
+        all += s->nnz_of[i];
+    size_t lo = range_lo(r->n, p, r->rank), hi = range_lo(r->n, p, r->rank + 1);
+    if (too_big(r, (size_t)all)) {    /* dense allgather of the ranges */
+        memset(grad + lo, 0, (hi - lo) * sizeof(float));
+        rb_scatter_set(grad, 0, red, (size_t)kr);
+        for (int i = 0; i < p; i++) {
+            s->rcounts[i] = (int)(range_lo(r->n, p, i + 1) - range_lo(r->n, p, i));
+            s->rdispls[i] = (int)range_lo(r->n, p, i);
+        }
+        st->dense_stages = 1;
+        m->dense = 1;
+        return rb_allgatherv(r, st, MPI_IN_PLACE, (int)(hi - lo), MPI_FLOAT, grad,
+                             s->rcounts, s->rdispls);
+    }
+    RB_TRY(grow_pairs(&s->a, &s->cap_a, (size_t)all));
+    /* red lies in b or c, never in a: safe to gather into a. */
+    for (int i = 0, off = 0; i < p; i++) {
+        s->rcounts[i] = (int)s->nnz_of[i];
+        s->rdispls[i] = off;
+        off += s->rcounts[i];
+    }
+    m->k = (size_t)all;
+    return rb_allgatherv(r, st, red, (int)kr, MPI_UINT64_T, s->a, s->rcounts, s->rdispls);
+}
+
+static int choose_algo(rb_reducer *r, rb_stats *st, size_t k, int *dense_all)
+{
+    *dense_all = 0;
+    int algo = r->cfg.opts.sparcml_algo;
+    if (algo != RB_SPARCML_AUTO)
+        return algo;
+    uint64_t kmax = k;
+    RB_TRY(rb_allreduce(r, st, NULL, &kmax, 1, MPI_UINT64_T, MPI_MAX));
+    double d = r->n ? (double)kmax / (double)r->n : 0.0;
+    double after_first = (double)r->n * (1.0 - (1.0 - d) * (1.0 - d));
+    if (too_big(r, (size_t)after_first)) {
+        *dense_all = 1;
+        return RB_SPARCML_RECDBL;
+    }
+    if (r->size >= 16 && r->n <= (size_t)INT_MAX)
+        return RB_SPARCML_RSAG;
+    return RB_SPARCML_RECDBL;
 }
 
 static int sparcml_reduce(rb_reducer *r, float *grad, rb_stats *st)
 {
-    (void)r, (void)grad, (void)st;
-    return RB_ERR_UNSUPPORTED;
+    sparcml_state *s = r->impl;
+    stream m = {0, 0};
+    float inv_p = 1.0f / (float)r->size;
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
+    RB_TRY(rb_pack_nonzero_grow(grad, r->n, &s->a, &s->cap_a, &m.k));
+    st->nnz_local = m.k;
+
+    rb_phase_start(r, st, RB_PHASE_COMM);
+    if (r->size == 1) {
+        st->nnz_result = m.k;
+        return RB_OK;
+    }
+    int dense_all = 0;
+    int algo = choose_algo(r, st, m.k, &dense_all);
+    if (dense_all) {
+        RB_TRY(rb_allreduce_floats(r, st, grad, r->n));
+        int stages = 0;
+        while ((1 << stages) < r->size)
+            stages++;
+        st->dense_stages = stages;
+        m.dense = 1;
+    } else if (algo == RB_SPARCML_RSAG) {
+        RB_TRY(rsag(r, st, grad, &m));
+    } else {
+        RB_TRY(recdbl(r, st, grad, &m));
+    }
+
+    rb_phase_start(r, st, RB_PHASE_DECODE);
+    if (m.dense) {
+        rb_scale(grad, r->n, inv_p);
+        st->nnz_result = r->n;
+    } else {
+        rb_scatter_set_scaled(grad, 0, s->a, m.k, inv_p);
+        st->nnz_result = m.k;
+    }
+    return RB_OK;
 }
 
 const rb_reducer_ops rb_sparcml_ops = {
     .name = "sparcml",
-    .description = "SparCML sparse allreduce (recursive doubling / reduce-scatter+allgather, dense switch)",
+    .description = "SparCML sparse allreduce (recursive doubling or reduce-scatter/allgather, dense switch)",
     .traits = RB_TRAIT_EXACT,
     .init = sparcml_init,
     .reduce = sparcml_reduce,
+    .fini = sparcml_fini,
 };

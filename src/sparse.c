@@ -1,5 +1,7 @@
 #include "sparse.h"
 
+#include "rb_internal.h"
+
 #include <string.h>
 
 size_t rb_count_nonzero(const float *x, size_t n)
@@ -91,4 +93,64 @@ void rb_bitmap_or(uint64_t *dst, const uint64_t *src, size_t words)
 {
     for (size_t w = 0; w < words; w++)
         dst[w] |= src[w];
+}
+
+size_t rb_pair_lower_bound(const rb_pair *p, size_t k, uint32_t idx)
+{
+    size_t lo = 0, hi = k;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p[mid].idx < idx)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+size_t rb_merge_sum_many(rb_pair *a, size_t *offs, size_t m, rb_pair *tmp,
+                         rb_pair **out)
+{
+    rb_pair *src = a, *dst = tmp;
+    while (m > 1) {
+        size_t k = 0, j = 0;
+        for (size_t s = 0; s < m; s += 2, j++) {
+            size_t lo = offs[s], mid = offs[s + 1];
+            size_t hi = s + 2 <= m ? offs[s + 2] : mid;
+            size_t len = rb_merge_sum(src + lo, mid - lo, src + mid, hi - mid, dst + k);
+            offs[j] = k;
+            k += len;
+        }
+        offs[j] = k;
+        m = j;
+        rb_pair *t = src;
+        src = dst;
+        dst = t;
+    }
+    *out = m ? src + offs[0] : src;
+    return m ? offs[1] - offs[0] : 0;
+}
+
+void rb_scatter_set_scaled(float *x, uint32_t base, const rb_pair *p, size_t k, float s)
+{
+    for (size_t i = 0; i < k; i++)
+        x[p[i].idx - base] = p[i].val * s;
+}
+
+void rb_scatter_add_scaled(float *x, uint32_t base, const rb_pair *p, size_t k, float s)
+{
+    for (size_t i = 0; i < k; i++)
+        x[p[i].idx - base] += p[i].val * s;
+}
+
+int rb_pack_nonzero_grow(const float *x, size_t n, rb_pair **buf, size_t *cap, size_t *k)
+{
+    size_t nnz = rb_count_nonzero(x, n);
+    void *b = *buf;
+    int rc = rb_reserve(&b, cap, nnz, sizeof(rb_pair));
+    *buf = b;
+    if (rc != RB_OK)
+        return rc;
+    *k = rb_pack_nonzero(x, n, 0, *buf);
+    return RB_OK;
 }

@@ -29,6 +29,23 @@ void rb_scatter_set(float *x, uint32_t base, const rb_pair *p, size_t k);
 size_t rb_merge_sum(const rb_pair *a, size_t ka, const rb_pair *b, size_t kb,
                     rb_pair *out);
 void rb_scale(float *x, size_t n, float s);
+/* x[p.idx - base] = p.val * s (decode of a reduced stream into the average). */
+void rb_scatter_set_scaled(float *x, uint32_t base, const rb_pair *p, size_t k, float s);
+/* x[p.idx - base] += p.val * s. */
+void rb_scatter_add_scaled(float *x, uint32_t base, const rb_pair *p, size_t k, float s);
+/* Count the non-zeros of x[0..n), grow *buf (capacity *cap bytes, kept
+ * between calls) to hold them and pack them in index order; *k = count.
+ * RB_OK or RB_ERR_NOMEM. */
+int rb_pack_nonzero_grow(const float *x, size_t n, rb_pair **buf, size_t *cap, size_t *k);
+/* First position in the index-sorted stream p[0..k) with idx >= idx. */
+size_t rb_pair_lower_bound(const rb_pair *p, size_t k, uint32_t idx);
+/* Merge-sum m index-sorted streams stored back to back in a: stream j is
+ * a[offs[j] .. offs[j+1]).  Streams are merged pairwise in rounds (0+1,
+ * 2+3, ...), so the summation order depends only on m, not on the caller.
+ * tmp must hold offs[m] pairs; offs (m + 1 entries) is clobbered.  Returns
+ * the merged length and sets *out to where the result lies (in a or tmp). */
+size_t rb_merge_sum_many(rb_pair *a, size_t *offs, size_t m, rb_pair *tmp,
+                         rb_pair **out);
 
 /* Bitmaps: bit i of word i/64. */
 static inline size_t rb_bitmap_words(size_t nbits) { return (nbits + 63) / 64; }

@@ -1,0 +1,395 @@
+/* Multi-rank test of every exact reducer (registry trait RB_TRAIT_EXACT)
+ * and of the algorithm variants of sparcml / parallax / omnireduce, on the
+ * deterministic gradients of benchmarks/gradgen.h:
+ *
+ *   - result == exact average for densities {0, 1e-4, 1e-2, 0.3, 1},
+ *     layouts {element, row, block}, overlaps {random, all, none}, sizes
+ *     {0, 1, 1001} (and with --big, 2^22 elements for every variant).
+ *     Tolerance per element: |x - ref| <= 1e-5 * (1 + sum_r |x_r|) / p,
+ *     ref = the average computed in double;
+ *   - stats: nnz_local is the rank's non-zero count;
+ *   - wire bytes of agsparse and sparcml (recdbl and rsag) within 10% of the
+ *     formulas of docs/wire-bytes.md, on a case whose union is known
+ *     (overlap all: every rank has the same support);
+ *   - ranks disagreeing on rows, options or reducer name get RB_ERR_MISMATCH
+ *     on every rank; a bad option value gives RB_ERR_ARG naming the key.
+ *
+ * Usage: test_reducers [--big].  Exit 0 when every rank passed, 1 otherwise. */
+#include "gradgen.h"
+#include "reducer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOL 1e-5
+#define MAX_VARIANTS 32
+
+typedef struct variant {
+    const char *name;
+    const char *opts[2];
+    char label[64];
+} variant;
+
+static int rank, nranks, failures, reported;
+
+#define FAIL(...) do { failures++; if (reported++ < 20) { \
+        fprintf(stderr, "rank %d: ", rank); fprintf(stderr, __VA_ARGS__); \
+        fputc('\n', stderr); } } while (0)
+
+static void add_variant(variant *v, int *nv, const char *name, const char *o1, const char *o2)
+{
+    variant *x = &v[(*nv)++];
+    x->name = name;
+    x->opts[0] = o1;
+    x->opts[1] = o2;
+    snprintf(x->label, sizeof x->label, "%s%s%s%s%s", name, o1 ? " " : "", o1 ? o1 : "",
+             o2 ? " " : "", o2 ? o2 : "");
+}
+
+/* Every exact reducer with default options, plus the algorithm variants. */
+static int make_variants(variant *v)
+{
+    int nv = 0;
+    for (size_t i = 0; i < rb_reducer_count(); i++) {
+        unsigned traits = 0;
+        const char *name = rb_reducer_name_at(i);
+        if (rb_reducer_traits(name, &traits) == RB_OK && (traits & RB_TRAIT_EXACT))
+            add_variant(v, &nv, name, NULL, NULL);
+    }
+    add_variant(v, &nv, "sparcml", "sparcml_algo=recdbl", NULL);
+    add_variant(v, &nv, "sparcml", "sparcml_algo=rsag", NULL);
+    /* switches to dense part-way: mixed dense/sparse stages */
+    add_variant(v, &nv, "sparcml", "sparcml_algo=recdbl", "sparcml_switch=0.02");
+    add_variant(v, &nv, "sparcml", "sparcml_algo=rsag", "sparcml_switch=0.02");
+    add_variant(v, &nv, "parallax", "parallax_servers=1", NULL);
+    add_variant(v, &nv, "parallax", "parallax_servers=0", NULL);
+    add_variant(v, &nv, "omnireduce", "block_size=7", NULL);
+    return nv;
+}
+
+static int create(const variant *v, size_t rows, size_t cols, rb_reducer **r)
+{
+    rb_config cfg;
+    rb_config_default(&cfg);
+    cfg.name = v->name;
+    cfg.rows = rows;
+    cfg.cols = cols;
+    for (int i = 0; i < 2; i++)
+        if (v->opts[i] && rb_options_set(&cfg.opts, v->opts[i]) != RB_OK)
+            return -1;
+    return rb_create(&cfg, r);
+}
+
+/* Exact average (double) and sum of |x_r| per element, from every rank's
+ * generated gradient. */
+static void reference(const rb_gradgen *g, double *avg, double *absum, float *scratch)
+{
+    size_t n = g->rows * g->cols;
+    memset(avg, 0, n * sizeof *avg);
+    memset(absum, 0, n * sizeof *absum);
+    for (int r = 0; r < g->nranks; r++) {
+        rb_gradgen_fill(g, r, scratch);
+        for (size_t i = 0; i < n; i++) {
+            avg[i] += scratch[i];
+            absum[i] += fabs(scratch[i]);
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        avg[i] /= g->nranks;
+}
+
+typedef struct bufs {
+    float *own, *work, *scratch;
+    double *avg, *absum;
+} bufs;
+
+static int alloc_bufs(bufs *b, size_t n)
+{
+    size_t m = n ? n : 1;
+    b->own = malloc(m * sizeof(float));
+    b->work = malloc(m * sizeof(float));
+    b->scratch = malloc(m * sizeof(float));
+    b->avg = malloc(m * sizeof(double));
+    b->absum = malloc(m * sizeof(double));
+    return b->own && b->work && b->scratch && b->avg && b->absum ? 0 : -1;
+}
+
+static void free_bufs(bufs *b)
+{
+    free(b->own);
+    free(b->work);
+    free(b->scratch);
+    free(b->avg);
+    free(b->absum);
+}
+
+static void describe(char *buf, size_t len, const rb_gradgen *g)
+{
+    snprintf(buf, len, "%zux%zu density %g layout %s overlap %s", g->rows, g->cols, g->density,
+             rb_layout_name(g->layout), rb_overlap_name(g->overlap));
+}
+
+/* One reduction on r of this rank's gradient of g, checked against ref. */
+static void check_one(rb_reducer *r, const variant *v, const rb_gradgen *g, const bufs *b,
+                      size_t own_nnz)
+{
+    size_t n = g->rows * g->cols;
+    char what[160];
+    describe(what, sizeof what, g);
+    memcpy(b->work, b->own, n * sizeof(float));
+    rb_stats st;
+    int rc = rb_reduce(r, b->work, &st);
+    if (rc != RB_OK) {
+        FAIL("%s, %s: rb_reduce -> %s (%s)", v->label, what, rb_strerror(rc), rb_last_error());
+        return;
+    }
+    if (st.nnz_local != own_nnz)
+        FAIL("%s, %s: nnz_local %llu, expected %zu", v->label, what,
+             (unsigned long long)st.nnz_local, own_nnz);
+    size_t wrong = 0, first = 0;
+    for (size_t i = 0; i < n; i++) {
+        double tol = TOL * (1.0 + b->absum[i]) / nranks;
+        if (!(fabs((double)b->work[i] - b->avg[i]) <= tol)) {
+            if (!wrong)
+                first = i;
+            wrong++;
+        }
+    }
+    if (wrong)
+        FAIL("%s, %s: %zu wrong values, first [%zu] = %g, expected %g", v->label, what, wrong,
+             first, (double)b->work[first], b->avg[first]);
+}
+
+static const double densities[] = {0.0, 1e-4, 1e-2, 0.3, 1.0};
+
+/* All densities x layouts x overlaps on one shape, every variant. */
+static void sweep_shape(const variant *v, int nv, size_t rows, size_t cols)
+{
+    size_t n = rows * cols;
+    bufs b;
+    rb_reducer *red[MAX_VARIANTS] = {0};
+    if (alloc_bufs(&b, n)) {
+        FAIL("no memory for %zu elements", n);
+        free_bufs(&b);
+        return;
+    }
+    for (int i = 0; i < nv; i++) {
+        int rc = create(&v[i], rows, cols, &red[i]);
+        if (rc != RB_OK)
+            FAIL("%s: rb_create %zux%zu -> %d (%s)", v[i].label, rows, cols, rc, rb_last_error());
+    }
+    for (size_t d = 0; d < sizeof densities / sizeof densities[0]; d++)
+        for (int layout = 0; layout < 3; layout++)
+            for (int overlap = 0; overlap < 3; overlap++) {
+                rb_gradgen g = {.rows = rows, .cols = cols, .density = densities[d],
+                                .layout = (rb_layout)layout, .block = 16,
+                                .overlap = (rb_overlap)overlap, .nranks = nranks,
+                                .seed = 1000 + d * 10 + (uint64_t)layout * 3 + (uint64_t)overlap};
+                reference(&g, b.avg, b.absum, b.scratch);
+                size_t own_nnz = rb_gradgen_fill(&g, rank, b.own);
+                for (int i = 0; i < nv; i++)
+                    if (red[i])
+                        check_one(red[i], &v[i], &g, &b, own_nnz);
+            }
+    for (int i = 0; i < nv; i++)
+        rb_destroy(red[i]);
+    free_bufs(&b);
+}
+
+/* Reference for the large case without p generator passes per rank:
+ * sums of x and |x| in double by MPI_Allreduce (a dense reference that
+ * shares no code with the reducers). */
+static void dense_reference(const bufs *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        b->avg[i] = b->own[i];
+        b->absum[i] = fabs((double)b->own[i]);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, b->avg, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, b->absum, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    for (size_t i = 0; i < n; i++)
+        b->avg[i] /= nranks;
+}
+
+/* 2^22 elements: every variant at 1% (element, random), the dense switch
+ * of sparcml (auto, recdbl, rsag) at 50%. */
+static void big_case(const variant *v, int nv)
+{
+    size_t n = (size_t)1 << 22;
+    bufs b;
+    if (alloc_bufs(&b, n)) {
+        FAIL("no memory for %zu elements", n);
+        free_bufs(&b);
+        return;
+    }
+    const double dens[] = {1e-2, 0.5};
+    for (int d = 0; d < 2; d++) {
+        rb_gradgen g = {.rows = n, .cols = 1, .density = dens[d], .layout = RB_LAYOUT_ELEMENT,
+                        .overlap = RB_OVERLAP_RANDOM, .nranks = nranks, .seed = 77 + (uint64_t)d};
+        double t = MPI_Wtime();
+        size_t own_nnz = rb_gradgen_fill(&g, rank, b.own);
+        dense_reference(&b, n);
+        if (getenv("RB_TEST_VERBOSE") && rank == 0)
+            printf("  big reference: %.3f s\n", MPI_Wtime() - t);
+        for (int i = 0; i < nv; i++) {
+            if (d == 1 && (strcmp(v[i].name, "sparcml") || v[i].opts[1]))
+                continue;
+            rb_reducer *r = NULL;
+            int rc = create(&v[i], n, 1, &r);
+            if (rc != RB_OK) {
+                FAIL("%s: rb_create big -> %d (%s)", v[i].label, rc, rb_last_error());
+                continue;
+            }
+            double t = MPI_Wtime();
+            check_one(r, &v[i], &g, &b, own_nnz);
+            if (getenv("RB_TEST_VERBOSE") && rank == 0)
+                printf("  big %s density %g: %.3f s\n", v[i].label, dens[d], MPI_Wtime() - t);
+            rb_destroy(r);
+        }
+    }
+    free_bufs(&b);
+}
+
+static int within(uint64_t got, double want)
+{
+    return fabs((double)got - want) <= 0.1 * want + 1e-9;
+}
+
+/* Wire bytes against docs/wire-bytes.md with overlap all: every rank's
+ * support is the same k indices, so every union has k elements. */
+static void check_bytes(void)
+{
+    const size_t n = 100000;
+    rb_gradgen g = {.rows = n, .cols = 1, .density = 0.01, .layout = RB_LAYOUT_ELEMENT,
+                    .overlap = RB_OVERLAP_ALL, .nranks = nranks, .seed = 5};
+    float *x = malloc(n * sizeof *x);
+    if (!x) {
+        FAIL("no memory");
+        return;
+    }
+    double p = nranks, k = (double)rb_gradgen_fill(&g, rank, x);
+    int p2 = 1, stages = 0;
+    while (p2 * 2 <= nranks)
+        p2 *= 2, stages++;
+    int extra = nranks - p2;
+    /* own pairs in each rsag range, for this rank's range and in all */
+    double in_my_range = 0;
+    size_t lo = (size_t)((uint64_t)n * (uint64_t)rank / (uint64_t)nranks);
+    size_t hi = (size_t)((uint64_t)n * (uint64_t)(rank + 1) / (uint64_t)nranks);
+    for (size_t i = lo; i < hi; i++)
+        in_my_range += x[i] != 0.0f;
+
+    struct { const char *name, *opt; double sent, recv; } cases[3];
+    /* agsparse: allgather of counts + allgatherv of K = p k pairs */
+    cases[0].name = "agsparse", cases[0].opt = NULL;
+    cases[0].sent = 8 * (p - 1) + 8 * p * k * (p - 1) / p;
+    cases[0].recv = 8 * (p - 1) + 8 * (p * k - k);
+    /* sparcml recdbl: per exchange an 8-byte header + 8 bytes per pair */
+    double fold = rank >= p2 ? 1 : 0, partner = rank < extra ? 1 : 0;
+    cases[1].name = "sparcml", cases[1].opt = "sparcml_algo=recdbl";
+    cases[1].sent = fold ? 8 + 8 * k : (stages + partner) * (8 + 8 * k);
+    cases[1].recv = cases[1].sent;
+    /* sparcml rsag: alltoall counts, pairs to other owners, allgather
+     * counts, allgatherv of the U = k reduced pairs */
+    cases[2].name = "sparcml", cases[2].opt = "sparcml_algo=rsag";
+    cases[2].sent = 4 * (p - 1) + 8 * (k - in_my_range) + 8 * (p - 1) + 8 * k * (p - 1) / p;
+    cases[2].recv = 4 * (p - 1) + 8 * (p - 1) * in_my_range + 8 * (p - 1) + 8 * (k - in_my_range);
+
+    for (int c = 0; c < 3; c++) {
+        variant v;
+        v.name = cases[c].name;
+        v.opts[0] = cases[c].opt;
+        v.opts[1] = NULL;
+        rb_reducer *r = NULL;
+        if (create(&v, n, 1, &r) != RB_OK) {
+            FAIL("bytes: rb_create %s failed: %s", v.name, rb_last_error());
+            continue;
+        }
+        rb_gradgen_fill(&g, rank, x);
+        rb_stats st;
+        if (rb_reduce(r, x, &st) != RB_OK) {
+            FAIL("bytes: %s failed: %s", v.name, rb_last_error());
+        } else if (!within(st.bytes_sent, cases[c].sent) || !within(st.bytes_recv, cases[c].recv)) {
+            FAIL("bytes: %s %s: sent %llu recv %llu, formula %.0f / %.0f (k = %.0f)", v.name,
+                 v.opts[0] ? v.opts[0] : "", (unsigned long long)st.bytes_sent,
+                 (unsigned long long)st.bytes_recv, cases[c].sent, cases[c].recv, k);
+        }
+        if (st.nnz_result != (uint64_t)k)
+            FAIL("bytes: %s: nnz_result %llu, union is %.0f", v.name,
+                 (unsigned long long)st.nnz_result, k);
+        rb_destroy(r);
+    }
+    free(x);
+}
+
+/* rb_create must fail with RB_ERR_MISMATCH on every rank. */
+static void expect_mismatch(const char *what, const char *name, size_t rows, const char *opt)
+{
+    rb_config cfg;
+    rb_config_default(&cfg);
+    cfg.name = name;
+    cfg.rows = rows;
+    if (opt)
+        rb_options_set(&cfg.opts, opt);
+    rb_reducer *r = NULL;
+    int rc = rb_create(&cfg, &r);
+    if (rc != RB_ERR_MISMATCH || r)
+        FAIL("mismatch (%s): rb_create -> %d (%s), expected RB_ERR_MISMATCH", what, rc,
+             rb_last_error());
+    rb_destroy(r);
+}
+
+static void check_mismatch(void)
+{
+    rb_options o;
+    rb_options_default(&o);
+    if (rb_options_set(&o, "sparcml_switch=-1") != RB_ERR_ARG || !strstr(rb_last_error(), "sparcml_switch"))
+        FAIL("bad option value: expected RB_ERR_ARG naming sparcml_switch, got '%s'", rb_last_error());
+    if (rb_options_set(&o, "parallax_servers=3") != RB_ERR_ARG || !strstr(rb_last_error(), "parallax_servers"))
+        FAIL("bad option value: expected RB_ERR_ARG naming parallax_servers, got '%s'", rb_last_error());
+    if (nranks < 2)
+        return;
+    expect_mismatch("rows", "sparcml", rank == 0 ? 100 : 101, NULL);
+    expect_mismatch("options", "sparcml", 100, rank == nranks - 1 ? "sparcml_switch=0.5" : NULL);
+    expect_mismatch("options", "parallax", 100, rank == 0 ? "parallax_servers=1" : NULL);
+    expect_mismatch("reducer name", rank == 1 ? "agsparse" : "omnireduce", 100, NULL);
+    /* An unknown name on one rank: every rank fails, none hangs. */
+    rb_config cfg;
+    rb_config_default(&cfg);
+    cfg.name = rank == 0 ? "no-such-reducer" : "agsparse";
+    cfg.rows = 10;
+    rb_reducer *r = NULL;
+    int rc = rb_create(&cfg, &r);
+    if (rc == RB_OK || r)
+        FAIL("unknown reducer on rank 0: rb_create succeeded on rank %d", rank);
+    rb_destroy(r);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    int big = argc > 1 && !strcmp(argv[1], "--big");
+    variant v[MAX_VARIANTS];
+    int nv = make_variants(v);
+    double t0 = MPI_Wtime();
+
+    check_mismatch();
+    check_bytes();
+    sweep_shape(v, nv, 0, 13);
+    sweep_shape(v, nv, 1, 1);
+    sweep_shape(v, nv, 77, 13);
+    if (big)
+        big_case(v, nv);
+
+    int total = 0;
+    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("test_reducers: %d ranks, %d variants%s: %d failure(s), %.1f s\n", nranks, nv,
+               big ? " (+2^22 elements)" : "", total, MPI_Wtime() - t0);
+    MPI_Finalize();
+    return total ? 1 : 0;
+}

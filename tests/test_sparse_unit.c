@@ -1,0 +1,206 @@
+/* Unit tests of the sparse helpers (src/sparse.c) and of the option table
+ * (src/options.c).  No MPI communication. */
+#include "reducer.h"
+#include "sparse.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+
+#define CHECK(cond) do { if (!(cond)) { \
+        fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+        failures++; } } while (0)
+
+static void test_scan_pack(void)
+{
+    const float x[] = {0, 1.5f, 0, 0, -2, 0, 3, 0};
+    CHECK(rb_count_nonzero(x, 8) == 3);
+    CHECK(rb_count_nonzero(x, 0) == 0);
+    CHECK(rb_count_nonzero(x, 1) == 0);
+    rb_pair p[3];
+    CHECK(rb_pack_nonzero(x, 8, 100, p) == 3);
+    CHECK(p[0].idx == 101 && p[0].val == 1.5f);
+    CHECK(p[1].idx == 104 && p[1].val == -2);
+    CHECK(p[2].idx == 106 && p[2].val == 3);
+    float y[8] = {0};
+    rb_scatter_set(y, 100, p, 3);
+    CHECK(!memcmp(x, y, sizeof x));
+    rb_scatter_add(y, 100, p, 3);
+    CHECK(y[1] == 3.0f && y[4] == -4.0f && y[6] == 6.0f && y[0] == 0.0f);
+    rb_scatter_set_scaled(y, 100, p, 3, 0.5f);
+    CHECK(y[1] == 0.75f && y[4] == -1.0f && y[6] == 1.5f);
+    rb_scatter_add_scaled(y, 100, p, 3, 2.0f);
+    CHECK(y[1] == 3.75f && y[4] == -5.0f);
+    rb_scale(y, 8, 2.0f);
+    CHECK(y[6] == 15.0f && y[0] == 0.0f);
+    /* -0.0f counts as zero */
+    const float z[] = {-0.0f, 0.0f};
+    CHECK(rb_count_nonzero(z, 2) == 0);
+
+    rb_pair *buf = NULL;
+    size_t cap = 0, k = 99;
+    CHECK(rb_pack_nonzero_grow(x, 8, &buf, &cap, &k) == RB_OK);
+    CHECK(k == 3 && cap >= 3 * sizeof(rb_pair) && buf[2].idx == 6);
+    rb_pair *first = buf;
+    CHECK(rb_pack_nonzero_grow(x, 4, &buf, &cap, &k) == RB_OK);
+    CHECK(k == 1 && buf == first);   /* kept, not reallocated */
+    CHECK(rb_pack_nonzero_grow(x, 0, &buf, &cap, &k) == RB_OK && k == 0);
+    free(buf);
+}
+
+static void test_merge(void)
+{
+    const rb_pair a[] = {{1, 1.0f}, {4, 2.0f}, {9, -3.0f}};
+    const rb_pair b[] = {{0, 5.0f}, {4, -2.0f}, {9, 1.0f}, {12, 7.0f}};
+    rb_pair out[7];
+    size_t k = rb_merge_sum(a, 3, b, 4, out);
+    CHECK(k == 5);
+    CHECK(out[0].idx == 0 && out[0].val == 5.0f);
+    CHECK(out[1].idx == 1 && out[1].val == 1.0f);
+    CHECK(out[2].idx == 4 && out[2].val == 0.0f);   /* cancellation kept */
+    CHECK(out[3].idx == 9 && out[3].val == -2.0f);
+    CHECK(out[4].idx == 12 && out[4].val == 7.0f);
+    CHECK(rb_merge_sum(a, 0, b, 0, out) == 0);
+    CHECK(rb_merge_sum(a, 3, b, 0, out) == 3 && out[2].idx == 9);
+    CHECK(rb_merge_sum(a, 0, b, 4, out) == 4 && out[3].idx == 12);
+
+    CHECK(rb_pair_lower_bound(b, 4, 0) == 0);
+    CHECK(rb_pair_lower_bound(b, 4, 5) == 2);
+    CHECK(rb_pair_lower_bound(b, 4, 9) == 2);
+    CHECK(rb_pair_lower_bound(b, 4, 13) == 4);
+    CHECK(rb_pair_lower_bound(b, 0, 13) == 0);
+
+    /* four streams, one empty, back to back */
+    rb_pair many[] = {{2, 1}, {5, 1}, /* s1 empty */ {2, 2}, {7, 2}, {5, 4}};
+    size_t offs[] = {0, 2, 2, 4, 5};
+    rb_pair tmp[5], *res = NULL;
+    k = rb_merge_sum_many(many, offs, 4, tmp, &res);
+    CHECK(k == 3);
+    CHECK(res[0].idx == 2 && res[0].val == 3.0f);
+    CHECK(res[1].idx == 5 && res[1].val == 5.0f);
+    CHECK(res[2].idx == 7 && res[2].val == 2.0f);
+    size_t offs1[] = {0, 2};
+    k = rb_merge_sum_many(many, offs1, 1, tmp, &res);
+    CHECK(k == 2 && res == many);
+    size_t offs0[] = {0};
+    CHECK(rb_merge_sum_many(many, offs0, 0, tmp, &res) == 0);
+    size_t offs3[] = {0, 0, 0, 0};
+    CHECK(rb_merge_sum_many(many, offs3, 3, tmp, &res) == 0);
+}
+
+static void test_bitmap(void)
+{
+    enum { N = 1000 };
+    float x[N] = {0};
+    x[0] = 1;      /* group 0 */
+    x[639] = 2;    /* group 63 (group = 10) */
+    x[640] = 3;    /* group 64: second word */
+    x[999] = -1;   /* group 99, the last */
+    size_t groups = (N + 9) / 10;
+    uint64_t bm[2] = {~0ULL, ~0ULL};
+    rb_bitmap_of_groups(x, N, 10, bm);
+    CHECK(rb_bitmap_words(groups) == 2);
+    CHECK(rb_bitmap_test(bm, 0) && rb_bitmap_test(bm, 63) && rb_bitmap_test(bm, 64));
+    CHECK(rb_bitmap_test(bm, 99) && !rb_bitmap_test(bm, 1) && !rb_bitmap_test(bm, 98));
+    CHECK(rb_bitmap_popcount(bm, groups) == 4);
+    CHECK((bm[1] >> 36) == 0);   /* bits past the last group cleared */
+    /* popcount ignores bits past nbits */
+    uint64_t all[2] = {~0ULL, ~0ULL};
+    CHECK(rb_bitmap_popcount(all, 70) == 70);
+    CHECK(rb_bitmap_popcount(all, 64) == 64);
+    CHECK(rb_bitmap_popcount(all, 0) == 0);
+    /* a short last group: 1001 elements in groups of 7 -> 143 groups */
+    float y[1001] = {0};
+    y[1000] = 1;
+    uint64_t bm3[3];
+    rb_bitmap_of_groups(y, 1001, 7, bm3);
+    CHECK(rb_bitmap_popcount(bm3, 143) == 1 && rb_bitmap_test(bm3, 142));
+    uint64_t a[2] = {1, 0}, b[2] = {2, 1ULL << 63};
+    rb_bitmap_or(a, b, 2);
+    CHECK(a[0] == 3 && a[1] == 1ULL << 63);
+    rb_bitmap_set(a, 100);
+    CHECK(rb_bitmap_test(a, 100) && rb_bitmap_popcount(a, 128) == 4);
+}
+
+static size_t option_index(const char *key)
+{
+    for (size_t i = 0; i < rb_option_count(); i++)
+        if (!strcmp(rb_option_info_at(i)->key, key))
+            return i;
+    return (size_t)-1;
+}
+
+static void expect_bad(const char *kv, const char *key)
+{
+    rb_options o;
+    rb_options_default(&o);
+    int rc = rb_options_set(&o, kv);
+    if (rc != RB_ERR_ARG || !strstr(rb_last_error(), key)) {
+        fprintf(stderr, "bad option '%s' -> %d, message '%s' should name '%s'\n",
+                kv, rc, rb_last_error(), key);
+        failures++;
+    }
+}
+
+static void test_options(void)
+{
+    rb_options o;
+    rb_options_default(&o);
+    CHECK(rb_options_set(&o, "sparcml_algo=rsag") == RB_OK && o.sparcml_algo == RB_SPARCML_RSAG);
+    CHECK(rb_options_set(&o, "sparcml_algo=recdbl") == RB_OK && o.sparcml_algo == RB_SPARCML_RECDBL);
+    CHECK(rb_options_set(&o, "sparcml_switch=0.25") == RB_OK && o.sparcml_switch == 0.25);
+    CHECK(rb_options_set(&o, "parallax_servers=1") == RB_OK && o.parallax_servers == 1);
+    CHECK(rb_options_set(&o, "block_size=64") == RB_OK && o.block_size == 64);
+    CHECK(rb_options_set(&o, "seed=12345678901") == RB_OK && o.seed == 12345678901ULL);
+
+    expect_bad("sparcml_algo=ring", "sparcml_algo");
+    expect_bad("sparcml_switch=-1", "sparcml_switch");
+    expect_bad("sparcml_switch=abc", "sparcml_switch");
+    expect_bad("parallax_servers=2", "parallax_servers");
+    expect_bad("block_size=0", "block_size");
+    expect_bad("block_size=12x", "block_size");
+    expect_bad("seed=-3", "seed");
+    expect_bad("no_such_option=1", "no_such_option");
+    expect_bad("block_size=", "block_size");
+
+    /* every option's formatted value parses back to the same value */
+    rb_options a, b;
+    rb_options_default(&a);
+    CHECK(rb_options_set(&a, "sparcml_algo=rsag") == RB_OK);
+    CHECK(rb_options_set(&a, "sparcml_switch=0.1") == RB_OK);
+    CHECK(rb_options_set(&a, "block_size=1000") == RB_OK);
+    rb_options_default(&b);
+    for (size_t i = 0; i < rb_option_count(); i++) {
+        char val[64], kv[160], back[64];
+        CHECK(rb_option_format(&a, i, val, sizeof val) == RB_OK);
+        snprintf(kv, sizeof kv, "%s=%s", rb_option_info_at(i)->key, val);
+        CHECK(rb_options_set(&b, kv) == RB_OK);
+        CHECK(rb_option_format(&b, i, back, sizeof back) == RB_OK && !strcmp(val, back));
+    }
+    CHECK(b.sparcml_algo == RB_SPARCML_RSAG && b.sparcml_switch == 0.1 && b.block_size == 1000);
+    CHECK(rb_option_format(&a, rb_option_count(), (char[8]){0}, 8) == RB_ERR_ARG);
+
+    size_t algo = option_index("sparcml_algo"), bs = option_index("block_size");
+    size_t servers = option_index("parallax_servers"), seed = option_index("seed");
+    CHECK(algo != (size_t)-1 && bs != (size_t)-1 && servers != (size_t)-1 && seed != (size_t)-1);
+    CHECK(rb_option_applies(algo, "sparcml") && !rb_option_applies(algo, "agsparse"));
+    CHECK(rb_option_applies(bs, "omnireduce") && !rb_option_applies(bs, "omni"));
+    CHECK(rb_option_applies(servers, "parallax") && !rb_option_applies(servers, "dense"));
+    CHECK(rb_option_applies(seed, "s2") && rb_option_applies(seed, "gossip"));
+    CHECK(!rb_option_applies(rb_option_count(), "sparcml") && !rb_option_applies(algo, NULL));
+}
+
+int main(void)
+{
+    test_scan_pack();
+    test_merge();
+    test_bitmap();
+    test_options();
+    if (failures)
+        fprintf(stderr, "%d check(s) failed\n", failures);
+    else
+        printf("sparse and option unit tests passed\n");
+    return failures ? 1 : 0;
+}
