@@ -18,10 +18,12 @@ static inline uint64_t mod_p(uint64_t x)
     return x >= P ? x - P : x;
 }
 
+/* Branch-free (and so vectorisable): x + y - p, plus p back if that
+ * wrapped below zero. */
 static inline uint64_t add_p(uint64_t x, uint64_t y)   /* x, y < p */
 {
-    uint64_t s = x + y;
-    return s >= P ? s - P : s;
+    uint64_t t = x + y - P;
+    return t + ((0 - (t >> 63)) & P);
 }
 
 static inline uint64_t sub_p(uint64_t x, uint64_t y)   /* x, y < p */
@@ -108,18 +110,25 @@ typedef struct hash_walk {
     uint64_t d0, d1, d2, d3;    /* sign poly at x and its 1st..3rd differences */
 } hash_walk;
 
+/* d0..d3 = value and 1st..3rd forward differences of a cubic sampled at
+ * four equally spaced points. */
+static void differences(uint64_t p0, uint64_t p1, uint64_t p2, uint64_t p3, uint64_t d[4])
+{
+    uint64_t three_p1 = add_p(p1, add_p(p1, p1)), three_p2 = add_p(p2, add_p(p2, p2));
+    d[0] = p0;
+    d[1] = sub_p(p1, p0);
+    d[2] = sub_p(add_p(p2, p0), add_p(p1, p1));                  /* p2 - 2p1 + p0 */
+    d[3] = sub_p(add_p(p3, three_p1), add_p(three_p2, p0));      /* p3 - 3p2 + 3p1 - p0 */
+}
+
 static void walk_start(hash_walk *w, const rb_cs_coeffs *co, uint64_t x0)
 {
-    uint64_t x = mod_p(x0);
+    uint64_t x = mod_p(x0), d[4];
     w->h = bucket_hash(co, x);
     w->a = co->a;
-    uint64_t p0 = sign_poly(co, x), p1 = sign_poly(co, add_p(x, 1));
-    uint64_t p2 = sign_poly(co, add_p(x, 2)), p3 = sign_poly(co, add_p(x, 3));
-    w->d0 = p0;
-    w->d1 = sub_p(p1, p0);
-    w->d2 = sub_p(add_p(p2, p0), add_p(p1, p1));                 /* p2 - 2p1 + p0 */
-    uint64_t three_p2 = add_p(p2, add_p(p2, p2)), three_p1 = add_p(p1, add_p(p1, p1));
-    w->d3 = sub_p(add_p(p3, three_p1), add_p(three_p2, p0));     /* p3 - 3p2 + 3p1 - p0 */
+    differences(sign_poly(co, x), sign_poly(co, add_p(x, 1)),
+                sign_poly(co, add_p(x, 2)), sign_poly(co, add_p(x, 3)), d);
+    w->d0 = d[0], w->d1 = d[1], w->d2 = d[2], w->d3 = d[3];
 }
 
 static inline void walk_step(hash_walk *w)
@@ -130,8 +139,83 @@ static inline void walk_step(hash_walk *w)
     w->d2 = add_p(w->d2, w->d3);
 }
 
-/* Below this run length direct evaluation is cheaper than the walk set-up. */
-enum { WALK_MIN_RUN = 8, QUERY_CHUNK = 256 };
+/* LANES interleaved walks with stride LANES, so the additions of one step
+ * are independent (and vectorise); hashes come out CHUNK at a time.  Runs
+ * shorter than DIRECT_MAX are hashed by direct evaluation instead. */
+enum { LANES = 8, CHUNK = 256, DIRECT_MAX = 32 };
+
+typedef struct lane_walk {
+    uint64_t h[LANES], d0[LANES], d1[LANES], d2[LANES], d3[LANES];
+    uint64_t step_a;            /* LANES * a mod p */
+} lane_walk;
+
+static void lanes_start(lane_walk *w, const rb_cs_coeffs *co, uint64_t x0)
+{
+    hash_walk s;
+    uint64_t pts[4 * LANES];
+    walk_start(&s, co, x0);
+    for (int i = 0; i < 4 * LANES; i++) {
+        if (i < LANES)
+            w->h[i] = s.h;
+        pts[i] = s.d0;
+        walk_step(&s);
+    }
+    for (int l = 0; l < LANES; l++) {
+        uint64_t d[4];
+        differences(pts[l], pts[l + LANES], pts[l + 2 * LANES], pts[l + 3 * LANES], d);
+        w->d0[l] = d[0], w->d1[l] = d[1], w->d2[l] = d[2], w->d3[l] = d[3];
+    }
+    w->step_a = mul_p(co->a, LANES);
+}
+
+/* bucket[i] and sign mask sgn[i] (bit 31) of the next n elements, n a
+ * multiple of LANES.  Compiled also for AVX2 and AVX-512 and picked at load
+ * time where the compiler supports it: same integers, wider vectors. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static void lanes_hash(lane_walk *w, size_t cols, size_t n, uint32_t *restrict bucket,
+                       uint32_t *restrict sgn)
+{
+    uint64_t h[LANES], d0[LANES], d1[LANES], d2[LANES], d3[LANES];
+    const uint64_t a = w->step_a;
+    const uint32_t c = (uint32_t)cols;
+    memcpy(h, w->h, sizeof h), memcpy(d0, w->d0, sizeof d0), memcpy(d1, w->d1, sizeof d1);
+    memcpy(d2, w->d2, sizeof d2), memcpy(d3, w->d3, sizeof d3);
+    for (size_t i = 0; i < n; i += LANES) {
+        for (int l = 0; l < LANES; l++) {
+            bucket[i + l] = (uint32_t)(((uint64_t)(uint32_t)(h[l] >> 29) * c) >> 32);
+            sgn[i + l] = (uint32_t)d0[l] << 31;
+            h[l] = add_p(h[l], a);
+            d0[l] = add_p(d0[l], d1[l]);
+            d1[l] = add_p(d1[l], d2[l]);
+            d2[l] = add_p(d2[l], d3[l]);
+        }
+    }
+    memcpy(w->h, h, sizeof h), memcpy(w->d0, d0, sizeof d0), memcpy(w->d1, d1, sizeof d1);
+    memcpy(w->d2, d2, sizeof d2);
+}
+
+/* Ask for the counters of a chunk before they are used: the table is
+ * usually larger than L2, and the hash pass knows every address first. */
+static inline void prefetch_counters(const float *t, const uint32_t *bucket, size_t n, int write)
+{
+    if (write)
+        for (size_t i = 0; i < n; i++)
+            __builtin_prefetch(t + bucket[i], 1, 3);
+    else
+        for (size_t i = 0; i < n; i++)
+            __builtin_prefetch(t + bucket[i], 0, 3);
+}
+
+static inline size_t round_lanes(size_t n) { return (n + LANES - 1) / LANES * LANES; }
+
+static inline float flip(float v, uint32_t sgn)
+{
+    union { float f; uint32_t u; } b = {v};
+    b.u ^= sgn;
+    return b.f;
+}
 
 /* ------------------------------------------------------------ life cycle */
 
@@ -197,26 +281,43 @@ static void insert_row_direct(rb_countsketch *cs, int j, uint64_t x0, const floa
     }
 }
 
-static void insert_row_walk(rb_countsketch *cs, int j, uint64_t x0, const float *v, size_t len)
+/* Hashes of the next n elements in every sketch row, with their counters
+ * requested from memory before any is used (more misses in flight). */
+static void chunk_hashes(const rb_countsketch *cs, lane_walk *w, size_t n,
+                         uint32_t bucket[][CHUNK], uint32_t sgn[][CHUNK], int write)
 {
-    float *t = cs->table + (size_t)j * cs->cols;
-    const size_t cols = cs->cols;
-    hash_walk w;
-    walk_start(&w, &cs->co[j], x0);
-    for (size_t i = 0; i < len; i++) {
-        t[bucket_of(w.h, cols)] += apply_sign(v[i], w.d0);
-        walk_step(&w);
+    for (int j = 0; j < cs->rows; j++) {
+        lanes_hash(&w[j], cs->cols, round_lanes(n), bucket[j], sgn[j]);
+        prefetch_counters(cs->table + (size_t)j * cs->cols, bucket[j], n, write);
+    }
+}
+
+static void insert_walk(rb_countsketch *cs, uint64_t x0, const float *v, size_t len)
+{
+    lane_walk w[RB_CS_MAX_ROWS];
+    uint32_t bucket[RB_CS_MAX_ROWS][CHUNK], sgn[RB_CS_MAX_ROWS][CHUNK];
+    for (int j = 0; j < cs->rows; j++)
+        lanes_start(&w[j], &cs->co[j], x0);
+    for (size_t lo = 0; lo < len; lo += CHUNK) {
+        size_t n = len - lo < CHUNK ? len - lo : CHUNK;
+        chunk_hashes(cs, w, n, bucket, sgn, 1);
+        for (int j = 0; j < cs->rows; j++) {
+            float *t = cs->table + (size_t)j * cs->cols;
+            const uint32_t *b = bucket[j], *s = sgn[j];
+            for (size_t i = 0; i < n; i++)
+                t[b[i]] += flip(v[lo + i], s[i]);
+        }
     }
 }
 
 void rb_cs_insert_run(rb_countsketch *cs, uint64_t x0, const float *v, size_t len)
 {
-    for (int j = 0; j < cs->rows; j++) {
-        if (len < WALK_MIN_RUN)
-            insert_row_direct(cs, j, x0, v, len);
-        else
-            insert_row_walk(cs, j, x0, v, len);
+    if (len >= DIRECT_MAX) {
+        insert_walk(cs, x0, v, len);
+        return;
     }
+    for (int j = 0; j < cs->rows; j++)
+        insert_row_direct(cs, j, x0, v, len);
 }
 
 void rb_cs_insert_pairs(rb_countsketch *cs, const rb_pair *p, size_t k)
@@ -227,59 +328,79 @@ void rb_cs_insert_pairs(rb_countsketch *cs, const rb_pair *p, size_t k)
 
 /* ------------------------------------------------------------ query */
 
-static inline float median3(float a, float b, float c)
+/* Medians by compare-exchange networks run over whole arrays: each pass
+ * is a branch-free element-wise min/max the compiler vectorises (scalar
+ * code with one comparison for both outputs became branches). */
+static void cswap(float *restrict a, float *restrict b, size_t n)
 {
-    return fmaxf(fminf(a, b), fminf(fmaxf(a, b), c));
+    for (size_t i = 0; i < n; i++) {
+        float x = a[i], y = b[i];
+        a[i] = y < x ? y : x;
+        b[i] = x < y ? y : x;
+    }
 }
 
-#define CSWAP(x, y) do { float lo_ = fminf(x, y), hi_ = fmaxf(x, y); x = lo_; y = hi_; } while (0)
-static inline float median5(float a, float b, float c, float d, float e)
+/* Leaves the median of e[0..r)[i] in e[r/2][i], for r = 3 or 5. */
+static void median_network(float est[][CHUNK], int r, size_t n)
 {
-    /* Enough of a sorting network to place the middle element. */
-    CSWAP(a, b); CSWAP(d, e); CSWAP(c, e); CSWAP(c, d);
-    CSWAP(a, d); CSWAP(a, c); CSWAP(b, e); CSWAP(b, d); CSWAP(b, c);
-    return c;
-}
-#undef CSWAP
-
-/* est[i] = sign * counter of element x0 + i in row j, i < len. */
-static void row_estimates(const rb_countsketch *cs, int j, uint64_t x0, float *est, size_t len)
-{
-    const float *t = cs->table + (size_t)j * cs->cols;
-    const size_t cols = cs->cols;
-    if (len < WALK_MIN_RUN) {
-        const rb_cs_coeffs *co = &cs->co[j];
-        for (size_t i = 0; i < len; i++) {
-            uint64_t x = mod_p(x0 + i);
-            est[i] = apply_sign(t[bucket_of(bucket_hash(co, x), cols)], sign_poly(co, x));
-        }
+    if (r == 3) {
+        cswap(est[0], est[1], n); cswap(est[1], est[2], n); cswap(est[0], est[1], n);
         return;
     }
-    hash_walk w;
-    walk_start(&w, &cs->co[j], x0);
-    for (size_t i = 0; i < len; i++) {
-        est[i] = apply_sign(t[bucket_of(w.h, cols)], w.d0);
-        walk_step(&w);
+    /* Enough of a sorting network for 5 to place the middle element. */
+    static const unsigned char net[9][2] = {
+        {0, 1}, {3, 4}, {2, 4}, {2, 3}, {0, 3}, {0, 2}, {1, 4}, {1, 3}, {1, 2}};
+    for (int k = 0; k < 9; k++)
+        cswap(est[net[k][0]], est[net[k][1]], n);
+}
+
+/* est[j][i] = sign * counter of element x0 + i in row j, direct hashes. */
+static void estimates_direct(const rb_countsketch *cs, uint64_t x0, float *const *est, size_t n)
+{
+    for (int j = 0; j < cs->rows; j++) {
+        const float *t = cs->table + (size_t)j * cs->cols;
+        const rb_cs_coeffs *co = &cs->co[j];
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x = mod_p(x0 + i);
+            est[j][i] = apply_sign(t[bucket_of(bucket_hash(co, x), cs->cols)], sign_poly(co, x));
+        }
+    }
+}
+
+/* The same for the next n elements of the walks w. */
+static void estimates_walk(const rb_countsketch *cs, lane_walk *w, float *const *est, size_t n)
+{
+    uint32_t bucket[RB_CS_MAX_ROWS][CHUNK], sgn[RB_CS_MAX_ROWS][CHUNK];
+    chunk_hashes(cs, w, n, bucket, sgn, 0);
+    for (int j = 0; j < cs->rows; j++) {
+        const float *t = cs->table + (size_t)j * cs->cols;
+        const uint32_t *b = bucket[j], *s = sgn[j];
+        float *e = est[j];
+        for (size_t i = 0; i < n; i++)
+            e[i] = flip(t[b[i]], s[i]);
     }
 }
 
 void rb_cs_query_run(const rb_countsketch *cs, uint64_t x0, float *out, size_t len)
 {
-    if (cs->rows == 1) {
-        row_estimates(cs, 0, x0, out, len);
-        return;
-    }
-    float est[RB_CS_MAX_ROWS][QUERY_CHUNK];
-    for (size_t lo = 0; lo < len; lo += QUERY_CHUNK) {
-        size_t n = len - lo < QUERY_CHUNK ? len - lo : QUERY_CHUNK;
-        for (int j = 0; j < cs->rows; j++)
-            row_estimates(cs, j, x0 + lo, est[j], n);
-        if (cs->rows == 3) {
-            for (size_t i = 0; i < n; i++)
-                out[lo + i] = median3(est[0][i], est[1][i], est[2][i]);
-        } else {
-            for (size_t i = 0; i < n; i++)
-                out[lo + i] = median5(est[0][i], est[1][i], est[2][i], est[3][i], est[4][i]);
+    const int r = cs->rows, walk = len >= DIRECT_MAX;
+    lane_walk w[RB_CS_MAX_ROWS];
+    float est[RB_CS_MAX_ROWS][CHUNK];
+    if (walk)
+        for (int j = 0; j < r; j++)
+            lanes_start(&w[j], &cs->co[j], x0);
+    for (size_t lo = 0; lo < len; lo += CHUNK) {
+        size_t n = len - lo < CHUNK ? len - lo : CHUNK;
+        float *dst[RB_CS_MAX_ROWS];
+        for (int j = 0; j < r; j++)
+            dst[j] = r == 1 ? out + lo : est[j];   /* one row: no median, no copy */
+        if (walk)
+            estimates_walk(cs, w, dst, n);
+        else
+            estimates_direct(cs, x0 + lo, dst, n);
+        if (r > 1) {
+            median_network(est, r, n);
+            memcpy(out + lo, est[r / 2], n * sizeof(float));
         }
     }
 }
@@ -333,10 +454,10 @@ double rb_cs_l2sq_estimate(const rb_countsketch *cs)
 size_t rb_cs_heavy_hitters(const rb_countsketch *cs, uint64_t x0, size_t n,
                            float threshold, rb_pair *out, size_t max_out)
 {
-    float est[QUERY_CHUNK];
+    float est[CHUNK];
     size_t found = 0;
-    for (size_t lo = 0; lo < n; lo += QUERY_CHUNK) {
-        size_t len = n - lo < QUERY_CHUNK ? n - lo : QUERY_CHUNK;
+    for (size_t lo = 0; lo < n; lo += CHUNK) {
+        size_t len = n - lo < CHUNK ? n - lo : CHUNK;
         rb_cs_query_run(cs, x0 + lo, est, len);
         for (size_t i = 0; i < len; i++) {
             if (fabsf(est[i]) < threshold)

@@ -31,15 +31,17 @@ static int tables_equal(const rb_countsketch *a, const rb_countsketch *b)
         && memcmp(a->table, b->table, rb_cs_size(a) * sizeof(float)) == 0;
 }
 
-/* The finite-difference walk (runs >= 8) hashes exactly like direct
- * evaluation (single elements), at the start of index space and near 2^32. */
+/* The lane walks (runs >= 32) hash exactly like direct evaluation (single
+ * elements), at the start of index space and near 2^32, for run lengths
+ * that end inside a lane group and inside a chunk. */
 static void test_walk_matches_direct(void)
 {
     const uint64_t starts[] = {0, 1, 1000003, (1ULL << 32) - 3000};
+    const size_t lens[] = {33, 1001, 2000};
     for (int rows = 1; rows <= 5; rows += 2) {
         for (size_t s = 0; s < sizeof starts / sizeof starts[0]; s++) {
             rb_countsketch run, one;
-            size_t len = 2000;
+            size_t len = lens[s % 3];   /* not multiples of the 8 lanes / 256 chunk */
             float *v = malloc(len * sizeof *v), *q = malloc(len * sizeof *q);
             CHECK(rb_cs_init(&run, rows, 997, 7 + s) == RB_OK, "init");
             CHECK(rb_cs_init(&one, rows, 997, 7 + s) == RB_OK, "init");
