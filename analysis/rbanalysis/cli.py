@@ -9,6 +9,7 @@ import datetime
 import importlib
 import os
 import sys
+import warnings
 
 from . import __version__
 
@@ -68,6 +69,23 @@ def main(argv=None):
 
 
 # ---------------------------------------------------------------- report
+
+def draw(doc, fn, *args):
+    """Draw figures with fn(*args) and add them to doc.  A figure that
+    cannot be drawn is reported, never the end of the report."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN series
+            figs = fn(*args)
+    except Exception as e:  # noqa: BLE001 -- any plotting failure
+        msg = "figure %s could not be drawn: %s: %s" % (fn.__name__, type(e).__name__, e)
+        print("rb-report: warning: " + msg, file=sys.stderr)
+        doc.para("_(%s)_" % msg)
+        return []
+    for f in figs:
+        doc.figure(*f)
+    return figs
+
 
 def build_report(archive, outdir, inputs, targets):
     doc = Document(outdir)
@@ -185,9 +203,7 @@ def section_micro(doc, rows, agg):
         "n_repeats": "n", "t_avg_us_median": "median us", "t_avg_us_min": "min us",
         "t_avg_us_max": "max us", "iter_iqr": "iter IQR us", "busbw_gbs_median": "busbw GB/s",
         "wrong_max": "wrong"})
-    for f in figures.latency(agg, outdir):
-        doc.figure(*f)
-        out.append(f)
+    out += draw(doc, figures.latency, agg, outdir)
 
     doc.heading(3, "Speedup vs dense and vs the best exact sparse baseline")
     doc.para("Median time of dense (of the fastest validated baseline) / median time of the "
@@ -198,9 +214,7 @@ def section_micro(doc, rows, agg):
         "gid": "group", "variant": "reducer", "size_bytes": "size B",
         "t_avg_us_median": "median us", "speedup_vs_dense": "vs dense",
         "best_baseline": "fastest baseline", "speedup_vs_best_baseline": "vs fastest baseline"})
-    for f in figures.speedup(sp, outdir):
-        doc.figure(*f)
-        out.append(f)
+    out += draw(doc, figures.speedup, sp, outdir)
 
     doc.heading(3, "Wire bytes per rank vs density")
     doc.para("bytes sent per rank per call (median over repeats); bound = 2k(p-1)/p x 8 B "
@@ -210,9 +224,7 @@ def section_micro(doc, rows, agg):
         "size_bytes": "size B", "variant": "reducer", "bytes_sent_avg_median": "sent B/rank",
         "bytes_sent_max_median": "max sent B", "bound_bytes_median": "bound B",
         "wire_to_bound_median": "wire/bound"})
-    for f in figures.wire_bytes(agg, outdir):
-        doc.figure(*f)
-        out.append(f)
+    out += draw(doc, figures.wire_bytes, agg, outdir)
 
     doc.heading(3, "Scaling with ranks")
     sc = micro.scaling(agg)
@@ -223,9 +235,7 @@ def section_micro(doc, rows, agg):
             "kind": "kind", "layout": "layout", "density": "density", "variant": "reducer",
             "size_bytes": "size B", "ranks": "ranks", "t_avg_us_median": "median us",
             "t_avg_us_min": "min us", "t_avg_us_max": "max us", "n_repeats": "n"})
-        for f in figures.scaling(sc, outdir):
-            doc.figure(*f)
-            out.append(f)
+        out += draw(doc, figures.scaling, sc, outdir)
 
     doc.heading(3, "S2 error and recall vs sketch width")
     s2 = micro.s2_error(agg)
@@ -237,9 +247,7 @@ def section_micro(doc, rows, agg):
             "sketch_width_mode": "width mode", "sketch_width": "width", "sketch_rows": "rows",
             "rel_l2_err_median": "rel L2 err", "recall_median": "recall",
             "max_abs_err_median": "max abs err", "bytes_sent_avg_median": "sent B/rank"})
-        for f in figures.s2_error(s2, outdir):
-            doc.figure(*f)
-            out.append(f)
+        out += draw(doc, figures.s2_error, s2, outdir)
 
     doc.heading(3, "Gossip consensus distance")
     gc = micro.gossip_consensus(agg)
@@ -252,9 +260,7 @@ def section_micro(doc, rows, agg):
             "gid": "group", "ranks": "ranks", "density": "density", "size_bytes": "size B",
             "options": "options", "consensus_median": "consensus",
             "bytes_sent_avg_median": "sent B/rank"})
-        for f in figures.gossip_consensus(gc, outdir):
-            doc.figure(*f)
-            out.append(f)
+        out += draw(doc, figures.gossip_consensus, gc, outdir)
     return out
 
 
@@ -279,22 +285,16 @@ def section_training(doc, curv, summ, chosen):
         "t_iter_s_median": "s/iter", "t_iter_s_min": "min", "t_iter_s_max": "max",
         "tt_target_s_median": "time to target s", "it_target_median": "iters to target",
         "compute_efficiency": "compute eff."})
-    for f in figures.training_curves(curv, outdir):
-        doc.figure(*f)
-        out.append(f)
+    out += draw(doc, figures.training_curves, curv, outdir)
     doc.heading(3, "Phase breakdown")
-    for f in figures.phase_bars(summ, outdir):
-        doc.figure(*f)
-        out.append(f)
+    out += draw(doc, figures.phase_bars, summ, outdir)
     doc.heading(3, "Compute efficiency vs ranks")
     eff = training.efficiency_vs_ranks(summ)
     if eff.empty:
         doc.para("Not measured in these data: no group has both `none` and another reducer.")
     else:
         doc.table(eff, "train_efficiency")
-        for f in figures.efficiency(eff, outdir):
-            doc.figure(*f)
-            out.append(f)
+        out += draw(doc, figures.efficiency, eff, outdir)
     return out
 
 
@@ -314,6 +314,8 @@ def print_summary(archive, outdir, result):
         groups = list(agg.groupby("gid", sort=False))
         for gid, sub in groups[:10]:
             sub = sub[(sub["size_bytes"] == sub["size_bytes"].max()) & (sub["reducer"] != "none")]
+            if sub["t_avg_us_median"].notna().sum() == 0:
+                continue
             best = sub.loc[sub["t_avg_us_median"].idxmin()]
             dense = sub[sub["reducer"] == "dense"]["t_avg_us_median"]
             label = "%s %s/%s d=%g p=%d" % (best["kind"], best["layout"], best["overlap"],

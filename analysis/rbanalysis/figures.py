@@ -20,9 +20,18 @@ MARKERS = "osD^v<>px*h+"
 def _save(fig, outdir, name):
     for ax in fig.get_axes():
         _plain_ticks(ax)
-    fig.tight_layout()
-    fig.savefig(os.path.join(outdir, name), dpi=90)
-    plt.close(fig)
+    try:
+        fig.tight_layout()
+        fig.savefig(os.path.join(outdir, name), dpi=90)
+    except ValueError:
+        # No positive value for a log axis (all NaN or zero): draw linear.
+        for ax in fig.get_axes():
+            ax.set_xscale("linear")
+            ax.set_yscale("linear")
+        fig.tight_layout()
+        fig.savefig(os.path.join(outdir, name), dpi=90)
+    finally:
+        plt.close(fig)
     return name
 
 
