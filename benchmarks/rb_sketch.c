@@ -26,7 +26,8 @@
  * overlap) are sketched and summed exactly as s2 does on P ranks (merge =
  * sum-allreduce, then / P) and decoded on the union rows; against the exact
  * average: relative L2 error, recall of the true non-zero rows, max abs error,
- * for c x {0.25, 1, 4} of the default ratio and r = 1, 3, 5. */
+ * for c = rows*cols*density*ratio x {0.25, 1, 4, 16} and r = 1, 3, 5, next to
+ * sqrt(U/c), the relative error r = 1 should show (docs/s2.md). */
 #include "countsketch.h"
 #include "gradgen.h"
 #include "sparse.h"
@@ -164,8 +165,9 @@ static int throughput(const args *a, const rb_gradgen *g, float *x, uint64_t *bm
            n * 4 >> 20, n * 4.0 / best_scan / 1e9, 100.0 * n * 4.0 / best_scan / mbw);
     printf("# encode/decode over %zu elements (%.1f%% of rows), c = %zu; best of %d\n",
            elems, 100.0 * elems / n, sketch_width(a, 1), a->iters);
-    printf("%-7s %2s %10s %11s %12s %13s %8s\n", "phase", "r", "c", "Melem/s", "stream GB/s",
-           "touched GB/s", "%memcpy");
+    printf("# stream = 4 B/element; touched = encode 4+8r, decode 4+4r B/element\n");
+    printf("%-7s %2s %10s %9s %12s %13s %12s %13s\n", "phase", "r", "c", "Melem/s", "stream GB/s",
+           "touched GB/s", "stream/memcpy", "touched/memcpy");
     float *work = malloc(n * sizeof *work);
     if (!work)
         return -1;
@@ -191,8 +193,9 @@ static int throughput(const args *a, const rb_gradgen *g, float *x, uint64_t *bm
         for (int d = 0; d < 2; d++) {
             double eps = elems / best[d];
             double touched = d == 0 ? 4.0 + 8.0 * r : 4.0 + 4.0 * r;
-            printf("%-7s %2d %10zu %11.1f %12.2f %13.2f %7.0f%%\n", d == 0 ? "encode" : "decode", r,
-                   cs.cols, eps / 1e6, eps * 4 / 1e9, eps * touched / 1e9, 100.0 * eps * 4 / mbw);
+            printf("%-7s %2d %10zu %9.1f %12.2f %13.2f %12.0f%% %13.0f%%\n", d == 0 ? "encode" : "decode", r,
+                   cs.cols, eps / 1e6, eps * 4 / 1e9, eps * touched / 1e9, 100.0 * eps * 4 / mbw,
+                   100.0 * eps * touched / mbw);
         }
         rb_cs_free(&cs);
     }
@@ -224,9 +227,10 @@ static int error_table(const args *a, rb_gradgen g, float *x, uint64_t *bm)
     }
     printf("# s2 error: %d ranks, row density %g, random overlap, exact average has %zu non-zero rows\n",
            a->ranks, a->density, true_rows);
-    printf("%-8s %10s %2s %12s %8s %12s\n", "c/ratio", "c", "r", "rel_l2_err", "recall", "max_abs_err");
-    const double scales[] = {0.25, 1.0, 4.0};
-    for (size_t si = 0; si < 3; si++) {
+    printf("# sqrt(U/c): the r = 1 prediction, U = elements decoded (union rows x cols)\n");
+    printf("%-8s %10s %2s %12s %10s %8s %12s\n", "c/nmd", "c", "r", "rel_l2_err", "sqrt(U/c)", "recall", "max_abs_err");
+    const double scales[] = {0.25, 1.0, 4.0, 16.0};
+    for (size_t si = 0; si < sizeof scales / sizeof scales[0]; si++) {
         for (int r = 1; r <= 5; r += 2) {
             rb_countsketch sum, one;
             if (rb_cs_init(&sum, r, sketch_width(a, scales[si]), a->seed) != 0
@@ -261,8 +265,10 @@ static int error_table(const args *a, rb_gradgen g, float *x, uint64_t *bm)
                 }
                 found += t && e;
             }
-            printf("%-8g %10zu %2d %12.4g %8.4f %12.4g\n", scales[si] * a->ratio, sum.cols, r,
-                   norm2 > 0 ? sqrt(err2 / norm2) : 0.0, true_rows ? (double)found / true_rows : 1.0, maxerr);
+            double decoded = (double)rb_bitmap_popcount(uni, a->rows) * a->cols;
+            printf("%-8g %10zu %2d %12.4g %10.4g %8.4f %12.4g\n", scales[si] * a->ratio, sum.cols, r,
+                   norm2 > 0 ? sqrt(err2 / norm2) : 0.0, sqrt(decoded / sum.cols),
+                   true_rows ? (double)found / true_rows : 1.0, maxerr);
             rb_cs_free(&sum);
             rb_cs_free(&one);
         }
