@@ -75,7 +75,7 @@ def draw(doc, fn, *args):
     cannot be drawn is reported, never the end of the report."""
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN series
+            warnings.simplefilter("ignore")  # all-NaN series, empty legends
             figs = fn(*args)
     except Exception as e:  # noqa: BLE001 -- any plotting failure
         msg = "figure %s could not be drawn: %s: %s" % (fn.__name__, type(e).__name__, e)

@@ -56,6 +56,11 @@ def _plain_ticks(ax):
         ax.yaxis.set_minor_formatter(none)
 
 
+def _legend(ax, size):
+    if ax.get_legend_handles_labels()[1]:
+        ax.legend(fontsize=size)
+
+
 def _style(i):
     return {"marker": MARKERS[i % len(MARKERS)], "markersize": 4}
 
@@ -75,7 +80,7 @@ def latency(agg, outdir):
         ax.set_ylabel("time per call (us, avg over ranks)")
         ax.set_title(_wrap(sub["group"].iloc[0]), fontsize=8)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=6)
+        _legend(ax, 6)
         name = _save(fig, outdir, "latency_%s.png" % gid)
         out.append((name, "%s: time per call vs size, per reducer (median, min..max over repeats)" % gid))
     return out
@@ -100,7 +105,7 @@ def speedup(sp, outdir):
             ax.set_ylabel("speedup (>1 = faster)")
             ax.set_title("speedup " + title, fontsize=9)
             ax.grid(True, which="both", alpha=0.3)
-        axes[1].legend(fontsize=6)
+        _legend(axes[1], 6)
         fig.suptitle(_wrap(sub["group"].iloc[0]), fontsize=8)
         name = _save(fig, outdir, "speedup_%s.png" % gid)
         out.append((name, "%s: speedup of each reducer vs dense and vs the fastest exact sparse baseline" % gid))
@@ -129,7 +134,7 @@ def wire_bytes(agg, outdir):
                                                            d["overlap"], d["ranks"], size)
         ax.set_title(title, fontsize=8)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=6)
+        _legend(ax, 6)
         name = _save(fig, outdir, "wire_bytes_%d.png" % n)
         out.append((name, "wire bytes per rank vs density (%s)" % title))
     return out
@@ -157,7 +162,7 @@ def scaling(sc, outdir):
                                                               d["overlap"], float(d["density"]), size)
         ax.set_title(title, fontsize=8)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=6)
+        _legend(ax, 6)
         name = _save(fig, outdir, "scaling_%d.png" % n)
         out.append((name, "time per call vs ranks (%s)" % title))
     return out
@@ -179,7 +184,7 @@ def s2_error(s2, outdir):
             ax.set_xlabel("sketch width (option sketch_width, mode %s)" % modes)
             ax.set_ylabel(yl)
             ax.grid(True, alpha=0.3)
-        axes[0].legend(fontsize=6)
+        _legend(axes[0], 6)
         name = _save(fig, outdir, "s2_error_%s.png" % kind)
         out.append((name, "s2 error and recall vs sketch width (%s data)" % kind))
     return out
@@ -199,7 +204,7 @@ def gossip_consensus(g, outdir):
         ax.set_xlabel("dense gradient size (bytes)")
         ax.set_ylabel("consensus distance max_r |x_r - mean| / |mean|")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=6)
+        _legend(ax, 6)
         name = _save(fig, outdir, "gossip_consensus_%s.png" % kind)
         out.append((name, "gossip consensus distance after one call (%s data)" % kind))
     return out
@@ -221,7 +226,7 @@ def training_curves(curv, outdir):
         for ax in axes:
             ax.set_ylabel(metric)
             ax.grid(True, alpha=0.3)
-        axes[1].legend(fontsize=6)
+        _legend(axes[1], 6)
         fig.suptitle(_wrap(sub["group"].iloc[0]), fontsize=8)
         name = _save(fig, outdir, "train_%s.png" % tid)
         out.append((name, "%s: %s vs iteration and vs wall time" % (tid, metric)))
@@ -248,7 +253,7 @@ def phase_bars(summ, outdir):
         ax.set_xticklabels(sub["variant"], rotation=30, ha="right", fontsize=7)
         ax.set_ylabel("ms per iteration (median)")
         ax.set_title(_wrap(sub["group"].iloc[0]), fontsize=8)
-        ax.legend(fontsize=7)
+        _legend(ax, 7)
         name = _save(fig, outdir, "phases_%s.png" % tid)
         out.append((name, "%s: time per iteration by phase" % tid))
     return out
@@ -266,7 +271,7 @@ def efficiency(eff, outdir):
     ax.set_xlabel("ranks")
     ax.set_ylabel("compute efficiency (%): t_iter(none) / t_iter(reducer)")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=6)
+    _legend(ax, 6)
     return [(_save(fig, outdir, "efficiency.png"), "compute efficiency vs ranks")]
 
 
