@@ -132,73 +132,100 @@ static void dense_backward(layer *l, const float *x, const float *dy, float *dx,
 }
 
 /* ------------------------------------------------------------------- conv */
-/* col[(s, oy, ox), (ky, kx, c)] = x[s, oy+ky-pad, ox+kx-pad, c] (0 outside). */
-static void im2col(const layer *l, const float *x, float *col, int batch)
+/* The patch matrix is kept transposed, colT[(ky, kx, c), (s, oy, ox)], so
+ * im2col and col2im walk both the image and the matrix in unit strides
+ * along a row of output pixels (a strided gather would dominate the
+ * first layer, which has one input channel). */
+static size_t batch_pixels(const layer *l, int batch) { return (size_t)batch * out_pixels(l); }
+
+/* Output columns ox whose input column ox + kx - pad lies inside 0..W-1. */
+static void valid_span(const layer *l, int kx, int *lo, int *hi)
 {
-    int C = l->in_c, H = l->in_h, W = l->in_w, K = l->k;
-    float *p = col;
-    for (int s = 0; s < batch; s++) {
-        const float *xs = x + (size_t)s * H * W * C;
-        for (int oy = 0; oy < l->out_h; oy++)
-            for (int ox = 0; ox < l->out_w; ox++)
-                for (int ky = 0; ky < K; ky++) {
-                    int iy = oy + ky - l->pad;
-                    for (int kx = 0; kx < K; kx++, p += C) {
-                        int ix = ox + kx - l->pad;
-                        if (iy < 0 || iy >= H || ix < 0 || ix >= W)
-                            memset(p, 0, (size_t)C * sizeof(float));
-                        else
-                            memcpy(p, xs + ((size_t)iy * W + ix) * C, (size_t)C * sizeof(float));
-                    }
-                }
-    }
+    int off = kx - l->pad;
+    *lo = off < 0 ? -off : 0;
+    *hi = l->in_w - off < l->out_w ? l->in_w - off : l->out_w;
+    if (*hi < *lo)
+        *hi = *lo;
 }
 
-/* Adjoint of im2col: dx (zeroed here) += scattered dcol. */
-static void col2im(const layer *l, const float *dcol, float *dx, int batch)
+static void im2col(const layer *l, const float *x, float *colT, int batch)
 {
-    int C = l->in_c, H = l->in_h, W = l->in_w, K = l->k;
-    memset(dx, 0, (size_t)batch * H * W * C * sizeof(float));
-    const float *p = dcol;
-    for (int s = 0; s < batch; s++) {
-        float *xs = dx + (size_t)s * H * W * C;
-        for (int oy = 0; oy < l->out_h; oy++)
-            for (int ox = 0; ox < l->out_w; ox++)
-                for (int ky = 0; ky < K; ky++) {
-                    int iy = oy + ky - l->pad;
-                    for (int kx = 0; kx < K; kx++, p += C) {
-                        int ix = ox + kx - l->pad;
-                        if (iy < 0 || iy >= H || ix < 0 || ix >= W)
+    int C = l->in_c, H = l->in_h, W = l->in_w, K = l->k, OH = l->out_h, OW = l->out_w;
+    size_t P = batch_pixels(l, batch);
+    for (int ky = 0; ky < K; ky++)
+        for (int kx = 0; kx < K; kx++) {
+            int lo, hi;
+            valid_span(l, kx, &lo, &hi);
+            for (int c = 0; c < C; c++) {
+                float *dst = colT + ((size_t)(ky * K + kx) * C + c) * P;
+                for (int s = 0; s < batch; s++)
+                    for (int oy = 0; oy < OH; oy++, dst += OW) {
+                        int iy = oy + ky - l->pad;
+                        if (iy < 0 || iy >= H) {
+                            memset(dst, 0, (size_t)OW * sizeof(float));
                             continue;
-                        float *q = xs + ((size_t)iy * W + ix) * C;
-                        for (int c = 0; c < C; c++)
-                            q[c] += p[c];
+                        }
+                        const float *src = x + (((size_t)s * H + iy) * W + (kx - l->pad)) * C + c;
+                        for (int ox = 0; ox < lo; ox++)
+                            dst[ox] = 0.0f;
+                        for (int ox = lo; ox < hi; ox++)
+                            dst[ox] = src[(size_t)ox * C];
+                        for (int ox = hi; ox < OW; ox++)
+                            dst[ox] = 0.0f;
                     }
-                }
-    }
+            }
+        }
+}
+
+/* Adjoint of im2col: dx (zeroed here) += scattered dcolT. */
+static void col2im(const layer *l, const float *dcolT, float *dx, int batch)
+{
+    int C = l->in_c, H = l->in_h, W = l->in_w, K = l->k, OH = l->out_h, OW = l->out_w;
+    size_t P = batch_pixels(l, batch);
+    memset(dx, 0, (size_t)batch * H * W * C * sizeof(float));
+    for (int ky = 0; ky < K; ky++)
+        for (int kx = 0; kx < K; kx++) {
+            int lo, hi;
+            valid_span(l, kx, &lo, &hi);
+            for (int c = 0; c < C; c++) {
+                const float *src = dcolT + ((size_t)(ky * K + kx) * C + c) * P;
+                for (int s = 0; s < batch; s++)
+                    for (int oy = 0; oy < OH; oy++, src += OW) {
+                        int iy = oy + ky - l->pad;
+                        if (iy < 0 || iy >= H)
+                            continue;
+                        float *dst = dx + (((size_t)s * H + iy) * W + (kx - l->pad)) * C + c;
+                        for (int ox = lo; ox < hi; ox++)
+                            dst[(size_t)ox * C] += src[ox];
+                    }
+            }
+        }
 }
 
 static void conv_forward(layer *l, const float *x, float *y, int batch)
 {
-    int P = batch * (int)out_pixels(l), KC = (int)conv_patch(l), OC = l->out_c;
+    int P = (int)batch_pixels(l, batch), KC = (int)conv_patch(l), OC = l->out_c;
     im2col(l, x, l->col, batch);
     for (int r = 0; r < P; r++)
         memcpy(y + (size_t)r * OC, l->b, (size_t)OC * sizeof(float));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, P, OC, KC, 1.0f, l->col, KC, l->w, KC,
+    /* y[P x OC] += colT^T W^T */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasTrans, P, OC, KC, 1.0f, l->col, P, l->w, KC,
                 1.0f, y, OC);
 }
 
 /* Uses the im2col of the input kept by the forward pass. */
 static void conv_backward(layer *l, const float *dy, float *dx, int batch)
 {
-    int P = batch * (int)out_pixels(l), KC = (int)conv_patch(l), OC = l->out_c;
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, KC, P, 1.0f, dy, OC, l->col, KC,
-                0.0f, l->dw, KC);
+    int P = (int)batch_pixels(l, batch), KC = (int)conv_patch(l), OC = l->out_c;
+    /* dW[OC x KC] = dy^T colT^T */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasTrans, OC, KC, P, 1.0f, dy, OC, l->col, P, 0.0f,
+                l->dw, KC);
     bias_grad(l->db, dy, (size_t)P, (size_t)OC);
     if (!dx)
         return;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, P, KC, OC, 1.0f, dy, OC, l->w, KC,
-                0.0f, l->dcol, KC);
+    /* dcolT[KC x P] = W^T dy^T */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasTrans, KC, P, OC, 1.0f, l->w, KC, dy, OC, 0.0f,
+                l->dcol, P);
     col2im(l, l->dcol, dx, batch);
 }
 

@@ -843,9 +843,12 @@ int main(int argc, char **argv)
     if (rank == 0 && file != H5I_INVALID_HID)
         aok = train_archive_write(file, &o, &sum, curve.v, curve.n, phases.v, phases.n);
     MPI_Bcast(&aok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    char apath[4096] = "";
+    if (rb_archive_path(arch))
+        snprintf(apath, sizeof apath, "%s", rb_archive_path(arch));
     int cok = rb_archive_close(arch, aok == 0);
-    if (rank == 0 && arch && !cok && !aok)
-        printf("archive: %s\n", o.output ? o.output : "(default path)");
+    if (rank == 0 && apath[0] && !cok && !aok)
+        printf("archive: %s\n", apath);
 
     free(curve.v), free(phases.v), free(xb), free(yb), free(perm), free(slots);
     free(rg.sx), free(rg.rx), free(rg.sy), free(rg.ry);
