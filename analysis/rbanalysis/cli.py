@@ -166,7 +166,8 @@ def section_claims(doc, ctab, cpoints):
     shown = ctab.copy()
     shown["measured"] = [claims.format_measured(r) for _, r in ctab.iterrows()]
     doc.table(shown, "claims", columns={"claim": "claim", "paper": "paper", "data": "data",
-                                        "measured": "measured", "verdict": "verdict"})
+                                        "measured": "measured", "verdict": "verdict",
+                                        "context": "context"})
     if not cpoints["s2"].empty:
         doc.heading(3, "S2 vs the best baseline, per point")
         doc.table(cpoints["s2"], "claims_s2_points", columns={

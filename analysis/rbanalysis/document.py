@@ -104,6 +104,8 @@ def fmt(v):
     if isinstance(v, float):
         if math.isnan(v):
             return "-"
+        if v.is_integer() and abs(v) < 1e15:
+            return "%d" % v     # byte counts: 12288, not 1.229e+04
         return "%.4g" % v
     try:
         if pd.isna(v):
