@@ -250,6 +250,20 @@ def section_micro(doc, rows, agg):
             "max_abs_err_median": "max abs err", "bytes_sent_avg_median": "sent B/rank"})
         out += draw(doc, figures.s2_error, s2, outdir)
 
+    mvs = micro.measured_vs_simulated(agg)
+    if not mvs.empty:
+        doc.heading(3, "Measured and simulated, side by side")
+        doc.para("The same configuration measured on a machine and simulated (SimGrid SMPI, "
+                 "root attribute simulated=1): medians and the ratio simulated / measured. "
+                 "They are never pooled; this table only puts them next to each other.")
+        doc.table(mvs, "micro_measured_vs_simulated", columns={
+            "variant": "reducer", "layout": "layout", "density": "density", "ranks": "ranks",
+            "size_bytes": "size B", "machine_measured": "measured on",
+            "t_avg_us_median_measured": "measured us", "machine_simulated": "simulated platform",
+            "t_avg_us_median_simulated": "simulated us", "time_sim_over_measured": "sim/meas",
+            "bytes_sent_avg_median_measured": "B/rank meas.",
+            "bytes_sent_avg_median_simulated": "B/rank sim."})
+
     doc.heading(3, "Gossip consensus distance")
     gc = micro.gossip_consensus(agg)
     if gc.empty:

@@ -187,6 +187,21 @@ def option_value(options, key):
     return np.nan
 
 
+def measured_vs_simulated(agg):
+    """Side by side: the same configuration (device, layout, overlap,
+    density, ranks, cols, reducer variant, size) measured and simulated.
+    Machines differ by nature (a simulated platform), so they are listed."""
+    if agg.empty or set(agg["kind"]) != {"measured", "simulated"}:
+        return pd.DataFrame()
+    key = ["device", "layout", "overlap", "density", "ranks", "cols", "variant", "size_bytes"]
+    cols = key + ["machine", "version", "t_avg_us_median", "bytes_sent_avg_median", "n_repeats"]
+    m = agg[agg["kind"] == "measured"][cols]
+    s = agg[agg["kind"] == "simulated"][cols]
+    both = m.merge(s, on=key, suffixes=("_measured", "_simulated"))
+    both["time_sim_over_measured"] = both["t_avg_us_median_simulated"] / both["t_avg_us_median_measured"]
+    return both.sort_values(key).reset_index(drop=True)
+
+
 def comparability_warnings(df):
     """Say what differs between runs, since such rows are never compared."""
     warns = []
