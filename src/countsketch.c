@@ -85,12 +85,18 @@ static inline uint32_t bucket_of(uint64_t h, size_t cols)
     return (uint32_t)(((h >> 29) * (uint64_t)cols) >> 32);
 }
 
+/* v with its sign bit flipped where sgn has bit 31 set. */
+static inline float flip(float v, uint32_t sgn)
+{
+    union { float f; uint32_t u; } b = {v};
+    b.u ^= sgn;
+    return b.f;
+}
+
 /* Flip the sign of v when the polynomial value is odd. */
 static inline float apply_sign(float v, uint64_t poly)
 {
-    union { float f; uint32_t u; } b = {v};
-    b.u ^= (uint32_t)(poly & 1u) << 31;
-    return b.f;
+    return flip(v, (uint32_t)(poly & 1u) << 31);
 }
 
 uint32_t rb_cs_bucket(const rb_countsketch *cs, int j, uint64_t x)
@@ -209,13 +215,6 @@ static inline void prefetch_counters(const float *t, const uint32_t *bucket, siz
 }
 
 static inline size_t round_lanes(size_t n) { return (n + LANES - 1) / LANES * LANES; }
-
-static inline float flip(float v, uint32_t sgn)
-{
-    union { float f; uint32_t u; } b = {v};
-    b.u ^= sgn;
-    return b.f;
-}
 
 /* ------------------------------------------------------------ life cycle */
 
