@@ -367,6 +367,11 @@ static void check_mismatch(void)
     rb_destroy(r);
 }
 
+/* Under LeakSanitizer, check for leaks before MPI_Finalize: Open MPI
+ * unloads its components at finalize, and leaks reported from unloaded
+ * modules can be neither symbolised nor suppressed (tests/lsan.supp). */
+extern void __lsan_do_leak_check(void) __attribute__((weak));
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -390,6 +395,8 @@ int main(int argc, char **argv)
     if (rank == 0)
         printf("test_reducers: %d ranks, %d variants%s: %d failure(s), %.1f s\n", nranks, nv,
                big ? " (+2^22 elements)" : "", total, MPI_Wtime() - t0);
+    if (__lsan_do_leak_check)
+        __lsan_do_leak_check();
     MPI_Finalize();
     return total ? 1 : 0;
 }
