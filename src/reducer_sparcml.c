@@ -208,8 +208,6 @@ static int recdbl(rb_reducer *r, rb_stats *st, float *grad, stream *m)
     sparcml_state *s = r->impl;
     int rank = r->rank, extra = r->size - s->p2;
     uint64_t head;
-    if (too_big(r, m->k))
-        go_dense(r, grad, m);
     if (rank >= s->p2) {           /* folded rank: hand over, wait for the result */
         RB_TRY(swap_streams(r, st, grad, m, rank - s->p2, MPI_PROC_NULL, &head));
         stream none = {0, 0};
@@ -328,15 +326,16 @@ static int sparcml_reduce(rb_reducer *r, float *grad, rb_stats *st)
     sparcml_state *s = r->impl;
     stream m = {0, 0};
     float inv_p = 1.0f / (float)r->size;
+    /* Count first, pack only when a sparse stream is sent: at high
+     * density the dense path skips the (branchy) pack entirely. */
     rb_phase_start(r, st, RB_PHASE_ENCODE);
-    RB_TRY(rb_pack_nonzero_grow(grad, r->n, &s->a, &s->cap_a, &m.k));
+    m.k = rb_count_nonzero(grad, r->n);
     st->nnz_local = m.k;
-
-    rb_phase_start(r, st, RB_PHASE_COMM);
     if (r->size == 1) {
         st->nnz_result = m.k;
         return RB_OK;
     }
+    rb_phase_start(r, st, RB_PHASE_COMM);
     int dense_all = 0;
     int algo = choose_algo(r, st, m.k, &dense_all);
     if (dense_all) {
@@ -346,10 +345,19 @@ static int sparcml_reduce(rb_reducer *r, float *grad, rb_stats *st)
             stages++;
         st->dense_stages = stages;
         m.dense = 1;
-    } else if (algo == RB_SPARCML_RSAG) {
-        RB_TRY(rsag(r, st, grad, &m));
     } else {
-        RB_TRY(recdbl(r, st, grad, &m));
+        if (algo == RB_SPARCML_RECDBL && too_big(r, m.k)) {
+            m.dense = 1;    /* grad is already this stream's dense form */
+        } else {
+            rb_phase_start(r, st, RB_PHASE_ENCODE);
+            RB_TRY(grow_pairs(&s->a, &s->cap_a, m.k));
+            rb_pack_nonzero(grad, r->n, 0, s->a);
+            rb_phase_start(r, st, RB_PHASE_COMM);
+        }
+        if (algo == RB_SPARCML_RSAG)
+            RB_TRY(rsag(r, st, grad, &m));
+        else
+            RB_TRY(recdbl(r, st, grad, &m));
     }
 
     rb_phase_start(r, st, RB_PHASE_DECODE);

@@ -319,8 +319,33 @@ static void check_bytes(void)
         if (st.nnz_result != (uint64_t)k)
             FAIL("bytes: %s: nnz_result %llu, union is %.0f", v.name,
                  (unsigned long long)st.nnz_result, k);
+        if (st.dense_stages != 0)
+            FAIL("bytes: %s: %d dense stages at 1%% density", v.name, st.dense_stages);
         rb_destroy(r);
     }
+
+    /* At 50% density sparcml (auto) must switch to dense: a dense
+     * allreduce, 2(p-1)/p x 4n, plus the 8-byte allreduce of max nnz. */
+    rb_gradgen half = g;
+    half.density = 0.5;
+    half.overlap = RB_OVERLAP_RANDOM;
+    rb_gradgen_fill(&half, rank, x);
+    rb_config cfg;
+    rb_config_default(&cfg);
+    cfg.name = "sparcml";
+    cfg.rows = n;
+    rb_reducer *r = NULL;
+    rb_stats st;
+    if (rb_create(&cfg, &r) != RB_OK || rb_reduce(r, x, &st) != RB_OK) {
+        FAIL("sparcml at 50%%: %s", rb_last_error());
+    } else if (nranks > 1) {
+        double want = 2 * (p - 1) / p * (4.0 * n + 8);
+        if (st.dense_stages < 1 || !within(st.bytes_sent, want) || !within(st.bytes_recv, want))
+            FAIL("sparcml at 50%%: %d dense stages, sent %llu recv %llu, dense formula %.0f",
+                 st.dense_stages, (unsigned long long)st.bytes_sent,
+                 (unsigned long long)st.bytes_recv, want);
+    }
+    rb_destroy(r);
     free(x);
 }
 
