@@ -86,11 +86,14 @@ def summarise_repeats(df):
     """Median and spread over repeats per (group, variant, size)."""
     if df.empty:
         return pd.DataFrame()
-    keys = ["gid", "group"] + GROUP_COLS + ["reducer", "variant", "options", "size_bytes"]
+    # Repeats share the variant, not necessarily every option: runs with
+    # different hash seeds are repeats of the same measurement.
+    keys = ["gid", "group"] + GROUP_COLS + ["reducer", "variant", "size_bytes"]
     g = df.groupby(keys, sort=True, dropna=False)
     t = g["t_avg_us"]
     out = pd.DataFrame({
         "n_repeats": g.size(),
+        "options": g["options"].agg(lambda s: " | ".join(sorted(set(s)))),
         "t_avg_us_median": t.median(),
         "t_avg_us_min": t.min(),
         "t_avg_us_max": t.max(),
