@@ -848,10 +848,14 @@ int main(int argc, char **argv)
     /* A run with validation failures is a complete measurement (the file
      * records #wrong); errors and timeouts leave no complete-looking file. */
     int complete = !had_error && exit_code != RB_EXIT_TIMEOUT;
+    /* rb_archive_close frees the archive: keep its path for the message. */
+    char written[4096] = "";
+    if (archive && complete)
+        snprintf(written, sizeof written, "%s", rb_archive_path(archive));
     if (rb_archive_close(archive, complete))
         exit_code = RB_EXIT_FAILED;
-    else if (archive && complete)
-        bench_printf0("# archive written: %s\n", rb_archive_path(archive));
+    else if (written[0])
+        bench_printf0("# archive written: %s\n", written);
     bench_dev_free(ctx.dev);
     rb_papi_close(papi);
     free_bufs(&bufs);
