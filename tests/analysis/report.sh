@@ -79,6 +79,19 @@ open(tmp + "/results/truncated.h5", "wb").write(data[: len(data) // 2])
 shutil.copy(src, tmp + "/results/job1/p4.h5.tmp.1234")
 EOF
 
+# 2 (started first, runs beside 1). One file: a merged archive
+# (analysis/rb-archive) when the tool exists, else a single-run file.
+archive="$top_srcdir/analysis/rb-archive"
+if [ -x "$archive" ] && "$archive" merge -o "$tmp/merged.h5" "$d/job1/p4.h5" "$d/job2/p3.h5" >"$tmp/merge.out" 2>&1 &&
+        [ -f "$tmp/merged.h5" ]; then
+    one="$tmp/merged.h5"; nruns=2
+else
+    echo "note: analysis/rb-archive merge not available; a single-run file instead"
+    one="$d/job2/p3.h5"; nruns=1
+fi
+"$report" "$one" -o "$tmp/one" >"$tmp/one.out" 2>&1 &
+one_pid=$!
+
 # 1. A directory: good runs reported, damaged ones refused by name.
 "$report" "$d" -o "$tmp/out" >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
@@ -102,21 +115,11 @@ grep -q "no configuration was run at more than one rank count" "$tmp/out/report.
 grep -q "sketch_width=2" "$tmp/out/tables/micro_s2_error.csv" ||
     { echo "FAIL: s2 width variant missing from the s2 error table"; fail=1; }
 
-# 2. One file: a merged archive (analysis/rb-archive) when the tool exists,
-# else a single-run file.
-archive="$top_srcdir/analysis/rb-archive"
-if [ -x "$archive" ] && "$archive" merge -o "$tmp/merged.h5" "$d/job1/p4.h5" "$d/job2/p3.h5" >"$tmp/merge.out" 2>&1 &&
-        [ -f "$tmp/merged.h5" ]; then
-    one="$tmp/merged.h5"; nruns=2
-else
-    echo "note: analysis/rb-archive merge not available; a single-run file instead"
-    one="$d/job2/p3.h5"; nruns=1
-fi
-"$report" "$one" -o "$tmp/one" >"$tmp/stdout" 2>&1 || { echo "FAIL: rb-report $one"; cat "$tmp/stdout"; fail=1; }
+wait $one_pid || { echo "FAIL: rb-report $one"; cat "$tmp/one.out"; fail=1; }
 $py "$check" "$tmp/one" --runs $nruns || { echo "FAIL: report check on $one"; fail=1; }
 echo "elapsed: $(($(date +%s) - t0)) s"
 
-# 4. Nothing usable: exit 1 with a message; usage errors exit 2.
+# 3. Nothing usable: exit 1 with a message; usage errors exit 2.
 "$report" "$d/truncated.h5" "$d/incomplete.h5" -o "$tmp/none" >"$tmp/stdout" 2>&1
 rc=$?
 [ $rc -eq 1 ] || { echo "FAIL: nothing usable: exit $rc, expected 1"; fail=1; }
