@@ -215,8 +215,8 @@ int rb_reduce(rb_reducer *r, float *grad, rb_stats *st)
         return rb_fail(RB_ERR_ARG, "rb_reduce: NULL argument");
     int rc;
     if (r->cfg.device == RB_DEVICE_CUDA)
-        rc = r->ops->reduce_device ? r->ops->reduce_device(r, grad, st)
-                                   : reduce_staged(r, grad, st);
+        rc = r->ops->reduce_device && rb_device_direct(r) ? r->ops->reduce_device(r, grad, st)
+                                                           : reduce_staged(r, grad, st);
     else
         rc = r->ops->reduce(r, grad, st);
     rb_phase_stop(r, st);

@@ -20,3 +20,20 @@ int rb_device_from_host(rb_reducer *r, float *dev, const float *host, size_t n)
     (void)r, (void)dev, (void)host, (void)n;
     return RB_ERR_UNSUPPORTED;
 }
+
+int rb_device_direct(const rb_reducer *r) { (void)r; return 0; }
+
+int rb_device_select(MPI_Comm comm, int *device)
+{
+    (void)comm;
+    if (device)
+        *device = -1;
+    return rb_fail(RB_ERR_UNSUPPORTED, "this build has no CUDA support (configure --with-cuda)");
+}
+
+int rb_device_describe(char *buf, size_t len)
+{
+    if (buf && len)
+        buf[0] = '\0';
+    return rb_fail(RB_ERR_UNSUPPORTED, "this build has no CUDA support (configure --with-cuda)");
+}

@@ -52,6 +52,11 @@ static const option_def table[] = {
      OFF(gossip_async), 0, 1},
     {{"seed", "s2,gossip", RB_OPT_U64, NULL, "seed of the hashes (s2) and permutations (gossip)"},
      OFF(seed), 0, 0},
+    {{"transport", "none,dense,agsparse,sparcml,parallax,omnireduce,s2,gossip", RB_OPT_ENUM,
+      "auto|nccl|staged",
+      "device buffers (-d cuda): nccl (on the GPU, one GPU per rank), staged (host copies + MPI; "
+      "ranks may share a GPU), auto (nccl when built with NCCL and each rank has its own GPU)"},
+     OFF(transport), 0, 2},
 };
 #undef OFF
 #define NOPTIONS (sizeof table / sizeof table[0])
@@ -72,6 +77,7 @@ void rb_options_default(rb_options *o)
     o->gossip_mix = RB_GOSSIP_MIX_GRAD;
     o->gossip_async = 0;
     o->seed = 42;
+    o->transport = RB_TRANSPORT_AUTO;
 }
 
 size_t rb_option_count(void) { return NOPTIONS; }

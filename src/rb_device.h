@@ -10,5 +10,24 @@ int rb_device_init(rb_reducer *r);
 void rb_device_fini(rb_reducer *r);
 int rb_device_to_host(rb_reducer *r, float *host, const float *dev, size_t n);
 int rb_device_from_host(rb_reducer *r, float *dev, const float *host, size_t n);
+/* 1 when r reduces device buffers on the device (NCCL transport), 0 when
+ * they are staged through host memory (transport=staged, or no device). */
+int rb_device_direct(const rb_reducer *r);
+
+/* CUDA builds only (device_cuda.c); every call completes (stream
+ * synchronised) before it returns, so host phase timers are right. */
+int rb_device_sync(rb_reducer *r);
+void *rb_device_stream(rb_reducer *r);          /* the cudaStream_t */
+/* RB_ERR_ARG unless dbuf is device memory on this rank's GPU. */
+int rb_device_check_buffer(rb_reducer *r, const void *dbuf);
+int rb_device_count_nonzero(rb_reducer *r, const float *dbuf, size_t n, uint64_t *nnz);
+int rb_device_scale(rb_reducer *r, float *dbuf, size_t n, float s);
+/* NCCL transport: counted like rb_allreduce (ring model). */
+int rb_device_allreduce_sum(rb_reducer *r, rb_stats *st, float *dbuf, size_t n);
+enum { RB_BITMAP_MAX_BYTES = 0, RB_BITMAP_ALLGATHER = 1 };
+int rb_device_bitmap_or(rb_reducer *r, rb_stats *st, uint64_t *dbm, size_t nbits, int method,
+                        void *scratch);
+int rb_device_sendrecv(rb_reducer *r, rb_stats *st, const float *sbuf, int dest, float *rbuf,
+                       int src, size_t n);
 
 #endif

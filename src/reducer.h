@@ -59,6 +59,7 @@ enum { RB_SPARCML_AUTO = 0, RB_SPARCML_RECDBL = 1, RB_SPARCML_RSAG = 2 };
 enum { RB_GOSSIP_HYPERCUBE = 0, RB_GOSSIP_DISSEMINATION = 1 };
 enum { RB_GOSSIP_MIX_GRAD = 1, RB_GOSSIP_MIX_PARAMS = 2, RB_GOSSIP_MIX_BOTH = 3 };
 enum { RB_S2_WIDTH_ABS = 0, RB_S2_WIDTH_FRACTION = 1, RB_S2_WIDTH_NNZ = 2 };
+enum { RB_TRANSPORT_AUTO = 0, RB_TRANSPORT_NCCL = 1, RB_TRANSPORT_STAGED = 2 };
 
 typedef struct rb_options {
     /* sparcml */
@@ -80,6 +81,7 @@ typedef struct rb_options {
     int gossip_async;            /* 0/1 */
     /* shared */
     uint64_t seed;               /* hashes (s2), permutations (gossip) */
+    int transport;               /* device buffers: RB_TRANSPORT_* */
 } rb_options;
 
 void rb_options_default(rb_options *o);
@@ -156,6 +158,16 @@ int rb_flush(rb_reducer *r, float *grad, float *params, rb_stats *st);
 void rb_destroy(rb_reducer *r);
 
 const char *rb_name(const rb_reducer *r);
+
+/* GPU of this process, chosen by node-local rank (SLURM_LOCALID,
+ * OMPI_COMM_WORLD_LOCAL_RANK, else the MPI shared-memory rank; never
+ * SLURM_PROCID), made current.  Call before allocating device buffers
+ * (rb_create does it for RB_DEVICE_CUDA).  Collective over comm.
+ * RB_ERR_UNSUPPORTED without CUDA, RB_ERR_DEVICE without a GPU. */
+int rb_device_select(MPI_Comm comm, int *device);
+/* The current GPU for run metadata: name, PCI id, sm, memory, runtime,
+ * driver and NCCL versions, in one line. */
+int rb_device_describe(char *buf, size_t len);
 const rb_config *rb_get_config(const rb_reducer *r);
 
 #ifdef __cplusplus

@@ -15,9 +15,33 @@ static int dense_reduce(rb_reducer *r, float *grad, rb_stats *st)
     return RB_OK;
 }
 
+#ifdef HAVE_CUDA
+#include "rb_device.h"
+
+/* Device buffers with the NCCL transport: ncclAllReduce in place, then a
+ * scale kernel; each device call completes before the next phase starts. */
+static int dense_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
+{
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
+    if (r->n > 0)
+        RB_TRY(rb_device_check_buffer(r, dgrad));
+    RB_TRY(rb_device_count_nonzero(r, dgrad, r->n, &st->nnz_local));
+    rb_phase_start(r, st, RB_PHASE_COMM);
+    RB_TRY(rb_device_allreduce_sum(r, st, dgrad, r->n));
+    rb_phase_start(r, st, RB_PHASE_DECODE);
+    RB_TRY(rb_device_scale(r, dgrad, r->n, 1.0f / (float)r->size));
+    st->nnz_result = r->n;
+    return RB_OK;
+}
+#define DENSE_REDUCE_DEVICE dense_reduce_device
+#else
+#define DENSE_REDUCE_DEVICE NULL
+#endif
+
 const rb_reducer_ops rb_dense_ops = {
     .name = "dense",
     .description = "MPI_Allreduce of the whole buffer (reference)",
     .traits = RB_TRAIT_EXACT,
     .reduce = dense_reduce,
+    .reduce_device = DENSE_REDUCE_DEVICE,
 };

@@ -1,0 +1,226 @@
+/* rb_gpubench: throughput of the libreducer CUDA kernels against the
+ * device's measured copy bandwidth, and the NCCL transport (dense
+ * allreduce, bitmap merge methods).  Run on one rank per GPU:
+ *     mpirun -np 1 rb_gpubench [-n ELEMENTS] [-i ITERS]
+ * Timing: CUDA events around ITERS back-to-back launches on one stream
+ * (kernels); MPI_Wtime around calls that synchronise (NCCL, rb_reduce).
+ * rate = gradient bytes (n x 4) / time; copy = cudaMemcpy D2D of the same
+ * buffer, reported as bytes copied / time (it reads and writes each byte). */
+#include "cuda/rb_kernels.h"
+#include "sparse.h"
+#include "rb_device.h"
+#include "reducer.h"
+
+#include <cuda_runtime_api.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CU(call) do { cudaError_t e_ = (cudaError_t)(call); if (e_ != cudaSuccess) { \
+    fprintf(stderr, "rb_gpubench: %s: %s\n", #call, cudaGetErrorString(e_)); exit(1); } } while (0)
+
+static int iters = 20, rank;
+static cudaEvent_t ev0, ev1;
+
+static void tic(void) { CU(cudaEventRecord(ev0, 0)); }
+static double toc(void)   /* seconds per iteration */
+{
+    float ms = 0;
+    CU(cudaEventRecord(ev1, 0));
+    CU(cudaEventSynchronize(ev1));
+    CU(cudaEventElapsedTime(&ms, ev0, ev1));
+    return ms / 1e3 / iters;
+}
+
+static void fill_host(float *x, size_t n, double density, uint64_t seed)
+{
+    uint64_t s = seed * 0x9e3779b97f4a7c15ULL + 1;
+    uint64_t thresh = (uint64_t)(density * 18446744073709551615.0);
+    for (size_t i = 0; i < n; i++) {
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+        x[i] = (density >= 1.0 || s < thresh) ? (float)((s >> 40) & 0xff) / 255.0f - 0.5f + 1e-3f : 0.0f;
+    }
+}
+
+static void row(const char *what, double density, int r, size_t n, double sec, double copy_gbs)
+{
+    double gbs = (double)n * 4 / sec / 1e9;
+    if (rank == 0)
+        printf("%-22s %8.3g %2d %12zu %10.3f %9.2f %7.1f%%\n", what, density, r, n, sec * 1e6, gbs,
+               100.0 * gbs / copy_gbs);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    size_t n = (size_t)64 << 20;   /* 64 Mi floats = 256 MiB */
+    int c;
+    while ((c = getopt(argc, argv, "n:i:h")) != -1) {
+        if (c == 'n')
+            n = strtoull(optarg, NULL, 0);
+        else if (c == 'i')
+            iters = atoi(optarg);
+        else {
+            fprintf(stderr, "usage: rb_gpubench [-n ELEMENTS] [-i ITERATIONS]\n");
+            return c == 'h' ? 0 : 2;
+        }
+    }
+    if (n == 0 || iters < 1) {
+        fprintf(stderr, "rb_gpubench: -n and -i must be positive\n");
+        return 2;
+    }
+    if (rb_device_select(MPI_COMM_WORLD, NULL) != RB_OK) {
+        fprintf(stderr, "rb_gpubench: %s\n", rb_last_error());
+        MPI_Finalize();
+        return 1;
+    }
+    char desc[512] = "";
+    rb_device_describe(desc, sizeof desc);
+    CU(cudaEventCreate(&ev0));
+    CU(cudaEventCreate(&ev1));
+
+    float *hx = malloc(n * 4), *dx, *dy, *dt;
+    CU(cudaMalloc((void **)&dx, n * 4));
+    CU(cudaMalloc((void **)&dy, n * 4));
+    CU(cudaMalloc((void **)&dt, n * 4));     /* sketch tables up to n counters */
+    uint64_t *dbm;
+    CU(cudaMalloc((void **)&dbm, (n / 64 + 1) * 8));
+    unsigned long long *dcount;
+    CU(cudaMalloc((void **)&dcount, 8));
+    void *scratch;
+    CU(cudaMalloc(&scratch, rbk_pack_scratch_bytes(n)));
+
+    /* copy bandwidth */
+    CU(cudaMemcpy(dy, dx, n * 4, cudaMemcpyDeviceToDevice));
+    tic();
+    for (int i = 0; i < iters; i++)
+        CU(cudaMemcpyAsync(dy, dx, n * 4, cudaMemcpyDeviceToDevice, 0));
+    double t_copy = toc(), copy_gbs = (double)n * 4 / t_copy / 1e9;
+    if (rank == 0) {
+        printf("# rb_gpubench: %s\n", desc);
+        printf("# n = %zu floats (%.0f MiB), %d iterations, CUDA events per batch\n", n,
+               (double)n * 4 / 1048576, iters);
+        printf("# cudaMemcpy D2D: %.1f GB/s bytes copied (%.1f GB/s read+write)\n", copy_gbs, 2 * copy_gbs);
+        printf("# rate = n*4 bytes of gradient / time; %% of the D2D copy rate\n");
+        printf("%-22s %8s %2s %12s %10s %9s %8s\n", "#kernel", "density", "r", "n", "time_us", "GB/s", "of_copy");
+    }
+
+    static const double dens[] = {0.01, 0.1, 1.0};
+    for (size_t di = 0; di < sizeof dens / sizeof dens[0]; di++) {
+        fill_host(hx, n, dens[di], 1 + di);
+        CU(cudaMemcpy(dx, hx, n * 4, cudaMemcpyHostToDevice));
+        size_t nnz = 0;
+        for (size_t i = 0; i < n; i++)
+            nnz += hx[i] != 0.0f;
+        uint64_t *hbm_rows = calloc(n / 1024 / 64 + 1, 8);
+        for (size_t rr = 0; rr < n / 1024; rr++)
+            if (hx[rr * 1024 + 7] != 0.0f || dens[di] >= 1.0)   /* a `density` fraction of rows */
+                rb_bitmap_set(hbm_rows, rr);
+        for (int r = 1; r <= 5; r += 2) {
+            rb_countsketch cs;
+            size_t cols = nnz / 4 > 1024 ? nnz / 4 : 1024;   /* authors' unit-test ratio 0.25 */
+            if (cols * (size_t)r > n)
+                cols = n / (size_t)r;
+            rbk_sketch sk;
+            memset(&sk, 0, sizeof sk);
+            sk.rows = r;
+            sk.cols = cols;
+            for (int j = 0; j < r; j++)
+                rb_cs_row_coeffs(42, j, &sk.co[j]);
+            (void)cs;
+            CU(cudaMemset(dt, 0, cols * (size_t)r * 4));
+            tic();
+            for (int i = 0; i < iters; i++)
+                CU(rbk_cs_insert(&sk, dt, dx, n, 0, 0));
+            row("cs_insert", dens[di], r, n, toc(), copy_gbs);
+            /* decode every element (worst case: the union is everything) */
+            tic();
+            for (int i = 0; i < iters; i++)
+                CU(rbk_cs_decode(&sk, dt, dy, n, 1, NULL, 0, 0.5f, 0));
+            row("cs_decode(all)", dens[di], r, n, toc(), copy_gbs);
+            /* decode of the union rows of a 1024-column embedding when a
+             * `density` fraction of its rows is non-zero (the S2 case) */
+            CU(cudaMemcpy(dbm, hbm_rows, (n / 1024 / 64 + 1) * 8, cudaMemcpyHostToDevice));
+            tic();
+            for (int i = 0; i < iters; i++)
+                CU(rbk_cs_decode(&sk, dt, dy, n, 1024, dbm, 0, 0.5f, 0));
+            row("cs_decode(rows1024)", dens[di], r, n, toc(), copy_gbs);
+        }
+        free(hbm_rows);
+        tic();
+        for (int i = 0; i < iters; i++)
+            CU(rbk_count_nonzero(dx, n, dcount, 0));
+        row("count_nonzero", dens[di], 0, n, toc(), copy_gbs);
+        if (dens[di] <= 0.1) {
+            tic();
+            for (int i = 0; i < iters; i++)
+                CU(rbk_pack_nonzero(dx, n, 0, (rb_pair *)dt, dcount, scratch, 0));
+            row("pack_nonzero", dens[di], 0, n, toc(), copy_gbs);
+        }
+        tic();
+        for (int i = 0; i < iters; i++)
+            CU(rbk_bitmap_of_groups(dx, n, 1024, dbm, 0));
+        row("row_bitmap(1024)", dens[di], 0, n, toc(), copy_gbs);
+        tic();
+        for (int i = 0; i < iters; i++)
+            CU(rbk_threshold(dx, NULL, n, 0.25f, 0));
+        row("threshold", dens[di], 0, n, toc(), copy_gbs);
+    }
+
+    /* dense over NCCL and the bitmap merge methods */
+    int p = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    rb_config cfg;
+    rb_config_default(&cfg);
+    cfg.name = "dense";
+    cfg.device = RB_DEVICE_CUDA;
+    rb_options_set(&cfg.opts, "transport=nccl");
+    if (rank == 0)
+        printf("#\n# dense reducer, device buffer, transport=nccl, %d rank(s); MPI_Wtime per call (synchronised)\n"
+               "%-14s %12s %10s %9s\n", p, "#bytes", "elements", "time_us", "algbw_GB/s");
+    for (size_t m = 1 << 10; m <= n; m <<= 2) {
+        cfg.rows = m;
+        cfg.cols = 1;
+        rb_reducer *r = NULL;
+        if (rb_create(&cfg, &r) != RB_OK) {
+            if (rank == 0)
+                printf("# dense nccl: %s\n", rb_last_error());
+            break;
+        }
+        rb_stats st;
+        rb_reduce(r, dx, &st);
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        for (int i = 0; i < iters; i++)
+            if (rb_reduce(r, dx, &st) != RB_OK && rank == 0)
+                printf("# rb_reduce: %s\n", rb_last_error());
+        double t = (MPI_Wtime() - t0) / iters;
+        if (rank == 0)
+            printf("%-14zu %12zu %10.1f %9.2f\n", m * 4, m, t * 1e6, (double)m * 4 / t / 1e9);
+        if (m == n || m * 4 > n) {
+            rb_destroy(r);
+            break;
+        }
+        /* bitmap merge on the largest size only */
+        if (m * 16 > n) {
+            size_t nbits = m;
+            for (int method = 0; method < 2; method++) {
+                t0 = MPI_Wtime();
+                for (int i = 0; i < iters; i++)
+                    rb_device_bitmap_or(r, &st, dbm, nbits, method, dt);
+                t = (MPI_Wtime() - t0) / iters;
+                if (rank == 0)
+                    printf("# bitmap OR of %zu rows by %s: %.1f us, %llu bytes sent\n", nbits,
+                           method == RB_BITMAP_MAX_BYTES ? "byte-per-row ncclMax" : "allgather+OR",
+                           t * 1e6, (unsigned long long)st.bytes_sent);
+            }
+        }
+        rb_destroy(r);
+    }
+    cudaFree(dx); cudaFree(dy); cudaFree(dt); cudaFree(dbm); cudaFree(dcount); cudaFree(scratch);
+    free(hx);
+    MPI_Finalize();
+    return 0;
+}

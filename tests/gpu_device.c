@@ -1,0 +1,167 @@
+/* The device path of libreducer through its public API (multi-rank).
+ *
+ * Without a GPU (the CI machine): rb_device_describe, rb_device_select and
+ * rb_create(device = CUDA) fail cleanly with RB_ERR_DEVICE on every rank
+ * (no hang, no crash), and the transport option parses.
+ * With a GPU: every registered reducer reduces a device buffer to the same
+ * bits as the host path (transport=staged: the same host code after a copy),
+ * and with transport=nccl (one GPU per rank) dense matches within float
+ * rounding.  Several ranks on one GPU: auto picks staged; nccl is refused
+ * with a message. */
+#include "reducer.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fails, rank, nranks;
+#define CHECK(cond, ...) do { if (!(cond)) { fails++; \
+    fprintf(stderr, "[%d] FAIL %s:%d: ", rank, __FILE__, __LINE__); fprintf(stderr, __VA_ARGS__); \
+    fputc('\n', stderr); } } while (0)
+
+static int gpu_count(void)
+{
+    int n = 0;
+    return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+}
+
+static void fill(float *x, size_t n, int r)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = (i * 7 + (size_t)r) % 11 < 3 ? (float)((int)((i + (size_t)r) % 13) - 6) : 0.0f;
+}
+
+static int create(const char *name, size_t rows, size_t cols, rb_device dev, const char *transport,
+                  rb_reducer **out)
+{
+    rb_config c;
+    rb_config_default(&c);
+    c.name = name;
+    c.rows = rows;
+    c.cols = cols;
+    c.device = dev;
+    if (transport) {
+        char opt[64];
+        snprintf(opt, sizeof opt, "transport=%s", transport);
+        if (rb_options_set(&c.opts, opt) != RB_OK)
+            return -1;
+    }
+    return rb_create(&c, out);
+}
+
+static void no_gpu_checks(void)
+{
+    char buf[256] = "x";
+    int rc = rb_device_describe(buf, sizeof buf);
+    CHECK(rc == RB_ERR_DEVICE, "describe without GPU: %s", rb_strerror(rc));
+    CHECK(strstr(rb_last_error(), "GPU") != NULL, "describe: message '%s' should name the GPU", rb_last_error());
+    int dev = 7;
+    rc = rb_device_select(MPI_COMM_WORLD, &dev);
+    CHECK(rc == RB_ERR_DEVICE, "select without GPU: %s", rb_strerror(rc));
+    rb_reducer *r = NULL;
+    rc = create("dense", 100, 1, RB_DEVICE_CUDA, NULL, &r);
+    CHECK(rc == RB_ERR_DEVICE && r == NULL, "rb_create(cuda) without GPU: %s", rb_strerror(rc));
+    if (rank == 0)
+        printf("# no GPU: rb_create(device=cuda) fails with: %s\n", rb_last_error());
+}
+
+static void compare_reducer(const char *name, size_t rows, size_t cols, const char *transport)
+{
+    size_t n = rows * cols;
+    float *h = malloc((n + 1) * 4), *d_back = malloc((n + 1) * 4), *dbuf = NULL;
+    fill(h, n, rank);
+    if (cudaMalloc((void **)&dbuf, (n + 1) * 4) != cudaSuccess) {
+        CHECK(0, "cudaMalloc");
+        exit(99);
+    }
+    cudaMemcpy(dbuf, h, n * 4, cudaMemcpyHostToDevice);
+    rb_reducer *rh = NULL, *rd = NULL;
+    int ch = create(name, rows, cols, RB_DEVICE_HOST, NULL, &rh);
+    int cd = create(name, rows, cols, RB_DEVICE_CUDA, transport, &rd);
+    CHECK(cd == ch, "%s %zux%zu %s: create host %s, device %s (%s)", name, rows, cols, transport,
+          rb_strerror(ch), rb_strerror(cd), rb_last_error());
+    if (ch == RB_OK && cd == RB_OK) {
+        rb_stats sh, sd;
+        int a = rb_reduce(rh, h, &sh), b = rb_reduce(rd, dbuf, &sd);
+        CHECK(a == b, "%s %s: reduce host %s, device %s (%s)", name, transport, rb_strerror(a),
+              rb_strerror(b), rb_last_error());
+        cudaMemcpy(d_back, dbuf, n * 4, cudaMemcpyDeviceToHost);
+        size_t bad = 0, first = n;
+        int exact_bits = strcmp(transport, "nccl") != 0;
+        for (size_t i = 0; i < n; i++) {
+            int differ = exact_bits ? memcmp(&h[i], &d_back[i], 4) != 0
+                                    : fabsf(h[i] - d_back[i]) > 1e-6f * (1.0f + fabsf(h[i]));
+            if (differ && bad++ == 0)
+                first = i;
+        }
+        if (bad)
+            fprintf(stderr, "[%d] %s: first difference at %zu: host %g, device %g (stats: host sent %llu partner %d, "
+                    "device sent %llu partner %d)\n", rank, name, first, h[first], d_back[first],
+                    (unsigned long long)sh.bytes_sent, sh.partner, (unsigned long long)sd.bytes_sent, sd.partner);
+        CHECK(a != RB_OK || bad == 0, "%s %zux%zu transport=%s: %zu of %zu differ from the host path",
+              name, rows, cols, transport, bad, n);
+        CHECK(a != RB_OK || sd.bytes_sent == sh.bytes_sent || !exact_bits,
+              "%s: bytes sent host %llu, device %llu", name, (unsigned long long)sh.bytes_sent,
+              (unsigned long long)sd.bytes_sent);
+    }
+    rb_destroy(rh);
+    rb_destroy(rd);
+    cudaFree(dbuf);
+    free(h);
+    free(d_back);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    rb_options o;
+    rb_options_default(&o);
+    CHECK(rb_options_set(&o, "transport=staged") == RB_OK && o.transport == RB_TRANSPORT_STAGED,
+          "transport=staged");
+    CHECK(rb_options_set(&o, "transport=bogus") == RB_ERR_ARG, "transport=bogus must be refused");
+
+    int ngpu = gpu_count(), all_gpu = 0;
+    MPI_Allreduce(&ngpu, &all_gpu, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all_gpu) {
+        no_gpu_checks();
+    } else {
+        int dev = -1;
+        CHECK(rb_device_select(MPI_COMM_WORLD, &dev) == RB_OK, "select: %s", rb_last_error());
+        char desc[512];
+        CHECK(rb_device_describe(desc, sizeof desc) == RB_OK && strstr(desc, "pci"), "describe: %s", desc);
+        if (rank == 0)
+            printf("# %s\n", desc);
+        static const size_t shapes[][2] = {{0, 1}, {1, 1}, {1000, 1}, {300, 33}};
+        for (size_t i = 0; i < rb_reducer_count(); i++)
+            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+                compare_reducer(rb_reducer_name_at(i), shapes[s][0], shapes[s][1], "staged");
+                compare_reducer(rb_reducer_name_at(i), shapes[s][0], shapes[s][1], "auto");
+            }
+        /* NCCL needs one GPU per rank. */
+        int ranks_per_gpu_ok = nranks <= ngpu, all_ok = 0;
+        MPI_Allreduce(&ranks_per_gpu_ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+#ifdef HAVE_NCCL
+        if (all_ok) {
+            compare_reducer("dense", 1000, 1, "nccl");
+            compare_reducer("dense", 300, 33, "nccl");
+        } else {
+            rb_reducer *r = NULL;
+            int rc = create("dense", 10, 1, RB_DEVICE_CUDA, "nccl", &r);
+            CHECK(rc != RB_OK && strstr(rb_last_error(), "staged"), "nccl with shared GPU: %s (%s)",
+                  rb_strerror(rc), rb_last_error());
+            rb_destroy(r);
+        }
+#endif
+    }
+    int total = 0;
+    MPI_Allreduce(&fails, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("%s: %d failure(s) on %d rank(s)%s\n", argv[0], total, nranks,
+               all_gpu ? "" : " (no GPU: device-path error handling only)");
+    MPI_Finalize();
+    return total ? 1 : 0;
+}
