@@ -11,7 +11,8 @@
  *           wrong -- then the union blocks, packed contiguously, are
  *           sum-allreduced
  *   decode  unpack the sums, scaled by 1/p; blocks outside the union are
- *           zero on every rank already
+ *           zero on every rank already.  When every block is in the union
+ *           the buffer is reduced in place (packing would copy it whole).
  *
  * Wire bytes (ring model): 2(p-1)/p x (8 ceil(nb/64) + 4 U) each way, with
  * nb = ceil(n / block_size) and U the elements in union blocks. */
@@ -89,13 +90,23 @@ static int omni_reduce(rb_reducer *r, float *grad, rb_stats *st)
 
     rb_phase_start(r, st, RB_PHASE_COMM);
     RB_TRY(rb_allreduce(r, st, NULL, s->bitmap, (int)s->words, MPI_UINT64_T, MPI_BOR));
+    float inv_p = 1.0f / (float)r->size;
+    if (rb_bitmap_popcount(s->bitmap, s->nblocks) == s->nblocks) {
+        /* Every block is in the union: the packed buffer would be grad
+         * itself, so reduce it in place and save two copies. */
+        RB_TRY(rb_allreduce_floats(r, st, grad, r->n));
+        rb_phase_start(r, st, RB_PHASE_DECODE);
+        rb_scale(grad, r->n, inv_p);
+        st->nnz_result = r->n;
+        return RB_OK;
+    }
     rb_phase_start(r, st, RB_PHASE_ENCODE);
     size_t u = for_union_blocks(s, grad, r->n, b, 0, 1.0f);
     rb_phase_start(r, st, RB_PHASE_COMM);
     RB_TRY(rb_allreduce_floats(r, st, s->packed, u));
 
     rb_phase_start(r, st, RB_PHASE_DECODE);
-    for_union_blocks(s, grad, r->n, b, 1, 1.0f / (float)r->size);
+    for_union_blocks(s, grad, r->n, b, 1, inv_p);
     st->nnz_result = u;
     return RB_OK;
 }
