@@ -18,6 +18,9 @@ Checks (each failure is printed; exit 1 if any, 0 otherwise):
   - the number of runs used and the refused files named;
   - the claims table: every claim is either measured or says 'not measured
     in these data' (training claims must say so when --training is absent);
+  - the S2 communication-reduction claim (and, with --training, the
+    GossipGraD compute efficiency) recomputed here from the HDF5 values
+    equals the claims table;
   - with --training: tables/train_curves.csv equals each run's /train/curves
     (accuracy or perplexity per evaluation), and each reducer's seconds per
     iteration in tables/train_summary.csv equals the sum of the medians of
@@ -102,11 +105,48 @@ def check_rows(d):
         for col in numeric:
             if col in rec.dtype.names and not close(float(rec[col]), float(r[col])):
                 fail("%s row %d: %s = %r in CSV, %r in HDF5" % (key, r["row"], col, r[col], rec[col]))
-        h5vals.append(float(rec["t_avg_us"]))
+        h5vals.append((float(rec["t_avg_us"]), float(rec["bytes_sent_avg"]), int(rec["wrong"])))
         checked += 1
     print("ok: %d micro rows match their HDF5 rows" % checked)
-    rows["h5_t_avg_us"] = h5vals
+    rows["h5_t_avg_us"] = [v[0] for v in h5vals]
+    rows["h5_bytes"] = [v[1] for v in h5vals]
+    rows["h5_wrong"] = [v[2] for v in h5vals]
     return rows
+
+
+BASELINES = ("agsparse", "sparcml", "parallax", "omnireduce")
+
+
+def claim_value(d, words, kind):
+    claims = pd.read_csv(os.path.join(d, "tables", "claims.csv"))
+    c = claims[claims["claim"].str.contains(words) & (claims["data"] == kind)]
+    return float(c["measured_median"].iloc[0]) if len(c) else None
+
+
+def check_s2_claim(d, rows):
+    """1 - s2 bytes / fewest bytes of a validated baseline, per group and
+    size, median over points: recomputed from the HDF5 values."""
+    points = {}
+    for (gid, size), sub in rows.groupby(["gid", "size_bytes"]):
+        med = sub.groupby(["reducer", "variant"]).agg(b=("h5_bytes", "median"), w=("h5_wrong", "max"))
+        base = med[med.index.get_level_values(0).isin(BASELINES) & (med["w"] == 0)]
+        s2 = med[med.index.get_level_values(0) == "s2"]
+        if base.empty or s2.empty:
+            continue
+        kind = sub["kind"].iloc[0]
+        for b in s2["b"]:
+            points.setdefault(kind, []).append(1 - b / base["b"].min())
+    for kind in ("measured", "simulated"):
+        got = claim_value(d, "communication reduction", kind)
+        if kind not in points:
+            if got is not None:
+                fail("S2 reduction claim for %s data without s2 and baseline points" % kind)
+            continue
+        want = float(np.median(points[kind]))
+        if got is None or not close(got, want, 1e-9):
+            fail("S2 reduction claim (%s): table %r, HDF5 gives %r" % (kind, got, want))
+    print("ok: S2 communication-reduction claim recomputed from HDF5 (%s)"
+          % ", ".join("%s: %d points" % (k, len(v)) for k, v in points.items()) or "no points")
 
 
 def check_latency(d, rows, md):
@@ -167,7 +207,7 @@ def check_training(d):
     curv = pd.read_csv(os.path.join(d, "tables", "train_curves.csv"))
     summ = pd.read_csv(os.path.join(d, "tables", "train_summary.csv"))
     n = 0
-    per_run = {}
+    per_run, reducer_of, kind_of = {}, {}, {}
     for path, sub in curv.groupby("file"):
         c, p = train_tables(path)
         metric = sub["metric"].iloc[0]
@@ -180,6 +220,8 @@ def check_training(d):
         t = sum(float(np.median(p[c])) for c in ("forward_s", "backward_s", "reduce_s", "update_s"))
         per_run[(sub["tid"].iloc[0], sub["variant"].iloc[0])] = per_run.get(
             (sub["tid"].iloc[0], sub["variant"].iloc[0]), []) + [t]
+        reducer_of[(sub["tid"].iloc[0], sub["variant"].iloc[0])] = sub["reducer"].iloc[0]
+        kind_of[sub["tid"].iloc[0]] = sub["kind"].iloc[0]
     if n == 0:
         fail("no training curve points in train_curves.csv")
     for _, r in summ.iterrows():
@@ -190,6 +232,18 @@ def check_training(d):
             fail("train summary %s %s: s/iter %r, HDF5 phases give %r"
                  % (r["tid"], r["variant"], r["t_iter_s_median"], np.median(exp)))
     print("ok: %d training curve points and %d s/iter values match HDF5" % (n, len(summ)))
+    # GossipGraD compute efficiency: t_iter(none) / t_iter(gossip) per group.
+    eff = {}
+    for tid in set(k[0] for k in per_run):
+        t = {reducer_of[k]: np.median(v) for k, v in per_run.items() if k[0] == tid}
+        if "none" in t and "gossip" in t:
+            eff.setdefault(kind_of[tid], []).append(t["none"] / t["gossip"])
+    for kind, vals in eff.items():
+        got = claim_value(d, "GossipGraD", kind)
+        if got is None or not close(got, float(np.median(vals)), 1e-9):
+            fail("gossip efficiency claim (%s): table %r, HDF5 gives %r" % (kind, got, np.median(vals)))
+    if eff:
+        print("ok: GossipGraD compute-efficiency claim recomputed from HDF5")
 
 
 def main():
@@ -202,6 +256,7 @@ def main():
     md = check_files(a.dir)
     rows = check_rows(a.dir)
     check_latency(a.dir, rows, md)
+    check_s2_claim(a.dir, rows)
     check_inputs(a.dir, md, a.runs, a.refused, a.training)
     if a.training:
         check_training(a.dir)
