@@ -138,6 +138,7 @@ def section_inputs(doc, archive, rows):
     doc.heading(3, "Runs")
     meta = pd.DataFrame([{
         "run": r.label, "tool": r.meta["tool"], "kind": load.run_kind(r.meta),
+        "holds": run_contents(r),
         "host": r.meta["host"], "cluster": r.meta["cluster"], "job_id": r.meta["job_id"],
         "array_task": r.meta["array_task"], "partition": r.meta["partition"],
         "ranks": r.meta["ranks"], "nodes": r.meta["nodes"], "version": r.meta["version"],
@@ -151,6 +152,21 @@ def section_inputs(doc, archive, rows):
     if warns:
         doc.heading(3, "Comparability")
         doc.bullets(warns)
+
+
+def run_contents(run):
+    """One line on what a run measured."""
+    parts = []
+    m = run.micro
+    if m is not None and len(m):
+        dens = ",".join("%g" % d for d in sorted(set(m["density"])))
+        parts.append("%s; %s..%s B; density %s; %s" % (
+            " ".join(sorted(set(m["reducer"]))), fmt(float(m["size_bytes"].min())),
+            fmt(float(m["size_bytes"].max())), dens,
+            "/".join(sorted(set(m["layout"]) | set(m["overlap"])))))
+    for rec in run.train:
+        parts.append("%s with %s" % (rec.attrs.get("model", "?"), rec.attrs.get("reducer", "?")))
+    return "; ".join(parts) or "-"
 
 
 def section_claims(doc, ctab, cpoints):
