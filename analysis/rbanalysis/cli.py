@@ -2,7 +2,7 @@
 
 Exit status: 0 when at least one run was usable (refused files are named on
 stderr and in the report), 1 when nothing usable was found, 2 on a usage
-error."""
+error or an output directory that cannot be written."""
 
 import argparse
 import datetime
@@ -34,7 +34,8 @@ def parse_args(argv):
                     "recursively for *.h5, merged archives) into report.md, "
                     "report.html, PNG figures and CSV tables.",
         epilog="Exit status: 0 if at least one run was usable (refused files are "
-               "listed), 1 if nothing usable was found, 2 on a usage error.")
+               "listed), 1 if nothing usable was found, 2 on a usage error or an "
+               "output directory that cannot be written.")
     p.add_argument("paths", nargs="+", metavar="PATH", help="HDF5 file or directory")
     p.add_argument("-o", "--output", default="report", metavar="DIR",
                    help="output directory (created; default: report)")
@@ -57,7 +58,11 @@ def main(argv=None):
         print("rb-report: nothing usable in %s (%d file(s) found, %d refused); no report written"
               % (" ".join(args.paths), len(archive.files), len(archive.refusals)), file=sys.stderr)
         return 1
-    os.makedirs(args.output, exist_ok=True)
+    try:
+        prepare_output(args.output)
+    except OSError as e:
+        print("rb-report: cannot write the report into %s: %s" % (args.output, e), file=sys.stderr)
+        return 2
     targets = {}
     if args.target_accuracy is not None:
         targets["test_accuracy"] = targets["accuracy"] = args.target_accuracy
@@ -69,6 +74,26 @@ def main(argv=None):
 
 
 # ---------------------------------------------------------------- report
+
+FIGURE_PREFIXES = ("latency_", "speedup_", "wire_bytes_", "scaling_", "s2_error_",
+                   "gossip_consensus_", "train_", "phases_", "efficiency")
+
+
+def prepare_output(outdir):
+    """Create outdir; when it holds an earlier report, remove that report's
+    figures and tables (only files rb-report names) so none goes stale."""
+    os.makedirs(outdir, exist_ok=True)
+    if not os.path.exists(os.path.join(outdir, "report.md")):
+        return
+    for name in os.listdir(outdir):
+        if name.endswith(".png") and name.startswith(FIGURE_PREFIXES):
+            os.remove(os.path.join(outdir, name))
+    tables = os.path.join(outdir, "tables")
+    if os.path.isdir(tables):
+        for name in os.listdir(tables):
+            if name.endswith(".csv"):
+                os.remove(os.path.join(tables, name))
+
 
 def draw(doc, fn, *args):
     """Draw figures with fn(*args) and add them to doc.  A figure that
