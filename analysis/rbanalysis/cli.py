@@ -50,6 +50,11 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        os.makedirs(args.output, exist_ok=True)   # fail before loading anything
+    except OSError as e:
+        print("rb-report: cannot write the report into %s: %s" % (args.output, e), file=sys.stderr)
+        return 2
     _import_heavy()
     archive = load.load(args.paths)
     for r in archive.refusals:

@@ -128,4 +128,8 @@ grep -q "nothing usable" "$tmp/stdout" || { echo "FAIL: nothing usable: no messa
 "$report" >/dev/null 2>&1
 rc=$?
 [ $rc -eq 2 ] || { echo "FAIL: no arguments: exit $rc, expected 2"; fail=1; }
+"$report" "$d/job2/p3.h5" -o /proc/no-such-dir >/dev/null 2>"$tmp/stderr"
+rc=$?
+[ $rc -eq 2 ] && grep -q "cannot write the report into /proc/no-such-dir" "$tmp/stderr" ||
+    { echo "FAIL: unwritable output: exit $rc, expected 2 with a message"; cat "$tmp/stderr"; fail=1; }
 exit $fail
