@@ -40,10 +40,13 @@ def parse_args(argv):
     p.add_argument("-o", "--output", default="report", metavar="DIR",
                    help="output directory (created; default: report)")
     p.add_argument("--target-accuracy", type=float, metavar="A",
-                   help="time-to-target accuracy (default: the lowest best accuracy "
-                        "of the runs compared, so that every run reaches it)")
+                   help="time-to-target test accuracy, in the runs' unit (rb_train: "
+                        "percent).  Default: the runs' own --target-accuracy when they "
+                        "agree, else the lowest best accuracy of the runs compared, so "
+                        "that every run reaches it")
     p.add_argument("--target-perplexity", type=float, metavar="P",
-                   help="time-to-target perplexity (default: the highest best perplexity)")
+                   help="time-to-target validation perplexity (default: the runs' own "
+                        "target, else the highest best perplexity)")
     p.add_argument("--version", action="version", version="rb-report " + __version__)
     return p.parse_args(argv)
 
