@@ -6,6 +6,8 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 # Open MPI's internals leak by design; report only our leaks.
 export LSAN_OPTIONS="suppressions=${top_srcdir}/tests/lsan.supp:print_suppressions=0"
-export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
+# Slow unwinding lets LSan see through Open MPI's and CUDA's frame-pointer-less
+# libraries, so the suppressions below match them.
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export MPIRUN="${top_srcdir}/tests/mpirun.sh"
