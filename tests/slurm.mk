@@ -1,1 +1,13 @@
-# tests/slurm.mk
+# tests/slurm.mk: the sbatch scripts against a real single-node Slurm
+# (issue 7).  Each test starts its own cluster (jobscripts/local/start) in a
+# unique temporary directory and always stops it; they need root (else
+# skipped) and install slurmctld slurmd slurm-client munge with apt-get when
+# missing.  About 1 min each on 2 busy cores; they run in parallel.
+SLURM_TESTS = tests/slurm_jobs.sh tests/slurm_array.sh tests/slurm_cluster.sh
+TESTS += $(SLURM_TESTS)
+dist_check_SCRIPTS += $(SLURM_TESTS)
+EXTRA_DIST += tests/slurm_lib.sh jobscripts/lib.sh jobscripts/submit jobscripts/main.sh \
+	jobscripts/local/start jobscripts/local/stop jobscripts/local/common.sh \
+	jobscripts/p100/micro.sbatch jobscripts/p100/train.sbatch jobscripts/p100/scaling.sbatch \
+	jobscripts/knl/micro.sbatch jobscripts/knl/train.sbatch jobscripts/knl/scaling.sbatch \
+	jobscripts/generic/micro.sbatch jobscripts/generic/train.sbatch jobscripts/generic/scaling.sbatch

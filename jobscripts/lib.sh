@@ -1,0 +1,352 @@
+# jobscripts/lib.sh: sourced by every sbatch script in jobscripts/*/ and by
+# jobscripts/submit.  One place for: finding the binaries, loading modules,
+# the launcher, the sweep definition, the resume check and running one
+# configuration.  The scripts themselves only set #SBATCH lines and
+# partition defaults.  Bash; the caller has `set -euo pipefail`.
+#
+# Environment (all optional; script arguments of the same name win, see
+# rb_parse_args):
+#   RB_ROOT        the reducerbench checkout (found automatically)
+#   RB_BIN         directory holding rb_micro / rb_train (an install's bin/)
+#   RB_BUILD       build directory (binaries in $RB_BUILD/benchmarks);
+#                  default: $RB_ROOT/build, then $RB_ROOT/build-main, then PATH
+#   RB_MODULES     modules to load where `module` exists (space or comma list)
+#   RB_LAUNCHER    launch command template; %N = nodes, %n = tasks
+#                  (default: srun --mpi=$RB_SRUN_MPI --nodes=%N --ntasks=%n
+#                  in a Slurm job, else mpirun -np %n)
+#   RB_SRUN_MPI    srun's --mpi plugin (default pmix)
+#   RB_SRUN_ARGS   extra srun arguments (e.g. --cpu-bind=cores)
+#   RB_OUT         result directory (default results/<array job id or job id>)
+#   RB_SWEEP_FILE  sweep definition: lines "reducer density size" ('#' comments)
+#   RB_REDUCERS    comma list (micro default all reducers one by one)
+#   RB_DENSITIES   comma list (default 0.01)
+#   RB_SIZES       comma list of rb_micro -m values, MIN:MAX or one size (default 4K:4M)
+#   RB_ITERS, RB_WARMUP   rb_micro -i / -x
+#   RB_DEVICE      host | cuda
+#   RB_TIMEOUT     rb_micro/rb_train -T seconds per configuration (0 = none)
+#   RB_MICRO_ARGS, RB_TRAIN_ARGS  more arguments for the benchmark
+#   RB_MODEL, RB_EPOCHS           rb_train model and epochs
+#   RB_NODE_COUNTS comma list for the scaling study (default 1,2,4,... up to the allocation)
+
+RB_ALL_REDUCERS="none,dense,agsparse,sparcml,parallax,omnireduce,s2,gossip"
+
+rb_log() { printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+rb_die() { rb_log "error: $*"; exit 1; }
+
+# Script arguments (same meaning as the variables above):
+#   --reducers L --densities L --sizes L --iters N --warmup N --device D
+#   --timeout S --out DIR --sweep-file F --model M --epochs N
+#   --node-counts L --modules L   and  -- ARGS (passed to the benchmark)
+rb_parse_args() {
+    RB_EXTRA_ARGS=()
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --reducers) RB_REDUCERS=$2; shift ;;
+            --densities) RB_DENSITIES=$2; shift ;;
+            --sizes) RB_SIZES=$2; shift ;;
+            --iters) RB_ITERS=$2; shift ;;
+            --warmup) RB_WARMUP=$2; shift ;;
+            --device) RB_DEVICE=$2; shift ;;
+            --timeout) RB_TIMEOUT=$2; shift ;;
+            --out) RB_OUT=$2; shift ;;
+            --sweep-file) RB_SWEEP_FILE=$2; shift ;;
+            --model) RB_MODEL=$2; shift ;;
+            --epochs) RB_EPOCHS=$2; shift ;;
+            --node-counts) RB_NODE_COUNTS=$2; shift ;;
+            --modules) RB_MODULES=$2; shift ;;
+            --) shift; RB_EXTRA_ARGS=("$@"); return 0 ;;
+            *) rb_die "unknown script argument '$1' (see the header of the script)" ;;
+        esac
+        [ $# -ge 2 ] || rb_die "missing value after the last option"
+        shift
+    done
+}
+
+# Where the benchmark binaries are: RB_BIN, RB_BUILD, the checkout's build
+# directories, PATH.
+rb_find_bin() {
+    local name=$1 d
+    for d in "${RB_BIN:-}" "${RB_BUILD:+$RB_BUILD/benchmarks}" \
+        "$RB_ROOT/build/benchmarks" "$RB_ROOT/build-main/benchmarks" "$RB_ROOT/benchmarks"; do
+        [ -n "$d" ] && [ -x "$d/$name" ] && [ -f "$d/$name" ] && { echo "$d/$name"; return 0; }
+    done
+    command -v "$name" && return 0
+    rb_die "$name not found: set RB_BIN (install bin/) or RB_BUILD (build directory)"
+}
+
+# Load RB_MODULES where environment modules / Lmod exist; elsewhere say so.
+rb_load_modules() {
+    local mods=${RB_MODULES:-} m
+    mods=${mods//,/ }
+    [ -n "${mods// /}" ] || return 0
+    if ! type module >/dev/null 2>&1; then
+        local init
+        for init in "${LMOD_PKG:+$LMOD_PKG/init/bash}" "${MODULESHOME:+$MODULESHOME/init/bash}" \
+            /etc/profile.d/lmod.sh /etc/profile.d/modules.sh; do
+            # shellcheck disable=SC1090
+            [ -n "$init" ] && [ -f "$init" ] && { set +u; . "$init"; set -u; break; }
+        done
+    fi
+    if ! type module >/dev/null 2>&1; then
+        rb_log "no 'module' command here; not loading: $mods"
+        return 0
+    fi
+    for m in $mods; do
+        rb_log "module load $m"
+        set +u
+        module load "$m" || { set -u; rb_die "module load $m failed"; }
+        set -u
+    done
+}
+
+# The launch command for NODES and TASKS as an array in RB_LAUNCH.
+rb_launcher() {
+    local nodes=$1 tasks=$2 tmpl
+    if [ -n "${RB_LAUNCHER:-}" ]; then
+        tmpl=$RB_LAUNCHER
+    elif [ -n "${SLURM_JOB_ID:-}" ] && command -v srun >/dev/null; then
+        tmpl="srun --mpi=${RB_SRUN_MPI:-pmix} --nodes=%N --ntasks=%n ${RB_SRUN_ARGS:-}"
+    else
+        tmpl="mpirun -np %n"
+    fi
+    tmpl=${tmpl//%N/$nodes}
+    tmpl=${tmpl//%n/$tasks}
+    read -r -a RB_LAUNCH <<<"$tmpl"
+}
+
+# Common set-up: root, out directory, modules, job geometry.
+rb_setup() {
+    : "${RB_ROOT:?RB_ROOT must be set before sourcing lib.sh}"
+    local id=${SLURM_ARRAY_JOB_ID:-${SLURM_JOB_ID:-local-$(date -u +%Y%m%dT%H%M%SZ)}}
+    RB_OUT=${RB_OUT:-results/$id}
+    mkdir -p "$RB_OUT" || rb_die "cannot create $RB_OUT"
+    RB_NODES=${SLURM_JOB_NUM_NODES:-${SLURM_NNODES:-1}}
+    RB_NTASKS=${SLURM_NTASKS:-${RB_NTASKS:-1}}
+    rb_load_modules
+    # One OpenMP thread per CPU Slurm gave the task (KNL scripts use this).
+    export OMP_NUM_THREADS=${OMP_NUM_THREADS:-${SLURM_CPUS_PER_TASK:-1}}
+    rb_log "job ${SLURM_JOB_ID:-none}${SLURM_ARRAY_TASK_ID:+ task $SLURM_ARRAY_TASK_ID}" \
+        "partition ${SLURM_JOB_PARTITION:-none}: $RB_NODES node(s), $RB_NTASKS task(s) -> $RB_OUT"
+}
+
+# The sweep: one configuration per line, "reducer density size".
+rb_sweep_list() {
+    if [ -n "${RB_SWEEP_FILE:-}" ]; then
+        [ -r "$RB_SWEEP_FILE" ] || rb_die "cannot read sweep file $RB_SWEEP_FILE"
+        sed -e 's/#.*//' -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' "$RB_SWEEP_FILE" | grep -v '^$' |
+            awk 'NF != 3 { print "bad sweep line (want: reducer density size): " $0 > "/dev/stderr"; exit 1 } { print }'
+        return
+    fi
+    local r d s
+    for r in ${RB_REDUCERS//,/ }; do
+        for d in ${RB_DENSITIES//,/ }; do
+            for s in ${RB_SIZES//,/ }; do
+                echo "$r $d $s"
+            done
+        done
+    done
+}
+
+# complete FILE: 0 when FILE is a finished archive (root attribute
+# complete == 1).  h5dump, else Debian's h5py; with neither, the final name
+# existing is taken as complete (the writer renames only finished files).
+rb_complete() {
+    local f=$1
+    [ -f "$f" ] || return 1
+    if command -v h5dump >/dev/null; then
+        h5dump -a /complete "$f" 2>/dev/null | grep -Eq '\(0\): 1$|\(0\): 1[^0-9]'
+    elif /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
+        /usr/bin/python3 -c 'import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    sys.exit(0 if int(f.attrs.get("complete", 0)) == 1 else 1)' "$f" 2>/dev/null
+    else
+        return 0
+    fi
+}
+
+# Clean up after a killed or failed run: temporaries and anything not complete.
+rb_discard_partial() {
+    local out=$1
+    rm -f "$out".tmp.*
+    if [ -e "$out" ] && ! rb_complete "$out"; then
+        rb_log "removing incomplete $out"
+        rm -f "$out"
+    fi
+}
+
+RB_CURRENT_OUT=""
+RB_CHILD=""
+rb_on_signal() {
+    rb_log "signal: stopping ${RB_CURRENT_OUT:-the run}"
+    [ -n "$RB_CHILD" ] && kill -TERM "$RB_CHILD" 2>/dev/null && wait "$RB_CHILD" 2>/dev/null
+    [ -n "$RB_CURRENT_OUT" ] && rb_discard_partial "$RB_CURRENT_OUT"
+    exit 143
+}
+trap rb_on_signal TERM INT
+
+# rb_run NAME NODES TASKS BINARY ARGS...: one configuration into
+# $RB_OUT/NAME.h5, skipped when that file is complete.  Returns the
+# benchmark's status; never leaves a file that looks complete but is not.
+rb_run() {
+    local name=$1 nodes=$2 tasks=$3 bin=$4 rc=0
+    shift 4
+    local out=$RB_OUT/$name.h5
+    if rb_complete "$out"; then
+        rb_log "skip $name: $out is complete"
+        return 0
+    fi
+    rb_discard_partial "$out"
+    rb_launcher "$nodes" "$tasks"
+    rb_log "run $name: ${RB_LAUNCH[*]} $bin $* -o $out"
+    RB_CURRENT_OUT=$out
+    # In the background so that a TERM from scancel is handled at once.
+    "${RB_LAUNCH[@]}" "$bin" "$@" -o "$out" </dev/null &
+    RB_CHILD=$!
+    wait "$RB_CHILD" || rc=$?
+    RB_CHILD=""
+    if [ "$rc" -ne 0 ] || ! rb_complete "$out"; then
+        [ "$rc" -ne 0 ] || rc=1
+        rb_log "FAILED $name (exit $rc)"
+        rb_discard_partial "$out"
+    else
+        rb_log "done $name -> $out"
+    fi
+    RB_CURRENT_OUT=""
+    return "$rc"
+}
+
+# rb_for_tasks FUNC: call FUNC INDEX "LINE" for this array task's line of
+# the sweep, or for every line outside an array job.  Writes the sweep to
+# $RB_OUT/sweep.txt.  Exit status: 0 when every configuration run succeeded.
+rb_for_tasks() {
+    local fn=$1 list n i=0 rc=0 line
+    list=$(rb_sweep_list) || rb_die "bad sweep definition"
+    n=$(grep -c . <<<"$list" || true)
+    [ "$n" -gt 0 ] || rb_die "empty sweep (RB_REDUCERS, RB_DENSITIES, RB_SIZES or RB_SWEEP_FILE)"
+    printf '%s\n' "$list" >"$RB_OUT/sweep.txt.$$" && mv -f "$RB_OUT/sweep.txt.$$" "$RB_OUT/sweep.txt"
+    if [ -n "${SLURM_ARRAY_TASK_ID:-}" ]; then
+        local t=$SLURM_ARRAY_TASK_ID
+        if [ "$t" -ge "$n" ]; then
+            rb_log "array task $t: the sweep has only $n configurations (0..$((n - 1))); nothing to do"
+            return 0
+        fi
+        line=$(sed -n "$((t + 1))p" <<<"$list")
+        "$fn" "$t" "$line"
+        return
+    fi
+    rb_log "no job array: running all $n configurations in turn"
+    # fd 3: the launcher must not eat the list from stdin.
+    while IFS= read -r line <&3; do
+        "$fn" "$i" "$line" || rc=1
+        i=$((i + 1))
+    done 3<<<"$list"
+    return "$rc"
+}
+
+# File-name-safe configuration names.
+rb_name() { local s="$*"; s=${s//:/-}; s=${s// /_}; echo "${s//[^A-Za-z0-9_.+-]/}"; }
+
+# ---- the three kinds of job -------------------------------------------------
+
+# Sweep defaults of each kind (also used by jobscripts/submit to size arrays).
+rb_defaults() {
+    case "$1" in
+        micro) : "${RB_REDUCERS:=$RB_ALL_REDUCERS}" "${RB_DENSITIES:=0.01}" "${RB_SIZES:=4K:4M}" ;;
+        train)
+            : "${RB_REDUCERS:=dense,agsparse,sparcml,s2,gossip}" "${RB_MODEL:=lenet}" "${RB_EPOCHS:=1}"
+            RB_DENSITIES=- RB_SIZES=- ;;   # the sweep is the reducers alone
+        scaling) : "${RB_REDUCERS:=dense,sparcml,s2,gossip}" "${RB_DENSITIES:=0.01}" "${RB_SIZES:=16M}" ;;
+        *) rb_die "unknown kind '$1' (micro, train, scaling)" ;;
+    esac
+}
+
+rb_micro_args() {   # reducer density size (MIN:MAX, or one size)
+    local m=$3
+    [[ $m == *:* ]] || m=$m:$m
+    RB_ARGS=(--reducer "$1" --density "$2" -m "$m" -q)
+    [ -n "${RB_ITERS:-}" ] && RB_ARGS+=(-i "$RB_ITERS")
+    [ -n "${RB_WARMUP:-}" ] && RB_ARGS+=(-x "$RB_WARMUP")
+    [ -n "${RB_DEVICE:-}" ] && RB_ARGS+=(-d "$RB_DEVICE")
+    [ -n "${RB_TIMEOUT:-}" ] && RB_ARGS+=(-T "$RB_TIMEOUT")
+    local more=()
+    read -r -a more <<<"${RB_MICRO_ARGS:-}"
+    RB_ARGS+=("${more[@]}" "${RB_EXTRA_ARGS[@]}")
+}
+
+rb_micro_one() {    # index "reducer density size"
+    local r d s
+    read -r r d s <<<"$2"
+    rb_micro_args "$r" "$d" "$s"
+    rb_run "$(rb_name "micro_${r}_d${d}_m${s}_N${RB_NODES}_n${RB_NTASKS}")" \
+        "$RB_NODES" "$RB_NTASKS" "$RB_MICRO_BIN" "${RB_ARGS[@]}"
+}
+
+# Microbenchmark sweep: reducer x density x size, one configuration per
+# array task (all in turn without an array).
+rb_micro_main() {
+    rb_parse_args "$@"
+    rb_defaults micro
+    rb_setup
+    RB_MICRO_BIN=$(rb_find_bin rb_micro)
+    rb_for_tasks rb_micro_one
+}
+
+rb_train_one() {    # index "reducer - -"
+    local r
+    read -r r _ <<<"$2"
+    local args=(--model "$RB_MODEL" --reducer "$r" --epochs "$RB_EPOCHS") more=()
+    [ -n "${RB_TIMEOUT:-}" ] && args+=(-T "$RB_TIMEOUT")
+    read -r -a more <<<"${RB_TRAIN_ARGS:-}"
+    args+=("${more[@]}" "${RB_EXTRA_ARGS[@]}")
+    rb_run "$(rb_name "train_${RB_MODEL}_${r}_N${RB_NODES}_n${RB_NTASKS}")" \
+        "$RB_NODES" "$RB_NTASKS" "$RB_TRAIN_BIN" "${args[@]}"
+}
+
+# Training comparison: one reducer per array task (density and size do
+# not apply: the sweep is RB_REDUCERS alone).
+rb_train_main() {
+    rb_parse_args "$@"
+    rb_defaults train
+    rb_setup
+    RB_TRAIN_BIN=$(rb_find_bin rb_train)
+    rb_for_tasks rb_train_one
+}
+
+# Node counts of the scaling study: RB_NODE_COUNTS, or 1,2,4,... and the
+# allocation's own count.
+rb_node_counts() {
+    if [ -n "${RB_NODE_COUNTS:-}" ]; then
+        echo "${RB_NODE_COUNTS//,/ }"
+        return
+    fi
+    local k=1 out=""
+    while [ "$k" -lt "$RB_NODES" ]; do out="$out $k"; k=$((k * 2)); done
+    echo "$out $RB_NODES"
+}
+
+rb_scaling_one() {  # index "reducer density size": every node count
+    local r d s k tpn rc=0
+    read -r r d s <<<"$2"
+    tpn=$((RB_NTASKS / RB_NODES))
+    [ "$tpn" -ge 1 ] || tpn=1
+    rb_micro_args "$r" "$d" "$s"
+    for k in $(rb_node_counts); do
+        if [ "$k" -gt "$RB_NODES" ]; then
+            rb_log "skip $k nodes: the allocation has $RB_NODES"
+            continue
+        fi
+        rb_run "$(rb_name "scaling_${r}_d${d}_m${s}_N${k}_n$((k * tpn))")" \
+            "$k" "$((k * tpn))" "$RB_MICRO_BIN" "${RB_ARGS[@]}" || rc=1
+    done
+    return "$rc"
+}
+
+# Scaling study: one allocation of the largest node count; every
+# configuration is run on 1, 2, 4, ... nodes with the same tasks per node.
+rb_scaling_main() {
+    rb_parse_args "$@"
+    rb_defaults scaling
+    rb_setup
+    RB_MICRO_BIN=$(rb_find_bin rb_micro)
+    rb_for_tasks rb_scaling_one
+}

@@ -1,0 +1,80 @@
+#!/bin/bash
+# The real job scripts on a real (local, single-node) Slurm: the p100 and
+# knl microbenchmark scripts with 4 tasks, a failing job, scancel during a
+# run, then stopping the cluster leaves no daemon.  (Job arrays and resume:
+# tests/slurm_array.sh.)
+. "$top_srcdir/tests/slurm_lib.sh"
+slurm_start
+sinfo -h -o %P | tr '\n' ' ' | grep -q 'debug\* p100 knl' || fail "partitions: $(sinfo -h -o %P | tr '\n' ' ')"
+
+small=(--sizes 4K:16K --iters 2 --warmup 1 -- -P none)
+# No GPU here: the p100 script's default device (cuda) is overridden by
+# the environment; its --gres=gpu:4 is still allocated from the fake devices.
+p100=$(RB_DEVICE=host sbatch --parsable --chdir="$W" --ntasks-per-node=4 "$JS/p100/micro.sbatch" --reducers dense "${small[@]}") ||
+    fail "sbatch p100/micro.sbatch"
+knl=$(sbatch --parsable --chdir="$W" --ntasks-per-node=4 "$JS/knl/micro.sbatch" --reducers s2 "${small[@]}") ||
+    fail "sbatch knl/micro.sbatch"
+bad=$(sbatch --parsable --chdir="$W" --ntasks-per-node=2 "$JS/generic/micro.sbatch" --reducers no_such_reducer "${small[@]}") ||
+    fail "sbatch generic/micro.sbatch"
+note "submitted p100 $p100, knl $knl, bad reducer $bad"
+wait_jobs 150 "$p100" "$knl" "$bad"
+
+for pair in "$p100:p100:dense" "$knl:knl:s2"; do
+    IFS=: read -r id part red <<<"$pair"
+    [ "$(exit_codes "$id")" = 0:0 ] || fail "$part job $id ended with $(exit_codes "$id")"
+    [ -f "$W/results/rb-micro-$part-$id.out" ] || fail "no output file results/rb-micro-$part-$id.out"
+    files=("$W/results/$id"/*.h5)
+    [ "${#files[@]}" = 1 ] && [ -f "${files[0]}" ] || fail "$part: want one archive in results/$id, got: $(ls "$W/results/$id")"
+    f=${files[0]}
+    [ "$(basename "$f")" = "micro_${red}_d0.01_m4K-16K_N1_n4.h5" ] || fail "$part: archive named $(basename "$f")"
+    [ "$(h5attr "$f" complete)" = 1 ] || fail "$f not complete"
+    [ "$(h5attr "$f" slurm_job_id)" = "$id" ] || fail "$f: slurm_job_id $(h5attr "$f" slurm_job_id), want $id"
+    [ "$(h5attr "$f" slurm_partition)" = "$part" ] || fail "$f: slurm_partition $(h5attr "$f" slurm_partition)"
+    [ "$(h5attr "$f" ranks)" = 4 ] || fail "$f: ranks $(h5attr "$f" ranks), want 4"
+    /usr/bin/python3 -c 'import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    r = f["/micro/results"][...]
+    assert len(r) == 3 and {x.decode().rstrip("\0") for x in r["reducer"]} == {sys.argv[2]}, r["reducer"]' "$f" "$red" ||
+        fail "$f: want 3 rows of $red"
+done
+# The fake GPUs were really allocated to the p100 job (Slurm sets
+# CUDA_VISIBLE_DEVICES, the archive records it).
+h5attr "$W/results/$p100"/*.h5 environment | grep -q '^CUDA_VISIBLE_DEVICES=0,1,2,3$' ||
+    fail "p100 job: no CUDA_VISIBLE_DEVICES=0,1,2,3 in the recorded environment"
+note "p100 and knl jobs: exit 0, complete archives with job id and partition"
+
+ec=$(exit_codes "$bad")
+[ "$ec" != 0:0 ] || fail "job $bad with a bad reducer name ended 0:0"
+grep -q "FAILED" "$W/results/rb-micro-generic-$bad.out" || fail "job $bad: no FAILED line in its output"
+[ -z "$(ls "$W/results/$bad" | grep '\.h5')" ] || fail "bad reducer left archives: $(ls "$W/results/$bad")"
+note "bad reducer: exit $ec, no archive"
+
+# scancel while rb_micro measures: wait for its temporary archive, cancel.
+long=$(sbatch --parsable --chdir="$W" --ntasks-per-node=2 "$JS/generic/micro.sbatch" \
+    --reducers dense --sizes 256K --iters 1000000 --warmup 0 --timeout 120 -- -P none) || fail "sbatch long job"
+for ((i = 0; i < 400; i++)); do
+    ls "$W/results/$long" 2>/dev/null | grep -q '\.h5\.tmp\.' && break
+    [ -n "$(squeue -h -j "$long")" ] || fail "long job $long ended before it was cancelled"
+    sleep 0.25
+done
+ls "$W/results/$long" | grep -q '\.h5\.tmp\.' || fail "long job $long never opened its archive"
+sleep 1
+scancel "$long"
+wait_jobs 60 "$long"
+[ "$(job_state "$long")" = CANCELLED ] || fail "job $long: state $(job_state "$long") after scancel"
+assert_no_partial "$W/results/$long"
+[ -z "$(ls "$W/results/$long" | grep '\.h5$')" ] || fail "cancelled job left an archive: $(ls "$W/results/$long")"
+note "scancel: job cancelled, no archive and no temporary left"
+
+daemons=$(for f in "$RB_SLURM_DIR/slurmctld.pid" "$RB_SLURM_DIR/slurmd.pid" "$RB_SLURM_DIR/munge/munged.pid"; do cat "$f"; done)
+# slurmctld's helper (slurmscriptd) does not name the directory: by parent.
+daemons="$daemons $(grep -lsE "^PPid:[[:space:]]+$(cat "$RB_SLURM_DIR/slurmctld.pid")\$" /proc/[0-9]*/status | cut -d/ -f3)"
+[ "$(wc -w <<<"$daemons")" -ge 4 ] || fail "expected slurmctld, slurmd, munged and slurmscriptd, found pids: $daemons"
+"$JS/local/stop" || fail "jobscripts/local/stop failed"
+for p in $daemons; do
+    ! kill -0 "$p" 2>/dev/null || fail "daemon $p still running after stop: $(tr '\0' ' ' </proc/$p/cmdline)"
+done
+left=$(procs_under "$RB_SLURM_DIR")
+[ -z "${left// /}" ] || fail "processes of this cluster left: $left"
+note "cluster stopped, no daemon left"
+exit 0
