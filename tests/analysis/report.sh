@@ -82,9 +82,14 @@ EOF
 # 2 (started first, runs beside 1). One file: a merged archive
 # (analysis/rb-archive) when the tool exists, else a single-run file.
 archive="$top_srcdir/analysis/rb-archive"
-if [ -x "$archive" ] && "$archive" merge -o "$tmp/merged.h5" "$d/job1/p4.h5" "$d/job2/p3.h5" >"$tmp/merge.out" 2>&1 &&
-        [ -f "$tmp/merged.h5" ]; then
-    one="$tmp/merged.h5"; nruns=2
+mtrain=""; oneflag=""
+for r in none gossip; do
+    [ -f "$d/job2/train-$r.h5" ] && mtrain="$mtrain $d/job2/train-$r.h5"
+done
+if [ -x "$archive" ] && "$archive" merge -o "$tmp/merged.h5" "$d/job1/p4.h5" "$d/job2/p3.h5" $mtrain \
+        >"$tmp/merge.out" 2>&1 && [ -f "$tmp/merged.h5" ]; then
+    one="$tmp/merged.h5"; nruns=$((2 + $(echo $mtrain | wc -w)))
+    [ -n "$mtrain" ] && oneflag=--training
 else
     echo "note: analysis/rb-archive merge not available; a single-run file instead"
     one="$d/job2/p3.h5"; nruns=1
@@ -116,7 +121,7 @@ grep -q "sketch_width=2" "$tmp/out/tables/micro_s2_error.csv" ||
     { echo "FAIL: s2 width variant missing from the s2 error table"; fail=1; }
 
 wait $one_pid || { echo "FAIL: rb-report $one"; cat "$tmp/one.out"; fail=1; }
-$py "$check" "$tmp/one" --runs $nruns || { echo "FAIL: report check on $one"; fail=1; }
+$py "$check" "$tmp/one" --runs $nruns $oneflag || { echo "FAIL: report check on $one"; fail=1; }
 echo "elapsed: $(($(date +%s) - t0)) s"
 
 # 3. Nothing usable: exit 1 with a message; usage errors exit 2.

@@ -198,9 +198,11 @@ def check_inputs(d, md, runs, refused, training):
     print("ok: inputs, refusals and claims table")
 
 
-def train_tables(path):
+def train_tables(path, label):
+    run = label.split(":", 1)[1] if ":" in label else ""
     with h5py.File(path, "r") as f:
-        return f["train/curves"][...], f["train/phases"][...]
+        g = f["runs"][run] if run else f
+        return g["train/curves"][...], g["train/phases"][...]
 
 
 def check_training(d):
@@ -208,8 +210,8 @@ def check_training(d):
     summ = pd.read_csv(os.path.join(d, "tables", "train_summary.csv"))
     n = 0
     per_run, reducer_of, kind_of = {}, {}, {}
-    for path, sub in curv.groupby("file"):
-        c, p = train_tables(path)
+    for (path, label), sub in curv.groupby(["file", "run"]):
+        c, p = train_tables(path, label)
         metric = sub["metric"].iloc[0]
         h5 = dict(zip(c["iteration"].tolist(), c[metric].tolist()))
         for _, r in sub.iterrows():
