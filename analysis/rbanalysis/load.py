@@ -169,8 +169,9 @@ def load_file(path):
                 runs.append(_load_run(path, name, grp))
             except RunRefused as e:
                 refusals.append(Refusal(path, name, str(e)))
-            except (OSError, KeyError, ValueError, TypeError) as e:
-                refusals.append(Refusal(path, name, "unreadable data: %s" % _short(e)))
+            except Exception as e:  # noqa: BLE001 -- one bad run never ends the report
+                refusals.append(Refusal(path, name, "unreadable data (%s): %s"
+                                        % (type(e).__name__, _short(e))))
     return runs, refusals
 
 
