@@ -338,10 +338,11 @@ int rb_device_allreduce_sum(rb_reducer *r, rb_stats *st, float *dbuf, size_t n)
 
 /* Bitwise OR of a device bitmap over ranks.  NCCL has no bitwise OR, so:
  * RB_BITMAP_MAX_BYTES: expand to one byte per bit, ncclMax, pack again
- *   (8x the wire bytes of the packed bitmap, one collective);
+ *   (a ring allreduce of nbits bytes: 2(p-1)/p x 8x the packed bitmap);
  * RB_BITMAP_ALLGATHER: allgather the packed words, OR them on the device
- *   ((p-1) x the bitmap received, exact for any p).
- * scratch must hold max(8*64*words, p*8*words) bytes. */
+ *   ((p-1) x the packed bitmap received).  Fewer bytes while
+ *   (p-1)/8 < 2(p-1)/p, i.e. p < 16: RB_BITMAP_AUTO picks by that.
+ * scratch must hold max(nbits, p*8*words) bytes. */
 int rb_device_bitmap_or(rb_reducer *r, rb_stats *st, uint64_t *dbm, size_t nbits, int method,
                         void *scratch)
 {
@@ -351,6 +352,8 @@ int rb_device_bitmap_or(rb_reducer *r, rb_stats *st, uint64_t *dbm, size_t nbits
     size_t words = (nbits + 63) / 64;
     if (words == 0)
         return RB_OK;
+    if (method == RB_BITMAP_AUTO)
+        method = r->size < 16 ? RB_BITMAP_ALLGATHER : RB_BITMAP_MAX_BYTES;
     if (method == RB_BITMAP_MAX_BYTES) {
         uint8_t *bytes = scratch;
         RB_CUDA((cudaError_t)rbk_bitmap_to_bytes(dbm, nbits, bytes, c->stream));

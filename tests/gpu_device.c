@@ -9,6 +9,7 @@
  * rounding.  Several ranks on one GPU: auto picks staged; nccl is refused
  * with a message. */
 #include "reducer.h"
+#include "rb_device.h"   /* NCCL transport helpers (bitmap OR, sendrecv) */
 
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -113,6 +114,62 @@ static void compare_reducer(const char *name, size_t rows, size_t cols, const ch
     free(d_back);
 }
 
+#ifdef HAVE_NCCL
+/* Bitmap OR over ranks by both NCCL methods, and a ring sendrecv, against
+ * what each rank can compute on the host. */
+static void nccl_helpers(void)
+{
+    rb_reducer *r = NULL;
+    if (create("dense", 1, 1, RB_DEVICE_CUDA, "nccl", &r) != RB_OK) {
+        CHECK(0, "create dense nccl: %s", rb_last_error());
+        return;
+    }
+    enum { NBITS = 100003, WORDS = (NBITS + 63) / 64 };
+    uint64_t *mine = calloc(WORDS, 8), *want = calloc(WORDS, 8), *got = calloc(WORDS, 8);
+    for (int q = 0; q < nranks; q++)
+        for (size_t i = 0; i < NBITS; i++)
+            if (i % (size_t)(q + 2) == 0 || (i * 31 + (size_t)q) % 1009 == 0) {
+                want[i / 64] |= 1ull << (i % 64);
+                if (q == rank)
+                    mine[i / 64] |= 1ull << (i % 64);
+            }
+    uint64_t *dbm = NULL;
+    void *scratch = NULL;
+    cudaMalloc((void **)&dbm, WORDS * 8);
+    cudaMalloc(&scratch, NBITS + (size_t)nranks * WORDS * 8);
+    for (int method = RB_BITMAP_MAX_BYTES; method <= RB_BITMAP_AUTO; method++) {
+        rb_stats st;
+        memset(&st, 0, sizeof st);
+        cudaMemcpy(dbm, mine, WORDS * 8, cudaMemcpyHostToDevice);
+        int rc = rb_device_bitmap_or(r, &st, dbm, NBITS, method, scratch);
+        cudaMemcpy(got, dbm, WORDS * 8, cudaMemcpyDeviceToHost);
+        CHECK(rc == RB_OK && memcmp(got, want, WORDS * 8) == 0, "bitmap OR method %d: %s", method,
+              rc == RB_OK ? "wrong bits" : rb_last_error());
+    }
+    /* ring: send to rank+1, receive from rank-1 */
+    enum { N = 4099 };
+    float hs[N], hr[N], *ds = NULL, *dr = NULL;
+    for (int i = 0; i < N; i++)
+        hs[i] = (float)(rank * 10000 + i);
+    cudaMalloc((void **)&ds, sizeof hs);
+    cudaMalloc((void **)&dr, sizeof hr);
+    cudaMemcpy(ds, hs, sizeof hs, cudaMemcpyHostToDevice);
+    rb_stats st;
+    memset(&st, 0, sizeof st);
+    int from = (rank + nranks - 1) % nranks;
+    int rc = rb_device_sendrecv(r, &st, ds, (rank + 1) % nranks, dr, from, N);
+    cudaMemcpy(hr, dr, sizeof hr, cudaMemcpyDeviceToHost);
+    int bad = 0;
+    for (int i = 0; i < N; i++)
+        bad += hr[i] != (float)(from * 10000 + i);
+    CHECK(rc == RB_OK && bad == 0 && st.bytes_sent == sizeof hs, "nccl sendrecv: %s, %d wrong",
+          rb_strerror(rc), bad);
+    cudaFree(ds); cudaFree(dr); cudaFree(dbm); cudaFree(scratch);
+    free(mine); free(want); free(got);
+    rb_destroy(r);
+}
+#endif
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -148,6 +205,7 @@ int main(int argc, char **argv)
         if (all_ok) {
             compare_reducer("dense", 1000, 1, "nccl");
             compare_reducer("dense", 300, 33, "nccl");
+            nccl_helpers();
         } else {
             rb_reducer *r = NULL;
             int rc = create("dense", 10, 1, RB_DEVICE_CUDA, "nccl", &r);
