@@ -217,7 +217,8 @@ rb_run() {
 
 # rb_for_tasks FUNC: call FUNC INDEX "LINE" for this array task's line of
 # the sweep, or for every line outside an array job.  Writes the sweep to
-# $RB_OUT/sweep.txt.  Exit status: 0 when every configuration run succeeded.
+# $RB_OUT/sweep.txt.  Exit status: 0 when every configuration succeeded,
+# else the (last) failing benchmark's status.
 rb_for_tasks() {
     local fn=$1 list n i=0 rc=0 line
     list=$(rb_sweep_list) || rb_die "bad sweep definition"
@@ -236,10 +237,14 @@ rb_for_tasks() {
     fi
     rb_log "no job array: running all $n configurations in turn"
     # fd 3: the launcher must not eat the list from stdin.
+    local st
     while IFS= read -r line <&3; do
-        "$fn" "$i" "$line" || rc=1
+        st=0
+        "$fn" "$i" "$line" || st=$?
+        [ "$st" -eq 0 ] || rc=$st   # the last failure's status
         i=$((i + 1))
     done 3<<<"$list"
+    [ "$rc" -eq 0 ] || rb_log "some configurations failed (see FAILED above)"
     return "$rc"
 }
 

@@ -9,7 +9,7 @@ slurm_start
 j=$("$JS/submit" knl micro --reducers dense,agsparse,sparcml --sizes 4K --iters 2 --warmup 1 \
     --tasks-per-node 2 --chdir "$W" -- -P none) || fail "jobscripts/submit"
 note "array job $j"
-wait_jobs 150 "$j"
+wait_jobs 200 "$j"
 codes=$(exit_codes "$j" | sort | uniq -c | tr -s ' ')
 [ "$codes" = " 3 0:0" ] || fail "array $j exit codes: $codes"
 dir=$W/results/$j
@@ -38,7 +38,7 @@ sleep 1
 j2=$("$JS/submit" --resume "$dir") || fail "jobscripts/submit --resume"
 [ "$j2" != "$j" ] || fail "resubmission reused job id $j"
 note "resubmitted as $j2"
-wait_jobs 150 "$j2"
+wait_jobs 200 "$j2"
 codes=$(exit_codes "$j2" | sort | uniq -c | tr -s ' ')
 [ "$codes" = " 3 0:0" ] || fail "array $j2 exit codes: $codes"
 for n in micro_dense_d0.01_m4K_N1_n2 micro_sparcml_d0.01_m4K_N1_n2; do

@@ -17,7 +17,7 @@ knl=$(sbatch --parsable --chdir="$W" --ntasks-per-node=4 "$JS/knl/micro.sbatch" 
 bad=$(sbatch --parsable --chdir="$W" --ntasks-per-node=2 "$JS/generic/micro.sbatch" --reducers no_such_reducer "${small[@]}") ||
     fail "sbatch generic/micro.sbatch"
 note "submitted p100 $p100, knl $knl, bad reducer $bad"
-wait_jobs 150 "$p100" "$knl" "$bad"
+wait_jobs 200 "$p100" "$knl" "$bad"
 
 for pair in "$p100:p100:dense" "$knl:knl:s2"; do
     IFS=: read -r id part red <<<"$pair"
@@ -44,7 +44,7 @@ h5attr "$W/results/$p100"/*.h5 environment | grep -q '^CUDA_VISIBLE_DEVICES=0,1,
 note "p100 and knl jobs: exit 0, complete archives with job id and partition"
 
 ec=$(exit_codes "$bad")
-[ "$ec" != 0:0 ] || fail "job $bad with a bad reducer name ended 0:0"
+[ "$ec" = 2:0 ] || fail "job $bad with a bad reducer name ended $ec, want 2:0 (rb_micro usage error)"
 grep -q "FAILED" "$W/results/rb-micro-generic-$bad.out" || fail "job $bad: no FAILED line in its output"
 [ -z "$(ls "$W/results/$bad" | grep '\.h5')" ] || fail "bad reducer left archives: $(ls "$W/results/$bad")"
 note "bad reducer: exit $ec, no archive"
