@@ -44,7 +44,8 @@ static void usage(void)
         "  --write-corpus DIR    wordlm: also write the corpus as DIR/{train,valid,test}.tokens\n"
         "Optimisation:\n"
         "  --batch N             samples per rank per step; global batch = N x ranks (default 64)\n"
-        "  --lr X                learning rate (default 0.05)\n"
+        "  --lr X                learning rate for the global batch (default: mlp 0.05, lenet 0.1,\n"
+        "                        wordlm 0.1)\n"
         "  --momentum X          (default 0.9)\n"
         "  --weight-decay X      on dense parameters (default 5e-4)\n"
         "  --warmup N            linear warm-up iterations (default 100)\n"
@@ -122,7 +123,7 @@ static void defaults(train_opts *o)
     o->sparsify = "none", o->schedule = "cosine";
     o->batch = 64, o->epochs = 1, o->threads = 1, o->ctx = 3, o->embed_dim = 64, o->hidden = 256;
     o->vocab = 10000, o->error_feedback = 1, o->warmup = 100;
-    o->lr = 0.05, o->momentum = 0.9, o->weight_decay = 5e-4;
+    o->lr = -1.0, o->momentum = 0.9, o->weight_decay = 5e-4;
     o->seed = 1;
     rb_options_default(&o->ropts);
 }
@@ -250,6 +251,8 @@ static void parse_args(int argc, char **argv, train_opts *o)
     if (o->vocab == 1 || o->vocab == 2)
         BAD("--vocab: %d leaves no room for words besides <unk> and <eos>", o->vocab);
     parse_sparsify(o);
+    if (o->lr < 0)
+        o->lr = strcmp(o->model, "mlp") ? 0.1 : 0.05;
     if (!o->data)
         o->data = strcmp(o->model, "wordlm") ? DEFAULT_IMAGES : DEFAULT_TEXT;
 }
@@ -818,6 +821,8 @@ int main(int argc, char **argv)
     if (async) {
         rb_stats st;
         check_rb(rb_flush(gd.r, gd.grad, m.params, &st), "rb_flush");
+        if (ge.r)
+            check_rb(rb_flush(ge.r, ge.grad, m.eparams, &st), "rb_flush (embedding)");
     }
     double wall = MPI_Wtime() - t_start;
 
