@@ -11,6 +11,7 @@
 #   RB_BUILD       build directory (binaries in $RB_BUILD/benchmarks);
 #                  default: $RB_ROOT/build, then $RB_ROOT/build-main, then PATH
 #   RB_MODULES     modules to load where `module` exists (space or comma list)
+#   RB_NTASKS      ranks outside Slurm (mpirun fallback; default 1)
 #   RB_LAUNCHER    launch command template; %N = nodes, %n = tasks
 #                  (default: srun --mpi=$RB_SRUN_MPI --nodes=%N --ntasks=%n
 #                  in a Slurm job, else mpirun -np %n)
