@@ -126,7 +126,9 @@ def required(e, ctx):
         return ctx["micro"]
     if w == "rows":
         return ctx["rows"] > 0
-    return False  # option
+    if w == "option":
+        return False
+    return w == ctx["tool"]  # a benchmark's own group, e.g. rb_train
 
 
 def expand(e, ctx):
@@ -146,7 +148,7 @@ def check_tree(root, entries, label, merged=False):
     if "micro/results" in root:
         nrows = root["micro/results"].shape[0]
     ctx = {"hwloc": int(root["topology"].attrs.get("available", 0)) == 1 if "topology" in root else False,
-           "micro": tool == "rb_micro", "rows": nrows}
+           "micro": tool == "rb_micro", "rows": nrows, "tool": tool}
     for kind, path, member, value in items:
         if kind == "object" and path == "/":
             continue
