@@ -147,12 +147,14 @@ int rb_bind(MPI_Comm comm, const char *prog, rb_bind_mode mode)
     find_local_rank(comm);
     placement.mode = mode;
     char msg[256] = "";
-    int rc = mode == RB_BIND_NONE ? 0 : bind_local(mode, msg, sizeof msg);
-    int rank;
+    int rc = (mode == RB_BIND_NONE ? 0 : bind_local(mode, msg, sizeof msg)) != 0;
+    int rank, rank0_failed = rc;
     MPI_Comm_rank(comm, &rank);
-    if (rc)
+    MPI_Bcast(&rank0_failed, 1, MPI_INT, 0, comm);
+    /* One message when every rank fails alike (rank 0's), else each. */
+    if (rc && (rank == 0 || !rank0_failed))
         fprintf(stderr, "%s: rank %d: --bind %s: %s\n", prog, rank, rb_bind_name(mode), msg);
-    MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MIN, comm);
+    MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, comm);
     return rc;
 }
 
