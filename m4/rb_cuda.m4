@@ -32,8 +32,11 @@ AC_DEFUN([_RB_CUDA_PROBE], [
   save_CPPFLAGS=$CPPFLAGS; save_LIBS=$LIBS
   CPPFLAGS="$CPPFLAGS $$1_CFLAGS $CUDA_CFLAGS"; LIBS="$$1_LIBS $CUDA_LIBS $LIBS"
   AC_MSG_CHECKING([for $5 in -l$4 (m4_default([$2], [system paths]))])
-  AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <$3>]], [[(void)$5;]])],
-    [$6=yes], [$6=no])
+  dnl A prefix must hold the header itself: the CUDA include path or the
+  dnl system's could otherwise satisfy the check for a wrong DIR.
+  AS_IF([test -n "$2" && test ! -f "$2/include/$3"], [$6=no],
+    [AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <$3>]], [[(void)$5;]])],
+      [$6=yes], [$6=no])])
   AC_MSG_RESULT([$$6])
   CPPFLAGS=$save_CPPFLAGS; LIBS=$save_LIBS
 ])
@@ -116,6 +119,7 @@ AC_DEFUN([RB_CHECK_CUDA], [
           [rb_cuda_supported="$rb_cuda_supported$a "])
       done
       rm -f conftest.cu conftest.o])
+    rb_cuda_supported=`echo $rb_cuda_supported`
     AC_MSG_CHECKING([architectures nvcc $rb_cuda_version can build])
     AC_MSG_RESULT([$rb_cuda_supported])
     AS_IF([test "x$with_cuda_arch" = xdefault || test "x$with_cuda_arch" = xyes], [
