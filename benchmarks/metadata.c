@@ -309,6 +309,8 @@ static int write_root_attrs(hid_t f, const char *tool, int argc, char **argv, co
         {"cuda_version", cuda},
         {"nccl_version", nccl},
         {"cudnn_version", cudnn},
+        /* Benchmarks that use a GPU replace it with rb_device_describe(). */
+        {"device", "host"},
         {"slurm_job_id", env_or_empty("SLURM_JOB_ID")},
         {"slurm_array_job_id", env_or_empty("SLURM_ARRAY_JOB_ID")},
         {"slurm_array_task_id", env_or_empty("SLURM_ARRAY_TASK_ID")},

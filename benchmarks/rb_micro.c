@@ -7,6 +7,7 @@
 #include "bench_papi.h"
 #include "bench_device.h"
 #include "gradgen.h"
+#include "metadata.h"
 #include "micro_row.h"
 #include "reducer.h"
 #include "topology.h"
@@ -746,6 +747,33 @@ static void print_preamble(const micro_opts *o, int p, int argc, char **argv)
                   o->check ? "on" : "off", exact_tolerance(p));
 }
 
+/* -d cuda: pick this rank's GPU by node-local rank, allocate the device
+ * gradient, record the GPU in the preamble and the archive.  Collective. */
+static int setup_device(run_ctx *c, size_t max_n)
+{
+    char msg[256] = "";
+    int gpu = -1, ok = rb_device_select(c->comm, &gpu) == RB_OK;
+    if (!ok)
+        snprintf(msg, sizeof msg, "%s", rb_last_error());
+    else
+        ok = bench_dev_alloc(&c->dev, max_n, msg, sizeof msg) == 0;
+    int all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c->comm);
+    if (!all_ok) {
+        if (!ok)
+            fprintf(stderr, PROG ": -d cuda: %s\n", msg);
+        return -1;
+    }
+    char desc[512] = "";
+    if (rb_device_describe(desc, sizeof desc) != RB_OK)
+        snprintf(desc, sizeof desc, "GPU %d (%s)", gpu, rb_last_error());
+    bench_printf0("# device: %s\n# device timing: every call synchronises the device before it returns\n", desc);
+    hid_t f = rb_archive_file(c->archive);
+    if (f != H5I_INVALID_HID)
+        rb_h5_attr_str(f, "device", desc);
+    return 0;
+}
+
 static size_t reducer_list(const micro_opts *o, const char **names, size_t max)
 {
     size_t k = 0;
@@ -813,16 +841,9 @@ int main(int argc, char **argv)
     bench_watchdog_start(o.timeout);
     run_ctx ctx = {.o = &o, .comm = comm, .rank = rank, .p = p, .bufs = &bufs,
                    .archive = archive, .papi = papi, .samples = samples, .times = times};
-    if (o.device == RB_DEVICE_CUDA) {
-        char msg[256] = "";
-        int dev_ok = bench_dev_alloc(&ctx.dev, max_n, msg, sizeof msg) == 0, all_dev = 0;
-        MPI_Allreduce(&dev_ok, &all_dev, 1, MPI_INT, MPI_MIN, comm);
-        if (!all_dev) {
-            if (!dev_ok)
-                fprintf(stderr, PROG ": -d cuda: %s\n", msg);
-            rb_archive_close(archive, 0);
-            bench_exit(RB_EXIT_FAILED);
-        }
+    if (o.device == RB_DEVICE_CUDA && setup_device(&ctx, max_n) != 0) {
+        rb_archive_close(archive, 0);
+        bench_exit(RB_EXIT_FAILED);
     }
     const char *names[32];
     size_t nred = reducer_list(&o, names, 32);
