@@ -9,4 +9,5 @@ include benchmarks/micro.mk
 include benchmarks/archive.mk
 include benchmarks/train.mk
 include benchmarks/sketch.mk
+include benchmarks/sim.mk
 benchmarks_libbench_a_SOURCES += benchmarks/gradgen.h benchmarks/gradgen.c benchmarks/micro_row.h

@@ -10,6 +10,7 @@
 
 #include "bench_papi.h"
 #include "reducer.h"
+#include "simmeta.h"
 #include "topology.h"
 
 /* Generated at build time from `git describe --always --dirty`
@@ -326,7 +327,7 @@ static int write_root_attrs(hid_t f, const char *tool, int argc, char **argv, co
     rc |= rb_h5_attr_int(f, "ranks", ranks);
     rc |= rb_h5_attr_int(f, "nodes", nodes);
     rc |= rb_h5_attr_int(f, "slurm", getenv("SLURM_JOB_ID") != NULL);
-    rc |= rb_h5_attr_int(f, "simulated", 0);
+    rc |= rb_sim_write_meta(f);  /* simulated + SimGrid platform (simmeta.c) */
     rc |= rb_h5_attr_int(f, "complete", 0);
     free(cmd);
     free(env);

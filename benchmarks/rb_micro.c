@@ -10,6 +10,7 @@
 #include "metadata.h"
 #include "micro_row.h"
 #include "reducer.h"
+#include "simmeta.h"
 #include "topology.h"
 
 #include <float.h>
@@ -40,6 +41,7 @@ typedef struct micro_opts {
     rb_device device;
     const char *papi_events;   /* -P: NULL = default */
     rb_bind_mode bind;
+    double compute;            /* --compute: modelled compute seconds per call */
 } micro_opts;
 
 /* Buffers sized once for the largest size (page faults are slow). */
@@ -51,6 +53,7 @@ typedef struct micro_bufs {
     float *scratch;
     double *acc;
     unsigned char *union_mask;
+    int shared;      /* input/work are SMPI shared buffers (garbage values) */
 } micro_bufs;
 
 static void usage(void)
@@ -87,6 +90,9 @@ static void usage(void)
 "                             exact reducers count #wrong and exit 1 on any;\n"
 "                             s2 reports rel. L2 error, recall, max error;\n"
 "                             gossip reports the consensus distance\n"
+"      --compute SEC          SEC s of modelled compute before each timed call\n"
+"                             (training-iteration model; included in the time;\n"
+"                             charged to simulated time under SimGrid SMPI)\n"
 "  -T, --timeout SEC          stop after SEC seconds, exit 124 (default 0 = none)\n"
 "  -d, --device host|cuda     where the gradient lives (default host)\n"
 "\n"
@@ -123,7 +129,8 @@ static void usage(void)
 }
 
 enum { OPT_REDUCER = 256, OPT_DENSITY, OPT_LAYOUT, OPT_OVERLAP, OPT_COLS, OPT_SHAPE,
-       OPT_SEED, OPT_FORCE, OPT_NO_CHECK, OPT_BIND };
+       OPT_SEED, OPT_FORCE, OPT_NO_CHECK, OPT_BIND,
+       OPT_COMPUTE };
 
 static void parse_msg_range(const char *arg, micro_opts *o)
 {
@@ -183,6 +190,7 @@ static void parse_args(int argc, char **argv, micro_opts *o)
         {"warmup", required_argument, 0, 'x'},
         {"check", optional_argument, 0, 'c'},
         {"no-check", no_argument, 0, OPT_NO_CHECK},
+        {"compute", required_argument, 0, OPT_COMPUTE},
         {"timeout", required_argument, 0, 'T'},
         {"device", required_argument, 0, 'd'},
         {"output", required_argument, 0, 'o'},
@@ -290,6 +298,10 @@ static void parse_args(int argc, char **argv, micro_opts *o)
         case OPT_NO_CHECK:
             o->check = 0;
             break;
+        case OPT_COMPUTE:
+            if (bench_parse_double(optarg, 0.0, 1e6, &o->compute))
+                bench_usage_error(PROG, "--compute: '%s' is not a number of seconds >= 0", optarg);
+            break;
         case OPT_FORCE:
             o->force = 1;
             break;
@@ -355,12 +367,19 @@ static size_t build_shapes(const micro_opts *o, uint64_t (*rows)[2], size_t max)
     return k;
 }
 
-static int alloc_bufs(micro_bufs *b, size_t n)
+/* Without validation (--no-check) the truth buffers are not needed, and
+ * under SimGrid SMPI large input/work buffers may be shared between the
+ * simulated ranks (simmeta.c): never when validating. */
+static int alloc_bufs(micro_bufs *b, size_t n, int check)
 {
     size_t cap = n ? n : 1;
     b->cap = cap;
-    b->input = calloc(cap, sizeof(float));
-    b->work = calloc(cap, sizeof(float));
+    int shared_in = 0, shared_work = 0;
+    b->input = rb_sim_alloc(cap * sizeof(float), !check, &shared_in);
+    b->work = rb_sim_alloc(cap * sizeof(float), !check, &shared_work);
+    b->shared = shared_in || shared_work;
+    if (!check)
+        return b->input && b->work ? 0 : -1;
     b->truth = calloc(cap, sizeof(float));
     b->scratch = calloc(cap, sizeof(float));
     b->acc = calloc(cap, sizeof(double));
@@ -370,7 +389,8 @@ static int alloc_bufs(micro_bufs *b, size_t n)
 
 static void free_bufs(micro_bufs *b)
 {
-    free(b->input), free(b->work), free(b->truth), free(b->scratch), free(b->acc), free(b->union_mask);
+    rb_sim_free(b->input, b->shared), rb_sim_free(b->work, b->shared);
+    free(b->truth), free(b->scratch), free(b->acc), free(b->union_mask);
 }
 
 /* Exact average over ranks (double accumulation in rank order) and the
@@ -602,6 +622,7 @@ static int one_call(run_ctx *c, rb_reducer *red, size_t n, rb_stats *st, double 
         return rc;
     MPI_Barrier(c->comm);
     double t0 = MPI_Wtime();
+    rb_sim_compute(c->o->compute);  /* --compute: the training-iteration model */
     rc = rb_reduce(red, c->dev ? c->dev : c->bufs->work, st);
     *t = MPI_Wtime() - t0;
     return rc;
@@ -643,9 +664,11 @@ static int run_row(run_ctx *c, const char *reducer, uint64_t rows, uint64_t cols
     rb_gradgen_fill(&g, c->rank, c->bufs->input);
     /* The truth gives the union support (for the wire-byte bound) and the
      * reference for validation. */
-    uint64_t k = compute_truth(&g, c->bufs);
-    row->nnz_union = (double)k;
-    row->bound_bytes = c->p > 1 && (traits & (RB_TRAIT_EXACT | RB_TRAIT_LOSSY))
+    /* Without validation (--no-check) it is not computed: nnz_union = -1
+     * (unknown) and no bound. */
+    uint64_t k = o->check ? compute_truth(&g, c->bufs) : 0;
+    row->nnz_union = o->check ? (double)k : -1.0;
+    row->bound_bytes = o->check && c->p > 1 && (traits & (RB_TRAIT_EXACT | RB_TRAIT_LOSSY))
                      ? 2.0 * (double)k * (c->p - 1) / c->p * 8.0 : 0.0;
 
     rb_config cfg;
@@ -823,7 +846,7 @@ int main(int argc, char **argv)
         bench_exit(RB_EXIT_USAGE);
 
     micro_bufs bufs = {0};
-    int ok = alloc_bufs(&bufs, max_n) == 0;
+    int ok = alloc_bufs(&bufs, max_n, o.check) == 0;
     double *times = malloc((size_t)o.iters * sizeof *times);
     double *samples = malloc((size_t)o.iters * (size_t)p * sizeof *samples);
     ok = ok && times && samples;

@@ -1,1 +1,7 @@
-# tests/sim.mk
+# tests/sim.mk: SimGrid SMPI (issue 10); the test builds its own SMPI rb_micro.
+SIM_TESTS = tests/sim_smpi.sh
+TESTS += $(SIM_TESTS)
+dist_check_SCRIPTS += $(SIM_TESTS)
+EXTRA_DIST += jobscripts/sim/rb-smpirun jobscripts/sim/platforms/thismachine.xml \
+	jobscripts/sim/platforms/p100-ib-edr.xml jobscripts/sim/platforms/knl-aries.xml \
+	jobscripts/sim/platforms/eth1g.xml
