@@ -407,3 +407,27 @@ int rb_bcast(rb_reducer *r, rb_stats *st, void *buf, int count,
         st->bytes_recv += b;
     return RB_OK;
 }
+
+int rb_isend(rb_reducer *r, rb_stats *st, const void *buf, int count,
+             MPI_Datatype type, int dest, int tag, MPI_Request *req)
+{
+    RB_MPI(MPI_Isend(buf, count, type, dest, tag, r->comm, req));
+    uint64_t b;
+    if (dest != MPI_PROC_NULL) {
+        RB_TRY(rb_type_bytes(type, count, &b));
+        st->bytes_sent += b;
+    }
+    return RB_OK;
+}
+
+int rb_irecv(rb_reducer *r, rb_stats *st, void *buf, int count,
+             MPI_Datatype type, int src, int tag, MPI_Request *req)
+{
+    RB_MPI(MPI_Irecv(buf, count, type, src, tag, r->comm, req));
+    uint64_t b;
+    if (src != MPI_PROC_NULL) {
+        RB_TRY(rb_type_bytes(type, count, &b));
+        st->bytes_recv += b;
+    }
+    return RB_OK;
+}

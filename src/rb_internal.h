@@ -73,6 +73,13 @@ int rb_sendrecv(rb_reducer *r, rb_stats *st, const void *sbuf, int scount,
                 MPI_Datatype stype, int dest, void *rbuf, int rcount,
                 MPI_Datatype rtype, int src, int tag, MPI_Status *status);
 int rb_type_bytes(MPI_Datatype t, int count, uint64_t *bytes);
+/* Nonblocking point-to-point, counted when posted: rb_isend adds the bytes
+ * sent, rb_irecv the bytes posted for (the caller checks the status for a
+ * shorter message when it completes the request). */
+int rb_isend(rb_reducer *r, rb_stats *st, const void *buf, int count,
+             MPI_Datatype type, int dest, int tag, MPI_Request *req);
+int rb_irecv(rb_reducer *r, rb_stats *st, void *buf, int count,
+             MPI_Datatype type, int src, int tag, MPI_Request *req);
 
 /* Personalised exchange (exact byte counts: what goes to / comes from the
  * other ranks; the block to self is not counted). */

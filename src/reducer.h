@@ -148,12 +148,21 @@ const char *rb_reducer_description(const char *name);
 int rb_create(const rb_config *cfg, rb_reducer **out);
 /* Collective.  grad holds rows*cols floats (device memory for CUDA). */
 int rb_reduce(rb_reducer *r, float *grad, rb_stats *st);
-/* Gossip: mix model parameters with this step's partner (after the update).
+/* Gossip: mix model parameters (host memory) with this step's partner; call
+ * it once per iteration after the update.  gossip_mix picks what is mixed:
+ * the call that does not apply (rb_reduce under "params", rb_mix_params
+ * under "grad") leaves its buffer untouched and reports skipped = 1.  One
+ * step per iteration: the partner advances in rb_mix_params when parameters
+ * are mixed, else in rb_reduce.  Async (gossip_async=1): each call applies
+ * the previous step's exchange as x += (x_partner' - x')/2 (primes: the
+ * values posted then), posts x as it is now and returns; docs/gossip.md.
  * Other reducers: RB_ERR_UNSUPPORTED. */
 int rb_mix_params(rb_reducer *r, float *params, rb_stats *st);
-/* Asynchronous modes: let pending communication progress (cheap, optional). */
+/* Asynchronous modes: let pending communication progress (cheap, optional;
+ * e.g. between layers).  Never changes a buffer. */
 int rb_progress(rb_reducer *r);
-/* Asynchronous modes: complete and apply what is pending (end of training). */
+/* Asynchronous modes: complete and apply what is pending (end of training);
+ * a NULL buffer drops its pending exchange.  No new step is posted. */
 int rb_flush(rb_reducer *r, float *grad, float *params, rb_stats *st);
 void rb_destroy(rb_reducer *r);
 

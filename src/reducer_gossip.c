@@ -1,17 +1,390 @@
-/* gossip: GossipGraD: one partner per step (hypercube / dissemination), rotation.
- * PLACEHOLDER during development: replaced by the real implementation. */
+/* gossip: GossipGraD.  Each training iteration every rank exchanges its
+ * buffer with ONE partner and keeps x = (x + x_partner) / 2, so a step costs
+ * O(1) messages whatever the number of ranks.  docs/gossip.md describes the
+ * schedules, rotation, the rules for any p and the asynchronous semantics.
+ *
+ * Schedules run on virtual ranks v = virt[rank]; step k = step % levels,
+ * levels = ceil(log2 p):
+ *   hypercube      partner v ^ 2^k (symmetric swap; none if >= p: skip)
+ *   dissemination  send to v - 2^k, receive from v + 2^k (mod p)
+ * Both mixes are doubly stochastic, so the global mean is preserved.
+ * Rotation relabels ranks (virtual -> real) at every wrap of k with a
+ * permutation drawn from the shared seed; epoch 0 is the identity. */
+#include "rb_device.h"
 #include "rb_internal.h"
+#include "sparse.h"
 
-static int gossip_init(rb_reducer *r)
+#include <stdlib.h>
+#include <string.h>
+
+/* Floats per message: keeps MPI counts in int range for huge buffers. */
+#define GOSSIP_CHUNK ((size_t)1 << 30)
+
+enum { CH_GRAD = 0, CH_PARAMS = 1, CH_N };
+static const int channel_mix_bit[CH_N] = {RB_GOSSIP_MIX_GRAD, RB_GOSSIP_MIX_PARAMS};
+static const int channel_tag[CH_N] = {0x6701, 0x6702};
+
+/* Real ranks this rank sends to and receives from in one step (-1: none). */
+typedef struct gossip_route {
+    int send_to, recv_from;
+} gossip_route;
+
+/* One asynchronous exchange channel (gradients or parameters). */
+typedef struct gossip_channel {
+    float *sent;            /* copy of the values posted (the caller may change x) */
+    float *recv;            /* the partner's values */
+    MPI_Request *reqs;      /* 2 per chunk */
+    MPI_Status *statuses;
+    int nreq;               /* requests of the pending exchange */
+    int pending;            /* posted, not yet applied */
+    int complete;           /* pending requests have completed (progress/wait) */
+} gossip_channel;
+
+typedef struct gossip {
+    int levels;             /* ceil(log2 p); 0 for p = 1 */
+    uint64_t step;          /* training iterations so far */
+    uint64_t perm_epoch;    /* epoch perm/virt were drawn for */
+    int *perm;              /* virtual -> real rank */
+    int *virt;              /* real -> virtual rank */
+    size_t nchunks;
+    float *recv;            /* synchronous receive buffer */
+    float *stage;           /* host copy of a device buffer (RB_DEVICE_CUDA) */
+    gossip_channel ch[CH_N];
+} gossip;
+
+static int ceil_log2(int p)
 {
-    (void)r;
-    return rb_fail(RB_ERR_UNSUPPORTED, "reducer 'gossip' is not implemented yet");
+    int l = 0;
+    while (l < 31 && (1 << l) < p)
+        l++;
+    return l;
+}
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* perm = identity for epoch 0, else Fisher-Yates driven by splitmix64 of
+ * (seed, epoch): every rank draws the same permutation from the same seed. */
+static void draw_permutation(int *perm, int p, uint64_t seed, uint64_t epoch)
+{
+    for (int i = 0; i < p; i++)
+        perm[i] = i;
+    if (epoch == 0)
+        return;
+    uint64_t state = seed;
+    state = splitmix64(&state) ^ (epoch * 0xd1b54a32d192ed03ULL);
+    for (int i = p - 1; i > 0; i--) {
+        int j = (int)(splitmix64(&state) % (uint64_t)(i + 1));
+        int t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+}
+
+static void relabel_for_step(rb_reducer *r, gossip *g)
+{
+    uint64_t epoch = r->cfg.opts.gossip_rotate ? g->step / (uint64_t)g->levels : 0;
+    if (epoch == g->perm_epoch)
+        return;
+    draw_permutation(g->perm, r->size, r->cfg.opts.seed, epoch);
+    for (int v = 0; v < r->size; v++)
+        g->virt[g->perm[v]] = v;
+    g->perm_epoch = epoch;
+}
+
+static gossip_route route_of_step(rb_reducer *r, gossip *g)
+{
+    gossip_route rt = {-1, -1};
+    int p = r->size;
+    if (g->levels == 0)
+        return rt;
+    relabel_for_step(r, g);
+    int k = (int)(g->step % (uint64_t)g->levels);
+    int v = g->virt[r->rank];
+    if (r->cfg.opts.gossip_schedule == RB_GOSSIP_HYPERCUBE) {
+        int q = v ^ (1 << k);
+        if (q < p)
+            rt.send_to = rt.recv_from = g->perm[q];
+    } else {
+        int s = (1 << k) % p;   /* never 0: 2^k < p for k < levels */
+        rt.send_to = g->perm[(v - s + p) % p];
+        rt.recv_from = g->perm[(v + s) % p];
+    }
+    return rt;
+}
+
+static size_t chunk_len(const rb_reducer *r, size_t c)
+{
+    size_t off = c * GOSSIP_CHUNK;
+    return r->n - off < GOSSIP_CHUNK ? r->n - off : GOSSIP_CHUNK;
+}
+
+static int check_count(const MPI_Status *status, size_t want, int from)
+{
+    int got = 0;
+    RB_MPI(MPI_Get_count(status, MPI_FLOAT, &got));
+    if ((size_t)got != want)
+        return rb_fail(RB_ERR_MPI, "gossip: %d floats from rank %d, expected %zu", got, from, want);
+    return RB_OK;
+}
+
+/* ---- synchronous: the exchange completes inside the call ---- */
+
+static int exchange_sync(rb_reducer *r, gossip *g, int channel, float *x,
+                         gossip_route rt, rb_stats *st)
+{
+    rb_phase_start(r, st, RB_PHASE_COMM);
+    double t0 = MPI_Wtime();
+    for (size_t c = 0; c < g->nchunks; c++) {
+        size_t off = c * GOSSIP_CHUNK, len = chunk_len(r, c);
+        MPI_Status status;
+        RB_TRY(rb_sendrecv(r, st, x + off, (int)len, MPI_FLOAT, rt.send_to,
+                           g->recv + off, (int)len, MPI_FLOAT, rt.recv_from,
+                           channel_tag[channel], &status));
+        RB_TRY(check_count(&status, len, rt.recv_from));
+    }
+    st->t_wait += MPI_Wtime() - t0;
+    rb_phase_start(r, st, RB_PHASE_DECODE);
+    /* (x + y) / 2 is symmetric: both sides of a swap hold the same bits. */
+    for (size_t i = 0; i < r->n; i++)
+        x[i] = 0.5f * (x[i] + g->recv[i]);
+    return RB_OK;
+}
+
+/* ---- asynchronous: post now, apply at the next call ---- */
+
+static int channel_check_counts(rb_reducer *r, gossip_channel *ch)
+{
+    /* Requests are posted as (recv, send) pairs per chunk. */
+    for (int i = 0; i < ch->nreq; i += 2) {
+        int from = ch->statuses[i].MPI_SOURCE;
+        RB_TRY(check_count(&ch->statuses[i], chunk_len(r, (size_t)i / 2), from));
+    }
+    return RB_OK;
+}
+
+static int channel_test(rb_reducer *r, gossip_channel *ch)
+{
+    if (!ch->pending || ch->complete)
+        return RB_OK;
+    int done = 0;
+    RB_MPI(MPI_Testall(ch->nreq, ch->reqs, &done, ch->statuses));
+    if (!done)
+        return RB_OK;
+    ch->complete = 1;
+    return channel_check_counts(r, ch);
+}
+
+static int channel_wait(rb_reducer *r, gossip_channel *ch, rb_stats *st)
+{
+    if (!ch->pending || ch->complete)
+        return RB_OK;
+    double t0 = MPI_Wtime();
+    RB_MPI(MPI_Waitall(ch->nreq, ch->reqs, ch->statuses));
+    st->t_wait += MPI_Wtime() - t0;
+    ch->complete = 1;
+    return channel_check_counts(r, ch);
+}
+
+/* x += (y_prev - sent_prev) / 2: the correction the previous step's mix
+ * makes, applied on top of whatever the caller did to x since.  Summed over
+ * ranks the corrections cancel, so the global mean of x is preserved. */
+static void channel_apply(rb_reducer *r, gossip_channel *ch, float *x)
+{
+    for (size_t i = 0; i < r->n; i++)
+        x[i] += 0.5f * (ch->recv[i] - ch->sent[i]);
+}
+
+/* Complete the pending exchange (if any) and apply it to x (NULL: drop). */
+static int channel_finish(rb_reducer *r, gossip_channel *ch, float *x, rb_stats *st)
+{
+    if (!ch->pending)
+        return RB_OK;
+    rb_phase_start(r, st, RB_PHASE_COMM);
+    RB_TRY(channel_wait(r, ch, st));
+    rb_phase_start(r, st, RB_PHASE_DECODE);
+    if (x)
+        channel_apply(r, ch, x);
+    ch->pending = 0;
+    ch->complete = 0;
+    ch->nreq = 0;
+    return RB_OK;
+}
+
+static int channel_post(rb_reducer *r, gossip *g, int channel, const float *x,
+                        gossip_route rt, rb_stats *st)
+{
+    gossip_channel *ch = &g->ch[channel];
+    if (rt.recv_from < 0 || g->nchunks == 0)
+        return RB_OK;   /* skipped step: nothing to apply next time */
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
+    memcpy(ch->sent, x, r->n * sizeof *x);
+    rb_phase_start(r, st, RB_PHASE_COMM);
+    ch->pending = 1;
+    ch->complete = 0;
+    ch->nreq = 0;
+    for (size_t c = 0; c < g->nchunks; c++) {
+        size_t off = c * GOSSIP_CHUNK;
+        int len = (int)chunk_len(r, c);
+        RB_TRY(rb_irecv(r, st, ch->recv + off, len, MPI_FLOAT, rt.recv_from,
+                        channel_tag[channel], &ch->reqs[ch->nreq++]));
+        RB_TRY(rb_isend(r, st, ch->sent + off, len, MPI_FLOAT, rt.send_to,
+                        channel_tag[channel], &ch->reqs[ch->nreq++]));
+    }
+    return RB_OK;
+}
+
+static int exchange_async(rb_reducer *r, gossip *g, int channel, float *x,
+                          gossip_route rt, rb_stats *st)
+{
+    RB_TRY(channel_finish(r, &g->ch[channel], x, st));
+    return channel_post(r, g, channel, x, rt, st);
+}
+
+/* One call of rb_reduce (CH_GRAD) or rb_mix_params (CH_PARAMS).  The step
+ * counter advances once per training iteration: in rb_mix_params when
+ * parameters are mixed (the last call of an iteration), else in rb_reduce. */
+static int gossip_call(rb_reducer *r, int channel, float *x, rb_stats *st)
+{
+    gossip *g = r->impl;
+    int mix = r->cfg.opts.gossip_mix;
+    if (!(mix & channel_mix_bit[channel])) {
+        st->skipped = 1;    /* this buffer is not mixed: untouched */
+        return RB_OK;
+    }
+    if (!x && r->n > 0)
+        return rb_fail(RB_ERR_ARG, "gossip: NULL buffer");
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
+    st->nnz_local = rb_count_nonzero(x, r->n);
+    gossip_route rt = route_of_step(r, g);
+    st->partner = rt.recv_from;
+    st->skipped = rt.recv_from < 0;
+    if (r->cfg.opts.gossip_async)
+        RB_TRY(exchange_async(r, g, channel, x, rt, st));
+    else if (rt.recv_from >= 0)
+        RB_TRY(exchange_sync(r, g, channel, x, rt, st));
+    st->nnz_result = r->n;
+    int advance = channel == CH_PARAMS || !(mix & RB_GOSSIP_MIX_PARAMS);
+    if (advance)
+        g->step++;
+    return RB_OK;
 }
 
 static int gossip_reduce(rb_reducer *r, float *grad, rb_stats *st)
 {
-    (void)r, (void)grad, (void)st;
-    return RB_ERR_UNSUPPORTED;
+    return gossip_call(r, CH_GRAD, grad, st);
+}
+
+typedef int (*host_step)(rb_reducer *r, int channel, float *x, rb_stats *st);
+
+/* rb_reduce stages device gradients itself; rb_mix_params and rb_flush get
+ * device buffers under RB_DEVICE_CUDA and work on a host copy. */
+static int on_host(rb_reducer *r, int channel, float *x, rb_stats *st, host_step step)
+{
+    gossip *g = r->impl;
+    if (r->cfg.device != RB_DEVICE_CUDA || !x || r->n == 0)
+        return step(r, channel, x, st);
+    RB_TRY(rb_device_to_host(r, g->stage, x, r->n));
+    RB_TRY(step(r, channel, g->stage, st));
+    return rb_device_from_host(r, x, g->stage, r->n);
+}
+
+static int gossip_mix_params(rb_reducer *r, float *params, rb_stats *st)
+{
+    if (!(r->cfg.opts.gossip_mix & RB_GOSSIP_MIX_PARAMS))
+        return gossip_call(r, CH_PARAMS, params, st);   /* untouched */
+    return on_host(r, CH_PARAMS, params, st, gossip_call);
+}
+
+static int gossip_progress(rb_reducer *r)
+{
+    gossip *g = r->impl;
+    for (int c = 0; c < CH_N; c++)
+        RB_TRY(channel_test(r, &g->ch[c]));
+    return RB_OK;
+}
+
+static int finish_channel(rb_reducer *r, int channel, float *x, rb_stats *st)
+{
+    gossip *g = r->impl;
+    return channel_finish(r, &g->ch[channel], x, st);
+}
+
+static int gossip_flush(rb_reducer *r, float *grad, float *params, rb_stats *st)
+{
+    gossip *g = r->impl;
+    float *buf[CH_N] = {grad, params};
+    for (int c = 0; c < CH_N; c++)
+        if (g->ch[c].pending)
+            RB_TRY(on_host(r, c, buf[c], st, finish_channel));
+    return RB_OK;
+}
+
+static int channel_alloc(rb_reducer *r, gossip *g, gossip_channel *ch)
+{
+    ch->sent = rb_calloc(r->n, sizeof(float));
+    ch->recv = rb_calloc(r->n, sizeof(float));
+    ch->reqs = rb_calloc(2 * g->nchunks, sizeof(MPI_Request));
+    ch->statuses = rb_calloc(2 * g->nchunks, sizeof(MPI_Status));
+    if (!ch->sent || !ch->recv || !ch->reqs || !ch->statuses)
+        return rb_fail(RB_ERR_NOMEM, "gossip: no memory for %zu-float exchange buffers", r->n);
+    for (size_t i = 0; i < 2 * g->nchunks; i++)
+        ch->reqs[i] = MPI_REQUEST_NULL;
+    return RB_OK;
+}
+
+static void gossip_fini(rb_reducer *r)
+{
+    gossip *g = r->impl;
+    for (int c = 0; c < CH_N; c++) {
+        gossip_channel *ch = &g->ch[c];
+        if (ch->pending && !ch->complete)   /* the partner posted its half too */
+            MPI_Waitall(ch->nreq, ch->reqs, MPI_STATUSES_IGNORE);
+        free(ch->sent);
+        free(ch->recv);
+        free(ch->reqs);
+        free(ch->statuses);
+    }
+    free(g->recv);
+    free(g->stage);
+    free(g->perm);
+    free(g->virt);
+    free(g);
+    r->impl = NULL;
+}
+
+/* Everything a step needs is allocated here, once. */
+static int gossip_init(rb_reducer *r)
+{
+    gossip *g = calloc(1, sizeof *g);
+    if (!g)
+        return rb_fail(RB_ERR_NOMEM, "gossip: no memory");
+    r->impl = g;
+    g->levels = ceil_log2(r->size);
+    g->nchunks = (r->n + GOSSIP_CHUNK - 1) / GOSSIP_CHUNK;
+    g->perm = calloc((size_t)r->size, sizeof *g->perm);
+    g->virt = calloc((size_t)r->size, sizeof *g->virt);
+    if (!g->perm || !g->virt)
+        return rb_fail(RB_ERR_NOMEM, "gossip: no memory");
+    draw_permutation(g->perm, r->size, r->cfg.opts.seed, 0);
+    for (int v = 0; v < r->size; v++)
+        g->virt[g->perm[v]] = v;
+    g->perm_epoch = 0;
+    if (r->cfg.device == RB_DEVICE_CUDA && !(g->stage = rb_calloc(r->n, sizeof(float))))
+        return rb_fail(RB_ERR_NOMEM, "gossip: no memory for a %zu-float host copy", r->n);
+    if (!r->cfg.opts.gossip_async) {
+        g->recv = rb_calloc(r->n, sizeof(float));
+        return g->recv ? RB_OK : rb_fail(RB_ERR_NOMEM, "gossip: no memory for %zu floats", r->n);
+    }
+    for (int c = 0; c < CH_N; c++)
+        if (r->cfg.opts.gossip_mix & channel_mix_bit[c])
+            RB_TRY(channel_alloc(r, g, &g->ch[c]));
+    return RB_OK;
 }
 
 const rb_reducer_ops rb_gossip_ops = {
@@ -20,4 +393,8 @@ const rb_reducer_ops rb_gossip_ops = {
     .traits = RB_TRAIT_GOSSIP,
     .init = gossip_init,
     .reduce = gossip_reduce,
+    .mix_params = gossip_mix_params,
+    .progress = gossip_progress,
+    .flush = gossip_flush,
+    .fini = gossip_fini,
 };
