@@ -46,12 +46,12 @@ run "$micro" --reducer all --shape 8192x256 --layout row --density 0.02 -i 10 -x
     -O sketch_width_mode=fraction -O sketch_width=0.005 -o "$out/micro-embedding-d0.02.h5"
 
 if [ "${RB_SKIP_TRAIN:-0}" != 1 ] && [ -x "$train" ]; then
-    say "rb_train: lenet on Fashion-MNIST, one short epoch per reducer"
+    say "rb_train: lenet on Fashion-MNIST, one epoch per reducer"
     for r in none dense sparcml s2 gossip; do
         extra=""
         [ "$r" = s2 ] && extra="--sparsify topk:0.01"
         # shellcheck disable=SC2086
-        run "$train" --model lenet --reducer "$r" $extra --epochs 1 --train-limit 12000 \
+        run "$train" --model lenet --reducer "$r" $extra --epochs 1 \
             --eval-every 50 -o "$out/train-lenet-$r.h5"
     done
 fi
