@@ -106,6 +106,9 @@ AC_DEFUN([RB_CHECK_CUDA], [
     CPPFLAGS=$save_CPPFLAGS; LIBS=$save_LIBS
     AS_IF([test "x$have_cuda" = xno && test "x$with_cuda" != xcheck],
       [AC_MSG_ERROR([--with-cuda: cannot compile and link a CUDA runtime program with $CUDA_CFLAGS $CUDA_LIBS])])
+    dnl A toolkit found but unusable (nvcc without libcudart, say) must not
+    dnl leave its flags behind: src/local.mk links $(CUDA_LIBS) unconditionally.
+    AS_IF([test "x$have_cuda" = xno], [CUDA_CFLAGS=""; CUDA_LIBS=""])
   ])
 
   dnl ---- architectures nvcc can target
