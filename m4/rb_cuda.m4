@@ -94,6 +94,7 @@ AC_DEFUN([RB_CHECK_CUDA], [
 
     dnl ---- runtime library (never libcuda)
     rb_cuda_libdir=_RB_CUDA_LIBDIR([$rb_cuda_prefix])
+    AS_IF([test -z "$rb_cuda_libdir"], [rb_cuda_libdir="$rb_cuda_prefix/lib64"])
     CUDA_CFLAGS="-I$rb_cuda_prefix/include"
     CUDA_LIBS="-L$rb_cuda_libdir -Wl,-rpath,$rb_cuda_libdir -lcudart"
     save_CPPFLAGS=$CPPFLAGS; save_LIBS=$LIBS
@@ -108,7 +109,9 @@ AC_DEFUN([RB_CHECK_CUDA], [
       [AC_MSG_ERROR([--with-cuda: cannot compile and link a CUDA runtime program with $CUDA_CFLAGS $CUDA_LIBS])])
     dnl A toolkit found but unusable (nvcc without libcudart, say) must not
     dnl leave its flags behind: src/local.mk links $(CUDA_LIBS) unconditionally.
-    AS_IF([test "x$have_cuda" = xno], [CUDA_CFLAGS=""; CUDA_LIBS=""])
+    AS_IF([test "x$have_cuda" = xno],
+      [rb_cuda_summary="(nvcc at $NVCC, but no CUDA runtime links from $rb_cuda_libdir)"
+       CUDA_CFLAGS=""; CUDA_LIBS=""])
   ])
 
   dnl ---- architectures nvcc can target

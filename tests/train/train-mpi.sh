@@ -101,6 +101,19 @@ while read -r name traits; do
     echo "reducer $name matches dense (loss $l)"
 done < "$tmp/reducers"
 
+# --- lossy, gossip and no-communication reducers train too (2 ranks) --------
+while read -r name traits; do
+    case " $traits " in *" exact "*) continue ;; esac
+    opts=""
+    [ "$name" = gossip ] && opts="-O gossip_mix=params"
+    run 2 $small --reducer "$name" $opts > "$tmp/l-$name" 2>&1 < /dev/null ||
+        { bad "reducer $name exits $?: $(tail -n 3 "$tmp/l-$name")"; continue; }
+    first=$(sed -n 's/^epoch .* loss \([^ ]*\) .*/\1/p' "$tmp/l-$name" | head -n 1)
+    last=$(field train_loss "$tmp/l-$name") acc=$(field test_accuracy "$tmp/l-$name")
+    awk -v f="$first" -v l="$last" -v a="$acc" 'BEGIN { exit !(l < f && a > 40) }' ||
+        bad "reducer $name did not learn: first loss $first, final $last, accuracy $acc"
+done < "$tmp/reducers"
+
 # --- top-k sparsification with error feedback ------------------------------
 run 2 $small --epochs 2 --sparsify topk:0.05 > "$tmp/topk" 2>&1 || bad "topk exits $?"
 check_learns "$tmp/topk" "mlp topk:0.05"
