@@ -111,7 +111,8 @@ while read -r name traits; do
     first=$(sed -n 's/^epoch .* loss \([^ ]*\) .*/\1/p' "$tmp/l-$name" | head -n 1)
     last=$(field train_loss "$tmp/l-$name") acc=$(field test_accuracy "$tmp/l-$name")
     awk -v f="$first" -v l="$last" -v a="$acc" 'BEGIN { exit !(l < f && a > 40) }' ||
-        bad "reducer $name did not learn: first loss $first, final $last, accuracy $acc"
+        { bad "reducer $name did not learn: first loss $first, final $last, accuracy $acc"; continue; }
+    echo "reducer $name learns: loss $first -> $last, accuracy $acc"
 done < "$tmp/reducers"
 
 # --- top-k sparsification with error feedback ------------------------------
