@@ -123,8 +123,10 @@ static int validate_config(const rb_config *cfg, const rb_reducer_ops **ops)
     return RB_OK;
 }
 
-/* Run one collective step of create on every rank and fail together. */
-static int agree_on(MPI_Comm comm, int local_status)
+/* Every rank learns the worst of the ranks' statuses, so a step that can
+ * fail on one rank alone (an allocation) fails on all of them together and
+ * no rank is left waiting in the next collective. */
+int rb_agree(MPI_Comm comm, int local_status)
 {
     int worst = 0;
     RB_MPI(MPI_Allreduce(&local_status, &worst, 1, MPI_INT, MPI_MAX, comm));
@@ -163,7 +165,7 @@ int rb_create(const rb_config *cfg, rb_reducer **out)
     }
     if (local == RB_OK)
         local = ops->init ? ops->init(r) : RB_OK;
-    rc = agree_on(cfg->comm, local);
+    rc = rb_agree(cfg->comm, local);
     if (rc != RB_OK) {
         rb_destroy(r);
         return rc;

@@ -52,6 +52,9 @@ int rb_mpi_check(int mpi_rc, const char *what);
 #define RB_TRY(call) do { int rb_try_rc_ = (call); \
         if (rb_try_rc_ != RB_OK) return rb_try_rc_; } while (0)
 
+/* Fail together: the worst status of all ranks (core.c). */
+int rb_agree(MPI_Comm comm, int local_status);
+
 /* Phase timing: adds elapsed seconds to st->t_phase[] and calls the hook.
  * Starting a phase ends the current one. */
 void rb_phase_start(rb_reducer *r, rb_stats *st, rb_phase phase);

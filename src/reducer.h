@@ -146,7 +146,12 @@ const char *rb_reducer_description(const char *name);
 /* Collective over cfg->comm.  Fails with RB_ERR_MISMATCH on every rank when
  * ranks disagree on name, shape, device or options. */
 int rb_create(const rb_config *cfg, rb_reducer **out);
-/* Collective.  grad holds rows*cols floats (device memory for CUDA). */
+/* Collective.  grad holds rows*cols floats (device memory for CUDA).
+ * Errors found before any communication (arguments) and the s2 sketch
+ * growth are returned on every rank together.  An error on one rank in the
+ * middle of the exchange (out of memory for a sparse stream, an MPI error)
+ * can leave its peers inside a collective: the caller should then abort the
+ * communicator, as rb_train does. */
 int rb_reduce(rb_reducer *r, float *grad, rb_stats *st);
 /* Gossip: mix model parameters (host memory) with this step's partner; call
  * it once per iteration after the update.  gossip_mix picks what is mixed:

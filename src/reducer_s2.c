@@ -172,8 +172,8 @@ static int choose_width(rb_reducer *r, rb_stats *st, uint64_t nnz_local)
     }
     size_t cols;
     RB_TRY(width_for(r, max_nnz, &cols));
-    if (cols != s->cs.cols)
-        RB_TRY(rb_cs_set_cols(&s->cs, cols));   /* grows and keeps; zeroes */
+    if (cols != s->cs.cols)   /* every rank takes this branch together */
+        RB_TRY(rb_agree(r->comm, rb_cs_set_cols(&s->cs, cols)));   /* grows; zeroes */
     else
         rb_cs_zero(&s->cs);
     if (s->residual)
