@@ -59,6 +59,25 @@ static void on_signal(int sig)
     raise(sig);
 }
 
+/* Create PATH.tmp.<pid>[.<n>] ourselves (errno gives a clear reason).  A
+ * killed run leaves its .tmp behind, and a later run can get the same pid
+ * (containers, SMPI's single process), so a taken name is skipped, never
+ * reused: the stale file may belong to a run still writing. */
+static int create_unique_tmp(rb_archive *a)
+{
+    int fd = -1;
+    for (int n = 0; n < 100; n++) {
+        if (n == 0)
+            snprintf(a->tmp, sizeof a->tmp, "%s.tmp.%ld", a->path, (long)getpid());
+        else
+            snprintf(a->tmp, sizeof a->tmp, "%s.tmp.%ld.%d", a->path, (long)getpid(), n);
+        fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        if (fd >= 0 || errno != EEXIST)
+            break;
+    }
+    return fd;
+}
+
 static void watch_pending(const char *tmp)
 {
     static int installed;
@@ -133,9 +152,7 @@ static int create_file(rb_archive *a, const char *path, int force, char *msg, si
         snprintf(msg, mlen, "cannot write %s: directory %s does not exist", a->path, d);
         return -1;
     }
-    snprintf(a->tmp, sizeof a->tmp, "%s.tmp.%ld", a->path, (long)getpid());
-    /* Create it ourselves first: errno gives a clear reason. */
-    int fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    int fd = create_unique_tmp(a);
     if (fd < 0) {
         snprintf(msg, mlen, "cannot write %s: %s", a->tmp, strerror(errno));
         return -1;
