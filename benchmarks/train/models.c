@@ -15,6 +15,12 @@ void model_set_backward_hook(void (*fn)(void *), void *ctx)
     backward_hook_ctx = ctx;
 }
 
+void model_run_backward_hook(void)
+{
+    if (backward_hook)
+        backward_hook(backward_hook_ctx);
+}
+
 uint64_t train_rng_next(uint64_t *s)
 {
     uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
@@ -207,7 +213,7 @@ void model_backward(model *m, const void *x, const int32_t *y, int batch)
         const void *in = i ? (const void *)m->act[i - 1] : x;
         float *din = i ? m->dact[i - 1] : NULL;
         layer_backward(&m->L[i], in, m->act[i], m->dact[i], din, batch);
-        if (backward_hook && i)
-            backward_hook(backward_hook_ctx);
+        if (i)
+            model_run_backward_hook();
     }
 }

@@ -42,6 +42,8 @@ double model_forward(model *m, const void *x, const int32_t *y, int batch, int *
 void model_backward(model *m, const void *x, const int32_t *y, int batch);
 /* Called between layers during backward (e.g. rb_progress); may be NULL. */
 void model_set_backward_hook(void (*fn)(void *), void *ctx);
+/* Call that hook (the GPU models run it between their layers too). */
+void model_run_backward_hook(void);
 
 /* Deterministic random numbers (splitmix64). */
 uint64_t train_rng_next(uint64_t *state);

@@ -11,6 +11,8 @@
 typedef struct train_opts {
     const char *model, *data, *format, *reducer, *output, *shuffle, *sparsify, *schedule;
     const char *write_corpus;
+    const char *device;     /* "host" | "cuda" */
+    char device_desc[512];  /* GPU and libraries, for the archive ("" on host) */
     int force, batch, epochs, threads, ctx, embed_dim, hidden, vocab, error_feedback, bench_sgemm;
     long eval_every, log_every, warmup, max_iters;
     double lr, momentum, weight_decay, target_accuracy, target_perplexity, time_limit;

@@ -90,6 +90,8 @@ static int write_hyper(hid_t g, const train_opts *o, const train_summary *s)
     rc |= attr_str(g, "data_path", s->data_path);
     rc |= attr_str(g, "data_format", s->data_format);
     rc |= attr_str(g, "reducer", o->reducer);
+    rc |= attr_str(g, "device", o->device);
+    rc |= attr_str(g, "device_description", o->device_desc);
     rc |= attr_str(g, "sparsify", o->sparsify);
     rc |= attr_i(g, "error_feedback", o->error_feedback);
     rc |= attr_str(g, "shuffle", o->shuffle);

@@ -13,6 +13,7 @@
 #include "archive.h"
 #include "bench_common.h"
 #include "data.h"
+#include "gpu_model.h"
 #include "models.h"
 #include "train.h"
 
@@ -72,6 +73,9 @@ static void usage(void)
         "  --target-perplexity P stop when validation perplexity <= P (default 0 = off)\n"
         "  -T SECONDS            time limit; exit 124 when hit (default 0 = none)\n"
         "  --threads N           OpenBLAS threads per rank (default 1)\n"
+        "  -d, --device host|cuda  where the model trains: host (OpenBLAS) or cuda (cuDNN +\n"
+        "                        cuBLAS, one GPU per node-local rank; gradients reduced from\n"
+        "                        device memory) (default host)\n"
         "  --bench-sgemm         measure OpenBLAS SGEMM GFLOP/s and the model's GFLOP/s\n"
         "  -o FILE               HDF5 archive (default: under results/; 'none' = no archive)\n"
         "  --force               overwrite an existing archive\n"
@@ -114,7 +118,8 @@ static const struct option long_opts[] = {
     {"eval-every", 1, 0, OPT_EVAL}, {"log-every", 1, 0, OPT_LOG},
     {"target-accuracy", 1, 0, OPT_TACC}, {"target-perplexity", 1, 0, OPT_TPPL},
     {"threads", 1, 0, OPT_THREADS}, {"bench-sgemm", 0, 0, OPT_BENCH}, {"force", 0, 0, OPT_FORCE},
-    {"list-reducers", 0, 0, OPT_LIST},    {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    {"list-reducers", 0, 0, OPT_LIST},    {"device", 1, 0, 'd'}, {"help", 0, 0, 'h'},
+    {0, 0, 0, 0}};
 
 static void defaults(train_opts *o)
 {
@@ -124,7 +129,7 @@ static void defaults(train_opts *o)
     o->batch = 64, o->epochs = 1, o->threads = 1, o->ctx = 3, o->embed_dim = 64, o->hidden = 256;
     o->vocab = 10000, o->error_feedback = 1, o->warmup = 100;
     o->lr = -1.0, o->momentum = 0.9, o->weight_decay = 5e-4;
-    o->seed = 1;
+    o->seed = 1, o->device = "host";
     rb_options_default(&o->ropts);
 }
 
@@ -184,7 +189,7 @@ static void parse_args(int argc, char **argv, train_opts *o)
     defaults(o);
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":hO:o:T:", long_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":hO:o:T:d:", long_opts, NULL)) != -1) {
         switch (c) {
         case OPT_MODEL: o->model = optarg; break;
         case OPT_DATA: o->data = optarg; break;
@@ -222,6 +227,7 @@ static void parse_args(int argc, char **argv, train_opts *o)
                 BAD("-O %s: %s", optarg, rb_last_error());
             break;
         case 'o': o->output = optarg; break;
+        case 'd': o->device = optarg; break;
         case 'T':
             if (bench_parse_double(optarg, 0.0, 1e9, &o->time_limit) < 0)
                 BAD("-T: '%s' is not a number of seconds >= 0", optarg);
@@ -235,6 +241,10 @@ static void parse_args(int argc, char **argv, train_opts *o)
         BAD("unexpected argument '%s' (see --help)", argv[optind]);
     if (strcmp(o->model, "mlp") && strcmp(o->model, "lenet") && strcmp(o->model, "wordlm"))
         BAD("--model: '%s' is not mlp, lenet or wordlm", o->model);
+    if (strcmp(o->device, "host") && strcmp(o->device, "cuda"))
+        BAD("--device: '%s' is not host or cuda", o->device);
+    if (!strcmp(o->device, "cuda") && !gpu_model_available())
+        BAD("--device cuda: %s", gpu_model_libraries());
     if (strcmp(o->shuffle, "local") && strcmp(o->shuffle, "ring"))
         BAD("--shuffle: '%s' is not local or ring", o->shuffle);
     if (strcmp(o->schedule, "const") && strcmp(o->schedule, "cosine") && strcmp(o->schedule, "step"))
@@ -498,12 +508,52 @@ static void sgd(float *w, const float *g, float *v, size_t n, double lr, double 
     }
 }
 
+/* -------------------------------------------------------------- trainer */
+/* The model where it trains: the host layers (OpenBLAS), or their GPU
+ * mirror (cuDNN, cuBLAS) whose device buffers the reducers then see. */
+typedef struct trainer {
+    model *m;
+    gpu_model *g;   /* NULL on the host */
+} trainer;
+
+static void gpu_die(const char *what, const char *err)
+{
+    fprintf(stderr, "%s: rank %d: %s: %s\n", prog, rank, what, err);
+    MPI_Abort(MPI_COMM_WORLD, RB_EXIT_FAILED);
+}
+
+/* Returns the summed loss over the batch (and the loss gradient is kept). */
+static double train_forward(trainer *t, const void *x, const int32_t *y, int b, int *correct)
+{
+    if (!t->g)
+        return model_forward(t->m, x, y, b, correct);
+    double loss = 0.0;
+    char err[512];
+    if (gpu_model_forward(t->g, x, y, b, &loss, correct, err, sizeof err))
+        gpu_die("GPU forward", err);
+    return loss;
+}
+
+static void train_backward(trainer *t, const void *x, const int32_t *y, int b)
+{
+    char err[512];
+    if (t->g) {
+        if (gpu_model_backward(t->g, b, err, sizeof err))
+            gpu_die("GPU backward", err);
+        return;
+    }
+    if (t->m->egrads)
+        memset(t->m->egrads, 0, t->m->n_embed * sizeof(float));
+    model_backward(t->m, x, y, b);
+}
+
 /* ------------------------------------------------------------ evaluation */
 typedef struct eval_result {
     double loss, accuracy, perplexity;
 } eval_result;
 
-static eval_result evaluate(model *m, const dataset *te, int B, float *x, int32_t *y, size_t *slots)
+static eval_result evaluate(trainer *t, const dataset *te, int B, float *x, int32_t *y,
+                            size_t *slots)
 {
     double sums[3] = {0, 0, 0}, tot[3];   /* loss, correct, count */
     for (size_t at = 0; at < te->n; at += (size_t)B) {
@@ -511,7 +561,7 @@ static eval_result evaluate(model *m, const dataset *te, int B, float *x, int32_
         for (int s = 0; s < b; s++)
             slots[s] = at + (size_t)s;
         make_batch(te, slots, b, x, y);
-        sums[0] += model_forward(m, x, y, b, &correct);
+        sums[0] += train_forward(t, x, y, b, &correct);
         sums[1] += correct;
         sums[2] += b;
     }
@@ -547,18 +597,23 @@ static double sgemm_gflops(void)
 }
 
 /* ------------------------------------------------------------ reducers */
+/* One reducer and the buffers it works on: grad and params are device
+ * memory under -d cuda (host_grad is then the host model's buffer, used to
+ * stage the sparsification); velocity lives with the model on the GPU. */
 typedef struct grad_group {
     rb_reducer *r;
-    float *grad, *params, *velocity, *residual, *scratch;
+    float *grad, *params, *velocity, *residual, *scratch, *host_grad;
     size_t n;
+    int on_gpu;
 } grad_group;
 
 static int make_group(grad_group *g, const train_opts *o, size_t rows, size_t cols, float *grad,
-                      float *params, int sparsifiable)
+                      float *params, float *host_grad, int sparsifiable)
 {
     memset(g, 0, sizeof *g);
-    g->n = rows * cols, g->grad = grad, g->params = params;
-    g->velocity = calloc(g->n + 1, sizeof(float));
+    g->n = rows * cols, g->grad = grad, g->params = params, g->host_grad = host_grad;
+    g->on_gpu = !strcmp(o->device, "cuda");
+    g->velocity = g->on_gpu ? NULL : calloc(g->n + 1, sizeof(float));
     if (sparsifiable && o->sparsify_kind) {
         g->residual = calloc(g->n + 1, sizeof(float));
         g->scratch = calloc(g->n + 1, sizeof(float));
@@ -567,6 +622,7 @@ static int make_group(grad_group *g, const train_opts *o, size_t rows, size_t co
     rb_config_default(&cfg);
     cfg.name = o->reducer, cfg.comm = MPI_COMM_WORLD, cfg.rows = rows, cfg.cols = cols;
     cfg.opts = o->ropts;
+    cfg.device = g->on_gpu ? RB_DEVICE_CUDA : RB_DEVICE_HOST;
     int rc = rb_create(&cfg, &g->r);
     if (rc != RB_OK && rank == 0)
         fprintf(stderr, "%s: reducer %s (%zu x %zu gradient): %s: %s\n", prog, o->reducer, rows,
@@ -588,6 +644,61 @@ static void check_rb(int rc, const char *what)
     fprintf(stderr, "%s: rank %d: %s failed: %s: %s\n", prog, rank, what, rb_strerror(rc),
             rb_last_error());
     MPI_Abort(MPI_COMM_WORLD, RB_EXIT_FAILED);
+}
+
+/* Top-k / threshold run on the host: device gradients are staged through
+ * the host model's gradient buffer (two PCIe copies per step). */
+static void sparsify_group(const train_opts *o, grad_group *g)
+{
+    if (!o->sparsify_kind || !g->residual)
+        return;
+    if (!g->on_gpu) {
+        sparsify(o, g->grad, g->residual, g->scratch, g->n);
+        return;
+    }
+    if (gpu_copy_to_host(g->host_grad, g->grad, g->n))
+        gpu_die("sparsify", "cannot copy the gradient from the GPU");
+    sparsify(o, g->host_grad, g->residual, g->scratch, g->n);
+    if (gpu_copy_to_device(g->grad, g->host_grad, g->n))
+        gpu_die("sparsify", "cannot copy the gradient to the GPU");
+}
+
+static void train_update(trainer *t, grad_group *gd, grad_group *ge, const train_opts *o,
+                         double lr)
+{
+    char err[512];
+    if (t->g) {
+        if (gpu_model_update(t->g, lr, o->momentum, o->weight_decay, err, sizeof err))
+            gpu_die("GPU update", err);
+        return;
+    }
+    sgd(gd->params, gd->grad, gd->velocity, gd->n, lr, o->momentum, o->weight_decay);
+    if (ge->r)
+        sgd(ge->params, ge->grad, ge->velocity, ge->n, lr, o->momentum, 0.0);
+}
+
+/* -d cuda: pick this rank's GPU, mirror the model there, describe it.
+ * Every rank learns whether all succeeded; -1 (after a message) if not. */
+static int setup_gpu(train_opts *o, model *m, trainer *t)
+{
+    char err[1024] = "";
+    int dev = -1, failed = 0;
+    int rc = rb_device_select(MPI_COMM_WORLD, &dev);
+    if (rc != RB_OK) {
+        snprintf(err, sizeof err, "--device cuda: %s: %s", rb_strerror(rc), rb_last_error());
+        failed = 1;
+    } else if (gpu_model_create(m, &t->g, err, sizeof err)) {
+        failed = 1;
+    }
+    if (agree_ok(failed, err) < 0)
+        return -1;
+    char desc[400] = "";
+    rb_device_describe(desc, sizeof desc);
+    snprintf(o->device_desc, sizeof o->device_desc, "GPU %d: %s; %s", dev, desc,
+             gpu_model_libraries());
+    bench_printf0("device: rank 0 on %s; phases timed with host clocks after the GPU "
+                  "synchronises (the batch upload counts as forward)\n", o->device_desc);
+    return 0;
 }
 
 static rb_reducer *progress_target;
@@ -671,10 +782,20 @@ int main(int argc, char **argv)
     model_shape shape = {tr.c, tr.h, tr.w, tr.classes, o.ctx, o.embed_dim, o.hidden};
     if (model_build(&m, o.model, &shape, o.batch, o.seed, err, sizeof err) < 0)
         BAD("%s", err);
+    trainer trn = {&m, NULL};
+    if (!strcmp(o.device, "cuda") && setup_gpu(&o, &m, &trn) < 0) {
+        rb_archive_close(arch, 0);
+        bench_exit(RB_EXIT_FAILED);
+    }
+    float *grads = trn.g ? gpu_model_grads(trn.g) : m.grads;
+    float *params = trn.g ? gpu_model_params(trn.g) : m.params;
+    float *egrads = trn.g ? gpu_model_egrads(trn.g) : m.egrads;
+    float *eparams = trn.g ? gpu_model_eparams(trn.g) : m.eparams;
     grad_group gd, ge = {0};
-    int rc = make_group(&gd, &o, m.n_dense, 1, m.grads, m.params, 1);
+    int rc = make_group(&gd, &o, m.n_dense, 1, grads, params, m.grads, 1);
     if (rc == RB_OK && m.n_embed)
-        rc = make_group(&ge, &o, (size_t)cor.vocab, (size_t)o.embed_dim, m.egrads, m.eparams, 0);
+        rc = make_group(&ge, &o, (size_t)cor.vocab, (size_t)o.embed_dim, egrads, eparams,
+                        m.egrads, 0);
     if (rc != RB_OK) {
         rb_archive_close(arch, 0);
         bench_exit(rc == RB_ERR_ARG || rc == RB_ERR_UNKNOWN_REDUCER ? RB_EXIT_USAGE : RB_EXIT_FAILED);
@@ -723,7 +844,7 @@ int main(int argc, char **argv)
 
     growable curve = {.size = sizeof(train_curve_row)}, phases = {.size = sizeof(train_phase_row)};
     bench_watchdog_start(o.time_limit);
-    double t_start = MPI_Wtime(), t_log = t_start, compute_s = 0.0;
+    double t_start = MPI_Wtime(), t_log = t_start, compute_s = 0.0, steps_s = 0.0;
     double acc_loss = 0.0, acc_correct = 0.0, acc_count = 0.0;      /* since the last eval */
     double log_loss = 0.0, log_correct = 0.0, log_count = 0.0;      /* since the last log line */
     long it = 0;
@@ -744,28 +865,25 @@ int main(int argc, char **argv)
             if (use_ring)
                 ring_start(&rg, &tr, bslots, o.batch);
             int correct;
-            double loss = model_forward(&m, xb, yb, o.batch, &correct);
+            double loss = train_forward(&trn, xb, yb, o.batch, &correct);
             double t1 = MPI_Wtime();
-            if (m.egrads)
-                memset(m.egrads, 0, m.n_embed * sizeof(float));
-            model_backward(&m, xb, yb, o.batch);
+            train_backward(&trn, xb, yb, o.batch);
             double t2 = MPI_Wtime();
             rb_stats st, st2;
-            sparsify(&o, gd.grad, gd.residual, gd.scratch, gd.n);
+            sparsify_group(&o, &gd);
             check_rb(rb_reduce(gd.r, gd.grad, &st), "rb_reduce (dense parameters)");
             if (ge.r)
                 check_rb(rb_reduce(ge.r, ge.grad, &st2), "rb_reduce (embedding)");
             double t3 = MPI_Wtime();
             double lr = lr_at(&o, it, total_iters);
-            sgd(m.params, m.grads, gd.velocity, gd.n, lr, o.momentum, o.weight_decay);
-            if (ge.r)
-                sgd(m.eparams, m.egrads, ge.velocity, ge.n, lr, o.momentum, 0.0);
+            train_update(&trn, &gd, &ge, &o, lr);
             if (mix_params) {
-                check_rb(rb_mix_params(gd.r, m.params, &st), "rb_mix_params");
+                check_rb(rb_mix_params(gd.r, gd.params, &st), "rb_mix_params");
                 if (ge.r)
-                    check_rb(rb_mix_params(ge.r, m.eparams, &st2), "rb_mix_params (embedding)");
+                    check_rb(rb_mix_params(ge.r, ge.params, &st2), "rb_mix_params (embedding)");
             }
             double t4 = MPI_Wtime();
+            steps_s += t4 - t0;
             if (use_ring)
                 ring_finish(&rg, &tr, bslots, o.batch);
             compute_s += (t2 - t0);
@@ -790,7 +908,7 @@ int main(int argc, char **argv)
             if ((it + 1) % eval_every == 0 || it + 1 == total_iters) {
                 double v[3] = {acc_loss, acc_correct, acc_count}, s[3];
                 MPI_Allreduce(v, s, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-                last = evaluate(&m, &te, o.batch, xb, yb, slots);
+                last = evaluate(&trn, &te, o.batch, xb, yb, slots);
                 last_train_loss = s[0] / s[2];
                 train_curve_row *c = grow(&curve);
                 *c = (train_curve_row){it + 1, (double)(it + 1) / steps_per_epoch,
@@ -820,9 +938,9 @@ int main(int argc, char **argv)
     }
     if (async) {
         rb_stats st;
-        check_rb(rb_flush(gd.r, gd.grad, m.params, &st), "rb_flush");
+        check_rb(rb_flush(gd.r, gd.grad, gd.params, &st), "rb_flush");
         if (ge.r)
-            check_rb(rb_flush(ge.r, ge.grad, m.eparams, &st), "rb_flush (embedding)");
+            check_rb(rb_flush(ge.r, ge.grad, ge.params, &st), "rb_flush (embedding)");
     }
     double wall = MPI_Wtime() - t_start;
 
@@ -830,9 +948,17 @@ int main(int argc, char **argv)
     double cs_max;
     MPI_Allreduce(&compute_s, &cs_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     double gflops = 3.0 * model_flops(&m) * (double)it * o.batch / compute_s / 1e9;
-    if (o.bench_sgemm)
+    if (trn.g && gpu_model_download(trn.g, &m))
+        gpu_die("download", "cannot copy the parameters from the GPU");
+    if (o.bench_sgemm && !trn.g)
         bench_printf0("model: %s forward+backward %.2f GFLOP/s on rank 0 (%.1f%% of SGEMM)\n",
                       o.model, gflops, 100.0 * gflops / sgemm);
+    else if (trn.g)
+        bench_printf0("model: %s forward+backward %.2f GFLOP/s on rank 0's GPU\n", o.model, gflops);
+    bench_printf0("timing: rank 0 forward+backward %.3f s, whole iterations %.3f s "
+                  "(%.3f s per epoch of %ld steps)\n",
+                  compute_s, steps_s, it ? steps_s / (double)it * (double)steps_per_epoch : 0.0,
+                  steps_per_epoch);
     bench_printf0("final: iterations %ld wall_s %.2f train_loss %.9g %s %.9g param_sum %.9g "
                   "param_sq %.9g%s\n",
                   it, wall, last_train_loss, wordlm ? "val_perplexity" : "test_accuracy",
@@ -858,6 +984,7 @@ int main(int argc, char **argv)
     free(curve.v), free(phases.v), free(xb), free(yb), free(perm), free(slots);
     free(rg.sx), free(rg.rx), free(rg.sy), free(rg.ry);
     free_group(&gd), free_group(&ge);
+    gpu_model_free(trn.g);
     model_free(&m);
     dataset_free(&tr), dataset_free(&te);
     corpus_free(&cor);

@@ -22,7 +22,7 @@ for o in --model --data --batch --lr --momentum --weight-decay --warmup --schedu
     grep -q -- "$o" "$tmp/help" || bad "--help does not mention $o"
 done
 for args in "--batch 0" "--sparsify topk:2" "--shuffle zigzag" "--reducer nosuch" "-O nosuch=1" \
-            "--model resnet" "--lr abc" "--frobnicate"; do
+            "--model resnet" "--lr abc" "--frobnicate" "--device gpu"; do
     "$train" $args > "$tmp/out" 2>&1   # singleton MPI: faster than mpirun
     rc=$?
     opt=$(echo "$args" | cut -d' ' -f1 | sed 's/^-*//')

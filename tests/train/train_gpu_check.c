@@ -1,0 +1,151 @@
+/* CPU/GPU agreement of rb_train's models: for mlp, lenet (MNIST and CIFAR
+ * shapes) and wordlm, the same parameters and batch go through the host
+ * layers (OpenBLAS) and the GPU mirror (cuDNN, cuBLAS, train_kernels.cu);
+ * the loss, the correct count, every gradient and the parameters after
+ * one momentum-SGD step must agree.
+ *
+ * Tolerance: max |gpu - cpu| <= 1e-3 x max |cpu| per buffer (FP32 sums in
+ * another order over up to 50k terms: errors seen are ~1e-6 relative),
+ * loss within 1e-5 relative.  Without a GPU: exit 77 with the reason. */
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_model.h"
+#include "models.h"
+#include "reducer.h"
+
+#define REL_TOL 1e-3
+#define LOSS_TOL 1e-5
+
+static int failures;
+
+static double max_abs(const float *v, size_t n)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++)
+        m = fmax(m, fabs((double)v[i]));
+    return m;
+}
+
+static void compare(const char *what, const char *name, const float *cpu, const float *gpu,
+                    size_t n)
+{
+    double scale = max_abs(cpu, n), err = 0.0;
+    for (size_t i = 0; i < n; i++)
+        err = fmax(err, fabs((double)cpu[i] - (double)gpu[i]));
+    int ok = err <= REL_TOL * scale && scale > 0.0;
+    printf("%-7s %-14s max |cpu| %.3e  max abs. diff %.3e (%.1e relative)  %s\n", what, name,
+           scale, err, scale > 0 ? err / scale : 0.0, ok ? "ok" : "FAIL");
+    failures += !ok;
+}
+
+/* Random inputs: images in [0,1), ids in [0,vocab), labels in [0,classes). */
+static void make_batch(const model *m, int batch, int vocab, uint64_t *st, float *x, int32_t *y)
+{
+    size_t in = model_in_size(m) * (size_t)batch;
+    int32_t *ids = (int32_t *)x;
+    for (size_t i = 0; i < in; i++) {
+        if (m->L[0].kind == LAYER_EMBED)
+            ids[i] = (int32_t)(train_rng_next(st) % (uint64_t)vocab);
+        else
+            x[i] = (float)train_rng_uniform(st);
+    }
+    for (int s = 0; s < batch; s++)
+        y[s] = (int32_t)(train_rng_next(st) % (uint64_t)m->classes);
+}
+
+static void sgd_host(float *w, const float *g, float *v, size_t n, float lr, float mu, float wd)
+{
+    for (size_t i = 0; i < n; i++) {
+        v[i] = mu * v[i] + g[i] + wd * w[i];
+        w[i] -= lr * v[i];
+    }
+}
+
+static int check_model(const char *name, const model_shape *shape, int batch)
+{
+    char err[1024];
+    model m;
+    if (model_build(&m, name, shape, batch, 7, err, sizeof err)) {
+        fprintf(stderr, "%s: %s\n", name, err);
+        return 1;
+    }
+    gpu_model *g;
+    if (gpu_model_create(&m, &g, err, sizeof err)) {
+        fprintf(stderr, "%s: %s\n", name, err);
+        model_free(&m);
+        return 1;
+    }
+    uint64_t st = 12345;
+    float *x = malloc(model_in_size(&m) * (size_t)batch * sizeof(float));
+    int32_t *y = malloc((size_t)batch * sizeof(int32_t));
+    float *buf = malloc((m.n_dense + m.n_embed + 1) * sizeof(float));
+    float *vel = calloc(m.n_dense + 1, sizeof(float));
+    make_batch(&m, batch, shape->classes, &st, x, y);
+
+    int c_cpu, c_gpu;
+    double l_cpu = model_forward(&m, x, y, batch, &c_cpu), l_gpu = 0.0;
+    if (m.egrads)
+        memset(m.egrads, 0, m.n_embed * sizeof(float));
+    model_backward(&m, x, y, batch);
+    int rc = gpu_model_forward(g, x, y, batch, &l_gpu, &c_gpu, err, sizeof err) ||
+             gpu_model_backward(g, batch, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "%s: %s\n", name, err);
+        failures++;
+    } else {
+        int ok = fabs(l_gpu - l_cpu) <= LOSS_TOL * fabs(l_cpu) && c_cpu == c_gpu;
+        printf("%-7s %-14s cpu %.6f (%d correct)  gpu %.6f (%d correct)  %s\n", name, "loss", l_cpu,
+               c_cpu, l_gpu, c_gpu, ok ? "ok" : "FAIL");
+        failures += !ok;
+        gpu_copy_to_host(buf, gpu_model_grads(g), m.n_dense);
+        compare(name, "dense grads", m.grads, buf, m.n_dense);
+        if (m.n_embed) {
+            gpu_copy_to_host(buf, gpu_model_egrads(g), m.n_embed);
+            compare(name, "embed grads", m.egrads, buf, m.n_embed);
+        }
+        sgd_host(m.params, m.grads, vel, m.n_dense, 0.05f, 0.9f, 5e-4f);
+        if (gpu_model_update(g, 0.05, 0.9, 5e-4, err, sizeof err)) {
+            fprintf(stderr, "%s: %s\n", name, err);
+            failures++;
+        } else {
+            gpu_copy_to_host(buf, gpu_model_params(g), m.n_dense);
+            compare(name, "params (SGD)", m.params, buf, m.n_dense);
+        }
+    }
+    free(x), free(y), free(buf), free(vel);
+    gpu_model_free(g);
+    model_free(&m);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int dev;
+    int rc = rb_device_select(MPI_COMM_WORLD, &dev);
+    if (rc != RB_OK || !gpu_model_available()) {
+        fprintf(stderr, "SKIP: CPU/GPU model agreement needs a GPU: %s\n",
+                gpu_model_available() ? rb_last_error() : gpu_model_libraries());
+        MPI_Finalize();
+        return 77;
+    }
+    char desc[400] = "";
+    rb_device_describe(desc, sizeof desc);
+    printf("GPU %d: %s; %s\n", dev, desc, gpu_model_libraries());
+    model_shape mnist = {1, 28, 28, 10, 0, 0, 0};
+    model_shape cifar = {3, 32, 32, 10, 0, 0, 0};
+    model_shape lm = {0, 0, 0, 2000, 3, 32, 64};
+    int bad = check_model("mlp", &mnist, 64) || check_model("lenet", &mnist, 64) ||
+              check_model("lenet", &cifar, 32) || check_model("wordlm", &lm, 48) ||
+              check_model("lenet", &mnist, 17);   /* a batch that is not a multiple of 32 */
+    MPI_Finalize();
+    if (bad || failures) {
+        fprintf(stderr, "%d check(s) failed\n", failures + bad);
+        return 1;
+    }
+    return 0;
+}
