@@ -34,5 +34,6 @@ xpass=$(sed -n 's/^# XPASS: *//p' "$summary" | head -1)
 skip=$(sed -n 's/^# SKIP: *//p' "$summary" | head -1)
 failed=$(( ${fail:-0} + ${err:-0} + ${xpass:-0} ))
 [ -n "$pass" ] || { echo "0 passed, 1 failed"; exit 1; }
-echo "${pass} passed, ${failed} failed, ${skip:-0} skipped"
+echo "${skip:-0} skipped (reasons in the SKIP lines above and their logs)"
+echo "${pass} passed, ${failed} failed"
 [ $rc -eq 0 ] && [ $failed -eq 0 ]
