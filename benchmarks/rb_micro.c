@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PROG "rb_micro"
 
@@ -628,12 +629,37 @@ static int one_call(run_ctx *c, rb_reducer *red, size_t n, rb_stats *st, double 
     return rc;
 }
 
+/* Seconds a rank whose call failed waits for the others to agree. */
+#define AGREE_TIMEOUT_S 30.0
+
 /* All ranks learn whether any call failed (so no rank waits in the next
- * collective for one that gave up). */
+ * collective for one that gave up).  A failure in the middle of an
+ * exchange (no memory for a stream, an MPI error; reducer.h says which
+ * errors are collective) leaves the peers inside the reducer's collective,
+ * where they would wait forever: the failing rank then aborts the job with
+ * the reason instead of hanging.  Non-blocking on every rank, since MPI
+ * never matches a blocking collective with a non-blocking one. */
 static int any_failed(MPI_Comm comm, int rc)
 {
-    int worst = 0;
-    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, comm);
+    int worst = 0, done = 0;
+    MPI_Request req;
+    MPI_Iallreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, comm, &req);
+    if (rc == RB_OK) {
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        return worst;
+    }
+    double t0 = MPI_Wtime();
+    while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done) {
+        if (MPI_Wtime() - t0 > AGREE_TIMEOUT_S) {
+            int me = 0;
+            MPI_Comm_rank(comm, &me);
+            fprintf(stderr, PROG ": rank %d: the reducer failed (%s: %s) while the other ranks "
+                    "are still inside its exchange; aborting the job rather than hang\n",
+                    me, rb_strerror(rc), rb_last_error());
+            MPI_Abort(comm, RB_EXIT_FAILED);
+        }
+        usleep(1000);
+    }
     return worst;
 }
 
