@@ -27,15 +27,15 @@ void *rb_calloc(size_t count, size_t size)
     if (bytes == 0)
         bytes = 64;
 #ifdef HAVE_SIMGRID
-    /* SMPI's smpi/auto-shared-malloc-thresh only sees malloc and calloc:
-     * the 128-rank training model's exchange buffers must be shareable. */
-    return calloc(1, bytes);
+    /* SMPI's smpi/auto-shared-malloc-thresh only sees malloc: the
+     * 128-rank training model's exchange buffers must be shareable. */
+    void *p = malloc(bytes);
 #else
     void *p = aligned_alloc(64, bytes);
+#endif
     if (p)
         memset(p, 0, bytes);
     return p;
-#endif
 }
 
 int rb_reserve(void **buf, size_t *cap, size_t count, size_t size)
