@@ -44,6 +44,26 @@ dead "$b" || fail "cluster B daemons left after stop: $b"
 alive "$a" || fail "stopping cluster B ended some of cluster A's daemons"
 scontrol ping >/dev/null || fail "cluster A no longer answers"
 
+# A daemon that cannot bind its port (here: a fixed one somebody holds)
+# makes start fail at once with the reason, and leaves no daemon behind.
+C=$T/cluster-c
+busy=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+/usr/bin/python3 -c 'import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(); time.sleep(60)' "$busy" &
+holder=$!
+sleep 0.5
+t0=$SECONDS
+RB_SLURM_PORTS="$(( busy == 65535 ? 65534 : busy + 1 )),$busy" RB_SLURM_DIR=$C "$JS/local/start" 2>"$T/busy.log" &&
+    fail "start with slurmd's port taken succeeded"
+kill "$holder" 2>/dev/null
+grep -q 'slurmd exited while starting' "$T/busy.log" && grep -q 'Address already in use' "$T/busy.log" ||
+    fail "start with a busy port did not say why: $(cat "$T/busy.log")"
+[ $((SECONDS - t0)) -lt 30 ] || fail "start took $((SECONDS - t0)) s to notice slurmd died"
+RB_SLURM_DIR=$C "$JS/local/stop" 2>/dev/null
+[ -z "$(procs_under "$C/" | tr -d ' ')" ] || fail "daemons of the failed start left: $(procs_under "$C/")"
+note "slurmd that cannot bind: start exits 1 in $((SECONDS - t0)) s with the reason"
+
 wait_jobs 200 "$train" "$scaling"
 [ "$(exit_codes "$train")" = 0:0 ] || fail "train job $train: $(exit_codes "$train")"
 [ "$(exit_codes "$scaling")" = 0:0 ] || fail "scaling job $scaling: $(exit_codes "$scaling")"

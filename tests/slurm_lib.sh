@@ -27,8 +27,8 @@ slurm_cleanup() {
     "$JS/local/stop" >"$T/stop.log" 2>&1 || { cat "$T/stop.log" >&2; rc=1; }
     if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
         echo "--- job outputs, daemon logs (kept in $T) ---" >&2
-        tail -n 30 "$W"/results/*.out 2>/dev/null >&2
-        tail -n 20 "$RB_SLURM_DIR"/log/*.log 2>/dev/null >&2
+        tail -n 30 "$W"/results/*.out >&2 2>/dev/null
+        tail -n 20 "$RB_SLURM_DIR"/log/*.log >&2 2>/dev/null
     else
         rm -rf "$T"
     fi
