@@ -150,6 +150,7 @@ int rb_sim_write_meta(hid_t file)
 #ifdef RB_SIMGRID
     const char *path = getenv("RB_SIM_PLATFORM");
     const char *calib = getenv("RB_SIM_CALIBRATION");
+    const char *smpi_opts = getenv("RB_SIM_SMPI_OPTIONS");
     size_t len = 0;
     char *text = path ? slurp(path, &len) : NULL;
     char hex[65] = "";
@@ -160,6 +161,7 @@ int rb_sim_write_meta(hid_t file)
     rc |= rb_h5_attr_str(file, "sim_platform_sha256", hex);
     rc |= rb_h5_attr_str(file, "simgrid_version", SIMGRID_VERSION_STRING);
     rc |= rb_h5_attr_str(file, "sim_calibration", calib ? calib : "");
+    rc |= rb_h5_attr_str(file, "sim_smpi_options", smpi_opts ? smpi_opts : "");
     free(text);
 #endif
     return rc;

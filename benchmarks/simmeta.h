@@ -10,7 +10,8 @@
 
 /* Root attributes: simulated (0/1); under SMPI also sim_platform (content
  * of $RB_SIM_PLATFORM), sim_platform_path, sim_platform_sha256,
- * simgrid_version and sim_calibration ($RB_SIM_CALIBRATION).  0 on success. */
+ * simgrid_version, sim_calibration ($RB_SIM_CALIBRATION) and
+ * sim_smpi_options ($RB_SIM_SMPI_OPTIONS, set by rb-smpirun).  0 on success. */
 int rb_sim_write_meta(hid_t file);
 
 /* 1 when built for SimGrid SMPI. */

@@ -48,6 +48,7 @@ assert s("sim_platform_sha256") == hashlib.sha256(plat).hexdigest(), "sha256"
 assert s("sim_platform") == plat.decode(), "platform content"
 assert s("simgrid_version").startswith("SimGrid version 3"), s("simgrid_version")
 assert s("sim_calibration"), "no calibration text"
+assert "smpi/coll-selector:ompi" in s("sim_smpi_options"), "sim_smpi_options: " + s("sim_smpi_options")
 print("archive: simulated=1,", s("simgrid_version"), s("sim_platform_sha256")[:12])
 PY
 

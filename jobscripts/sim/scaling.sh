@@ -8,6 +8,9 @@
 # At 512-1024 ranks use RB_SIM_SIZES=64K:256K: the allgather-based reducers
 # hold p streams per rank, p^2 in this one process (1024 ranks at 4 MiB would
 # need ~90 GB).
+# From 1024 ranks alltoallv (parallax, sparcml's rsag) is pairwise
+# (RB_SIM_ALLTOALLV=pair unless set): Open MPI's own choice for 256-1023
+# ranks; its basic linear at 1024+ makes one simulated call take > 15 min.
 # Runnable directly or via sbatch (one node, one task: SMPI is one process).
 #SBATCH --job-name=rb-sim-scaling --ntasks=1 --time=12:00:00
 set -eu
@@ -16,7 +19,8 @@ plats=${3:-p100-ib-edr knl-aries eth1g}; ranks=${4:-16 32 64 128 256 512 1024}
 here=$(cd "$(dirname "$0")" && pwd); mkdir -p "$out"
 for plat in $plats; do for np in $ranks; do
   start=$(date +%s)
-  "$here/rb-smpirun" "$plat" "$np" "$build/benchmarks/rb_micro" --reducer all \
+  a2av=${RB_SIM_ALLTOALLV-}; [ "$np" -lt 1024 ] || a2av=${RB_SIM_ALLTOALLV-pair}
+  RB_SIM_ALLTOALLV=$a2av "$here/rb-smpirun" "$plat" "$np" "$build/benchmarks/rb_micro" --reducer all \
     -m "${RB_SIM_SIZES:-64K:4M}" -f 4 -i "${RB_SIM_ITERS:-2}" -x 1 --no-check -o "$out/$plat-$np.h5" --force \
     >"$out/$plat-$np.txt" 2>&1 || echo "# exit $?" >>"$out/$plat-$np.txt"
   echo "$plat $np ranks: $(( $(date +%s) - start )) s wall" | tee -a "$out/walltime.txt"
