@@ -30,11 +30,12 @@ typedef struct train_curve_row {
     double val_perplexity;             /* NaN for image models */
 } train_curve_row;
 
-/* Rank 0's phase times of one iteration. */
+/* Rank 0's phase times of one iteration; embed_nnz: non-zeros of its
+ * embedding gradient before the reduction (0 without an embedding). */
 typedef struct train_phase_row {
     int64_t iteration;
     double forward_s, backward_s, reduce_s, update_s, loss;
-    uint64_t bytes_sent, bytes_recv;
+    uint64_t bytes_sent, bytes_recv, embed_nnz;
 } train_phase_row;
 
 /* Everything about the run that is not a curve. */

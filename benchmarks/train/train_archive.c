@@ -78,6 +78,7 @@ static int write_phases(hid_t g, const train_phase_row *p, size_t n)
     FIELD(t, train_phase_row, loss, H5T_NATIVE_DOUBLE);
     FIELD(t, train_phase_row, bytes_sent, H5T_NATIVE_UINT64);
     FIELD(t, train_phase_row, bytes_recv, H5T_NATIVE_UINT64);
+    FIELD(t, train_phase_row, embed_nnz, H5T_NATIVE_UINT64);
     int rc = write_table(g, "phases", t, p, n);
     H5Tclose(t);
     return rc;

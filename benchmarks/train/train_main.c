@@ -872,8 +872,11 @@ int main(int argc, char **argv)
             rb_stats st, st2;
             sparsify_group(&o, &gd);
             check_rb(rb_reduce(gd.r, gd.grad, &st), "rb_reduce (dense parameters)");
-            if (ge.r)
+            uint64_t embed_nnz = 0;
+            if (ge.r) {
                 check_rb(rb_reduce(ge.r, ge.grad, &st2), "rb_reduce (embedding)");
+                embed_nnz = st2.nnz_local;
+            }
             double t3 = MPI_Wtime();
             double lr = lr_at(&o, it, total_iters);
             train_update(&trn, &gd, &ge, &o, lr);
@@ -893,7 +896,8 @@ int main(int argc, char **argv)
                 train_phase_row *p = grow(&phases);
                 *p = (train_phase_row){it + 1, t1 - t0, t2 - t1, t3 - t2, t4 - t3, loss / o.batch,
                                        st.bytes_sent + (ge.r ? st2.bytes_sent : 0),
-                                       st.bytes_recv + (ge.r ? st2.bytes_recv : 0)};
+                                       st.bytes_recv + (ge.r ? st2.bytes_recv : 0),
+                                       embed_nnz};
             }
             if ((it + 1) % log_every == 0) {
                 double v[3] = {log_loss, log_correct, log_count}, s[3];

@@ -69,7 +69,7 @@ p = pd.DataFrame(t["phases"][:])
 assert list(c.iteration) == [20, 40, 60], c
 assert c.test_accuracy.between(10, 100).all() and c.val_perplexity.isna().all(), c
 assert len(p) == 60 and (p[["forward_s", "backward_s", "reduce_s", "update_s"]] >= 0).all().all()
-assert p.bytes_sent.gt(0).all()
+assert p.bytes_sent.gt(0).all() and p.embed_nnz.eq(0).all()
 a = t.attrs
 assert a["model"] == b"mlp" and a["reducer"] == b"dense" and a["ranks"] == 2
 assert a["global_batch"] == 64 and a["iterations"] == 60 and abs(a["lr"] - 0.05) < 1e-12
@@ -122,10 +122,16 @@ check_learns "$tmp/topk" "mlp topk:0.05"
 # --- wordlm on the fortunes corpus, 2 ranks ------------------------------
 if [ -r "$fo/fortunes" ]; then
     run 2 --model wordlm --train-limit 4096 --test-limit 1000 --batch 32 --hidden 64 \
-        --embed-dim 16 --vocab 2000 --lr 0.1 --epochs 2 > "$tmp/lm" 2>&1 || bad "wordlm exits $?"
+        --embed-dim 16 --vocab 2000 --lr 0.1 --epochs 2 -o "$tmp/lm.h5" > "$tmp/lm" 2>&1 || bad "wordlm exits $?"
     grep -q "vocabulary 2000" "$tmp/lm" || bad "wordlm corpus line: $(head -n 2 "$tmp/lm")"
     ppl=$(field val_perplexity "$tmp/lm")
     awk -v p="$ppl" 'BEGIN { exit !(p > 1 && p < 1000) }' || bad "wordlm perplexity $ppl (uniform: 2000)"
+    # The embedding gradient touches at most batch x context rows of 16.
+    /usr/bin/python3 - "$tmp/lm.h5" <<'PY' || bad "wordlm phases embed_nnz: see above"
+import sys, h5py
+e = h5py.File(sys.argv[1], "r")["train/phases"]["embed_nnz"]
+assert len(e) > 0 and (e > 0).all() and (e <= 32 * 3 * 16).all() and e.min() < e.max(), e
+PY
 fi
 
 # --- time limit: exit 124 -----------------------------------------------
