@@ -10,6 +10,7 @@ tests_train_train_loader_fuzz_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/benchmar
 tests_train_train_loader_fuzz_LDADD = benchmarks/train/libtrain.a $(BLAS_LIBS) -lm
 TESTS += tests/train/train_layer_check tests/train/train-loaders.sh tests/train/train-mpi.sh
 dist_check_SCRIPTS += tests/train/train-loaders.sh tests/train/train-mpi.sh
+EXTRA_DIST += tests/train/train_lib.sh
 # GPU models (issue 9): rb_train -d cuda is refused cleanly without a GPU
 # (then SKIP); with one, CPU/GPU agreement of every layer and of training.
 TESTS += tests/train/train-gpu.sh

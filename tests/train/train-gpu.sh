@@ -10,14 +10,7 @@
 # (loss 2.30, accuracy 10%).  Also 2 ranks sharing the GPU, reducing
 # device gradients through the staged transport, and gossip on device.
 set -u
-fm=/usr/share/datasets/fashion-mnist fo=/usr/share/games/fortunes
-[ -r "$fm/train-images-idx3-ubyte.gz" ] || { echo "SKIP: $fm missing" >&2; exit 77; }
-train="${top_builddir:-.}/benchmarks/rb_train"
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
-field() { sed -n "s/^final: .* $1 \([^ ]*\).*/\1/p" "$2"; }
+. "$top_srcdir/tests/train/train_lib.sh"
 small="--train-limit 4800 --test-limit 1000 --batch 32 --warmup 10 --lr 0.05 --iterations 150 --eval-every 150"
 
 "$MPIRUN" 1 "$train" -o none --model lenet $small -d cuda >"$tmp/gpu" 2>&1

@@ -2,15 +2,8 @@
 # rb_train end to end on small subsets: options, data errors, training at
 # 1..3 ranks, reducers agreeing, ring shuffle, sparsification, time limit.
 set -u
-fm=/usr/share/datasets/fashion-mnist fo=/usr/share/games/fortunes
-[ -r "$fm/train-images-idx3-ubyte.gz" ] || { echo "SKIP: $fm missing" >&2; exit 77; }
-train="${top_builddir:-.}/benchmarks/rb_train"
+. "$top_srcdir/tests/train/train_lib.sh"
 run() { np=$1; shift; "$MPIRUN" "$np" "$train" -o none "$@"; }
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
-field() { sed -n "s/^final: .* $1 \([^ ]*\).*/\1/p" "$2"; }
 # small runs: 1920 training samples, 300 test samples, batch 32
 small="--train-limit 1920 --test-limit 300 --batch 32 --warmup 10 --lr 0.05"
 
