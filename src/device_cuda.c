@@ -148,6 +148,8 @@ static int choose_transport(rb_reducer *r, rb_cuda_ctx *c, int *direct)
     int can_nccl = 0;
 #ifdef HAVE_NCCL
     can_nccl = c->local_size <= count;
+#else
+    (void)c;
 #endif
     int all_can = 0;
     RB_MPI(MPI_Allreduce(&can_nccl, &all_can, 1, MPI_INT, MPI_MIN, r->comm));
@@ -309,6 +311,7 @@ int rb_device_scale(rb_reducer *r, float *dbuf, size_t n, float s)
     return RB_OK;
 }
 
+#ifdef HAVE_NCCL
 static void count_allreduce(rb_reducer *r, rb_stats *st, uint64_t bytes)
 {
     uint64_t p = (uint64_t)r->size;
@@ -316,7 +319,6 @@ static void count_allreduce(rb_reducer *r, rb_stats *st, uint64_t bytes)
     st->bytes_recv += 2 * (p - 1) * bytes / p;
 }
 
-#ifdef HAVE_NCCL
 static ncclComm_t direct_comm(rb_reducer *r)
 {
     rb_cuda_ctx *c = r->device_ctx;
@@ -397,6 +399,20 @@ int rb_device_sendrecv(rb_reducer *r, rb_stats *st, const float *sbuf, int dest,
 int rb_device_allreduce_sum(rb_reducer *r, rb_stats *st, float *dbuf, size_t n)
 {
     (void)r, (void)st, (void)dbuf, (void)n;
+    return rb_fail(RB_ERR_UNSUPPORTED, "this build has no NCCL");
+}
+
+int rb_device_bitmap_or(rb_reducer *r, rb_stats *st, uint64_t *dbm, size_t nbits, int method,
+                        void *scratch)
+{
+    (void)r, (void)st, (void)dbm, (void)nbits, (void)method, (void)scratch;
+    return rb_fail(RB_ERR_UNSUPPORTED, "this build has no NCCL");
+}
+
+int rb_device_sendrecv(rb_reducer *r, rb_stats *st, const float *sbuf, int dest, float *rbuf,
+                       int src, size_t n)
+{
+    (void)r, (void)st, (void)sbuf, (void)dest, (void)rbuf, (void)src, (void)n;
     return rb_fail(RB_ERR_UNSUPPORTED, "this build has no NCCL");
 }
 #endif
