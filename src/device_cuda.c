@@ -246,14 +246,19 @@ int rb_device_direct(const rb_reducer *r)
     return c && c->direct;
 }
 
-int rb_device_to_host(rb_reducer *r, float *host, const float *dev, size_t n)
+int rb_device_download(rb_reducer *r, void *host, const void *dev, size_t bytes)
 {
     rb_cuda_ctx *c = r->device_ctx;
-    if (n == 0)
+    if (bytes == 0)
         return RB_OK;
-    RB_CUDA(cudaMemcpyAsync(host, dev, n * sizeof(float), cudaMemcpyDeviceToHost, c->stream));
+    RB_CUDA(cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, c->stream));
     RB_CUDA(cudaStreamSynchronize(c->stream));
     return RB_OK;
+}
+
+int rb_device_to_host(rb_reducer *r, float *host, const float *dev, size_t n)
+{
+    return rb_device_download(r, host, dev, n * sizeof(float));
 }
 
 int rb_device_from_host(rb_reducer *r, float *dev, const float *host, size_t n)
@@ -263,6 +268,56 @@ int rb_device_from_host(rb_reducer *r, float *dev, const float *host, size_t n)
         return RB_OK;
     RB_CUDA(cudaMemcpyAsync(dev, host, n * sizeof(float), cudaMemcpyHostToDevice, c->stream));
     RB_CUDA(cudaStreamSynchronize(c->stream));
+    return RB_OK;
+}
+
+int rb_device_status(int cuda_rc, const char *what)
+{
+    return cuda_check((cudaError_t)cuda_rc, what);
+}
+
+int rb_device_reserve(void **dbuf, size_t *cap, size_t bytes)
+{
+    if (*dbuf && *cap >= bytes)
+        return RB_OK;
+    rb_device_release(dbuf, cap);
+    cudaError_t e = cudaMalloc(dbuf, bytes ? bytes : 1);
+    if (e != cudaSuccess) {
+        *dbuf = NULL;
+        return rb_fail(RB_ERR_NOMEM, "cudaMalloc of %zu bytes: %s", bytes, cudaGetErrorString(e));
+    }
+    *cap = bytes;
+    return RB_OK;
+}
+
+void rb_device_release(void **dbuf, size_t *cap)
+{
+    if (*dbuf)
+        cudaFree(*dbuf);
+    *dbuf = NULL;
+    *cap = 0;
+}
+
+int rb_device_zero(rb_reducer *r, void *dev, size_t bytes)
+{
+    rb_cuda_ctx *c = r->device_ctx;
+    if (bytes)
+        RB_CUDA(cudaMemsetAsync(dev, 0, bytes, c->stream));
+    return RB_OK;
+}
+
+unsigned long long *rb_device_counter(rb_reducer *r)
+{
+    rb_cuda_ctx *c = r->device_ctx;
+    return c->d_count;
+}
+
+int rb_device_read_counter(rb_reducer *r, uint64_t *value)
+{
+    rb_cuda_ctx *c = r->device_ctx;
+    unsigned long long h = 0;
+    RB_TRY(rb_device_download(r, &h, c->d_count, sizeof h));
+    *value = h;
     return RB_OK;
 }
 
@@ -295,12 +350,8 @@ int rb_device_check_buffer(rb_reducer *r, const void *dbuf)
 int rb_device_count_nonzero(rb_reducer *r, const float *dbuf, size_t n, uint64_t *nnz)
 {
     rb_cuda_ctx *c = r->device_ctx;
-    unsigned long long h = 0;
     RB_CUDA((cudaError_t)rbk_count_nonzero(dbuf, n, c->d_count, c->stream));
-    RB_CUDA(cudaMemcpyAsync(&h, c->d_count, sizeof h, cudaMemcpyDeviceToHost, c->stream));
-    RB_CUDA(cudaStreamSynchronize(c->stream));
-    *nnz = h;
-    return RB_OK;
+    return rb_device_read_counter(r, nnz);
 }
 
 int rb_device_scale(rb_reducer *r, float *dbuf, size_t n, float s)

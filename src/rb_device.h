@@ -35,4 +35,21 @@ int rb_device_bitmap_or(rb_reducer *r, rb_stats *st, uint64_t *dbm, size_t nbits
 int rb_device_sendrecv(rb_reducer *r, rb_stats *st, const float *sbuf, int dest, float *rbuf,
                        int src, size_t n);
 
+/* Building blocks of the reducers' device paths (CUDA builds). */
+/* RB_ERR_DEVICE naming `what` unless cuda_rc (a cudaError_t) is 0. */
+int rb_device_status(int cuda_rc, const char *what);
+#define RB_DEV(call) RB_TRY(rb_device_status((call), #call))
+/* Grow a device buffer to at least `bytes` (like rb_reserve: the contents
+ * are lost when it grows); rb_device_release frees it. */
+int rb_device_reserve(void **dbuf, size_t *cap, size_t bytes);
+void rb_device_release(void **dbuf, size_t *cap);
+/* bytes from device to host memory; complete when it returns. */
+int rb_device_download(rb_reducer *r, void *host, const void *dev, size_t bytes);
+/* Zero device memory (ordered on the library's stream). */
+int rb_device_zero(rb_reducer *r, void *dev, size_t bytes);
+/* The device counter for rbk_* counts and compactions (d_count), and its
+ * value read back to the host. */
+unsigned long long *rb_device_counter(rb_reducer *r);
+int rb_device_read_counter(rb_reducer *r, uint64_t *value);
+
 #endif

@@ -15,15 +15,18 @@
  * ranks): with one fixed hash, whatever lies in the kernel of the sketch
  * would stay in the residual for ever.  docs/s2.md discusses stability. */
 #include "countsketch.h"
-#include "rb_internal.h"
+#include "rb_device.h"
 #include "sparse.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+struct s2_device;
+
 typedef struct s2_state {
-    rb_countsketch cs;
+    rb_countsketch cs;       /* on the NCCL device path: hashes only */
+    struct s2_device *dev;   /* that path's device buffers, else NULL */
     uint64_t *bitmap;        /* local rows, then the union after the OR */
     size_t words;            /* 64-bit words of one bitmap */
     float *residual;         /* error feedback: rows*cols, NULL when off */
@@ -74,9 +77,13 @@ static int width_for(const rb_reducer *r, uint64_t max_nnz, size_t *cols)
     return RB_OK;
 }
 
+static void s2_device_free(s2_state *s);
+static int s2_device_init(rb_reducer *r, s2_state *s);
+
 static void s2_fini(rb_reducer *r)
 {
     s2_state *s = r->impl;
+    s2_device_free(s);
     rb_cs_free(&s->cs);
     free(s->bitmap);
     free(s->residual);
@@ -93,6 +100,8 @@ static int s2_init(rb_reducer *r)
     size_t cols = 1;
     if (o->sketch_width_mode != RB_S2_WIDTH_NNZ)
         RB_TRY(width_for(r, 0, &cols));   /* fixed width: allocate it now */
+    /* Device buffers reduced through NCCL keep the sketch on the GPU. */
+    int on_device = rb_device_direct(r);
     s2_state *s = calloc(1, sizeof *s);
     if (!s)
         return rb_fail(RB_ERR_NOMEM, "s2: no memory");
@@ -101,13 +110,14 @@ static int s2_init(rb_reducer *r)
     s->bitmap = rb_calloc(s->words, sizeof *s->bitmap);
     if (!s->bitmap)
         return rb_fail(RB_ERR_NOMEM, "s2: no memory for a %zu-row bitmap", r->cfg.rows);
-    if (o->error_feedback) {
+    if (o->error_feedback && !on_device) {
         s->residual = rb_calloc(r->n, sizeof(float));
         s->residual_rows = rb_calloc(s->words, sizeof(uint64_t));
         if (!s->residual || !s->residual_rows)
             return rb_fail(RB_ERR_NOMEM, "s2: no memory for the error-feedback residual");
     }
-    return rb_cs_init(&s->cs, o->sketch_rows, cols, o->seed);
+    RB_TRY(rb_cs_init(&s->cs, o->sketch_rows, on_device ? 1 : cols, o->seed));
+    return on_device ? s2_device_init(r, s) : RB_OK;
 }
 
 /* ---------------------------------------------------------------- encode */
@@ -161,24 +171,38 @@ static void decode_run(void *vctx, size_t first, size_t count)
 }
 
 /* Sketch width of this step; nnz mode agrees on the max local nnz first. */
-static int choose_width(rb_reducer *r, rb_stats *st, uint64_t nnz_local)
+static int step_width(rb_reducer *r, rb_stats *st, uint64_t nnz_local, size_t *cols)
 {
-    s2_state *s = r->impl;
     uint64_t max_nnz = nnz_local;
     if (r->cfg.opts.sketch_width_mode == RB_S2_WIDTH_NNZ) {
         rb_phase_start(r, st, RB_PHASE_COMM);
         RB_TRY(rb_allreduce(r, st, NULL, &max_nnz, 1, MPI_UINT64_T, MPI_MAX));
         rb_phase_start(r, st, RB_PHASE_ENCODE);
     }
+    RB_TRY(width_for(r, max_nnz, cols));
+    st->sketch_cols = *cols;
+    return RB_OK;
+}
+
+/* Hash seed of this call: with error feedback a new one every call. */
+static uint64_t call_seed(const rb_reducer *r, const s2_state *s)
+{
+    uint64_t seed = r->cfg.opts.seed;
+    return r->cfg.opts.error_feedback ? seed ^ (s->calls * 0x9e3779b97f4a7c15ULL) : seed;
+}
+
+/* The host sketch for this step: width, zeroed table, hashes. */
+static int choose_width(rb_reducer *r, rb_stats *st, uint64_t nnz_local)
+{
+    s2_state *s = r->impl;
     size_t cols;
-    RB_TRY(width_for(r, max_nnz, &cols));
+    RB_TRY(step_width(r, st, nnz_local, &cols));
     if (cols != s->cs.cols)   /* every rank takes this branch together */
         RB_TRY(rb_agree(r->comm, rb_cs_set_cols(&s->cs, cols)));   /* grows; zeroes */
     else
         rb_cs_zero(&s->cs);
     if (s->residual)
-        rb_cs_set_seed(&s->cs, r->cfg.opts.seed ^ (s->calls * 0x9e3779b97f4a7c15ULL));
-    st->sketch_cols = cols;
+        rb_cs_set_seed(&s->cs, call_seed(r, s));
     return RB_OK;
 }
 
@@ -219,11 +243,128 @@ static int s2_reduce(rb_reducer *r, float *grad, rb_stats *st)
     return RB_OK;
 }
 
+#if defined(HAVE_CUDA) && defined(HAVE_NCCL)
+#include "cuda/rb_kernels.h"
+
+/* The NCCL path: the same steps as s2_reduce with the buffers on the GPU
+ * and the kernels of src/cuda (same hashes, same median networks).  The
+ * bitmap OR is rb_device_bitmap_or's (allgather + OR below 16 ranks, a
+ * byte per row and ncclMax from 16), so its wire bytes differ from the
+ * host path's MPI_BOR allreduce. */
+typedef struct s2_device {
+    uint64_t *bitmap;        /* local rows, then the union */
+    void *or_scratch;        /* rb_device_bitmap_or */
+    float *table;            /* r x c sketch of this step */
+    float *residual;         /* error feedback, NULL when off */
+    size_t bitmap_cap, or_cap, table_cap, residual_cap;
+} s2_device;
+
+static void s2_device_free(s2_state *s)
+{
+    s2_device *d = s->dev;
+    if (!d)
+        return;
+    rb_device_release((void **)&d->bitmap, &d->bitmap_cap);
+    rb_device_release(&d->or_scratch, &d->or_cap);
+    rb_device_release((void **)&d->table, &d->table_cap);
+    rb_device_release((void **)&d->residual, &d->residual_cap);
+    free(d);
+    s->dev = NULL;
+}
+
+static int s2_device_init(rb_reducer *r, s2_state *s)
+{
+    s->dev = calloc(1, sizeof *s->dev);
+    if (!s->dev)
+        return rb_fail(RB_ERR_NOMEM, "s2: no memory");
+    s2_device *d = s->dev;
+    size_t nrows = r->cfg.rows, or_bytes = (size_t)r->size * 8 * s->words;
+    RB_TRY(rb_device_reserve((void **)&d->bitmap, &d->bitmap_cap, s->words * 8));
+    RB_TRY(rb_device_reserve(&d->or_scratch, &d->or_cap, nrows > or_bytes ? nrows : or_bytes));
+    if (r->cfg.opts.error_feedback) {
+        RB_TRY(rb_device_reserve((void **)&d->residual, &d->residual_cap, r->n * sizeof(float)));
+        RB_TRY(rb_device_zero(r, d->residual, r->n * sizeof(float)));
+        RB_TRY(rb_device_sync(r));
+    }
+    return RB_OK;
+}
+
+/* Width, zeroed table and hashes of this step's device sketch. */
+static int device_sketch_for_step(rb_reducer *r, rb_stats *st, uint64_t nnz_local,
+                                  rbk_sketch *sk)
+{
+    s2_state *s = r->impl;
+    s2_device *d = s->dev;
+    size_t cols;
+    RB_TRY(step_width(r, st, nnz_local, &cols));
+    size_t bytes = (size_t)s->cs.rows * cols * sizeof(float);
+    if (bytes > d->table_cap)   /* every rank takes this branch together */
+        RB_TRY(rb_agree(r->comm, rb_device_reserve((void **)&d->table, &d->table_cap, bytes)));
+    RB_TRY(rb_device_zero(r, d->table, bytes));
+    sk->rows = s->cs.rows;
+    sk->cols = cols;
+    uint64_t seed = call_seed(r, s);
+    for (int j = 0; j < sk->rows; j++)
+        rb_cs_row_coeffs(seed, j, &sk->co[j]);
+    return RB_OK;
+}
+
+static int s2_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
+{
+    s2_state *s = r->impl;
+    s2_device *d = s->dev;
+    cudaStream_t stream = (cudaStream_t)rb_device_stream(r);
+    const size_t n = r->n, nrows = r->cfg.rows, cols = r->cfg.cols;
+
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
+    if (n > 0)
+        RB_TRY(rb_device_check_buffer(r, dgrad));
+    if (d->residual)   /* g' = g + residual, residual = 0 (threshold 0 keeps all) */
+        RB_DEV(rbk_threshold(dgrad, d->residual, n, 0.0f, stream));
+    RB_DEV(rbk_bitmap_of_groups(dgrad, n, cols, d->bitmap, stream));
+    RB_TRY(rb_device_count_nonzero(r, dgrad, n, &st->nnz_local));
+    rbk_sketch sk;
+    RB_TRY(device_sketch_for_step(r, st, st->nnz_local, &sk));
+    s->calls++;
+    RB_DEV(rbk_cs_insert(&sk, d->table, dgrad, n, 0, stream));
+    if (d->residual) {   /* residual = g' - this rank's own estimate, on its rows */
+        RB_DEV(rbk_cs_decode(&sk, d->table, d->residual, n, cols, d->bitmap, 0, 1.0f, stream));
+        RB_DEV(rbk_subtract_from(d->residual, dgrad, n, stream));
+    }
+    RB_TRY(rb_device_sync(r));
+
+    rb_phase_start(r, st, RB_PHASE_COMM);
+    RB_TRY(rb_device_bitmap_or(r, st, d->bitmap, nrows, RB_BITMAP_AUTO, d->or_scratch));
+    RB_TRY(rb_device_download(r, s->bitmap, d->bitmap, s->words * sizeof *s->bitmap));
+    size_t union_rows = rb_bitmap_popcount(s->bitmap, nrows);
+    st->nnz_result = (uint64_t)union_rows * cols;
+    if (union_rows == 0)
+        return RB_OK;   /* same on every rank: nothing to send, grad is all zero */
+    RB_TRY(rb_device_allreduce_sum(r, st, d->table, (size_t)sk.rows * sk.cols));
+
+    /* Decoding writes every element: the estimate on union rows, 0 elsewhere. */
+    rb_phase_start(r, st, RB_PHASE_DECODE);
+    RB_DEV(rbk_cs_decode(&sk, d->table, dgrad, n, cols, d->bitmap, 0, 1.0f / (float)r->size,
+                         stream));
+    return rb_device_sync(r);
+}
+#define S2_REDUCE_DEVICE s2_reduce_device
+#else
+static void s2_device_free(s2_state *s) { (void)s; }
+static int s2_device_init(rb_reducer *r, s2_state *s)
+{
+    (void)r, (void)s;   /* unreachable: no NCCL transport without NCCL */
+    return rb_fail(RB_ERR_UNSUPPORTED, "s2: this build has no NCCL device path");
+}
+#define S2_REDUCE_DEVICE NULL
+#endif
+
 const rb_reducer_ops rb_s2_ops = {
     .name = "s2",
     .description = "S2 Reducer: OR-reduced row bitmap + sum-allreduced count sketch",
     .traits = RB_TRAIT_LOSSY,
     .init = s2_init,
     .reduce = s2_reduce,
+    .reduce_device = S2_REDUCE_DEVICE,
     .fini = s2_fini,
 };

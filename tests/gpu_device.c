@@ -5,8 +5,9 @@
  * (no hang, no crash), and the transport option parses.
  * With a GPU: every registered reducer reduces a device buffer to the same
  * bits as the host path (transport=staged: the same host code after a copy),
- * and with transport=nccl (one GPU per rank) dense matches within float
- * rounding.  Several ranks on one GPU: auto picks staged; nccl is refused
+ * and with transport=nccl (one GPU per rank) the reducers with an NCCL
+ * path (dense, s2 with and without error feedback, omnireduce) match it
+ * within float rounding.  Several ranks on one GPU: auto picks staged; nccl is refused
  * with a message. */
 #include "reducer.h"
 #include "rb_device.h"   /* NCCL transport helpers (bitmap OR, sendrecv) */
@@ -34,8 +35,9 @@ static void fill(float *x, size_t n, int r)
         x[i] = (i * 7 + (size_t)r) % 11 < 3 ? (float)((int)((i + (size_t)r) % 13) - 6) : 0.0f;
 }
 
+/* extra: one more "key=value" option, or NULL. */
 static int create(const char *name, size_t rows, size_t cols, rb_device dev, const char *transport,
-                  rb_reducer **out)
+                  const char *extra, rb_reducer **out)
 {
     rb_config c;
     rb_config_default(&c);
@@ -49,6 +51,8 @@ static int create(const char *name, size_t rows, size_t cols, rb_device dev, con
         if (rb_options_set(&c.opts, opt) != RB_OK)
             return -1;
     }
+    if (extra && rb_options_set(&c.opts, extra) != RB_OK)
+        return -1;
     return rb_create(&c, out);
 }
 
@@ -62,34 +66,40 @@ static void no_gpu_checks(void)
     rc = rb_device_select(MPI_COMM_WORLD, &dev);
     CHECK(rc == RB_ERR_DEVICE, "select without GPU: %s", rb_strerror(rc));
     rb_reducer *r = NULL;
-    rc = create("dense", 100, 1, RB_DEVICE_CUDA, NULL, &r);
+    rc = create("dense", 100, 1, RB_DEVICE_CUDA, NULL, NULL, &r);
     CHECK(rc == RB_ERR_DEVICE && r == NULL, "rb_create(cuda) without GPU: %s", rb_strerror(rc));
     if (rank == 0)
         printf("# no GPU: rb_create(device=cuda) fails with: %s\n", rb_last_error());
 }
 
-static void compare_reducer(const char *name, size_t rows, size_t cols, const char *transport)
+/* Two calls on fresh inputs (the second sees state the first left: the
+ * s2 residual, the gossip step), device against host. */
+static void compare_reducer(const char *name, size_t rows, size_t cols, const char *transport,
+                            const char *extra)
 {
     size_t n = rows * cols;
     float *h = malloc((n + 1) * 4), *d_back = malloc((n + 1) * 4), *dbuf = NULL;
-    fill(h, n, rank);
     if (cudaMalloc((void **)&dbuf, (n + 1) * 4) != cudaSuccess) {
         CHECK(0, "cudaMalloc");
         exit(99);
     }
-    cudaMemcpy(dbuf, h, n * 4, cudaMemcpyHostToDevice);
+    const char *label = extra ? extra : "";
     rb_reducer *rh = NULL, *rd = NULL;
-    int ch = create(name, rows, cols, RB_DEVICE_HOST, NULL, &rh);
-    int cd = create(name, rows, cols, RB_DEVICE_CUDA, transport, &rd);
-    CHECK(cd == ch, "%s %zux%zu %s: create host %s, device %s (%s)", name, rows, cols, transport,
-          rb_strerror(ch), rb_strerror(cd), rb_last_error());
-    if (ch == RB_OK && cd == RB_OK) {
+    int ch = create(name, rows, cols, RB_DEVICE_HOST, NULL, extra, &rh);
+    int cd = create(name, rows, cols, RB_DEVICE_CUDA, transport, extra, &rd);
+    CHECK(cd == ch, "%s %s %zux%zu %s: create host %s, device %s (%s)", name, label, rows, cols,
+          transport, rb_strerror(ch), rb_strerror(cd), rb_last_error());
+    for (int call = 0; call < 2 && ch == RB_OK && cd == RB_OK; call++) {
+        fill(h, n, rank + 3 * call);
+        cudaMemcpy(dbuf, h, n * 4, cudaMemcpyHostToDevice);
         rb_stats sh, sd;
         int a = rb_reduce(rh, h, &sh), b = rb_reduce(rd, dbuf, &sd);
-        CHECK(a == b, "%s %s: reduce host %s, device %s (%s)", name, transport, rb_strerror(a),
-              rb_strerror(b), rb_last_error());
+        CHECK(a == b, "%s %s %s call %d: reduce host %s, device %s (%s)", name, label, transport,
+              call, rb_strerror(a), rb_strerror(b), rb_last_error());
         cudaMemcpy(d_back, dbuf, n * 4, cudaMemcpyDeviceToHost);
         size_t bad = 0, first = n;
+        /* Staged: the host code on a copy, so the same bits.  NCCL sums in
+         * another order, and its bitmap OR sends other bytes. */
         int exact_bits = strcmp(transport, "nccl") != 0;
         for (size_t i = 0; i < n; i++) {
             int differ = exact_bits ? memcmp(&h[i], &d_back[i], 4) != 0
@@ -98,14 +108,19 @@ static void compare_reducer(const char *name, size_t rows, size_t cols, const ch
                 first = i;
         }
         if (bad)
-            fprintf(stderr, "[%d] %s: first difference at %zu: host %g, device %g (stats: host sent %llu partner %d, "
-                    "device sent %llu partner %d)\n", rank, name, first, h[first], d_back[first],
-                    (unsigned long long)sh.bytes_sent, sh.partner, (unsigned long long)sd.bytes_sent, sd.partner);
-        CHECK(a != RB_OK || bad == 0, "%s %zux%zu transport=%s: %zu of %zu differ from the host path",
-              name, rows, cols, transport, bad, n);
+            fprintf(stderr, "[%d] %s %s call %d: first difference at %zu: host %g, device %g "
+                    "(stats: host sent %llu partner %d, device sent %llu partner %d)\n", rank, name,
+                    label, call, first, h[first], d_back[first], (unsigned long long)sh.bytes_sent,
+                    sh.partner, (unsigned long long)sd.bytes_sent, sd.partner);
+        CHECK(a != RB_OK || bad == 0, "%s %s %zux%zu transport=%s call %d: %zu of %zu differ from "
+              "the host path", name, label, rows, cols, transport, call, bad, n);
         CHECK(a != RB_OK || sd.bytes_sent == sh.bytes_sent || !exact_bits,
               "%s: bytes sent host %llu, device %llu", name, (unsigned long long)sh.bytes_sent,
               (unsigned long long)sd.bytes_sent);
+        CHECK(a != RB_OK || (sd.nnz_local == sh.nnz_local && sd.nnz_result == sh.nnz_result),
+              "%s %s %s call %d: nnz local/result host %llu/%llu, device %llu/%llu", name, label,
+              transport, call, (unsigned long long)sh.nnz_local, (unsigned long long)sh.nnz_result,
+              (unsigned long long)sd.nnz_local, (unsigned long long)sd.nnz_result);
     }
     rb_destroy(rh);
     rb_destroy(rd);
@@ -120,7 +135,7 @@ static void compare_reducer(const char *name, size_t rows, size_t cols, const ch
 static void nccl_helpers(void)
 {
     rb_reducer *r = NULL;
-    if (create("dense", 1, 1, RB_DEVICE_CUDA, "nccl", &r) != RB_OK) {
+    if (create("dense", 1, 1, RB_DEVICE_CUDA, "nccl", NULL, &r) != RB_OK) {
         CHECK(0, "create dense nccl: %s", rb_last_error());
         return;
     }
@@ -195,20 +210,29 @@ int main(int argc, char **argv)
         static const size_t shapes[][2] = {{0, 1}, {1, 1}, {1000, 1}, {300, 33}};
         for (size_t i = 0; i < rb_reducer_count(); i++)
             for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-                compare_reducer(rb_reducer_name_at(i), shapes[s][0], shapes[s][1], "staged");
-                compare_reducer(rb_reducer_name_at(i), shapes[s][0], shapes[s][1], "auto");
+                compare_reducer(rb_reducer_name_at(i), shapes[s][0], shapes[s][1], "staged", NULL);
+                compare_reducer(rb_reducer_name_at(i), shapes[s][0], shapes[s][1], "auto", NULL);
             }
+        compare_reducer("s2", 300, 33, "staged", "error_feedback=on");
         /* NCCL needs one GPU per rank. */
         int ranks_per_gpu_ok = nranks <= ngpu, all_ok = 0;
         MPI_Allreduce(&ranks_per_gpu_ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
 #ifdef HAVE_NCCL
         if (all_ok) {
-            compare_reducer("dense", 1000, 1, "nccl");
-            compare_reducer("dense", 300, 33, "nccl");
+            /* The reducers with an NCCL path (the others stage through
+             * the host under transport=nccl too). */
+            static const char *const direct[] = {"dense", "s2", "omnireduce"};
+            for (size_t i = 0; i < sizeof direct / sizeof direct[0]; i++)
+                for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+                    compare_reducer(direct[i], shapes[s][0], shapes[s][1], "nccl", NULL);
+            compare_reducer("s2", 300, 33, "nccl", "error_feedback=on");
+            compare_reducer("s2", 300, 33, "nccl", "sketch_rows=3");
+            compare_reducer("s2", 300, 33, "nccl", "sketch_rows=5");
+            compare_reducer("omnireduce", 1000, 1, "nccl", "block_size=7");
             nccl_helpers();
         } else {
             rb_reducer *r = NULL;
-            int rc = create("dense", 10, 1, RB_DEVICE_CUDA, "nccl", &r);
+            int rc = create("dense", 10, 1, RB_DEVICE_CUDA, "nccl", NULL, &r);
             CHECK(rc != RB_OK && strstr(rb_last_error(), "staged"), "nccl with shared GPU: %s (%s)",
                   rb_strerror(rc), rb_last_error());
             rb_destroy(r);

@@ -299,6 +299,24 @@ static void test_sparsify(void)
         bad += gx[i] != (keep ? v : 0.0f) || gr[i] != (keep ? 0.0f : v);
     }
     CHECK(bad == 0, "threshold with error feedback: %zu wrong", bad);
+    /* threshold 0 with a residual: x += residual, residual = 0 (s2's error
+     * feedback on the device), then residual = x - residual */
+    CU(cudaMemcpy(dx, x, n * 4, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dr, res, n * 4, cudaMemcpyHostToDevice));
+    CU(rbk_threshold(dx, dr, n, 0.0f, 0));
+    to_host(gx, dx, n * 4);
+    to_host(gr, dr, n * 4);
+    bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += gx[i] != x[i] + res[i] || gr[i] != 0.0f;
+    CHECK(bad == 0, "threshold 0 adds and clears the residual: %zu wrong", bad);
+    CU(cudaMemcpy(dr, res, n * 4, cudaMemcpyHostToDevice));
+    CU(rbk_subtract_from(dr, dx, n, 0));
+    to_host(gr, dr, n * 4);
+    bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += gr[i] != gx[i] - res[i];
+    CHECK(bad == 0, "subtract_from: %zu wrong", bad);
     /* top-k threshold = k-th largest |x| */
     float *a = malloc(n * 4);
     for (size_t i = 0; i < n; i++)

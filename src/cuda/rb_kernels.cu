@@ -29,6 +29,13 @@ __global__ void scale_kernel(float *x, size_t n, float s)
         x[i] *= s;
 }
 
+__global__ void subtract_from_kernel(float *y, const float *x, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        y[i] = x[i] - y[i];
+}
+
 /* ---- ordered compaction: tile t of kTile items is handled by block t in
  * kRounds rounds; per round a warp ballot gives each item its rank.
  * Pass 1 counts per tile, pass 2 scans the tile counts, pass 3 writes. */
@@ -465,6 +472,14 @@ int rbk_scale(float *x, size_t n, float s, cudaStream_t stream)
     if (n == 0)
         return 0;
     scale_kernel<<<grid_for(n), kThreads, 0, stream>>>(x, n, s);
+    return launch_status();
+}
+
+int rbk_subtract_from(float *y, const float *x, size_t n, cudaStream_t stream)
+{
+    if (n == 0)
+        return 0;
+    subtract_from_kernel<<<grid_for(n), kThreads, 0, stream>>>(y, x, n);
     return launch_status();
 }
 

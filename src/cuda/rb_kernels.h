@@ -22,6 +22,8 @@ extern "C" {
 
 /* x *= s */
 int rbk_scale(float *x, size_t n, float s, cudaStream_t stream);
+/* y = x - y (s2's error feedback: residual = gradient - estimate) */
+int rbk_subtract_from(float *y, const float *x, size_t n, cudaStream_t stream);
 
 /* ---- non-zero scan and compaction (index order, like rb_pack_nonzero) */
 /* Scratch bytes rbk_pack_nonzero needs for n elements. */
