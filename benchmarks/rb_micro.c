@@ -80,7 +80,8 @@ static void usage(void)
 "  -O, --option KEY=VALUE     reducer option (repeatable), see below\n"
 "\n"
 "Sizes and timing (bytes of the dense float buffer):\n"
-"  -m, --message-size MIN:MAX sizes from MIN to MAX, x2 steps (default 4K:4M)\n"
+"  -m, --message-size [MIN:]MAX  sizes from MIN to MAX, x2 steps (default\n"
+"                             4K:4M; a bare MAX starts at 4K or at MAX if smaller)\n"
 "  -b, --minbytes N           first size (K/M/G suffixes)\n"
 "  -e, --maxbytes N           last size\n"
 "  -f, --stepfactor F         multiply the size by F each step (default 2)\n"
@@ -133,16 +134,24 @@ enum { OPT_REDUCER = 256, OPT_DENSITY, OPT_LAYOUT, OPT_OVERLAP, OPT_COLS, OPT_SH
        OPT_SEED, OPT_FORCE, OPT_NO_CHECK, OPT_BIND,
        OPT_COMPUTE };
 
+/* OSU's form: MIN:MAX, MIN: or :MAX keep the other bound, a bare MAX runs
+ * from the default first size (4K, or MAX itself when smaller). */
 static void parse_msg_range(const char *arg, micro_opts *o)
 {
     const char *colon = strchr(arg, ':');
+    if (!colon) {
+        if (bench_parse_size(arg, &o->max_bytes))
+            bench_usage_error(PROG, "-m/--message-size: '%s' is not [MIN:]MAX (bytes, K/M/G suffixes)", arg);
+        o->min_bytes = o->max_bytes < 4096 ? o->max_bytes : 4096;
+        return;
+    }
     char lo[64] = "", hi[64] = "";
-    if (!colon || (size_t)(colon - arg) >= sizeof lo || strlen(colon + 1) >= sizeof hi)
-        bench_usage_error(PROG, "-m/--message-size: '%s' is not MIN:MAX", arg);
+    if ((size_t)(colon - arg) >= sizeof lo || strlen(colon + 1) >= sizeof hi)
+        bench_usage_error(PROG, "-m/--message-size: '%s' is not [MIN:]MAX", arg);
     memcpy(lo, arg, (size_t)(colon - arg));
     strcpy(hi, colon + 1);
     if ((lo[0] && bench_parse_size(lo, &o->min_bytes)) || (hi[0] && bench_parse_size(hi, &o->max_bytes)))
-        bench_usage_error(PROG, "-m/--message-size: '%s' is not MIN:MAX (bytes, K/M/G suffixes)", arg);
+        bench_usage_error(PROG, "-m/--message-size: '%s' is not [MIN:]MAX (bytes, K/M/G suffixes)", arg);
 }
 
 static void parse_shape(const char *arg, micro_opts *o)

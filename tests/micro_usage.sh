@@ -29,7 +29,8 @@ expect_usage --layout --layout row
 expect_usage --shape --shape 10y3
 expect_usage --shape --shape 10x0
 expect_usage --seed --seed -4
-expect_usage -m -m 4K
+expect_usage -m -m 4Q
+expect_usage -m -m ::
 expect_usage -m -m 1M:4K
 expect_usage -m -m 4X:8K
 expect_usage -b -b xyz
@@ -49,6 +50,15 @@ expect_usage "key=value" -O novalue
 expect_usage "unknown option" --frobnicate
 expect_usage "needs a value" --density
 expect_usage "unexpected argument" stray
+
+# OSU's -m MAX: from the default first size (4K) to MAX; below 4K, MAX alone.
+sizes_of() {  # ARGS...: the size column of rb_micro's dense table
+    "$micro" -o none -q --reducer dense -i 1 -x 0 "$@" 2>"$tmp/err" | awk '!/^#/ && NF { print $1 }' | tr '\n' ' '
+}
+got=$(sizes_of -m 16K)
+[ "$got" = "4096 8192 16384 " ] || { echo "FAIL: -m 16K ran sizes '$got', want 4096 8192 16384"; cat "$tmp/err"; fail=1; }
+got=$(sizes_of -m 1K)
+[ "$got" = "1024 " ] || { echo "FAIL: -m 1K ran sizes '$got', want 1024"; cat "$tmp/err"; fail=1; }
 
 "$micro" --help >"$tmp/help" 2>&1 || { echo "FAIL: --help exited non-zero"; fail=1; }
 for word in --reducer --density --layout --overlap --cols --shape --seed --option \
