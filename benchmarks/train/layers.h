@@ -23,8 +23,8 @@ typedef struct layer {
     size_t n_w, n_b;           /* parameter counts */
     float *w, *b, *dw, *db;    /* views into the model's buffers (NULL if none) */
     int max_batch;
-    float *col, *dcol;         /* conv scratch: im2col of the input (transposed), its gradient;
-                                  dcol also holds the forward output channel-major */
+    float *col, *dcol;         /* conv scratch: im2col of the input (pixels x patch), its
+                                  gradient */
     int32_t *argmax;           /* pool: input index of each output */
 } layer;
 
