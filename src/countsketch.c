@@ -390,7 +390,7 @@ void rb_cs_query_run(const rb_countsketch *cs, uint64_t x0, float *out, size_t l
             lanes_start(&w[j], &cs->co[j], x0);
     for (size_t lo = 0; lo < len; lo += CHUNK) {
         size_t n = len - lo < CHUNK ? len - lo : CHUNK;
-        float *dst[RB_CS_MAX_ROWS];
+        float *dst[RB_CS_MAX_ROWS] = {0};   /* rows >= r unused (GCC -O3 cannot tell) */
         for (int j = 0; j < r; j++)
             dst[j] = r == 1 ? out + lo : est[j];   /* one row: no median, no copy */
         if (walk)

@@ -195,7 +195,7 @@ static uint64_t call_seed(const rb_reducer *r, const s2_state *s)
 static int choose_width(rb_reducer *r, rb_stats *st, uint64_t nnz_local)
 {
     s2_state *s = r->impl;
-    size_t cols;
+    size_t cols = 1;
     RB_TRY(step_width(r, st, nnz_local, &cols));
     if (cols != s->cs.cols)   /* every rank takes this branch together */
         RB_TRY(rb_agree(r->comm, rb_cs_set_cols(&s->cs, cols)));   /* grows; zeroes */
@@ -295,7 +295,7 @@ static int device_sketch_for_step(rb_reducer *r, rb_stats *st, uint64_t nnz_loca
 {
     s2_state *s = r->impl;
     s2_device *d = s->dev;
-    size_t cols;
+    size_t cols = 1;
     RB_TRY(step_width(r, st, nnz_local, &cols));
     size_t bytes = (size_t)s->cs.rows * cols * sizeof(float);
     if (bytes > d->table_cap)   /* every rank takes this branch together */
