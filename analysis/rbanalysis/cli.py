@@ -391,5 +391,6 @@ def print_summary(archive, outdir, result):
             print("... %d more groups in the report" % (len(groups) - 10))
     print("\nHeadline claims:")
     for _, r in result["claims"].iterrows():
-        print("  %-60s paper %-6s %-9s %s" % (r["claim"], r["paper"], r["data"],
-                                             claims.format_measured(r)))
+        flag = "  [%s]" % r["verdict"] if str(r["verdict"]).startswith("inconclusive") else ""
+        print("  %-60s paper %-6s %-9s %s%s" % (r["claim"], r["paper"], r["data"],
+                                               claims.format_measured(r), flag))

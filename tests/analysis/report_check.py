@@ -195,6 +195,12 @@ def check_inputs(d, md, runs, refused, training):
             fail("claim %r has no points but does not say so" % c["claim"])
         if not training and ("training" in c["claim"] or "Gossip" in c["claim"]) and measured:
             fail("claim %r measured without training data" % c["claim"])
+        # An efficiency above 110% means the `none` reference was the slower
+        # run: never a "meets the claim".
+        if "efficiency" in c["claim"] and measured:
+            odd = c["measured_median"] > 1.1
+            if odd != c["verdict"].startswith("inconclusive"):
+                fail("efficiency %.3f has verdict %r" % (c["measured_median"], c["verdict"]))
     print("ok: inputs, refusals and claims table")
 
 
