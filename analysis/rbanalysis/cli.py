@@ -174,17 +174,34 @@ def section_inputs(doc, archive, rows):
         "holds": run_contents(r),
         "host": r.meta["host"], "cluster": r.meta["cluster"], "job_id": r.meta["job_id"],
         "array_task": r.meta["array_task"], "partition": r.meta["partition"],
-        "ranks": r.meta["ranks"], "nodes": r.meta["nodes"], "version": r.meta["version"],
+        "ranks": r.meta["ranks"], "nodes": r.meta["nodes"],
+        "pus/node": r.meta["pus"] if r.meta["pus"] else "-", "version": r.meta["version"],
         "schema": r.meta["schema_version"], "git": r.meta["git_revision"],
         "start": r.meta["date"], "end": r.meta["end_time"], "file": r.path} for r in runs])
     doc.table(meta, "runs", columns={c: c for c in meta.columns if c != "file"})
     warns = micro.comparability_warnings(rows) if not rows.empty else []
+    crowded = oversubscription_warning(runs)
+    if crowded:
+        warns.insert(0, crowded)
     if any(load.run_kind(r.meta) == "simulated" for r in runs):
         warns.insert(0, "simulated results (root attribute simulated=1) are present: every "
                         "table has a `kind` column and they are never pooled with measured ones")
     if warns:
         doc.heading(3, "Comparability")
         doc.bullets(warns)
+
+
+def oversubscription_warning(runs):
+    """One line when measured runs had more ranks per node than cores."""
+    crowded = [r for r in runs if load.oversubscribed(r.meta)]
+    if not crowded:
+        return ""
+    r = crowded[0]
+    return ("%d of %d measured run(s) ran more ranks per node than the node has processing "
+            "units (e.g. %s: %s ranks on %s): their times include waiting for a core and "
+            "vary from run to run, so use them for correctness and bytes, not for speed"
+            % (len(crowded), sum(load.run_kind(x.meta) == "measured" for x in runs),
+               r.label, load.ranks_per_node(r.meta), r.meta["pus"]))
 
 
 def run_contents(run):
@@ -389,6 +406,9 @@ def print_summary(archive, outdir, result):
                                                       fmt(dense.min()) if len(dense) else "-"))
         if len(groups) > 10:
             print("... %d more groups in the report" % (len(groups) - 10))
+    crowded = oversubscription_warning(archive.runs)
+    if crowded:
+        print("\nWarning: " + crowded)
     print("\nHeadline claims:")
     for _, r in result["claims"].iterrows():
         flag = "  [%s]" % r["verdict"] if str(r["verdict"]).startswith("inconclusive") else ""

@@ -261,6 +261,7 @@ def _load_run(path, name, grp):
     attrs = read_attrs(grp)
     meta = normalise_meta(attrs)
     check_run(meta)
+    meta["pus"] = _node_pus(grp)
     run = Run(path=path, name=name, meta=meta, attrs=attrs)
     if "micro" in grp:
         run.micro = read_micro(grp["micro"])
@@ -275,6 +276,30 @@ def _load_run(path, name, grp):
             if df is not None:
                 _add_meta_columns(df, run)
     return run
+
+
+def _node_pus(grp):
+    """Processing units of rank 0's node (hwloc's /topology), None if unknown."""
+    topo = grp.get("topology")
+    if topo is None:
+        return None
+    a = read_attrs(topo)
+    if _as_int(a.get("available"), 0) != 1:
+        return None
+    return _as_int(a.get("pus")) or None
+
+
+def ranks_per_node(meta):
+    ranks, nodes = _as_int(meta.get("ranks")), _as_int(meta.get("nodes")) or 1
+    return -(-ranks // nodes) if ranks else None
+
+
+def oversubscribed(meta):
+    """A measured run with more ranks per node than the node has processing
+    units: its times include waiting for a core (simulated ranks share one
+    host process by design and are not counted)."""
+    rpn, pus = ranks_per_node(meta), meta.get("pus")
+    return run_kind(meta) == "measured" and bool(rpn and pus and rpn > pus)
 
 
 def run_kind(meta):

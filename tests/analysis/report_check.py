@@ -201,7 +201,34 @@ def check_inputs(d, md, runs, refused, training):
             odd = c["measured_median"] > 1.1
             if odd != c["verdict"].startswith("inconclusive"):
                 fail("efficiency %.3f has verdict %r" % (c["measured_median"], c["verdict"]))
+    check_crowding(d, md)
     print("ok: inputs, refusals and claims table")
+
+
+def check_crowding(d, md):
+    """The oversubscription warning, recomputed from each run's HDF5 file:
+    ranks per node against /topology's processing units."""
+    runs = pd.read_csv(os.path.join(d, "tables", "runs.csv"))
+    crowded = measured = 0
+    for _, r in runs.iterrows():
+        with h5py.File(r["file"], "r") as f:
+            # a merged archive keeps each run under /runs/<name> (label FILE:NAME)
+            name = r["run"].split(":", 1)[1] if ":" in r["run"] else None
+            g = f["runs"][name] if name else f
+            a, t = g.attrs, g["topology"].attrs if "topology" in g else {}
+            if int(a.get("simulated", 0)) == 1:
+                continue
+            measured += 1
+            nodes = max(int(a.get("nodes", 1)), 1)
+            rpn = -(-int(a["ranks"]) // nodes)
+            if int(t.get("available", 0)) == 1 and rpn > int(t["pus"]):
+                crowded += 1
+    want = "%d of %d measured run(s) ran more ranks per node" % (crowded, measured)
+    if crowded and want not in md:
+        fail("report.md lacks the warning %r" % want)
+    if not crowded and "ran more ranks per node" in md:
+        fail("report.md warns of oversubscription, but no run had more ranks than cores")
+    print("ok: oversubscription warning matches HDF5 (%d of %d runs)" % (crowded, measured))
 
 
 def train_tables(path, label):
