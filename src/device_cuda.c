@@ -312,7 +312,7 @@ unsigned long long *rb_device_counter(rb_reducer *r)
     return c->d_count;
 }
 
-int rb_device_read_counter(rb_reducer *r, uint64_t *value)
+static int read_counter(rb_reducer *r, uint64_t *value)
 {
     rb_cuda_ctx *c = r->device_ctx;
     unsigned long long h = 0;
@@ -351,7 +351,7 @@ int rb_device_count_nonzero(rb_reducer *r, const float *dbuf, size_t n, uint64_t
 {
     rb_cuda_ctx *c = r->device_ctx;
     RB_CUDA((cudaError_t)rbk_count_nonzero(dbuf, n, c->d_count, c->stream));
-    return rb_device_read_counter(r, nnz);
+    return read_counter(r, nnz);
 }
 
 int rb_device_scale(rb_reducer *r, float *dbuf, size_t n, float s)

@@ -47,9 +47,7 @@ void rb_device_release(void **dbuf, size_t *cap);
 int rb_device_download(rb_reducer *r, void *host, const void *dev, size_t bytes);
 /* Zero device memory (ordered on the library's stream). */
 int rb_device_zero(rb_reducer *r, void *dev, size_t bytes);
-/* The device counter for rbk_* counts and compactions (d_count), and its
- * value read back to the host. */
+/* The device counter rbk_* counts and compactions write (d_count). */
 unsigned long long *rb_device_counter(rb_reducer *r);
-int rb_device_read_counter(rb_reducer *r, uint64_t *value);
 
 #endif

@@ -152,6 +152,7 @@ def build_report(archive, outdir, inputs, targets):
     with open(os.path.join(outdir, "report.html"), "w") as f:
         f.write(doc.html("reducerbench report"))
     return {"rows": rows, "agg": agg, "claims": ctab, "figures": figs, "summary": summ,
+            "crowded": oversubscription_warning(archive.runs),
             "tables": doc.csv_files}
 
 
@@ -406,9 +407,8 @@ def print_summary(archive, outdir, result):
                                                       fmt(dense.min()) if len(dense) else "-"))
         if len(groups) > 10:
             print("... %d more groups in the report" % (len(groups) - 10))
-    crowded = oversubscription_warning(archive.runs)
-    if crowded:
-        print("\nWarning: " + crowded)
+    if result["crowded"]:
+        print("\nWarning: " + result["crowded"])
     print("\nHeadline claims:")
     for _, r in result["claims"].iterrows():
         flag = "  [%s]" % r["verdict"] if str(r["verdict"]).startswith("inconclusive") else ""
