@@ -425,25 +425,76 @@ int rb_device_bitmap_or(rb_reducer *r, rb_stats *st, uint64_t *dbm, size_t nbits
     return RB_OK;
 }
 
+/* Post the exchange on `stream` (NULL: the library's) without waiting. */
+int rb_device_post_sendrecv(rb_reducer *r, rb_stats *st, const float *sbuf, int dest,
+                            float *rbuf, int src, size_t n, void *stream)
+{
+    rb_cuda_ctx *c = r->device_ctx;
+    if (!direct_comm(r))
+        return rb_fail(RB_ERR_STATE, "rb_device_sendrecv without the NCCL transport");
+    cudaStream_t s = stream ? (cudaStream_t)stream : c->stream;
+    RB_NCCL(ncclGroupStart());
+    if (dest != MPI_PROC_NULL)
+        RB_NCCL(ncclSend(sbuf, n, ncclFloat, dest, c->nccl, s));
+    if (src != MPI_PROC_NULL)
+        RB_NCCL(ncclRecv(rbuf, n, ncclFloat, src, c->nccl, s));
+    RB_NCCL(ncclGroupEnd());
+    if (dest != MPI_PROC_NULL)
+        st->bytes_sent += (uint64_t)n * sizeof(float);
+    if (src != MPI_PROC_NULL)
+        st->bytes_recv += (uint64_t)n * sizeof(float);
+    return RB_OK;
+}
+
 /* Exchange n floats with partner ranks (gossip): send to dest, receive
  * from src, either may be MPI_PROC_NULL. */
 int rb_device_sendrecv(rb_reducer *r, rb_stats *st, const float *sbuf, int dest, float *rbuf,
                        int src, size_t n)
 {
+    RB_TRY(rb_device_post_sendrecv(r, st, sbuf, dest, rbuf, src, n, NULL));
+    return rb_device_sync(r);
+}
+
+/* Counted as rb_allgather: (p-1) x count words each way. */
+int rb_device_allgather_u64(rb_reducer *r, rb_stats *st, const uint64_t *dsend,
+                            uint64_t *drecv, size_t count)
+{
     rb_cuda_ctx *c = r->device_ctx;
     if (!direct_comm(r))
-        return rb_fail(RB_ERR_STATE, "rb_device_sendrecv without the NCCL transport");
+        return rb_fail(RB_ERR_STATE, "rb_device_allgather_u64 without the NCCL transport");
+    if (count == 0)
+        return RB_OK;
+    RB_NCCL(ncclAllGather(dsend, drecv, count, ncclUint64, c->nccl, c->stream));
+    RB_CUDA(cudaStreamSynchronize(c->stream));
+    uint64_t p = (uint64_t)r->size, b = (uint64_t)count * 8;
+    st->bytes_sent += (p - 1) * b;
+    st->bytes_recv += (p - 1) * b;
+    return RB_OK;
+}
+
+/* NCCL has no allgatherv: one broadcast per rank with data, in one group
+ * (NCCL's own idiom; non-roots pass their receive slot as the unused send
+ * buffer).  Counted as rb_allgatherv (ring model). */
+int rb_device_allgatherv_u64(rb_reducer *r, rb_stats *st, const uint64_t *dsend,
+                             uint64_t *drecv, const uint64_t *counts, const uint64_t *displs)
+{
+    rb_cuda_ctx *c = r->device_ctx;
+    if (!direct_comm(r))
+        return rb_fail(RB_ERR_STATE, "rb_device_allgatherv_u64 without the NCCL transport");
+    uint64_t total = 0;
     RB_NCCL(ncclGroupStart());
-    if (dest != MPI_PROC_NULL)
-        RB_NCCL(ncclSend(sbuf, n, ncclFloat, dest, c->nccl, c->stream));
-    if (src != MPI_PROC_NULL)
-        RB_NCCL(ncclRecv(rbuf, n, ncclFloat, src, c->nccl, c->stream));
+    for (int q = 0; q < r->size; q++) {
+        total += counts[q];
+        uint64_t *slot = drecv + displs[q];
+        if (counts[q])
+            RB_NCCL(ncclBroadcast(q == r->rank ? (const void *)dsend : slot, slot,
+                                  (size_t)counts[q], ncclUint64, q, c->nccl, c->stream));
+    }
     RB_NCCL(ncclGroupEnd());
     RB_CUDA(cudaStreamSynchronize(c->stream));
-    if (dest != MPI_PROC_NULL)
-        st->bytes_sent += (uint64_t)n * sizeof(float);
-    if (src != MPI_PROC_NULL)
-        st->bytes_recv += (uint64_t)n * sizeof(float);
+    uint64_t p = (uint64_t)r->size;
+    st->bytes_sent += (p - 1) * total * 8 / p;
+    st->bytes_recv += (total - counts[r->rank]) * 8;
     return RB_OK;
 }
 #else

@@ -34,6 +34,18 @@ int rb_device_bitmap_or(rb_reducer *r, rb_stats *st, uint64_t *dbm, size_t nbits
                         void *scratch);
 int rb_device_sendrecv(rb_reducer *r, rb_stats *st, const float *sbuf, int dest, float *rbuf,
                        int src, size_t n);
+/* The same, posted on `stream` (a cudaStream_t; NULL: the library's) and
+ * not waited for: the caller synchronises that stream before it uses rbuf
+ * or changes sbuf (gossip's asynchronous mode).  Counted when posted. */
+int rb_device_post_sendrecv(rb_reducer *r, rb_stats *st, const float *sbuf, int dest,
+                            float *rbuf, int src, size_t n, void *stream);
+/* Allgather of count words per rank, and allgatherv of counts[q] words from
+ * rank q to drecv + displs[q] (grouped ncclBroadcast); counted as
+ * rb_allgather / rb_allgatherv.  NCCL builds only. */
+int rb_device_allgather_u64(rb_reducer *r, rb_stats *st, const uint64_t *dsend,
+                            uint64_t *drecv, size_t count);
+int rb_device_allgatherv_u64(rb_reducer *r, rb_stats *st, const uint64_t *dsend,
+                             uint64_t *drecv, const uint64_t *counts, const uint64_t *displs);
 
 /* Building blocks of the reducers' device paths (CUDA builds). */
 /* RB_ERR_DEVICE naming `what` unless cuda_rc (a cudaError_t) is 0. */

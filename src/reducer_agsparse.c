@@ -9,8 +9,10 @@
  * Wire bytes per rank (ring model, docs/wire-bytes.md), K = sum of counts:
  *   sent = 8(p-1) + 8K(p-1)/p,  recv = 8(p-1) + 8(K - k_self).
  * The allgatherv takes int counts: more than INT_MAX pairs in all is
- * refused with RB_ERR_UNSUPPORTED on every rank (they all see the same K). */
-#include "rb_internal.h"
+ * refused with RB_ERR_UNSUPPORTED on every rank (they all see the same K).
+ * Device buffers under transport=nccl stay on the GPU (agsparse_reduce_device,
+ * same wire bytes). */
+#include "rb_device.h"
 #include "sparse.h"
 
 #include <limits.h>
@@ -23,11 +25,16 @@ typedef struct agsparse_state {
     uint64_t *nnz_of;       /* per rank */
     int *counts, *displs;   /* per rank, for the allgatherv */
     uint64_t *seen;         /* bitmap of n bits: the union support */
+    struct agsparse_device *dev;   /* device buffers of the NCCL path, else NULL */
 } agsparse_state;
+
+static void agsparse_device_free(agsparse_state *s);
+static int agsparse_device_init(rb_reducer *r, agsparse_state *s);
 
 static void agsparse_fini(rb_reducer *r)
 {
     agsparse_state *s = r->impl;
+    agsparse_device_free(s);
     free(s->send);
     free(s->recv);
     free(s->nnz_of);
@@ -51,7 +58,7 @@ static int agsparse_init(rb_reducer *r)
     s->seen = rb_calloc(rb_bitmap_words(r->n), sizeof *s->seen);
     if (!s->nnz_of || !s->counts || !s->displs || !s->seen)
         return rb_fail(RB_ERR_NOMEM, "agsparse: no memory for %zu ranks / %zu elements", p, r->n);
-    return RB_OK;
+    return rb_device_direct(r) ? agsparse_device_init(r, s) : RB_OK;
 }
 
 /* Union support size: distinct indices over all received pairs. */
@@ -102,11 +109,114 @@ static int agsparse_reduce(rb_reducer *r, float *grad, rb_stats *st)
     return RB_OK;
 }
 
+#if defined(HAVE_CUDA) && defined(HAVE_NCCL)
+#include "cuda/rb_kernels.h"
+
+/* The NCCL path: pack on the GPU, ncclAllGather of the counts (they come
+ * to the host to size the exchange), grouped ncclBroadcast of every rank's
+ * pairs (NCCL has no allgatherv), then the same decode as the host path:
+ * zero the local support, add each rank's pairs scaled by 1/p, one launch
+ * per rank in rank order (indices are distinct within a rank, so no
+ * atomics and the host path's summation order). */
+typedef struct agsparse_device {
+    rb_pair *send, *recv;
+    uint64_t *counts;       /* device: every rank's count */
+    uint64_t *displs;       /* host: where rank q's pairs start in recv */
+    uint64_t *seen;         /* device union bitmap */
+    void *scratch;          /* rbk_pack_nonzero */
+    size_t send_cap, recv_cap, counts_cap, seen_cap, scratch_cap;
+} agsparse_device;
+
+static void agsparse_device_free(agsparse_state *s)
+{
+    agsparse_device *d = s->dev;
+    if (!d)
+        return;
+    rb_device_release((void **)&d->send, &d->send_cap);
+    rb_device_release((void **)&d->recv, &d->recv_cap);
+    rb_device_release((void **)&d->counts, &d->counts_cap);
+    rb_device_release((void **)&d->seen, &d->seen_cap);
+    rb_device_release(&d->scratch, &d->scratch_cap);
+    free(d->displs);
+    free(d);
+    s->dev = NULL;
+}
+
+static int agsparse_device_init(rb_reducer *r, agsparse_state *s)
+{
+    agsparse_device *d = s->dev = calloc(1, sizeof *s->dev);
+    if (!d || !(d->displs = rb_calloc((size_t)r->size, sizeof *d->displs)))
+        return rb_fail(RB_ERR_NOMEM, "agsparse: no memory");
+    RB_TRY(rb_device_reserve((void **)&d->counts, &d->counts_cap, (size_t)r->size * 8));
+    RB_TRY(rb_device_reserve((void **)&d->seen, &d->seen_cap, rb_bitmap_words(r->n) * 8));
+    return rb_device_reserve(&d->scratch, &d->scratch_cap, rbk_pack_scratch_bytes(r->n));
+}
+
+/* Distinct indices over every received pair, counted on the GPU. */
+static int device_union_size(rb_reducer *r, agsparse_device *d, size_t total, uint64_t *out)
+{
+    cudaStream_t stream = (cudaStream_t)rb_device_stream(r);
+    size_t words = rb_bitmap_words(r->n);
+    unsigned long long distinct = 0;
+    RB_TRY(rb_device_zero(r, d->seen, words * sizeof *d->seen));
+    RB_DEV(rbk_mark_pairs(d->seen, d->recv, total, stream));
+    RB_DEV(rbk_popcount(d->seen, words, rb_device_counter(r), stream));
+    RB_TRY(rb_device_download(r, &distinct, rb_device_counter(r), sizeof distinct));
+    *out = distinct;
+    return RB_OK;
+}
+
+static int agsparse_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
+{
+    agsparse_state *s = r->impl;
+    agsparse_device *d = s->dev;
+    cudaStream_t stream = (cudaStream_t)rb_device_stream(r);
+    uint64_t k = 0, total = 0;
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
+    if (r->n > 0)
+        RB_TRY(rb_device_check_buffer(r, dgrad));
+    RB_TRY(rb_device_count_nonzero(r, dgrad, r->n, &k));
+    st->nnz_local = k;
+    RB_TRY(rb_device_reserve((void **)&d->send, &d->send_cap, (size_t)k * sizeof(rb_pair)));
+    /* leaves k in the device counter: the allgather sends it from there */
+    RB_DEV(rbk_pack_nonzero(dgrad, r->n, 0, d->send, rb_device_counter(r), d->scratch, stream));
+
+    rb_phase_start(r, st, RB_PHASE_COMM);
+    RB_TRY(rb_device_allgather_u64(r, st, (const uint64_t *)rb_device_counter(r), d->counts, 1));
+    RB_TRY(rb_device_download(r, s->nnz_of, d->counts, (size_t)r->size * sizeof *s->nnz_of));
+    for (int q = 0; q < r->size; q++) {
+        d->displs[q] = total;
+        total += s->nnz_of[q];
+    }
+    RB_TRY(rb_device_reserve((void **)&d->recv, &d->recv_cap, (size_t)total * sizeof(rb_pair)));
+    RB_TRY(rb_device_allgatherv_u64(r, st, (const uint64_t *)d->send, (uint64_t *)d->recv,
+                                    s->nnz_of, d->displs));
+
+    rb_phase_start(r, st, RB_PHASE_DECODE);
+    float inv_p = 1.0f / (float)r->size;
+    RB_DEV(rbk_scatter_zero(dgrad, 0, d->send, (size_t)k, stream));
+    for (int q = 0; q < r->size; q++)
+        RB_DEV(rbk_scatter_add_scaled(dgrad, 0, d->recv + d->displs[q], (size_t)s->nnz_of[q],
+                                      inv_p, stream));
+    return device_union_size(r, d, (size_t)total, &st->nnz_result);
+}
+#define AGSPARSE_REDUCE_DEVICE agsparse_reduce_device
+#else
+static void agsparse_device_free(agsparse_state *s) { (void)s; }
+static int agsparse_device_init(rb_reducer *r, agsparse_state *s)
+{
+    (void)r, (void)s;   /* unreachable: no NCCL transport without NCCL */
+    return rb_fail(RB_ERR_UNSUPPORTED, "agsparse: this build has no NCCL device path");
+}
+#define AGSPARSE_REDUCE_DEVICE NULL
+#endif
+
 const rb_reducer_ops rb_agsparse_ops = {
     .name = "agsparse",
     .description = "allgather of (index, value) pairs, summed locally",
     .traits = RB_TRAIT_EXACT,
     .init = agsparse_init,
     .reduce = agsparse_reduce,
+    .reduce_device = AGSPARSE_REDUCE_DEVICE,
     .fini = agsparse_fini,
 };

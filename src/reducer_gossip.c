@@ -9,7 +9,9 @@
  *   dissemination  send to v - 2^k, receive from v + 2^k (mod p)
  * Both mixes are doubly stochastic, so the global mean is preserved.
  * Rotation relabels ranks (virtual -> real) at every wrap of k with a
- * permutation drawn from the shared seed; epoch 0 is the identity. */
+ * permutation drawn from the shared seed; epoch 0 is the identity.
+ * Device buffers under transport=nccl stay on the GPU (ncclSend/ncclRecv,
+ * the mixes as kernels; see "The NCCL path" below). */
 #include "rb_device.h"
 #include "rb_internal.h"
 #include "sparse.h"
@@ -48,9 +50,22 @@ typedef struct gossip {
     int *virt;              /* real -> virtual rank */
     size_t nchunks;
     float *recv;            /* synchronous receive buffer */
-    float *stage;           /* host copy of a device buffer (RB_DEVICE_CUDA) */
+    float *stage;           /* host copy of a device buffer (RB_DEVICE_CUDA, staged) */
     gossip_channel ch[CH_N];
+    struct gossip_device *dev;   /* device buffers of the NCCL path, else NULL */
 } gossip;
+
+/* The NCCL path (device buffers, transport=nccl), defined below. */
+static int device_init(rb_reducer *r, gossip *g);
+static void device_free(gossip *g);
+static int device_count_nonzero(rb_reducer *r, const float *x, uint64_t *nnz);
+static int device_exchange_sync(rb_reducer *r, gossip *g, float *x, gossip_route rt,
+                                rb_stats *st);
+static int device_post(rb_reducer *r, gossip *g, int channel, const float *x, gossip_route rt,
+                       rb_stats *st);
+static int device_test(gossip *g, int channel, int *done);
+static int device_wait(gossip *g, int channel);
+static int device_apply(rb_reducer *r, gossip *g, int channel, float *x);
 
 static int ceil_log2(int p)
 {
@@ -138,6 +153,8 @@ static int check_count(const MPI_Status *status, size_t want, int from)
 static int exchange_sync(rb_reducer *r, gossip *g, int channel, float *x,
                          gossip_route rt, rb_stats *st)
 {
+    if (g->dev)
+        return device_exchange_sync(r, g, x, rt, st);
     rb_phase_start(r, st, RB_PHASE_COMM);
     double t0 = MPI_Wtime();
     for (size_t c = 0; c < g->nchunks; c++) {
@@ -168,27 +185,35 @@ static int channel_check_counts(rb_reducer *r, gossip_channel *ch)
     return RB_OK;
 }
 
-static int channel_test(rb_reducer *r, gossip_channel *ch)
+static int channel_test(rb_reducer *r, gossip *g, int channel)
 {
+    gossip_channel *ch = &g->ch[channel];
     if (!ch->pending || ch->complete)
         return RB_OK;
     int done = 0;
-    RB_MPI(MPI_Testall(ch->nreq, ch->reqs, &done, ch->statuses));
+    if (g->dev)
+        RB_TRY(device_test(g, channel, &done));
+    else
+        RB_MPI(MPI_Testall(ch->nreq, ch->reqs, &done, ch->statuses));
     if (!done)
         return RB_OK;
     ch->complete = 1;
-    return channel_check_counts(r, ch);
+    return g->dev ? RB_OK : channel_check_counts(r, ch);
 }
 
-static int channel_wait(rb_reducer *r, gossip_channel *ch, rb_stats *st)
+static int channel_wait(rb_reducer *r, gossip *g, int channel, rb_stats *st)
 {
+    gossip_channel *ch = &g->ch[channel];
     if (!ch->pending || ch->complete)
         return RB_OK;
     double t0 = MPI_Wtime();
-    RB_MPI(MPI_Waitall(ch->nreq, ch->reqs, ch->statuses));
+    if (g->dev)
+        RB_TRY(device_wait(g, channel));
+    else
+        RB_MPI(MPI_Waitall(ch->nreq, ch->reqs, ch->statuses));
     st->t_wait += MPI_Wtime() - t0;
     ch->complete = 1;
-    return channel_check_counts(r, ch);
+    return g->dev ? RB_OK : channel_check_counts(r, ch);
 }
 
 /* x += (y_prev - sent_prev) / 2: the correction the previous step's mix
@@ -201,14 +226,17 @@ static void channel_apply(rb_reducer *r, gossip_channel *ch, float *x)
 }
 
 /* Complete the pending exchange (if any) and apply it to x (NULL: drop). */
-static int channel_finish(rb_reducer *r, gossip_channel *ch, float *x, rb_stats *st)
+static int channel_finish(rb_reducer *r, gossip *g, int channel, float *x, rb_stats *st)
 {
+    gossip_channel *ch = &g->ch[channel];
     if (!ch->pending)
         return RB_OK;
     rb_phase_start(r, st, RB_PHASE_COMM);
-    RB_TRY(channel_wait(r, ch, st));
+    RB_TRY(channel_wait(r, g, channel, st));
     rb_phase_start(r, st, RB_PHASE_DECODE);
-    if (x)
+    if (x && g->dev)
+        RB_TRY(device_apply(r, g, channel, x));
+    else if (x)
         channel_apply(r, ch, x);
     ch->pending = 0;
     ch->complete = 0;
@@ -222,6 +250,12 @@ static int channel_post(rb_reducer *r, gossip *g, int channel, const float *x,
     gossip_channel *ch = &g->ch[channel];
     if (rt.recv_from < 0 || g->nchunks == 0)
         return RB_OK;   /* skipped step: nothing to apply next time */
+    if (g->dev) {
+        RB_TRY(device_post(r, g, channel, x, rt, st));
+        ch->pending = 1;
+        ch->complete = 0;
+        return RB_OK;
+    }
     rb_phase_start(r, st, RB_PHASE_ENCODE);
     memcpy(ch->sent, x, r->n * sizeof *x);
     rb_phase_start(r, st, RB_PHASE_COMM);
@@ -242,7 +276,7 @@ static int channel_post(rb_reducer *r, gossip *g, int channel, const float *x,
 static int exchange_async(rb_reducer *r, gossip *g, int channel, float *x,
                           gossip_route rt, rb_stats *st)
 {
-    RB_TRY(channel_finish(r, &g->ch[channel], x, st));
+    RB_TRY(channel_finish(r, g, channel, x, st));
     return channel_post(r, g, channel, x, rt, st);
 }
 
@@ -260,7 +294,10 @@ static int gossip_call(rb_reducer *r, int channel, float *x, rb_stats *st)
     if (!x && r->n > 0)
         return rb_fail(RB_ERR_ARG, "gossip: NULL buffer");
     rb_phase_start(r, st, RB_PHASE_ENCODE);
-    st->nnz_local = rb_count_nonzero(x, r->n);
+    if (g->dev)
+        RB_TRY(device_count_nonzero(r, x, &st->nnz_local));
+    else
+        st->nnz_local = rb_count_nonzero(x, r->n);
     gossip_route rt = route_of_step(r, g);
     st->partner = rt.recv_from;
     st->skipped = rt.recv_from < 0;
@@ -283,11 +320,12 @@ static int gossip_reduce(rb_reducer *r, float *grad, rb_stats *st)
 typedef int (*host_step)(rb_reducer *r, int channel, float *x, rb_stats *st);
 
 /* rb_reduce stages device gradients itself; rb_mix_params and rb_flush get
- * device buffers under RB_DEVICE_CUDA and work on a host copy. */
+ * device buffers under RB_DEVICE_CUDA and work on a host copy, unless the
+ * NCCL path works on them where they are. */
 static int on_host(rb_reducer *r, int channel, float *x, rb_stats *st, host_step step)
 {
     gossip *g = r->impl;
-    if (r->cfg.device != RB_DEVICE_CUDA || !x || r->n == 0)
+    if (r->cfg.device != RB_DEVICE_CUDA || g->dev || !x || r->n == 0)
         return step(r, channel, x, st);
     RB_TRY(rb_device_to_host(r, g->stage, x, r->n));
     RB_TRY(step(r, channel, g->stage, st));
@@ -305,14 +343,13 @@ static int gossip_progress(rb_reducer *r)
 {
     gossip *g = r->impl;
     for (int c = 0; c < CH_N; c++)
-        RB_TRY(channel_test(r, &g->ch[c]));
+        RB_TRY(channel_test(r, g, c));
     return RB_OK;
 }
 
 static int finish_channel(rb_reducer *r, int channel, float *x, rb_stats *st)
 {
-    gossip *g = r->impl;
-    return channel_finish(r, &g->ch[channel], x, st);
+    return channel_finish(r, r->impl, channel, x, st);
 }
 
 static int gossip_flush(rb_reducer *r, float *grad, float *params, rb_stats *st)
@@ -341,9 +378,10 @@ static int channel_alloc(rb_reducer *r, gossip *g, gossip_channel *ch)
 static void gossip_fini(rb_reducer *r)
 {
     gossip *g = r->impl;
+    device_free(g);   /* waits for pending device exchanges */
     for (int c = 0; c < CH_N; c++) {
         gossip_channel *ch = &g->ch[c];
-        if (ch->pending && !ch->complete)   /* the partner posted its half too */
+        if (ch->pending && !ch->complete && ch->nreq)   /* the partner posted its half too */
             MPI_Waitall(ch->nreq, ch->reqs, MPI_STATUSES_IGNORE);
         free(ch->sent);
         free(ch->recv);
@@ -375,6 +413,8 @@ static int gossip_init(rb_reducer *r)
     for (int v = 0; v < r->size; v++)
         g->virt[g->perm[v]] = v;
     g->perm_epoch = 0;
+    if (rb_device_direct(r))
+        return device_init(r, g);
     if (r->cfg.device == RB_DEVICE_CUDA && !(g->stage = rb_calloc(r->n, sizeof(float))))
         return rb_fail(RB_ERR_NOMEM, "gossip: no memory for a %zu-float host copy", r->n);
     if (!r->cfg.opts.gossip_async) {
@@ -387,12 +427,180 @@ static int gossip_init(rb_reducer *r)
     return RB_OK;
 }
 
+#if defined(HAVE_CUDA) && defined(HAVE_NCCL)
+#include "cuda/rb_kernels.h"
+
+#include <cuda_runtime_api.h>
+
+/* The NCCL path: ncclSend/ncclRecv between partners, the mixes as kernels
+ * rounded like the host loops.  Synchronous steps run on the library's
+ * stream.  Asynchronous steps copy x to the channel's `sent` buffer (done
+ * before the call returns, so the caller may change x), post the exchange
+ * on a stream of their own and record an event after it; rb_progress
+ * queries the event, the next call waits for it and applies the mix.  Both
+ * channels post on that one stream, in the same order on every rank, so
+ * NCCL sees the same sequence of operations everywhere. */
+typedef struct gossip_device {
+    float *recv;                    /* synchronous: the partner's values */
+    float *sent[CH_N], *chrecv[CH_N];
+    size_t recv_cap, sent_cap[CH_N], chrecv_cap[CH_N];
+    cudaStream_t comm;              /* asynchronous exchanges */
+    cudaEvent_t done[CH_N];
+    int have_comm, have_event[CH_N];
+} gossip_device;
+
+static int device_init(rb_reducer *r, gossip *g)
+{
+    gossip_device *d = g->dev = calloc(1, sizeof *g->dev);
+    if (!d)
+        return rb_fail(RB_ERR_NOMEM, "gossip: no memory");
+    size_t bytes = r->n * sizeof(float);
+    if (!r->cfg.opts.gossip_async)
+        return rb_device_reserve((void **)&d->recv, &d->recv_cap, bytes);
+    RB_DEV(cudaStreamCreateWithFlags(&d->comm, cudaStreamNonBlocking));
+    d->have_comm = 1;
+    for (int c = 0; c < CH_N; c++) {
+        if (!(r->cfg.opts.gossip_mix & channel_mix_bit[c]))
+            continue;
+        RB_TRY(rb_device_reserve((void **)&d->sent[c], &d->sent_cap[c], bytes));
+        RB_TRY(rb_device_reserve((void **)&d->chrecv[c], &d->chrecv_cap[c], bytes));
+        RB_DEV(cudaEventCreateWithFlags(&d->done[c], cudaEventDisableTiming));
+        d->have_event[c] = 1;
+    }
+    return RB_OK;
+}
+
+static void device_free(gossip *g)
+{
+    gossip_device *d = g->dev;
+    if (!d)
+        return;
+    if (d->have_comm)   /* a pending exchange: the partner posted its half too */
+        cudaStreamSynchronize(d->comm);
+    for (int c = 0; c < CH_N; c++) {
+        if (d->have_event[c])
+            cudaEventDestroy(d->done[c]);
+        rb_device_release((void **)&d->sent[c], &d->sent_cap[c]);
+        rb_device_release((void **)&d->chrecv[c], &d->chrecv_cap[c]);
+    }
+    if (d->have_comm)
+        cudaStreamDestroy(d->comm);
+    rb_device_release((void **)&d->recv, &d->recv_cap);
+    free(d);
+    g->dev = NULL;
+}
+
+static int device_count_nonzero(rb_reducer *r, const float *x, uint64_t *nnz)
+{
+    if (r->n > 0)
+        RB_TRY(rb_device_check_buffer(r, x));
+    return rb_device_count_nonzero(r, x, r->n, nnz);
+}
+
+static int device_exchange_sync(rb_reducer *r, gossip *g, float *x, gossip_route rt,
+                                rb_stats *st)
+{
+    gossip_device *d = g->dev;
+    if (r->n == 0)
+        return RB_OK;
+    rb_phase_start(r, st, RB_PHASE_COMM);
+    double t0 = MPI_Wtime();
+    RB_TRY(rb_device_sendrecv(r, st, x, rt.send_to, d->recv, rt.recv_from, r->n));
+    st->t_wait += MPI_Wtime() - t0;
+    rb_phase_start(r, st, RB_PHASE_DECODE);
+    RB_DEV(rbk_average(x, d->recv, r->n, (cudaStream_t)rb_device_stream(r)));
+    return rb_device_sync(r);
+}
+
+static int device_post(rb_reducer *r, gossip *g, int channel, const float *x, gossip_route rt,
+                       rb_stats *st)
+{
+    gossip_device *d = g->dev;
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
+    cudaStream_t lib = (cudaStream_t)rb_device_stream(r);
+    RB_DEV(cudaMemcpyAsync(d->sent[channel], x, r->n * sizeof(float), cudaMemcpyDeviceToDevice,
+                           lib));
+    RB_TRY(rb_device_sync(r));
+    rb_phase_start(r, st, RB_PHASE_COMM);
+    RB_TRY(rb_device_post_sendrecv(r, st, d->sent[channel], rt.send_to, d->chrecv[channel],
+                                   rt.recv_from, r->n, d->comm));
+    RB_DEV(cudaEventRecord(d->done[channel], d->comm));
+    return RB_OK;
+}
+
+static int device_test(gossip *g, int channel, int *done)
+{
+    cudaError_t e = cudaEventQuery(g->dev->done[channel]);
+    *done = e == cudaSuccess;
+    if (e != cudaErrorNotReady)   /* "not yet" is not an error */
+        RB_DEV(e);
+    return RB_OK;
+}
+
+static int device_wait(gossip *g, int channel)
+{
+    RB_DEV(cudaEventSynchronize(g->dev->done[channel]));
+    return RB_OK;
+}
+
+static int device_apply(rb_reducer *r, gossip *g, int channel, float *x)
+{
+    gossip_device *d = g->dev;
+    RB_DEV(rbk_add_half_difference(x, d->chrecv[channel], d->sent[channel], r->n,
+                                   (cudaStream_t)rb_device_stream(r)));
+    return rb_device_sync(r);
+}
+#define GOSSIP_REDUCE_DEVICE gossip_reduce
+#else
+/* No NCCL: g->dev stays NULL, so none of these is reached. */
+static int device_init(rb_reducer *r, gossip *g)
+{
+    (void)r, (void)g;
+    return rb_fail(RB_ERR_UNSUPPORTED, "gossip: this build has no NCCL device path");
+}
+static void device_free(gossip *g) { (void)g; }
+static int device_count_nonzero(rb_reducer *r, const float *x, uint64_t *nnz)
+{
+    (void)r, (void)x, (void)nnz;
+    return RB_ERR_UNSUPPORTED;
+}
+static int device_exchange_sync(rb_reducer *r, gossip *g, float *x, gossip_route rt,
+                                rb_stats *st)
+{
+    (void)r, (void)g, (void)x, (void)rt, (void)st;
+    return RB_ERR_UNSUPPORTED;
+}
+static int device_post(rb_reducer *r, gossip *g, int channel, const float *x, gossip_route rt,
+                       rb_stats *st)
+{
+    (void)r, (void)g, (void)channel, (void)x, (void)rt, (void)st;
+    return RB_ERR_UNSUPPORTED;
+}
+static int device_test(gossip *g, int channel, int *done)
+{
+    (void)g, (void)channel, (void)done;
+    return RB_ERR_UNSUPPORTED;
+}
+static int device_wait(gossip *g, int channel)
+{
+    (void)g, (void)channel;
+    return RB_ERR_UNSUPPORTED;
+}
+static int device_apply(rb_reducer *r, gossip *g, int channel, float *x)
+{
+    (void)r, (void)g, (void)channel, (void)x;
+    return RB_ERR_UNSUPPORTED;
+}
+#define GOSSIP_REDUCE_DEVICE NULL
+#endif
+
 const rb_reducer_ops rb_gossip_ops = {
     .name = "gossip",
     .description = "GossipGraD: one partner per step (hypercube / dissemination), rotation",
     .traits = RB_TRAIT_GOSSIP,
     .init = gossip_init,
     .reduce = gossip_reduce,
+    .reduce_device = GOSSIP_REDUCE_DEVICE,
     .mix_params = gossip_mix_params,
     .progress = gossip_progress,
     .flush = gossip_flush,

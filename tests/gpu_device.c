@@ -6,8 +6,8 @@
  * With a GPU: every registered reducer reduces a device buffer to the same
  * bits as the host path (transport=staged: the same host code after a copy),
  * and with transport=nccl (one GPU per rank) the reducers with an NCCL
- * path (dense, s2 with and without error feedback, omnireduce) match it
- * within float rounding.  Several ranks on one GPU: auto picks staged; nccl is refused
+ * path (dense, s2 with and without error feedback, omnireduce, agsparse,
+ * gossip synchronous and asynchronous) match it within float rounding.  Several ranks on one GPU: auto picks staged; nccl is refused
  * with a message. */
 #include "reducer.h"
 #include "rb_device.h"   /* NCCL transport helpers (bitmap OR, sendrecv) */
@@ -35,7 +35,7 @@ static void fill(float *x, size_t n, int r)
         x[i] = (i * 7 + (size_t)r) % 11 < 3 ? (float)((int)((i + (size_t)r) % 13) - 6) : 0.0f;
 }
 
-/* extra: one more "key=value" option, or NULL. */
+/* extra: more options ("k=v;k=v"), or NULL. */
 static int create(const char *name, size_t rows, size_t cols, rb_device dev, const char *transport,
                   const char *extra, rb_reducer **out)
 {
@@ -51,8 +51,15 @@ static int create(const char *name, size_t rows, size_t cols, rb_device dev, con
         if (rb_options_set(&c.opts, opt) != RB_OK)
             return -1;
     }
-    if (extra && rb_options_set(&c.opts, extra) != RB_OK)
-        return -1;
+    /* extra: "key=value" options separated by ';' */
+    for (const char *o = extra; o && *o;) {
+        char kv[128];
+        size_t len = strcspn(o, ";");
+        snprintf(kv, sizeof kv, "%.*s", (int)len, o);
+        if (rb_options_set(&c.opts, kv) != RB_OK)
+            return -1;
+        o += len + (o[len] == ';');
+    }
     return rb_create(&c, out);
 }
 
@@ -130,6 +137,47 @@ static void compare_reducer(const char *name, size_t rows, size_t cols, const ch
 }
 
 #ifdef HAVE_NCCL
+/* Asynchronous gossip of gradients and parameters on device buffers over
+ * NCCL: reduce, mix_params, then flush, against the host path. */
+static void gossip_params_flush(void)
+{
+    enum { N = 5003 };
+    static float hg[N], hp[N], back[N];
+    float *dg = NULL, *dp = NULL;
+    rb_reducer *rh = NULL, *rd = NULL;
+    const char *opt = "gossip_mix=both;gossip_async=on";
+    int ch = create("gossip", N, 1, RB_DEVICE_HOST, NULL, opt, &rh);
+    int cd = create("gossip", N, 1, RB_DEVICE_CUDA, "nccl", opt, &rd);
+    CHECK(ch == RB_OK && cd == RB_OK, "gossip mix=both: create %s / %s (%s)", rb_strerror(ch),
+          rb_strerror(cd), rb_last_error());
+    if (ch != RB_OK || cd != RB_OK || cudaMalloc((void **)&dg, sizeof hg) != cudaSuccess ||
+        cudaMalloc((void **)&dp, sizeof hp) != cudaSuccess) {
+        CHECK(0, "gossip mix=both: setup");
+        goto out;
+    }
+    for (int step = 0; step < 3; step++) {
+        fill(hg, N, rank + step);
+        fill(hp, N, rank + 5 * step + 1);
+        cudaMemcpy(dg, hg, sizeof hg, cudaMemcpyHostToDevice);
+        cudaMemcpy(dp, hp, sizeof hp, cudaMemcpyHostToDevice);
+        CHECK(rb_reduce(rh, hg, NULL) == RB_OK && rb_reduce(rd, dg, NULL) == RB_OK,
+              "gossip step %d: reduce: %s", step, rb_last_error());
+        CHECK(rb_mix_params(rh, hp, NULL) == RB_OK && rb_mix_params(rd, dp, NULL) == RB_OK,
+              "gossip step %d: mix_params: %s", step, rb_last_error());
+    }
+    CHECK(rb_flush(rh, hg, hp, NULL) == RB_OK && rb_flush(rd, dg, dp, NULL) == RB_OK,
+          "gossip flush: %s", rb_last_error());
+    cudaMemcpy(back, dg, sizeof back, cudaMemcpyDeviceToHost);
+    CHECK(memcmp(back, hg, sizeof hg) == 0, "gossip mix=both: gradients differ from the host path");
+    cudaMemcpy(back, dp, sizeof back, cudaMemcpyDeviceToHost);
+    CHECK(memcmp(back, hp, sizeof hp) == 0, "gossip mix=both: parameters differ from the host path");
+out:
+    rb_destroy(rh);
+    rb_destroy(rd);
+    cudaFree(dg);
+    cudaFree(dp);
+}
+
 /* Bitmap OR over ranks by both NCCL methods, and a ring sendrecv, against
  * what each rank can compute on the host. */
 static void nccl_helpers(void)
@@ -221,7 +269,8 @@ int main(int argc, char **argv)
         if (all_ok) {
             /* The reducers with an NCCL path (the others stage through
              * the host under transport=nccl too). */
-            static const char *const direct[] = {"dense", "s2", "omnireduce"};
+            static const char *const direct[] = {"dense", "s2", "omnireduce", "agsparse",
+                                                 "gossip"};
             for (size_t i = 0; i < sizeof direct / sizeof direct[0]; i++)
                 for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
                     compare_reducer(direct[i], shapes[s][0], shapes[s][1], "nccl", NULL);
@@ -229,6 +278,9 @@ int main(int argc, char **argv)
             compare_reducer("s2", 300, 33, "nccl", "sketch_rows=3");
             compare_reducer("s2", 300, 33, "nccl", "sketch_rows=5");
             compare_reducer("omnireduce", 1000, 1, "nccl", "block_size=7");
+            compare_reducer("gossip", 300, 33, "nccl", "gossip_async=on");
+            compare_reducer("gossip", 300, 33, "nccl", "gossip_schedule=dissemination");
+            gossip_params_flush();
             nccl_helpers();
         } else {
             rb_reducer *r = NULL;

@@ -36,6 +36,23 @@ __global__ void subtract_from_kernel(float *y, const float *x, size_t n)
         y[i] = x[i] - y[i];
 }
 
+/* The gossip mixes, rounded like the host code (no fused multiply-add):
+ * x = (x + y) / 2, and x += (recv - sent) / 2. */
+__global__ void average_kernel(float *x, const float *y, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        x[i] = __fmul_rn(0.5f, __fadd_rn(x[i], y[i]));
+}
+
+__global__ void add_half_difference_kernel(float *x, const float *recv, const float *sent,
+                                           size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        x[i] = __fadd_rn(x[i], __fmul_rn(0.5f, __fsub_rn(recv[i], sent[i])));
+}
+
 /* ---- ordered compaction: tile t of kTile items is handled by block t in
  * kRounds rounds; per round a warp ballot gives each item its rank.
  * Pass 1 counts per tile, pass 2 scans the tile counts, pass 3 writes. */
@@ -172,6 +189,45 @@ __global__ void scatter_kernel(float *x, uint32_t base, const rb_pair *p, size_t
         else
             x[q.idx - base] = q.val;
     }
+}
+
+/* Indices distinct within p: plain stores, rounded like rb_scatter_add_scaled. */
+__global__ void scatter_add_scaled_kernel(float *x, uint32_t base, const rb_pair *p, size_t k,
+                                          float s)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < k;
+         i += (size_t)gridDim.x * blockDim.x) {
+        rb_pair q = p[i];
+        x[q.idx - base] = __fadd_rn(x[q.idx - base], __fmul_rn(q.val, s));
+    }
+}
+
+__global__ void scatter_zero_kernel(float *x, uint32_t base, const rb_pair *p, size_t k)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < k;
+         i += (size_t)gridDim.x * blockDim.x)
+        x[p[i].idx - base] = 0.0f;
+}
+
+__global__ void mark_pairs_kernel(uint64_t *bm, const rb_pair *p, size_t k)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < k;
+         i += (size_t)gridDim.x * blockDim.x) {
+        uint32_t idx = p[i].idx;
+        atomicOr((unsigned long long *)&bm[idx >> 6], 1ull << (idx & 63));
+    }
+}
+
+__global__ void popcount_kernel(const uint64_t *bm, size_t words, unsigned long long *d_count)
+{
+    unsigned long long c = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words;
+         i += (size_t)gridDim.x * blockDim.x)
+        c += (unsigned long long)__popcll(bm[i]);
+    for (int off = 16; off > 0; off /= 2)
+        c += __shfl_down_sync(0xffffffffu, c, off);
+    if ((threadIdx.x & 31) == 0 && c)
+        atomicAdd(d_count, c);
 }
 
 /* ---- bitmaps */
@@ -483,6 +539,23 @@ int rbk_subtract_from(float *y, const float *x, size_t n, cudaStream_t stream)
     return launch_status();
 }
 
+int rbk_average(float *x, const float *y, size_t n, cudaStream_t stream)
+{
+    if (n == 0)
+        return 0;
+    average_kernel<<<grid_for(n), kThreads, 0, stream>>>(x, y, n);
+    return launch_status();
+}
+
+int rbk_add_half_difference(float *x, const float *recv, const float *sent, size_t n,
+                            cudaStream_t stream)
+{
+    if (n == 0)
+        return 0;
+    add_half_difference_kernel<<<grid_for(n), kThreads, 0, stream>>>(x, recv, sent, n);
+    return launch_status();
+}
+
 size_t rbk_pack_scratch_bytes(size_t n)
 {
     size_t ntiles = (n + kTile - 1) / kTile;
@@ -519,6 +592,41 @@ int rbk_scatter_set(float *x, uint32_t base, const rb_pair *p, size_t k, cudaStr
     if (k == 0)
         return 0;
     scatter_kernel<<<grid_for(k), kThreads, 0, stream>>>(x, base, p, k, false);
+    return launch_status();
+}
+
+int rbk_scatter_add_scaled(float *x, uint32_t base, const rb_pair *p, size_t k, float s,
+                           cudaStream_t stream)
+{
+    if (k == 0)
+        return 0;
+    scatter_add_scaled_kernel<<<grid_for(k), kThreads, 0, stream>>>(x, base, p, k, s);
+    return launch_status();
+}
+
+int rbk_scatter_zero(float *x, uint32_t base, const rb_pair *p, size_t k, cudaStream_t stream)
+{
+    if (k == 0)
+        return 0;
+    scatter_zero_kernel<<<grid_for(k), kThreads, 0, stream>>>(x, base, p, k);
+    return launch_status();
+}
+
+int rbk_mark_pairs(uint64_t *bm, const rb_pair *p, size_t k, cudaStream_t stream)
+{
+    if (k == 0)
+        return 0;
+    mark_pairs_kernel<<<grid_for(k), kThreads, 0, stream>>>(bm, p, k);
+    return launch_status();
+}
+
+int rbk_popcount(const uint64_t *bm, size_t words, unsigned long long *d_count,
+                 cudaStream_t stream)
+{
+    int rc = (int)cudaMemsetAsync(d_count, 0, sizeof *d_count, stream);
+    if (rc || words == 0)
+        return rc;
+    popcount_kernel<<<grid_for(words), kThreads, 0, stream>>>(bm, words, d_count);
     return launch_status();
 }
 
