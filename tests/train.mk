@@ -19,7 +19,8 @@ EXTRA_DIST += tests/train/train_gpu_check.c
 if HAVE_TRAIN_GPU
 check_PROGRAMS += tests/train/train_gpu_check
 tests_train_train_gpu_check_SOURCES = tests/train/train_gpu_check.c
-tests_train_train_gpu_check_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/benchmarks/train $(BLAS_CFLAGS)
+tests_train_train_gpu_check_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/benchmarks/train $(BLAS_CFLAGS) \
+	$(CUDA_CFLAGS)
 tests_train_train_gpu_check_LDADD = benchmarks/train/libtrain.a $(LIBREDUCER) $(TRAIN_GPU_LIBS) \
 	$(BLAS_LIBS) -lm
 TESTS += tests/train/train_gpu_check

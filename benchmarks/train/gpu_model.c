@@ -10,10 +10,12 @@
  * W^T for cuBLAS. */
 #include "gpu_model.h"
 #include "train_kernels.h"
+#include "cuda/rb_kernels.h"   /* libreducer's threshold and top-k kernels */
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -512,6 +514,59 @@ float *gpu_model_params(gpu_model *g) { return g->params; }
 float *gpu_model_grads(gpu_model *g) { return g->grads; }
 float *gpu_model_eparams(gpu_model *g) { return g->eparams; }
 float *gpu_model_egrads(gpu_model *g) { return g->egrads; }
+
+/* ------------------------------------------------------ sparsification */
+struct gpu_sparsifier {
+    size_t n;
+    float *residual;        /* NULL without error feedback */
+    unsigned int *hist;     /* 256 bins for rbk_topk_threshold */
+};
+
+int gpu_sparsifier_create(size_t n, int error_feedback, gpu_sparsifier **out, char *err,
+                          size_t errlen)
+{
+    gpu_sparsifier *s = *out = calloc(1, sizeof *s);
+    if (!s)
+        return fail(err, errlen, "no memory");
+    s->n = n;
+    if (dalloc(&s->hist, 256 * sizeof *s->hist, err, errlen))
+        return -1;
+    if (error_feedback) {
+        if (dalloc(&s->residual, n * sizeof(float), err, errlen))
+            return -1;
+        CUDA_OK(cudaMemset(s->residual, 0, n * sizeof(float)));
+    }
+    return 0;
+}
+
+int gpu_sparsify(gpu_sparsifier *s, float *dgrad, int topk, double value, char *err,
+                 size_t errlen)
+{
+    if (s->n == 0)
+        return 0;
+    float t = (float)value;
+    if (s->residual)   /* threshold 0 keeps everything: g += residual, residual = 0 */
+        KERNEL_OK(rbk_threshold(dgrad, s->residual, s->n, 0.0f, 0));
+    if (topk) {
+        size_t k = (size_t)ceil(value * (double)s->n);
+        KERNEL_OK(rbk_topk_threshold(dgrad, s->n, k < 1 ? 1 : k > s->n ? s->n : k, &t,
+                                     s->hist, 0));
+        if (t == 0.0f)
+            t = 1e-38f;   /* as the host code: never send zeros as selected entries */
+    }
+    KERNEL_OK(rbk_threshold(dgrad, s->residual, s->n, t, 0));
+    CUDA_OK(cudaDeviceSynchronize());
+    return 0;
+}
+
+void gpu_sparsifier_free(gpu_sparsifier *s)
+{
+    if (!s)
+        return;
+    cudaFree(s->residual);
+    cudaFree(s->hist);
+    free(s);
+}
 
 int gpu_copy_to_host(float *host, const float *dev, size_t n)
 {

@@ -43,6 +43,19 @@ int gpu_copy_to_host(float *host, const float *dev, size_t n);
 int gpu_copy_to_device(float *dev, const float *host, size_t n);
 /* Parameters back into the host model (checksums, archive).  0 or -1. */
 int gpu_model_download(gpu_model *g, model *m);
+/* Top-k / threshold sparsification of a device gradient, with the host
+ * code's semantics and results: g += residual (error feedback), keep
+ * |g| >= t (top-k: t = the k-th largest |g|, k = ceil(fraction * n), by
+ * radix select), residual = what was dropped.  The residual stays on the
+ * GPU; nothing is copied to the host but four 1 KiB histograms for top-k. */
+typedef struct gpu_sparsifier gpu_sparsifier;
+int gpu_sparsifier_create(size_t n, int error_feedback, gpu_sparsifier **out, char *err,
+                          size_t errlen);
+/* topk: 1 keeps the top `value` fraction, 0 keeps |g| >= value. */
+int gpu_sparsify(gpu_sparsifier *s, float *dgrad, int topk, double value, char *err,
+                 size_t errlen);
+void gpu_sparsifier_free(gpu_sparsifier *s);
+
 /* "cuDNN 9.19.0, cuBLAS 13.0.0" or why the GPU models are absent. */
 const char *gpu_model_libraries(void);
 

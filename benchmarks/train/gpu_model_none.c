@@ -49,4 +49,22 @@ float *gpu_model_egrads(gpu_model *g) { (void)g; return NULL; }
 int gpu_copy_to_host(float *host, const float *dev, size_t n) { (void)host, (void)dev, (void)n; return -1; }
 int gpu_copy_to_device(float *dev, const float *host, size_t n) { (void)dev, (void)host, (void)n; return -1; }
 int gpu_model_download(gpu_model *g, model *m) { (void)g, (void)m; return -1; }
+int gpu_sparsifier_create(size_t n, int error_feedback, gpu_sparsifier **out, char *err,
+                          size_t errlen)
+{
+    (void)n, (void)error_feedback;
+    *out = NULL;
+    snprintf(err, errlen, "%s", reason);
+    return -1;
+}
+
+int gpu_sparsify(gpu_sparsifier *s, float *dgrad, int topk, double value, char *err,
+                 size_t errlen)
+{
+    (void)s, (void)dgrad, (void)topk, (void)value;
+    snprintf(err, errlen, "%s", reason);
+    return -1;
+}
+
+void gpu_sparsifier_free(gpu_sparsifier *s) { (void)s; }
 const char *gpu_model_libraries(void) { return reason; }

@@ -598,26 +598,32 @@ static double sgemm_gflops(void)
 
 /* ------------------------------------------------------------ reducers */
 /* One reducer and the buffers it works on: grad and params are device
- * memory under -d cuda (host_grad is then the host model's buffer, used to
- * stage the sparsification); velocity lives with the model on the GPU. */
+ * memory under -d cuda, where velocity lives with the model and the
+ * sparsification (residual included) runs on the GPU too. */
 typedef struct grad_group {
     rb_reducer *r;
-    float *grad, *params, *velocity, *residual, *scratch, *host_grad;
+    float *grad, *params, *velocity, *residual, *scratch;
+    gpu_sparsifier *gpu_sparse;
     size_t n;
-    int on_gpu;
+    int on_gpu, sparsified;
 } grad_group;
 
 static int make_group(grad_group *g, const train_opts *o, size_t rows, size_t cols, float *grad,
-                      float *params, float *host_grad, int sparsifiable)
+                      float *params, int sparsifiable)
 {
     memset(g, 0, sizeof *g);
-    g->n = rows * cols, g->grad = grad, g->params = params, g->host_grad = host_grad;
+    g->n = rows * cols, g->grad = grad, g->params = params;
     g->on_gpu = !strcmp(o->device, "cuda");
     g->velocity = g->on_gpu ? NULL : calloc(g->n + 1, sizeof(float));
-    if (sparsifiable && o->sparsify_kind) {
+    g->sparsified = sparsifiable && o->sparsify_kind;
+    if (g->sparsified && !g->on_gpu) {
         g->residual = calloc(g->n + 1, sizeof(float));
         g->scratch = calloc(g->n + 1, sizeof(float));
     }
+    char err[512];
+    if (g->sparsified && g->on_gpu &&
+        gpu_sparsifier_create(g->n, o->error_feedback, &g->gpu_sparse, err, sizeof err))
+        gpu_die("sparsification on the GPU", err);
     rb_config cfg;
     rb_config_default(&cfg);
     cfg.name = o->reducer, cfg.comm = MPI_COMM_WORLD, cfg.rows = rows, cfg.cols = cols;
@@ -635,6 +641,7 @@ static void free_group(grad_group *g)
     if (g->r)
         rb_destroy(g->r);
     free(g->velocity), free(g->residual), free(g->scratch);
+    gpu_sparsifier_free(g->gpu_sparse);
 }
 
 static void check_rb(int rc, const char *what)
@@ -646,21 +653,18 @@ static void check_rb(int rc, const char *what)
     MPI_Abort(MPI_COMM_WORLD, RB_EXIT_FAILED);
 }
 
-/* Top-k / threshold run on the host: device gradients are staged through
- * the host model's gradient buffer (two PCIe copies per step). */
+/* Top-k / threshold where the gradient is: the host, or the GPU (same
+ * selection: the k-th largest |g| is exact either way). */
 static void sparsify_group(const train_opts *o, grad_group *g)
 {
-    if (!o->sparsify_kind || !g->residual)
+    char err[512];
+    if (!g->sparsified)
         return;
-    if (!g->on_gpu) {
+    if (!g->on_gpu)
         sparsify(o, g->grad, g->residual, g->scratch, g->n);
-        return;
-    }
-    if (gpu_copy_to_host(g->host_grad, g->grad, g->n))
-        gpu_die("sparsify", "cannot copy the gradient from the GPU");
-    sparsify(o, g->host_grad, g->residual, g->scratch, g->n);
-    if (gpu_copy_to_device(g->grad, g->host_grad, g->n))
-        gpu_die("sparsify", "cannot copy the gradient to the GPU");
+    else if (gpu_sparsify(g->gpu_sparse, g->grad, o->sparsify_kind == 1, o->sparsify_value, err,
+                          sizeof err))
+        gpu_die("sparsify", err);
 }
 
 static void train_update(trainer *t, grad_group *gd, grad_group *ge, const train_opts *o,
@@ -792,10 +796,9 @@ int main(int argc, char **argv)
     float *egrads = trn.g ? gpu_model_egrads(trn.g) : m.egrads;
     float *eparams = trn.g ? gpu_model_eparams(trn.g) : m.eparams;
     grad_group gd, ge = {0};
-    int rc = make_group(&gd, &o, m.n_dense, 1, grads, params, m.grads, 1);
+    int rc = make_group(&gd, &o, m.n_dense, 1, grads, params, 1);
     if (rc == RB_OK && m.n_embed)
-        rc = make_group(&ge, &o, (size_t)cor.vocab, (size_t)o.embed_dim, egrads, eparams,
-                        m.egrads, 0);
+        rc = make_group(&ge, &o, (size_t)cor.vocab, (size_t)o.embed_dim, egrads, eparams, 0);
     if (rc != RB_OK) {
         rb_archive_close(arch, 0);
         bench_exit(rc == RB_ERR_ARG || rc == RB_ERR_UNKNOWN_REDUCER ? RB_EXIT_USAGE : RB_EXIT_FAILED);

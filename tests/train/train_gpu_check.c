@@ -7,6 +7,7 @@
  * Tolerance: max |gpu - cpu| <= 1e-3 x max |cpu| per buffer (FP32 sums in
  * another order over up to 50k terms: errors seen are ~1e-6 relative),
  * loss within 1e-5 relative.  Without a GPU: exit 77 with the reason. */
+#include <cuda_runtime_api.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -122,6 +123,78 @@ static int check_model(const char *name, const model_shape *shape, int batch)
     return 0;
 }
 
+/* gpu_sparsify against a plain reference of rb_train's host rule, bit for
+ * bit over three steps (the residual carries over): top-k keeps |g| >= the
+ * k-th largest |g| (ties kept), threshold keeps |g| >= t. */
+static int cmp_desc(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x < y) - (x > y);
+}
+
+static void sparsify_reference(float *g, float *res, float *tmp, size_t n, int topk,
+                               double value)
+{
+    float t = (float)value;
+    if (res)
+        for (size_t i = 0; i < n; i++)
+            g[i] += res[i];
+    if (topk) {
+        size_t k = (size_t)ceil(value * (double)n);
+        for (size_t i = 0; i < n; i++)
+            tmp[i] = fabsf(g[i]);
+        qsort(tmp, n, sizeof *tmp, cmp_desc);
+        t = tmp[(k < 1 ? 1 : k) - 1];
+        if (t == 0.0f)
+            t = 1e-38f;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int keep = fabsf(g[i]) >= t;
+        if (res)
+            res[i] = keep ? 0.0f : g[i];
+        if (!keep)
+            g[i] = 0.0f;
+    }
+}
+
+static void check_sparsify(int topk, double value, int ef)
+{
+    enum { N = 100003 };
+    float *g = malloc(N * sizeof *g), *res = calloc(N, sizeof *res), *tmp = malloc(N * sizeof *tmp);
+    float *back = malloc(N * sizeof *back), *dg = NULL;
+    gpu_sparsifier *sp = NULL;
+    char err[512];
+    uint64_t st = 12345;
+    int bad = 0;
+    if (gpu_sparsifier_create(N, ef, &sp, err, sizeof err) || cudaMalloc((void **)&dg, N * 4)) {
+        printf("sparsify: setup: %s\n", err);
+        failures++;
+        goto out;
+    }
+    for (int step = 0; step < 3 && !bad; step++) {
+        for (size_t i = 0; i < N; i++) {   /* ties and zeros on purpose */
+            st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+            g[i] = (st >> 60) < 3 ? 0.0f : (float)((int)(st >> 52) % 512 - 256) / 64.0f;
+        }
+        gpu_copy_to_device(dg, g, N);
+        sparsify_reference(g, ef ? res : NULL, tmp, N, topk, value);
+        if (gpu_sparsify(sp, dg, topk, value, err, sizeof err)) {
+            printf("sparsify: %s\n", err);
+            bad = 1;
+            break;
+        }
+        gpu_copy_to_host(back, dg, N);
+        bad = memcmp(back, g, N * sizeof *g) != 0;
+    }
+    printf("sparsify %s %g error feedback %d: %s\n", topk ? "topk" : "threshold", value, ef,
+           bad ? "DIFFERS from the host rule" : "same bits as the host rule");
+    failures += bad;
+out:
+    gpu_sparsifier_free(sp);
+    cudaFree(dg);
+    free(g), free(res), free(tmp), free(back);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -142,6 +215,9 @@ int main(int argc, char **argv)
     int bad = check_model("mlp", &mnist, 64) || check_model("lenet", &mnist, 64) ||
               check_model("lenet", &cifar, 32) || check_model("wordlm", &lm, 48) ||
               check_model("lenet", &mnist, 17);   /* a batch that is not a multiple of 32 */
+    check_sparsify(1, 0.01, 1);
+    check_sparsify(1, 0.3, 0);
+    check_sparsify(0, 1.5, 1);
     MPI_Finalize();
     if (bad || failures) {
         fprintf(stderr, "%d check(s) failed\n", failures + bad);
