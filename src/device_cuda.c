@@ -34,6 +34,7 @@ typedef struct rb_cuda_ctx {
     int direct;                        /* 1: NCCL transport */
     cudaStream_t stream;
     unsigned long long *d_count;       /* scratch for counts */
+    void *d_counts, *h_counts;         /* 2 x p words: exchanges of counts */
 #ifdef HAVE_NCCL
     ncclComm_t nccl;
 #endif
@@ -200,6 +201,10 @@ static int init_local(rb_reducer *r, rb_cuda_ctx *c)
      * on other streams must synchronise them before rb_reduce. */
     RB_CUDA(cudaStreamCreate(&c->stream));
     RB_CUDA(cudaMalloc((void **)&c->d_count, sizeof *c->d_count));
+    size_t words = 2 * (size_t)r->size;
+    RB_CUDA(cudaMalloc(&c->d_counts, words * sizeof(uint64_t)));
+    if (!(c->h_counts = calloc(words, sizeof(uint64_t))))
+        return rb_fail(RB_ERR_NOMEM, "no memory for %d ranks", r->size);
     return RB_OK;
 }
 
@@ -234,6 +239,9 @@ void rb_device_fini(rb_reducer *r)
 #endif
     if (c->d_count)
         cudaFree(c->d_count);
+    if (c->d_counts)
+        cudaFree(c->d_counts);
+    free(c->h_counts);
     if (c->stream)
         cudaStreamDestroy(c->stream);
     free(c);
@@ -261,14 +269,19 @@ int rb_device_to_host(rb_reducer *r, float *host, const float *dev, size_t n)
     return rb_device_download(r, host, dev, n * sizeof(float));
 }
 
-int rb_device_from_host(rb_reducer *r, float *dev, const float *host, size_t n)
+int rb_device_upload(rb_reducer *r, void *dev, const void *host, size_t bytes)
 {
     rb_cuda_ctx *c = r->device_ctx;
-    if (n == 0)
+    if (bytes == 0)
         return RB_OK;
-    RB_CUDA(cudaMemcpyAsync(dev, host, n * sizeof(float), cudaMemcpyHostToDevice, c->stream));
+    RB_CUDA(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, c->stream));
     RB_CUDA(cudaStreamSynchronize(c->stream));
     return RB_OK;
+}
+
+int rb_device_from_host(rb_reducer *r, float *dev, const float *host, size_t n)
+{
+    return rb_device_upload(r, dev, host, n * sizeof(float));
 }
 
 int rb_device_status(int cuda_rc, const char *what)
@@ -362,6 +375,52 @@ int rb_device_scale(rb_reducer *r, float *dbuf, size_t n, float s)
     return RB_OK;
 }
 
+/* ---- sum of sparse streams on the GPU (parallax servers, sparcml) */
+int rb_device_merger_init(rb_device_merger *m, size_t len)
+{
+    memset(m, 0, sizeof *m);
+    m->len = len;
+    RB_TRY(rb_device_reserve((void **)&m->acc, &m->acc_cap, len * sizeof(float)));
+    RB_TRY(rb_device_reserve((void **)&m->support, &m->support_cap,
+                             (len + 63) / 64 * sizeof(uint64_t)));
+    RB_TRY(rb_device_reserve((void **)&m->list, &m->list_cap, len * sizeof(uint32_t)));
+    return rb_device_reserve(&m->scratch, &m->scratch_cap, rbk_pack_scratch_bytes(len));
+}
+
+void rb_device_merger_free(rb_device_merger *m)
+{
+    rb_device_release((void **)&m->acc, &m->acc_cap);
+    rb_device_release((void **)&m->support, &m->support_cap);
+    rb_device_release((void **)&m->list, &m->list_cap);
+    rb_device_release(&m->scratch, &m->scratch_cap);
+}
+
+/* Dense accumulator over [lo, lo + len): cleared, each stream added in
+ * order (indices are distinct within a stream, so no atomics), support
+ * marked in a bitmap and compacted back to index-sorted pairs. */
+int rb_device_merge_sum(rb_reducer *r, rb_device_merger *m, uint32_t lo,
+                        const rb_pair *const *streams, const uint64_t *counts, int nstreams,
+                        rb_pair **out, size_t *out_cap, size_t *kout)
+{
+    rb_cuda_ctx *c = r->device_ctx;
+    uint64_t k = 0;
+    RB_TRY(rb_device_zero(r, m->acc, m->len * sizeof(float)));
+    RB_TRY(rb_device_zero(r, m->support, (m->len + 63) / 64 * sizeof(uint64_t)));
+    for (int q = 0; q < nstreams; q++) {
+        RB_CUDA((cudaError_t)rbk_scatter_add_scaled(m->acc, lo, streams[q], counts[q], 1.0f,
+                                                    c->stream));
+        RB_CUDA((cudaError_t)rbk_mark_pairs(m->support, lo, streams[q], counts[q], c->stream));
+    }
+    RB_CUDA((cudaError_t)rbk_bitmap_list(m->support, m->len, m->list, c->d_count, m->scratch,
+                                         c->stream));
+    RB_TRY(read_counter(r, &k));
+    RB_TRY(rb_device_reserve((void **)out, out_cap, (size_t)k * sizeof(rb_pair)));
+    RB_CUDA((cudaError_t)rbk_gather_pairs(m->acc, m->list, (size_t)k, lo, *out, c->stream));
+    RB_CUDA(cudaStreamSynchronize(c->stream));
+    *kout = (size_t)k;
+    return RB_OK;
+}
+
 #ifdef HAVE_NCCL
 static void count_allreduce(rb_reducer *r, rb_stats *st, uint64_t bytes)
 {
@@ -415,13 +474,29 @@ int rb_device_bitmap_or(rb_reducer *r, rb_stats *st, uint64_t *dbm, size_t nbits
         count_allreduce(r, st, nbits);
     } else {
         uint64_t *all = scratch;
-        RB_NCCL(ncclAllGather(dbm, all, words, ncclUint64, c->nccl, c->stream));
+        RB_TRY(rb_device_allgather(r, st, dbm, all, words * sizeof *dbm));
         RB_CUDA((cudaError_t)rbk_bitmap_or_rows(dbm, all, words, r->size, c->stream));
-        uint64_t p = (uint64_t)r->size, b = words * 8;
-        st->bytes_sent += (p - 1) * b;
-        st->bytes_recv += (p - 1) * b;
     }
     RB_CUDA(cudaStreamSynchronize(c->stream));
+    return RB_OK;
+}
+
+/* Grouped send of sbytes to dest and receive of rbytes from src (either
+ * may be MPI_PROC_NULL) on stream s; counted as rb_sendrecv counts. */
+static int post_bytes(rb_reducer *r, rb_stats *st, const void *sbuf, size_t sbytes, int dest,
+                      void *rbuf, size_t rbytes, int src, cudaStream_t s)
+{
+    rb_cuda_ctx *c = r->device_ctx;
+    RB_NCCL(ncclGroupStart());
+    if (dest != MPI_PROC_NULL)
+        RB_NCCL(ncclSend(sbuf, sbytes, ncclUint8, dest, c->nccl, s));
+    if (src != MPI_PROC_NULL)
+        RB_NCCL(ncclRecv(rbuf, rbytes, ncclUint8, src, c->nccl, s));
+    RB_NCCL(ncclGroupEnd());
+    if (dest != MPI_PROC_NULL)
+        st->bytes_sent += sbytes;
+    if (src != MPI_PROC_NULL)
+        st->bytes_recv += rbytes;
     return RB_OK;
 }
 
@@ -432,18 +507,8 @@ int rb_device_post_sendrecv(rb_reducer *r, rb_stats *st, const float *sbuf, int 
     rb_cuda_ctx *c = r->device_ctx;
     if (!direct_comm(r))
         return rb_fail(RB_ERR_STATE, "rb_device_sendrecv without the NCCL transport");
-    cudaStream_t s = stream ? (cudaStream_t)stream : c->stream;
-    RB_NCCL(ncclGroupStart());
-    if (dest != MPI_PROC_NULL)
-        RB_NCCL(ncclSend(sbuf, n, ncclFloat, dest, c->nccl, s));
-    if (src != MPI_PROC_NULL)
-        RB_NCCL(ncclRecv(rbuf, n, ncclFloat, src, c->nccl, s));
-    RB_NCCL(ncclGroupEnd());
-    if (dest != MPI_PROC_NULL)
-        st->bytes_sent += (uint64_t)n * sizeof(float);
-    if (src != MPI_PROC_NULL)
-        st->bytes_recv += (uint64_t)n * sizeof(float);
-    return RB_OK;
+    return post_bytes(r, st, sbuf, n * sizeof(float), dest, rbuf, n * sizeof(float), src,
+                      stream ? (cudaStream_t)stream : c->stream);
 }
 
 /* Exchange n floats with partner ranks (gossip): send to dest, receive
@@ -455,47 +520,167 @@ int rb_device_sendrecv(rb_reducer *r, rb_stats *st, const float *sbuf, int dest,
     return rb_device_sync(r);
 }
 
-/* Counted as rb_allgather: (p-1) x count words each way. */
-int rb_device_allgather_u64(rb_reducer *r, rb_stats *st, const uint64_t *dsend,
-                            uint64_t *drecv, size_t count)
+int rb_device_sendrecv_bytes(rb_reducer *r, rb_stats *st, const void *sbuf, size_t sbytes,
+                             int dest, void *rbuf, size_t rbytes, int src)
 {
     rb_cuda_ctx *c = r->device_ctx;
     if (!direct_comm(r))
-        return rb_fail(RB_ERR_STATE, "rb_device_allgather_u64 without the NCCL transport");
-    if (count == 0)
+        return rb_fail(RB_ERR_STATE, "rb_device_sendrecv_bytes without the NCCL transport");
+    RB_TRY(post_bytes(r, st, sbuf, sbytes, dest, rbuf, rbytes, src, c->stream));
+    return rb_device_sync(r);
+}
+
+/* The collectives below move bytes (ncclUint8) and are counted as their
+ * MPI wrappers in core.c count them. */
+static int need_direct(rb_reducer *r, const char *what)
+{
+    return direct_comm(r) ? RB_OK
+                          : rb_fail(RB_ERR_STATE, "%s without the NCCL transport", what);
+}
+
+int rb_device_allgather(rb_reducer *r, rb_stats *st, const void *dsend, void *drecv,
+                        size_t bytes)
+{
+    rb_cuda_ctx *c = r->device_ctx;
+    RB_TRY(need_direct(r, "rb_device_allgather"));
+    if (bytes == 0)
         return RB_OK;
-    RB_NCCL(ncclAllGather(dsend, drecv, count, ncclUint64, c->nccl, c->stream));
+    RB_NCCL(ncclAllGather(dsend, drecv, bytes, ncclUint8, c->nccl, c->stream));
     RB_CUDA(cudaStreamSynchronize(c->stream));
-    uint64_t p = (uint64_t)r->size, b = (uint64_t)count * 8;
-    st->bytes_sent += (p - 1) * b;
-    st->bytes_recv += (p - 1) * b;
+    uint64_t p = (uint64_t)r->size;
+    st->bytes_sent += (p - 1) * bytes;
+    st->bytes_recv += (p - 1) * bytes;
     return RB_OK;
 }
 
 /* NCCL has no allgatherv: one broadcast per rank with data, in one group
  * (NCCL's own idiom; non-roots pass their receive slot as the unused send
- * buffer).  Counted as rb_allgatherv (ring model). */
-int rb_device_allgatherv_u64(rb_reducer *r, rb_stats *st, const uint64_t *dsend,
-                             uint64_t *drecv, const uint64_t *counts, const uint64_t *displs)
+ * buffer). */
+int rb_device_allgatherv(rb_reducer *r, rb_stats *st, const void *dsend, void *drecv,
+                         const uint64_t *counts, const uint64_t *displs, size_t esize)
 {
     rb_cuda_ctx *c = r->device_ctx;
-    if (!direct_comm(r))
-        return rb_fail(RB_ERR_STATE, "rb_device_allgatherv_u64 without the NCCL transport");
+    RB_TRY(need_direct(r, "rb_device_allgatherv"));
     uint64_t total = 0;
     RB_NCCL(ncclGroupStart());
     for (int q = 0; q < r->size; q++) {
-        total += counts[q];
-        uint64_t *slot = drecv + displs[q];
+        total += counts[q] * esize;
+        char *slot = (char *)drecv + displs[q] * esize;
         if (counts[q])
-            RB_NCCL(ncclBroadcast(q == r->rank ? (const void *)dsend : slot, slot,
-                                  (size_t)counts[q], ncclUint64, q, c->nccl, c->stream));
+            RB_NCCL(ncclBroadcast(q == r->rank ? dsend : (const void *)slot, slot,
+                                  (size_t)counts[q] * esize, ncclUint8, q, c->nccl, c->stream));
     }
     RB_NCCL(ncclGroupEnd());
     RB_CUDA(cudaStreamSynchronize(c->stream));
     uint64_t p = (uint64_t)r->size;
-    st->bytes_sent += (p - 1) * total * 8 / p;
-    st->bytes_recv += (total - counts[r->rank]) * 8;
+    st->bytes_sent += (p - 1) * total / p;
+    st->bytes_recv += total - counts[r->rank] * esize;
     return RB_OK;
+}
+
+/* Grouped ncclSend/ncclRecv with every rank that has data for us or that
+ * we have data for (this rank's own block too: NCCL copies it). */
+int rb_device_alltoallv(rb_reducer *r, rb_stats *st, const void *dsend, const uint64_t *scounts,
+                        const uint64_t *sdispls, void *drecv, const uint64_t *rcounts,
+                        const uint64_t *rdispls, size_t esize)
+{
+    rb_cuda_ctx *c = r->device_ctx;
+    RB_TRY(need_direct(r, "rb_device_alltoallv"));
+    RB_NCCL(ncclGroupStart());
+    for (int q = 0; q < r->size; q++) {
+        if (scounts[q])
+            RB_NCCL(ncclSend((const char *)dsend + sdispls[q] * esize, scounts[q] * esize,
+                             ncclUint8, q, c->nccl, c->stream));
+        if (rcounts[q])
+            RB_NCCL(ncclRecv((char *)drecv + rdispls[q] * esize, rcounts[q] * esize, ncclUint8,
+                             q, c->nccl, c->stream));
+    }
+    RB_NCCL(ncclGroupEnd());
+    RB_CUDA(cudaStreamSynchronize(c->stream));
+    for (int q = 0; q < r->size; q++)
+        if (q != r->rank) {
+            st->bytes_sent += scounts[q] * esize;
+            st->bytes_recv += rcounts[q] * esize;
+        }
+    return RB_OK;
+}
+
+/* In place from root (a pipelined chain in the count, as rb_bcast). */
+int rb_device_bcast(rb_reducer *r, rb_stats *st, void *dbuf, size_t bytes, int root)
+{
+    rb_cuda_ctx *c = r->device_ctx;
+    RB_TRY(need_direct(r, "rb_device_bcast"));
+    if (bytes == 0)
+        return RB_OK;
+    RB_NCCL(ncclBroadcast(dbuf, dbuf, bytes, ncclUint8, root, c->nccl, c->stream));
+    RB_CUDA(cudaStreamSynchronize(c->stream));
+    int pos = (r->rank - root + r->size) % r->size;
+    if (pos != r->size - 1)
+        st->bytes_sent += bytes;
+    if (pos != 0)
+        st->bytes_recv += bytes;
+    return RB_OK;
+}
+
+/* ---- host counts exchanged through NCCL, as esize-byte integers (4:
+ * MPI_INT, 8: MPI_UINT64_T), counted as the MPI calls they stand for. */
+static void pack_counts(void *dst, const uint64_t *src, size_t k, size_t esize)
+{
+    for (size_t i = 0; i < k; i++) {
+        if (esize == 4)
+            ((int32_t *)dst)[i] = (int32_t)src[i];
+        else
+            ((uint64_t *)dst)[i] = src[i];
+    }
+}
+
+static void unpack_counts(uint64_t *dst, const void *src, size_t k, size_t esize)
+{
+    for (size_t i = 0; i < k; i++)
+        dst[i] = esize == 4 ? (uint64_t)((const int32_t *)src)[i] : ((const uint64_t *)src)[i];
+}
+
+int rb_device_alltoall_counts(rb_reducer *r, rb_stats *st, const uint64_t *send, uint64_t *recv,
+                              size_t esize)
+{
+    rb_cuda_ctx *c = r->device_ctx;
+    RB_TRY(need_direct(r, "rb_device_alltoall_counts"));
+    size_t p = (size_t)r->size;
+    char *dsend = c->d_counts, *drecv = dsend + p * esize;
+    pack_counts(c->h_counts, send, p, esize);
+    RB_TRY(rb_device_upload(r, dsend, c->h_counts, p * esize));
+    RB_NCCL(ncclGroupStart());
+    for (size_t q = 0; q < p; q++) {
+        RB_NCCL(ncclSend(dsend + q * esize, esize, ncclUint8, (int)q, c->nccl, c->stream));
+        RB_NCCL(ncclRecv(drecv + q * esize, esize, ncclUint8, (int)q, c->nccl, c->stream));
+    }
+    RB_NCCL(ncclGroupEnd());
+    RB_TRY(rb_device_download(r, c->h_counts, drecv, p * esize));
+    unpack_counts(recv, c->h_counts, p, esize);
+    st->bytes_sent += (p - 1) * esize;
+    st->bytes_recv += (p - 1) * esize;
+    return RB_OK;
+}
+
+int rb_device_allgather_count(rb_reducer *r, rb_stats *st, uint64_t mine, uint64_t *all,
+                              size_t esize)
+{
+    rb_cuda_ctx *c = r->device_ctx;
+    char *dsend = c->d_counts, *drecv = dsend + esize;
+    pack_counts(c->h_counts, &mine, 1, esize);
+    RB_TRY(rb_device_upload(r, dsend, c->h_counts, esize));
+    RB_TRY(rb_device_allgather(r, st, dsend, drecv, esize));
+    RB_TRY(rb_device_download(r, c->h_counts, drecv, (size_t)r->size * esize));
+    unpack_counts(all, c->h_counts, (size_t)r->size, esize);
+    return RB_OK;
+}
+
+int rb_device_bcast_count(rb_reducer *r, rb_stats *st, uint64_t *count, int root)
+{
+    rb_cuda_ctx *c = r->device_ctx;
+    RB_TRY(rb_device_upload(r, c->d_counts, count, sizeof *count));
+    RB_TRY(rb_device_bcast(r, st, c->d_counts, sizeof *count, root));
+    return rb_device_download(r, count, c->d_counts, sizeof *count);
 }
 #else
 int rb_device_allreduce_sum(rb_reducer *r, rb_stats *st, float *dbuf, size_t n)

@@ -4,6 +4,7 @@
 #define RB_DEVICE_H
 
 #include "rb_internal.h"
+#include "sparse.h"   /* rb_pair */
 
 /* Set up r->device_ctx for a RB_DEVICE_CUDA reducer (called by rb_create). */
 int rb_device_init(rb_reducer *r);
@@ -39,13 +40,41 @@ int rb_device_sendrecv(rb_reducer *r, rb_stats *st, const float *sbuf, int dest,
  * or changes sbuf (gossip's asynchronous mode).  Counted when posted. */
 int rb_device_post_sendrecv(rb_reducer *r, rb_stats *st, const float *sbuf, int dest,
                             float *rbuf, int src, size_t n, void *stream);
-/* Allgather of count words per rank, and allgatherv of counts[q] words from
- * rank q to drecv + displs[q] (grouped ncclBroadcast); counted as
- * rb_allgather / rb_allgatherv.  NCCL builds only. */
-int rb_device_allgather_u64(rb_reducer *r, rb_stats *st, const uint64_t *dsend,
-                            uint64_t *drecv, size_t count);
-int rb_device_allgatherv_u64(rb_reducer *r, rb_stats *st, const uint64_t *dsend,
-                             uint64_t *drecv, const uint64_t *counts, const uint64_t *displs);
+/* Collectives on device bytes (NCCL builds), counted in rb_stats as the
+ * MPI wrappers of core.c count them (rb_allgather, rb_allgatherv,
+ * rb_alltoallv, rb_bcast).  Counts and displacements are in elements of
+ * esize bytes.  allgatherv: grouped ncclBroadcast; alltoallv: grouped
+ * ncclSend/ncclRecv; bcast is in place. */
+int rb_device_allgather(rb_reducer *r, rb_stats *st, const void *dsend, void *drecv,
+                        size_t bytes);
+int rb_device_allgatherv(rb_reducer *r, rb_stats *st, const void *dsend, void *drecv,
+                         const uint64_t *counts, const uint64_t *displs, size_t esize);
+int rb_device_alltoallv(rb_reducer *r, rb_stats *st, const void *dsend, const uint64_t *scounts,
+                        const uint64_t *sdispls, void *drecv, const uint64_t *rcounts,
+                        const uint64_t *rdispls, size_t esize);
+int rb_device_bcast(rb_reducer *r, rb_stats *st, void *dbuf, size_t bytes, int root);
+/* Send sbytes to dest, receive rbytes from src (either MPI_PROC_NULL);
+ * complete on return, counted as rb_sendrecv. */
+int rb_device_sendrecv_bytes(rb_reducer *r, rb_stats *st, const void *sbuf, size_t sbytes,
+                             int dest, void *rbuf, size_t rbytes, int src);
+/* displs[q] = counts[0] + ... + counts[q-1]; returns the total. */
+static inline uint64_t rb_prefix_sums(const uint64_t *counts, uint64_t *displs, int p)
+{
+    uint64_t total = 0;
+    for (int q = 0; q < p; q++) {
+        displs[q] = total;
+        total += counts[q];
+    }
+    return total;
+}
+/* Counts held on the host, exchanged through NCCL as esize-byte integers
+ * (4 stands for MPI_INT, 8 for MPI_UINT64_T) and counted as rb_alltoall,
+ * rb_allgather and rb_bcast of those types: send/recv/all hold p entries. */
+int rb_device_alltoall_counts(rb_reducer *r, rb_stats *st, const uint64_t *send, uint64_t *recv,
+                              size_t esize);
+int rb_device_allgather_count(rb_reducer *r, rb_stats *st, uint64_t mine, uint64_t *all,
+                              size_t esize);
+int rb_device_bcast_count(rb_reducer *r, rb_stats *st, uint64_t *count, int root);
 
 /* Building blocks of the reducers' device paths (CUDA builds). */
 /* RB_ERR_DEVICE naming `what` unless cuda_rc (a cudaError_t) is 0. */
@@ -55,11 +84,30 @@ int rb_device_status(int cuda_rc, const char *what);
  * are lost when it grows); rb_device_release frees it. */
 int rb_device_reserve(void **dbuf, size_t *cap, size_t bytes);
 void rb_device_release(void **dbuf, size_t *cap);
-/* bytes from device to host memory; complete when it returns. */
+/* bytes from device to host memory and back; complete when they return. */
 int rb_device_download(rb_reducer *r, void *host, const void *dev, size_t bytes);
+int rb_device_upload(rb_reducer *r, void *dev, const void *host, size_t bytes);
 /* Zero device memory (ordered on the library's stream). */
 int rb_device_zero(rb_reducer *r, void *dev, size_t bytes);
 /* The device counter rbk_* counts and compactions write (d_count). */
 unsigned long long *rb_device_counter(rb_reducer *r);
+
+/* Sum of index-sorted pair streams whose indices lie in [lo, lo + len),
+ * on the GPU: out (grown as needed) gets the index-sorted sum, *kout pairs,
+ * sums that cancel kept (the support is the union, as rb_merge_sum_many
+ * keeps it).  Streams are added one after another in the order given,
+ * through a dense accumulator of len floats and a support bitmap. */
+typedef struct rb_device_merger {
+    float *acc;
+    uint64_t *support;
+    uint32_t *list;
+    void *scratch;
+    size_t len, acc_cap, support_cap, list_cap, scratch_cap;
+} rb_device_merger;
+int rb_device_merger_init(rb_device_merger *m, size_t len);
+void rb_device_merger_free(rb_device_merger *m);
+int rb_device_merge_sum(rb_reducer *r, rb_device_merger *m, uint32_t lo,
+                        const rb_pair *const *streams, const uint64_t *counts, int nstreams,
+                        rb_pair **out, size_t *out_cap, size_t *kout);
 
 #endif

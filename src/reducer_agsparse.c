@@ -120,11 +120,10 @@ static int agsparse_reduce(rb_reducer *r, float *grad, rb_stats *st)
  * atomics and the host path's summation order). */
 typedef struct agsparse_device {
     rb_pair *send, *recv;
-    uint64_t *counts;       /* device: every rank's count */
     uint64_t *displs;       /* host: where rank q's pairs start in recv */
     uint64_t *seen;         /* device union bitmap */
     void *scratch;          /* rbk_pack_nonzero */
-    size_t send_cap, recv_cap, counts_cap, seen_cap, scratch_cap;
+    size_t send_cap, recv_cap, seen_cap, scratch_cap;
 } agsparse_device;
 
 static void agsparse_device_free(agsparse_state *s)
@@ -134,7 +133,6 @@ static void agsparse_device_free(agsparse_state *s)
         return;
     rb_device_release((void **)&d->send, &d->send_cap);
     rb_device_release((void **)&d->recv, &d->recv_cap);
-    rb_device_release((void **)&d->counts, &d->counts_cap);
     rb_device_release((void **)&d->seen, &d->seen_cap);
     rb_device_release(&d->scratch, &d->scratch_cap);
     free(d->displs);
@@ -147,7 +145,6 @@ static int agsparse_device_init(rb_reducer *r, agsparse_state *s)
     agsparse_device *d = s->dev = calloc(1, sizeof *s->dev);
     if (!d || !(d->displs = rb_calloc((size_t)r->size, sizeof *d->displs)))
         return rb_fail(RB_ERR_NOMEM, "agsparse: no memory");
-    RB_TRY(rb_device_reserve((void **)&d->counts, &d->counts_cap, (size_t)r->size * 8));
     RB_TRY(rb_device_reserve((void **)&d->seen, &d->seen_cap, rb_bitmap_words(r->n) * 8));
     return rb_device_reserve(&d->scratch, &d->scratch_cap, rbk_pack_scratch_bytes(r->n));
 }
@@ -159,7 +156,7 @@ static int device_union_size(rb_reducer *r, agsparse_device *d, size_t total, ui
     size_t words = rb_bitmap_words(r->n);
     unsigned long long distinct = 0;
     RB_TRY(rb_device_zero(r, d->seen, words * sizeof *d->seen));
-    RB_DEV(rbk_mark_pairs(d->seen, d->recv, total, stream));
+    RB_DEV(rbk_mark_pairs(d->seen, 0, d->recv, total, stream));
     RB_DEV(rbk_popcount(d->seen, words, rb_device_counter(r), stream));
     RB_TRY(rb_device_download(r, &distinct, rb_device_counter(r), sizeof distinct));
     *out = distinct;
@@ -178,19 +175,14 @@ static int agsparse_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
     RB_TRY(rb_device_count_nonzero(r, dgrad, r->n, &k));
     st->nnz_local = k;
     RB_TRY(rb_device_reserve((void **)&d->send, &d->send_cap, (size_t)k * sizeof(rb_pair)));
-    /* leaves k in the device counter: the allgather sends it from there */
     RB_DEV(rbk_pack_nonzero(dgrad, r->n, 0, d->send, rb_device_counter(r), d->scratch, stream));
 
     rb_phase_start(r, st, RB_PHASE_COMM);
-    RB_TRY(rb_device_allgather_u64(r, st, (const uint64_t *)rb_device_counter(r), d->counts, 1));
-    RB_TRY(rb_device_download(r, s->nnz_of, d->counts, (size_t)r->size * sizeof *s->nnz_of));
-    for (int q = 0; q < r->size; q++) {
-        d->displs[q] = total;
-        total += s->nnz_of[q];
-    }
+    RB_TRY(rb_device_allgather_count(r, st, k, s->nnz_of, sizeof(uint64_t)));
+    total = rb_prefix_sums(s->nnz_of, d->displs, r->size);
     RB_TRY(rb_device_reserve((void **)&d->recv, &d->recv_cap, (size_t)total * sizeof(rb_pair)));
-    RB_TRY(rb_device_allgatherv_u64(r, st, (const uint64_t *)d->send, (uint64_t *)d->recv,
-                                    s->nnz_of, d->displs));
+    RB_TRY(rb_device_allgatherv(r, st, d->send, d->recv, s->nnz_of, d->displs,
+                                sizeof(rb_pair)));
 
     rb_phase_start(r, st, RB_PHASE_DECODE);
     float inv_p = 1.0f / (float)r->size;

@@ -24,8 +24,10 @@
  *
  * Every stage combines the same two partial sums on both partners (float
  * addition commutes), so all ranks end with bit-identical results.
- * Wire bytes: docs/wire-bytes.md. */
-#include "rb_internal.h"
+ * Wire bytes: docs/wire-bytes.md.  Device buffers under transport=nccl
+ * stay on the GPU (sparcml_reduce_device: the same algorithms, messages
+ * and bytes). */
+#include "rb_device.h"
 #include "sparse.h"
 
 #include <limits.h>
@@ -48,11 +50,16 @@ typedef struct sparcml_state {
     int *scounts, *sdispls, *rcounts, *rdispls;
     size_t *offs;
     uint64_t *nnz_of;
+    struct sparcml_device *dev;   /* device buffers of the NCCL path, else NULL */
 } sparcml_state;
+
+static void sparcml_device_free(sparcml_state *s);
+static int sparcml_device_init(rb_reducer *r, sparcml_state *s);
 
 static void sparcml_fini(rb_reducer *r)
 {
     sparcml_state *s = r->impl;
+    sparcml_device_free(s);
     free(s->a);
     free(s->b);
     free(s->c);
@@ -85,7 +92,7 @@ static int sparcml_init(rb_reducer *r)
     s->nnz_of = rb_calloc(p, sizeof(uint64_t));
     if (!s->scounts || !s->sdispls || !s->rcounts || !s->rdispls || !s->offs || !s->nnz_of)
         return rb_fail(RB_ERR_NOMEM, "sparcml: no memory for %zu ranks", p);
-    return RB_OK;
+    return rb_device_direct(r) ? sparcml_device_init(r, s) : RB_OK;
 }
 
 static int grow_pairs(rb_pair **buf, size_t *cap, size_t k)
@@ -94,6 +101,14 @@ static int grow_pairs(rb_pair **buf, size_t *cap, size_t k)
     int rc = rb_reserve(&b, cap, k, sizeof(rb_pair));
     *buf = b;
     return rc;
+}
+
+static void swap_pairs(rb_pair **x, size_t *xc, rb_pair **y, size_t *yc)
+{
+    rb_pair *t = *x;
+    size_t tc = *xc;
+    *x = *y, *xc = *yc;
+    *y = t, *yc = tc;
 }
 
 /* Sendrecv of element counts that may exceed INT_MAX, in chunks; either
@@ -149,10 +164,7 @@ static int combine(rb_reducer *r, float *grad, stream *m, uint64_t their_head)
     } else {
         RB_TRY(grow_pairs(&s->c, &s->cap_c, m->k + (size_t)their_head));
         m->k = rb_merge_sum(s->a, m->k, s->b, (size_t)their_head, s->c);
-        rb_pair *t = s->a;
-        size_t tc = s->cap_a;
-        s->a = s->c, s->cap_a = s->cap_c;
-        s->c = t, s->cap_c = tc;
+        swap_pairs(&s->a, &s->cap_a, &s->c, &s->cap_c);
         if (too_big(r, m->k))
             go_dense(r, grad, m);
     }
@@ -203,40 +215,55 @@ static int swap_streams(rb_reducer *r, rb_stats *st, float *grad, const stream *
     return xchg(r, st, sbuf, scount, dest, NULL, 0, MPI_PROC_NULL, stype, ssz);
 }
 
-static int recdbl(rb_reducer *r, rb_stats *st, float *grad, stream *m)
+/* A folded rank adopts the result it received (header head): the dense
+ * sum, or the pairs (whose support contains this rank's support). */
+static int adopt_result(rb_reducer *r, float *grad, stream *m, uint64_t head)
+{
+    sparcml_state *s = r->impl;
+    if (head == DENSE_MARK) {
+        memcpy(grad, s->dense_in, r->n * sizeof(float));
+        m->dense = 1;
+        return RB_OK;
+    }
+    swap_pairs(&s->a, &s->cap_a, &s->b, &s->cap_b);
+    m->k = (size_t)head;
+    m->dense = 0;
+    return RB_OK;
+}
+
+/* The three steps recursive doubling is made of, where the streams are:
+ * host memory and MPI, or device memory and NCCL. */
+typedef struct stream_ops {
+    int (*swap)(rb_reducer *r, rb_stats *st, float *grad, const stream *m, int dest, int src,
+                uint64_t *their_head);
+    int (*combine)(rb_reducer *r, float *grad, stream *m, uint64_t their_head);
+    int (*adopt)(rb_reducer *r, float *grad, stream *m, uint64_t head);
+} stream_ops;
+
+static const stream_ops host_streams = {swap_streams, combine, adopt_result};
+
+static int recdbl(rb_reducer *r, rb_stats *st, float *grad, stream *m, const stream_ops *ops)
 {
     sparcml_state *s = r->impl;
     int rank = r->rank, extra = r->size - s->p2;
     uint64_t head;
     if (rank >= s->p2) {           /* folded rank: hand over, wait for the result */
-        RB_TRY(swap_streams(r, st, grad, m, rank - s->p2, MPI_PROC_NULL, &head));
+        RB_TRY(ops->swap(r, st, grad, m, rank - s->p2, MPI_PROC_NULL, &head));
         stream none = {0, 0};
-        RB_TRY(swap_streams(r, st, grad, &none, MPI_PROC_NULL, rank - s->p2, &head));
-        if (head == DENSE_MARK) {
-            memcpy(grad, s->dense_in, r->n * sizeof(float));
-            m->dense = 1;
-        } else {
-            /* The result's support contains this rank's support. */
-            rb_pair *t = s->a;
-            size_t tc = s->cap_a;
-            s->a = s->b, s->cap_a = s->cap_b;
-            s->b = t, s->cap_b = tc;
-            m->k = (size_t)head;
-            m->dense = 0;
-        }
-        return RB_OK;
+        RB_TRY(ops->swap(r, st, grad, &none, MPI_PROC_NULL, rank - s->p2, &head));
+        return ops->adopt(r, grad, m, head);
     }
     if (rank < extra) {
-        RB_TRY(swap_streams(r, st, grad, m, MPI_PROC_NULL, rank + s->p2, &head));
-        RB_TRY(combine(r, grad, m, head));
+        RB_TRY(ops->swap(r, st, grad, m, MPI_PROC_NULL, rank + s->p2, &head));
+        RB_TRY(ops->combine(r, grad, m, head));
     }
     for (int mask = 1; mask < s->p2; mask <<= 1) {
         int partner = rank ^ mask;
-        RB_TRY(swap_streams(r, st, grad, m, partner, partner, &head));
-        RB_TRY(combine(r, grad, m, head));
+        RB_TRY(ops->swap(r, st, grad, m, partner, partner, &head));
+        RB_TRY(ops->combine(r, grad, m, head));
     }
     if (rank < extra)
-        RB_TRY(swap_streams(r, st, grad, m, rank + s->p2, MPI_PROC_NULL, &head));
+        RB_TRY(ops->swap(r, st, grad, m, rank + s->p2, MPI_PROC_NULL, &head));
     return RB_OK;
 }
 
@@ -357,7 +384,7 @@ static int sparcml_reduce(rb_reducer *r, float *grad, rb_stats *st)
         if (algo == RB_SPARCML_RSAG)
             RB_TRY(rsag(r, st, grad, &m));
         else
-            RB_TRY(recdbl(r, st, grad, &m));
+            RB_TRY(recdbl(r, st, grad, &m, &host_streams));
     }
 
     rb_phase_start(r, st, RB_PHASE_DECODE);
@@ -371,11 +398,264 @@ static int sparcml_reduce(rb_reducer *r, float *grad, rb_stats *st)
     return RB_OK;
 }
 
+#if defined(HAVE_CUDA) && defined(HAVE_NCCL)
+#include "cuda/rb_kernels.h"
+
+/* The NCCL path: the host path's algorithms, decisions, messages and
+ * bytes, with the streams in device memory.  Headers (a stream's pair
+ * count or DENSE_MARK) and streams go by grouped ncclSend/ncclRecv (one
+ * group per exchange, so a dense/sparse pair needs no ordering); the rsag
+ * alltoallv by grouped ncclSend/ncclRecv, its allgathers by ncclAllGather
+ * and grouped ncclBroadcast.  A merge of two sorted streams is
+ * rb_device_merge_sum over [0, n) (same sums as rb_merge_sum: a + b, the
+ * union support); rsag's p-way merge adds in rank order, not in pairwise
+ * rounds, so from p = 4 its last bit may differ from the host path's.  The
+ * choice of algorithm and dense_all is choose_algo's, over MPI (one count). */
+typedef struct sparcml_device {
+    rb_pair *a, *b, *c;         /* stream, received stream, merge output */
+    size_t cap_a, cap_b, cap_c;
+    float *dense_in;            /* a partner's dense stream */
+    size_t cap_dense;
+    uint64_t *head;             /* device: [0] sent header, [1] received */
+    size_t head_cap;
+    void *scratch;              /* rbk_pack_nonzero */
+    size_t scratch_cap;
+    rb_device_merger whole;     /* recdbl merges over [0, n) */
+    rb_device_merger range;     /* rsag: this rank's range */
+    uint64_t *bounds;           /* device: range starts in a */
+    size_t bounds_cap;
+    uint64_t *sc, *sd, *rc, *rd, *bounds_host;   /* host, p each */
+    const rb_pair **streams;    /* host, p: rsag's received streams */
+} sparcml_device;
+
+static void sparcml_device_free(sparcml_state *s)
+{
+    sparcml_device *d = s->dev;
+    if (!d)
+        return;
+    rb_device_release((void **)&d->a, &d->cap_a);
+    rb_device_release((void **)&d->b, &d->cap_b);
+    rb_device_release((void **)&d->c, &d->cap_c);
+    rb_device_release((void **)&d->dense_in, &d->cap_dense);
+    rb_device_release((void **)&d->head, &d->head_cap);
+    rb_device_release(&d->scratch, &d->scratch_cap);
+    rb_device_release((void **)&d->bounds, &d->bounds_cap);
+    rb_device_merger_free(&d->whole);
+    rb_device_merger_free(&d->range);
+    free(d->sc), free(d->sd), free(d->rc), free(d->rd), free(d->bounds_host), free(d->streams);
+    free(d);
+    s->dev = NULL;
+}
+
+static int sparcml_device_init(rb_reducer *r, sparcml_state *s)
+{
+    sparcml_device *d = s->dev = calloc(1, sizeof *s->dev);
+    if (!d)
+        return rb_fail(RB_ERR_NOMEM, "sparcml: no memory");
+    size_t p = (size_t)r->size;
+    uint64_t **host[] = {&d->sc, &d->sd, &d->rc, &d->rd, &d->bounds_host};
+    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
+        if (!(*host[i] = rb_calloc(p, sizeof(uint64_t))))
+            return rb_fail(RB_ERR_NOMEM, "sparcml: no memory for %zu ranks", p);
+    if (!(d->streams = rb_calloc(p, sizeof *d->streams)))
+        return rb_fail(RB_ERR_NOMEM, "sparcml: no memory for %zu ranks", p);
+    size_t lo = range_lo(r->n, r->size, r->rank), hi = range_lo(r->n, r->size, r->rank + 1);
+    RB_TRY(rb_device_reserve((void **)&d->head, &d->head_cap, 2 * sizeof(uint64_t)));
+    RB_TRY(rb_device_reserve(&d->scratch, &d->scratch_cap, rbk_pack_scratch_bytes(r->n)));
+    RB_TRY(rb_device_reserve((void **)&d->bounds, &d->bounds_cap, p * sizeof(uint64_t)));
+    RB_TRY(rb_device_merger_init(&d->whole, r->n));
+    return rb_device_merger_init(&d->range, hi - lo);
+}
+
+static int dev_go_dense(rb_reducer *r, float *dgrad, stream *m)
+{
+    sparcml_device *d = ((sparcml_state *)r->impl)->dev;
+    if (!m->dense)
+        RB_DEV(rbk_scatter_set(dgrad, 0, d->a, m->k, (cudaStream_t)rb_device_stream(r)));
+    m->dense = 1;
+    return rb_device_sync(r);
+}
+
+/* combine() on the device. */
+static int dev_combine(rb_reducer *r, float *dgrad, stream *m, uint64_t their_head)
+{
+    sparcml_device *d = ((sparcml_state *)r->impl)->dev;
+    cudaStream_t cs = (cudaStream_t)rb_device_stream(r);
+    if (their_head == DENSE_MARK) {
+        RB_TRY(dev_go_dense(r, dgrad, m));
+        RB_DEV(rbk_add(dgrad, d->dense_in, r->n, cs));
+        return rb_device_sync(r);
+    }
+    if (m->dense) {
+        RB_DEV(rbk_scatter_add_scaled(dgrad, 0, d->b, (size_t)their_head, 1.0f, cs));
+        return rb_device_sync(r);
+    }
+    const rb_pair *streams[2] = {d->a, d->b};
+    uint64_t counts[2] = {m->k, their_head};
+    RB_TRY(rb_device_merge_sum(r, &d->whole, 0, streams, counts, 2, &d->c, &d->cap_c, &m->k));
+    swap_pairs(&d->a, &d->cap_a, &d->c, &d->cap_c);
+    return too_big(r, m->k) ? dev_go_dense(r, dgrad, m) : RB_OK;
+}
+
+/* swap_streams() on the device: header, then the streams, each one
+ * grouped send/recv. */
+static int dev_swap_streams(rb_reducer *r, rb_stats *st, float *dgrad, const stream *m,
+                            int dest, int src, uint64_t *their_head)
+{
+    sparcml_device *d = ((sparcml_state *)r->impl)->dev;
+    uint64_t head = m->dense ? DENSE_MARK : m->k;
+    RB_TRY(rb_device_upload(r, d->head, &head, sizeof head));
+    RB_TRY(rb_device_sendrecv_bytes(r, st, d->head, sizeof head, dest, d->head + 1, sizeof head,
+                                    src));
+    *their_head = 0;
+    if (src != MPI_PROC_NULL)
+        RB_TRY(rb_device_download(r, their_head, d->head + 1, sizeof *their_head));
+    if (dest != MPI_PROC_NULL && m->dense)
+        st->dense_stages++;
+    int their_dense = *their_head == DENSE_MARK;
+    size_t rbytes = their_dense ? r->n * sizeof(float) : (size_t)*their_head * sizeof(rb_pair);
+    if (their_dense)
+        RB_TRY(rb_device_reserve((void **)&d->dense_in, &d->cap_dense, rbytes));
+    else
+        RB_TRY(rb_device_reserve((void **)&d->b, &d->cap_b, rbytes));
+    const void *sbuf = m->dense ? (const void *)dgrad : (const void *)d->a;
+    size_t sbytes = m->dense ? r->n * sizeof(float) : m->k * sizeof(rb_pair);
+    void *rbuf = their_dense ? (void *)d->dense_in : (void *)d->b;
+    return rb_device_sendrecv_bytes(r, st, sbuf, dest == MPI_PROC_NULL ? 0 : sbytes, dest, rbuf,
+                                    src == MPI_PROC_NULL ? 0 : rbytes, src);
+}
+
+/* adopt_result() on the device. */
+static int dev_adopt(rb_reducer *r, float *dgrad, stream *m, uint64_t head)
+{
+    sparcml_device *d = ((sparcml_state *)r->impl)->dev;
+    if (head == DENSE_MARK) {
+        RB_DEV(cudaMemcpyAsync(dgrad, d->dense_in, r->n * sizeof(float),
+                               cudaMemcpyDeviceToDevice, (cudaStream_t)rb_device_stream(r)));
+        m->dense = 1;
+        return rb_device_sync(r);
+    }
+    swap_pairs(&d->a, &d->cap_a, &d->b, &d->cap_b);
+    m->k = (size_t)head;
+    m->dense = 0;
+    return RB_OK;
+}
+
+static const stream_ops device_streams = {dev_swap_streams, dev_combine, dev_adopt};
+
+/* rsag() on the device. */
+static int dev_rsag(rb_reducer *r, rb_stats *st, float *dgrad, stream *m)
+{
+    sparcml_state *s = r->impl;
+    sparcml_device *d = s->dev;
+    cudaStream_t cs = (cudaStream_t)rb_device_stream(r);
+    int p = r->size;
+    if (r->n > (size_t)INT_MAX)
+        return rb_fail(RB_ERR_UNSUPPORTED,
+                       "sparcml rsag: %zu elements exceed INT_MAX; use sparcml_algo=recdbl", r->n);
+    RB_DEV(rbk_shard_bounds(d->a, m->k, r->n, p, d->bounds, cs));
+    RB_TRY(rb_device_download(r, d->sd, d->bounds, (size_t)p * sizeof(uint64_t)));
+    for (int i = 0; i < p; i++)
+        d->sc[i] = (i + 1 < p ? d->sd[i + 1] : m->k) - d->sd[i];
+    RB_TRY(rb_device_alltoall_counts(r, st, d->sc, d->rc, sizeof(int)));
+    size_t total = (size_t)rb_prefix_sums(d->rc, d->rd, p);
+    RB_TRY(rb_device_reserve((void **)&d->b, &d->cap_b, total * sizeof(rb_pair)));
+    RB_TRY(rb_device_alltoallv(r, st, d->a, d->sc, d->sd, d->b, d->rc, d->rd, sizeof(rb_pair)));
+    for (int i = 0; i < p; i++)
+        d->streams[i] = d->b + d->rd[i];
+    size_t lo = range_lo(r->n, p, r->rank), hi = range_lo(r->n, p, r->rank + 1), kr = 0;
+    RB_TRY(rb_device_merge_sum(r, &d->range, (uint32_t)lo, d->streams, d->rc, p, &d->c,
+                               &d->cap_c, &kr));
+    RB_TRY(rb_device_allgather_count(r, st, kr, s->nnz_of, sizeof(uint64_t)));
+    uint64_t all = rb_prefix_sums(s->nnz_of, d->rd, p);
+    if (too_big(r, (size_t)all)) {    /* dense allgather of the ranges */
+        RB_TRY(rb_device_zero(r, dgrad + lo, (hi - lo) * sizeof(float)));
+        RB_DEV(rbk_scatter_set(dgrad, 0, d->c, kr, cs));
+        for (int i = 0; i < p; i++) {
+            d->rc[i] = range_lo(r->n, p, i + 1) - range_lo(r->n, p, i);
+            d->rd[i] = range_lo(r->n, p, i);
+        }
+        st->dense_stages = 1;
+        m->dense = 1;
+        return rb_device_allgatherv(r, st, dgrad + lo, dgrad, d->rc, d->rd, sizeof(float));
+    }
+    RB_TRY(rb_device_reserve((void **)&d->a, &d->cap_a, (size_t)all * sizeof(rb_pair)));
+    m->k = (size_t)all;
+    return rb_device_allgatherv(r, st, d->c, d->a, s->nnz_of, d->rd, sizeof(rb_pair));
+}
+
+static int sparcml_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
+{
+    sparcml_state *s = r->impl;
+    sparcml_device *d = s->dev;
+    cudaStream_t cs = (cudaStream_t)rb_device_stream(r);
+    stream m = {0, 0};
+    float inv_p = 1.0f / (float)r->size;
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
+    if (r->n > 0)
+        RB_TRY(rb_device_check_buffer(r, dgrad));
+    uint64_t k = 0;
+    RB_TRY(rb_device_count_nonzero(r, dgrad, r->n, &k));
+    m.k = (size_t)k;
+    st->nnz_local = k;
+    if (r->size == 1) {
+        st->nnz_result = k;
+        return RB_OK;
+    }
+    rb_phase_start(r, st, RB_PHASE_COMM);
+    int dense_all = 0;
+    int algo = choose_algo(r, st, m.k, &dense_all);
+    if (dense_all) {
+        RB_TRY(rb_device_allreduce_sum(r, st, dgrad, r->n));
+        int stages = 0;
+        while ((1 << stages) < r->size)
+            stages++;
+        st->dense_stages = stages;
+        m.dense = 1;
+    } else {
+        if (algo == RB_SPARCML_RECDBL && too_big(r, m.k)) {
+            m.dense = 1;
+        } else {
+            rb_phase_start(r, st, RB_PHASE_ENCODE);
+            RB_TRY(rb_device_reserve((void **)&d->a, &d->cap_a, m.k * sizeof(rb_pair)));
+            RB_DEV(rbk_pack_nonzero(dgrad, r->n, 0, d->a, rb_device_counter(r), d->scratch,
+                                    cs));
+            RB_TRY(rb_device_sync(r));
+            rb_phase_start(r, st, RB_PHASE_COMM);
+        }
+        if (algo == RB_SPARCML_RSAG)
+            RB_TRY(dev_rsag(r, st, dgrad, &m));
+        else
+            RB_TRY(recdbl(r, st, dgrad, &m, &device_streams));
+    }
+
+    rb_phase_start(r, st, RB_PHASE_DECODE);
+    if (m.dense) {
+        RB_TRY(rb_device_scale(r, dgrad, r->n, inv_p));
+        st->nnz_result = r->n;
+        return RB_OK;
+    }
+    RB_DEV(rbk_scatter_set_scaled(dgrad, 0, d->a, m.k, inv_p, cs));
+    st->nnz_result = m.k;
+    return rb_device_sync(r);
+}
+#define SPARCML_REDUCE_DEVICE sparcml_reduce_device
+#else
+static void sparcml_device_free(sparcml_state *s) { (void)s; }
+static int sparcml_device_init(rb_reducer *r, sparcml_state *s)
+{
+    (void)r, (void)s;   /* unreachable: no NCCL transport without NCCL */
+    return rb_fail(RB_ERR_UNSUPPORTED, "sparcml: this build has no NCCL device path");
+}
+#define SPARCML_REDUCE_DEVICE NULL
+#endif
+
 const rb_reducer_ops rb_sparcml_ops = {
     .name = "sparcml",
     .description = "SparCML sparse allreduce (recursive doubling or reduce-scatter/allgather, dense switch)",
     .traits = RB_TRAIT_EXACT,
     .init = sparcml_init,
     .reduce = sparcml_reduce,
+    .reduce_device = SPARCML_REDUCE_DEVICE,
     .fini = sparcml_fini,
 };

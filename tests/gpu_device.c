@@ -6,8 +6,11 @@
  * With a GPU: every registered reducer reduces a device buffer to the same
  * bits as the host path (transport=staged: the same host code after a copy),
  * and with transport=nccl (one GPU per rank) the reducers with an NCCL
- * path (dense, s2 with and without error feedback, omnireduce, agsparse,
- * gossip synchronous and asynchronous) match it within float rounding.  Several ranks on one GPU: auto picks staged; nccl is refused
+ * path (all: dense, s2 with and without error feedback, omnireduce,
+ * agsparse, parallax with one and p servers, sparcml recdbl and rsag,
+ * gossip synchronous and asynchronous, none) match it within float
+ * rounding; on one GPU that is one rank, so sparcml and gossip exchange
+ * nothing: a multi-GPU node runs the exchanges.  Several ranks on one GPU: auto picks staged; nccl is refused
  * with a message. */
 #include "reducer.h"
 #include "rb_device.h"   /* NCCL transport helpers (bitmap OR, sendrecv) */
@@ -270,7 +273,7 @@ int main(int argc, char **argv)
             /* The reducers with an NCCL path (the others stage through
              * the host under transport=nccl too). */
             static const char *const direct[] = {"dense", "s2", "omnireduce", "agsparse",
-                                                 "gossip"};
+                                                 "parallax", "sparcml", "gossip", "none"};
             for (size_t i = 0; i < sizeof direct / sizeof direct[0]; i++)
                 for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
                     compare_reducer(direct[i], shapes[s][0], shapes[s][1], "nccl", NULL);
@@ -278,6 +281,10 @@ int main(int argc, char **argv)
             compare_reducer("s2", 300, 33, "nccl", "sketch_rows=3");
             compare_reducer("s2", 300, 33, "nccl", "sketch_rows=5");
             compare_reducer("omnireduce", 1000, 1, "nccl", "block_size=7");
+            compare_reducer("parallax", 1000, 1, "nccl", "parallax_servers=0");
+            compare_reducer("sparcml", 1000, 1, "nccl", "sparcml_algo=rsag");
+            compare_reducer("sparcml", 1000, 1, "nccl", "sparcml_algo=recdbl");
+            compare_reducer("sparcml", 300, 33, "nccl", "sparcml_algo=recdbl;sparcml_switch=0.01");
             compare_reducer("gossip", 300, 33, "nccl", "gossip_async=on");
             compare_reducer("gossip", 300, 33, "nccl", "gossip_schedule=dissemination");
             gossip_params_flush();

@@ -336,6 +336,100 @@ static void test_sparsify(void)
     free(x); free(res); free(gx); free(gr); free(a);
 }
 
+/* Element-wise mixes against the host expressions, bit for bit. */
+static void test_mixes(void)
+{
+    size_t n = 100003;
+    float *x = malloc(n * 4), *y = malloc(n * 4), *z = malloc(n * 4), *g = malloc(n * 4);
+    fill(x, n, 0.9), fill(y, n, 0.9), fill(z, n, 0.9);
+    float *dx = to_dev(x, n * 4), *dy = to_dev(y, n * 4), *dz = to_dev(z, n * 4);
+    size_t bad[3] = {0, 0, 0};
+    CU(rbk_average(dx, dy, n, 0));
+    to_host(g, dx, n * 4);
+    for (size_t i = 0; i < n; i++)
+        bad[0] += memcmp(&g[i], &(float){0.5f * (x[i] + y[i])}, 4) != 0;
+    CU(cudaMemcpy(dx, x, n * 4, cudaMemcpyHostToDevice));
+    CU(rbk_add_half_difference(dx, dy, dz, n, 0));
+    to_host(g, dx, n * 4);
+    for (size_t i = 0; i < n; i++)
+        bad[1] += memcmp(&g[i], &(float){x[i] + 0.5f * (y[i] - z[i])}, 4) != 0;
+    CU(cudaMemcpy(dx, x, n * 4, cudaMemcpyHostToDevice));
+    CU(rbk_add(dx, dy, n, 0));
+    to_host(g, dx, n * 4);
+    for (size_t i = 0; i < n; i++)
+        bad[2] += memcmp(&g[i], &(float){x[i] + y[i]}, 4) != 0;
+    CHECK(bad[0] == 0 && bad[1] == 0 && bad[2] == 0,
+          "average / add_half_difference / add: %zu / %zu / %zu differ", bad[0], bad[1], bad[2]);
+    cudaFree(dx); cudaFree(dy); cudaFree(dz);
+    free(x); free(y); free(z); free(g);
+}
+
+/* Scaled scatters, zeroing, index bitmap + popcount, shard starts and
+ * gather, against sparse.c. */
+static void test_stream_kernels(void)
+{
+    for (size_t si = 0; si < NSIZES; si++) {
+        size_t n = sizes[si];
+        float *x = malloc((n + 1) * 4), *y = malloc((n + 1) * 4), *g = malloc((n + 1) * 4);
+        fill(x, n, 0.3);
+        fill(y, n, 0.5);
+        size_t k = rb_count_nonzero(x, n);
+        rb_pair *p = malloc((k + 1) * sizeof *p);
+        rb_pack_nonzero(x, n, 0, p);
+        rb_pair *dp = to_dev(p, k * sizeof *p);
+        float *dy = to_dev(y, n * 4);
+        float *ref = malloc((n + 1) * 4);
+        memcpy(ref, y, n * 4);
+        rb_scatter_add_scaled(ref, 0, p, k, 0.25f);
+        CU(rbk_scatter_add_scaled(dy, 0, dp, k, 0.25f, 0));
+        to_host(g, dy, n * 4);
+        CHECK(memcmp(g, ref, n * 4) == 0, "scatter_add_scaled n=%zu differs", n);
+        rb_scatter_set_scaled(ref, 0, p, k, 1.0f / 3.0f);
+        CU(rbk_scatter_set_scaled(dy, 0, dp, k, 1.0f / 3.0f, 0));
+        to_host(g, dy, n * 4);
+        CHECK(memcmp(g, ref, n * 4) == 0, "scatter_set_scaled n=%zu differs", n);
+        for (size_t i = 0; i < k; i++)
+            ref[p[i].idx] = 0.0f;
+        CU(rbk_scatter_zero(dy, 0, dp, k, 0));
+        to_host(g, dy, n * 4);
+        CHECK(memcmp(g, ref, n * 4) == 0, "scatter_zero n=%zu differs", n);
+        /* bitmap of indices (twice: marking is idempotent) and popcount */
+        size_t words = rb_bitmap_words(n);
+        uint64_t *dbm = dmalloc((words + 1) * 8);
+        unsigned long long *dc = dmalloc(sizeof *dc), hc = 0;
+        CU(cudaMemset(dbm, 0, (words + 1) * 8));
+        CU(rbk_mark_pairs(dbm, 0, dp, k, 0));
+        CU(rbk_mark_pairs(dbm, 0, dp, k, 0));
+        CU(rbk_popcount(dbm, words, dc, 0));
+        to_host(&hc, dc, sizeof hc);
+        CHECK(hc == k, "mark_pairs + popcount n=%zu: %llu, want %zu", n, hc, k);
+        /* shard starts = rb_pair_lower_bound of n * j / parts */
+        enum { PARTS = 7 };
+        uint64_t *db = dmalloc(PARTS * 8), hb[PARTS];
+        CU(rbk_shard_bounds(dp, k, n, PARTS, db, 0));
+        to_host(hb, db, sizeof hb);
+        size_t badb = 0;
+        for (int j = 0; j < PARTS; j++)
+            badb += hb[j] != rb_pair_lower_bound(p, k, (uint32_t)((uint64_t)n * j / PARTS));
+        CHECK(badb == 0, "shard_bounds n=%zu: %zu wrong", n, badb);
+        /* gather of listed positions rebuilds the packed stream */
+        uint32_t *list = malloc((k + 1) * 4);
+        for (size_t i = 0; i < k; i++)
+            list[i] = p[i].idx - 3;   /* positions relative to base 3 */
+        float *dx = to_dev(x, n * 4);
+        uint32_t *dl = to_dev(list, k * 4);
+        rb_pair *dout = dmalloc((k + 1) * sizeof *dout), *out = malloc((k + 1) * sizeof *out);
+        if (k && p[0].idx >= 3) {
+            CU(rbk_gather_pairs(dx + 3, dl, k, 3, dout, 0));
+            to_host(out, dout, k * sizeof *out);
+            CHECK(memcmp(out, p, k * sizeof *p) == 0, "gather_pairs n=%zu differs", n);
+        }
+        cudaFree(dp); cudaFree(dy); cudaFree(dbm); cudaFree(dc); cudaFree(db); cudaFree(dx);
+        cudaFree(dl); cudaFree(dout);
+        free(x); free(y); free(g); free(p); free(ref); free(list); free(out);
+    }
+}
+
 /* 1 and a reason when this process can use a GPU, else 0. */
 static int have_gpu(char *why, size_t len)
 {
@@ -369,6 +463,8 @@ int main(int argc, char **argv)
     test_cs_hashes();
     test_cs();
     test_sparsify();
+    test_mixes();
+    test_stream_kernels();
     printf("%d checks, %d failed\n", checks, fails);
     return fails ? 1 : 0;
 }

@@ -1,7 +1,6 @@
 #!/bin/sh
 # rb_micro -d cuda validates every reducer on device buffers (2 ranks on
-# one GPU: staged transport), and the reducers with an NCCL path (dense,
-# s2, omnireduce, agsparse, gossip) over NCCL on one rank.
+# one GPU: staged transport), and every reducer over NCCL on one rank.
 if ! "$top_builddir/tests/gpu_kernels" --probe 2>/tmp/gpu_micro_probe.$$; then
     cat /tmp/gpu_micro_probe.$$ >&2; rm -f /tmp/gpu_micro_probe.$$
     echo "SKIP: rb_micro -d cuda needs a GPU" >&2
@@ -11,4 +10,4 @@ rm -f /tmp/gpu_micro_probe.$$
 micro="$top_builddir/benchmarks/rb_micro"
 set -e
 "$MPIRUN" 2 "$micro" -d cuda -m 4K:256K -i 3 -x 1 -c -o none -q --reducer all
-"$MPIRUN" 1 "$micro" -d cuda -m 4K:4M -i 5 -x 2 -c -o none --reducer dense,s2,omnireduce,agsparse,gossip -O transport=nccl
+"$MPIRUN" 1 "$micro" -d cuda -m 4K:4M -i 5 -x 2 -c -o none --reducer all -O transport=nccl

@@ -45,6 +45,13 @@ __global__ void average_kernel(float *x, const float *y, size_t n)
         x[i] = __fmul_rn(0.5f, __fadd_rn(x[i], y[i]));
 }
 
+__global__ void add_kernel(float *x, const float *y, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        x[i] = __fadd_rn(x[i], y[i]);
+}
+
 __global__ void add_half_difference_kernel(float *x, const float *recv, const float *sent,
                                            size_t n)
 {
@@ -191,14 +198,16 @@ __global__ void scatter_kernel(float *x, uint32_t base, const rb_pair *p, size_t
     }
 }
 
-/* Indices distinct within p: plain stores, rounded like rb_scatter_add_scaled. */
-__global__ void scatter_add_scaled_kernel(float *x, uint32_t base, const rb_pair *p, size_t k,
-                                          float s)
+/* Indices distinct within p: plain stores, rounded like
+ * rb_scatter_add_scaled / rb_scatter_set_scaled. */
+__global__ void scatter_scaled_kernel(float *x, uint32_t base, const rb_pair *p, size_t k,
+                                      float s, bool add)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < k;
          i += (size_t)gridDim.x * blockDim.x) {
         rb_pair q = p[i];
-        x[q.idx - base] = __fadd_rn(x[q.idx - base], __fmul_rn(q.val, s));
+        float v = __fmul_rn(q.val, s);
+        x[q.idx - base] = add ? __fadd_rn(x[q.idx - base], v) : v;
     }
 }
 
@@ -209,12 +218,42 @@ __global__ void scatter_zero_kernel(float *x, uint32_t base, const rb_pair *p, s
         x[p[i].idx - base] = 0.0f;
 }
 
-__global__ void mark_pairs_kernel(uint64_t *bm, const rb_pair *p, size_t k)
+__global__ void mark_pairs_kernel(uint64_t *bm, uint32_t base, const rb_pair *p, size_t k)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < k;
          i += (size_t)gridDim.x * blockDim.x) {
-        uint32_t idx = p[i].idx;
+        uint32_t idx = p[i].idx - base;
         atomicOr((unsigned long long *)&bm[idx >> 6], 1ull << (idx & 63));
+    }
+}
+
+/* out[j] = first position of p (index-sorted) with idx >= key_j, where
+ * key_j = n * j / parts (the shard starts of parallax / sparcml rsag). */
+__global__ void shard_bounds_kernel(const rb_pair *p, size_t k, size_t n, int parts,
+                                    uint64_t *out)
+{
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= parts)
+        return;
+    uint32_t key = (uint32_t)((uint64_t)n * (uint64_t)j / (uint64_t)parts);
+    size_t lo = 0, hi = k;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p[mid].idx < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    out[j] = lo;
+}
+
+__global__ void gather_pairs_kernel(const float *x, const uint32_t *list, size_t k,
+                                    uint32_t base, rb_pair *out)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < k;
+         i += (size_t)gridDim.x * blockDim.x) {
+        uint32_t at = list[i];
+        out[i] = rb_pair{at + base, x[at]};
     }
 }
 
@@ -547,6 +586,14 @@ int rbk_average(float *x, const float *y, size_t n, cudaStream_t stream)
     return launch_status();
 }
 
+int rbk_add(float *x, const float *y, size_t n, cudaStream_t stream)
+{
+    if (n == 0)
+        return 0;
+    add_kernel<<<grid_for(n), kThreads, 0, stream>>>(x, y, n);
+    return launch_status();
+}
+
 int rbk_add_half_difference(float *x, const float *recv, const float *sent, size_t n,
                             cudaStream_t stream)
 {
@@ -600,7 +647,16 @@ int rbk_scatter_add_scaled(float *x, uint32_t base, const rb_pair *p, size_t k, 
 {
     if (k == 0)
         return 0;
-    scatter_add_scaled_kernel<<<grid_for(k), kThreads, 0, stream>>>(x, base, p, k, s);
+    scatter_scaled_kernel<<<grid_for(k), kThreads, 0, stream>>>(x, base, p, k, s, true);
+    return launch_status();
+}
+
+int rbk_scatter_set_scaled(float *x, uint32_t base, const rb_pair *p, size_t k, float s,
+                           cudaStream_t stream)
+{
+    if (k == 0)
+        return 0;
+    scatter_scaled_kernel<<<grid_for(k), kThreads, 0, stream>>>(x, base, p, k, s, false);
     return launch_status();
 }
 
@@ -612,11 +668,29 @@ int rbk_scatter_zero(float *x, uint32_t base, const rb_pair *p, size_t k, cudaSt
     return launch_status();
 }
 
-int rbk_mark_pairs(uint64_t *bm, const rb_pair *p, size_t k, cudaStream_t stream)
+int rbk_mark_pairs(uint64_t *bm, uint32_t base, const rb_pair *p, size_t k, cudaStream_t stream)
 {
     if (k == 0)
         return 0;
-    mark_pairs_kernel<<<grid_for(k), kThreads, 0, stream>>>(bm, p, k);
+    mark_pairs_kernel<<<grid_for(k), kThreads, 0, stream>>>(bm, base, p, k);
+    return launch_status();
+}
+
+int rbk_shard_bounds(const rb_pair *p, size_t k, size_t n, int parts, uint64_t *out,
+                     cudaStream_t stream)
+{
+    if (parts <= 0)
+        return (int)cudaErrorInvalidValue;
+    shard_bounds_kernel<<<grid_for((size_t)parts), kThreads, 0, stream>>>(p, k, n, parts, out);
+    return launch_status();
+}
+
+int rbk_gather_pairs(const float *x, const uint32_t *list, size_t k, uint32_t base, rb_pair *out,
+                     cudaStream_t stream)
+{
+    if (k == 0)
+        return 0;
+    gather_pairs_kernel<<<grid_for(k), kThreads, 0, stream>>>(x, list, k, base, out);
     return launch_status();
 }
 

@@ -24,6 +24,8 @@ extern "C" {
 int rbk_scale(float *x, size_t n, float s, cudaStream_t stream);
 /* y = x - y (s2's error feedback: residual = gradient - estimate) */
 int rbk_subtract_from(float *y, const float *x, size_t n, cudaStream_t stream);
+/* x += y (sparcml: a partner's dense stream) */
+int rbk_add(float *x, const float *y, size_t n, cudaStream_t stream);
 /* Gossip mixes, rounded like the host code (no fused multiply-add):
  * x = (x + y) / 2 (synchronous), x += (recv - sent) / 2 (asynchronous). */
 int rbk_average(float *x, const float *y, size_t n, cudaStream_t stream);
@@ -43,15 +45,25 @@ int rbk_pack_nonzero(const float *x, size_t n, uint32_t base, rb_pair *out,
 /* x[p.idx - base] += / = p.val */
 int rbk_scatter_add(float *x, uint32_t base, const rb_pair *p, size_t k, cudaStream_t stream);
 int rbk_scatter_set(float *x, uint32_t base, const rb_pair *p, size_t k, cudaStream_t stream);
-/* x[p.idx - base] += p.val * s, rounded like rb_scatter_add_scaled; the
- * indices of p must be distinct (one rank's packed stream): no atomics, so
- * launches in rank order sum in the host path's order. */
+/* x[p.idx - base] += p.val * s (add) or = p.val * s (set), rounded like
+ * rb_scatter_add_scaled / rb_scatter_set_scaled; the indices of p must be
+ * distinct (one rank's packed stream): no atomics, so launches in rank
+ * order sum in the host path's order. */
 int rbk_scatter_add_scaled(float *x, uint32_t base, const rb_pair *p, size_t k, float s,
+                           cudaStream_t stream);
+int rbk_scatter_set_scaled(float *x, uint32_t base, const rb_pair *p, size_t k, float s,
                            cudaStream_t stream);
 /* x[p.idx - base] = 0 */
 int rbk_scatter_zero(float *x, uint32_t base, const rb_pair *p, size_t k, cudaStream_t stream);
-/* Set bit p.idx of bm for every pair (bm is not cleared first). */
-int rbk_mark_pairs(uint64_t *bm, const rb_pair *p, size_t k, cudaStream_t stream);
+/* Set bit p.idx - base of bm for every pair (bm is not cleared first). */
+int rbk_mark_pairs(uint64_t *bm, uint32_t base, const rb_pair *p, size_t k, cudaStream_t stream);
+/* out[j] (device, j < parts) = first position in the index-sorted p with
+ * idx >= n * j / parts: where shard j of [0, n) starts (rb_pair_lower_bound). */
+int rbk_shard_bounds(const rb_pair *p, size_t k, size_t n, int parts, uint64_t *out,
+                     cudaStream_t stream);
+/* out[i] = (list[i] + base, x[list[i]]) */
+int rbk_gather_pairs(const float *x, const uint32_t *list, size_t k, uint32_t base, rb_pair *out,
+                     cudaStream_t stream);
 /* *d_count (device) = set bits in bm[0..words). */
 int rbk_popcount(const uint64_t *bm, size_t words, unsigned long long *d_count,
                  cudaStream_t stream);
