@@ -213,6 +213,17 @@ static int reduce_staged(rb_reducer *r, float *dgrad, rb_stats *st)
     return rb_device_from_host(r, dgrad, r->host_stage, r->n);
 }
 
+/* Device buffers (checked to be on this rank's GPU): reduced where they
+ * are by the reducer's NCCL path, else through a host copy. */
+static int reduce_device_buffer(rb_reducer *r, float *dgrad, rb_stats *st)
+{
+    if (r->n > 0)
+        RB_TRY(rb_device_check_buffer(r, dgrad));
+    if (r->ops->reduce_device && rb_device_direct(r))
+        return r->ops->reduce_device(r, dgrad, st);
+    return reduce_staged(r, dgrad, st);
+}
+
 int rb_reduce(rb_reducer *r, float *grad, rb_stats *st)
 {
     rb_stats scratch;
@@ -221,12 +232,8 @@ int rb_reduce(rb_reducer *r, float *grad, rb_stats *st)
     stats_reset(st);
     if (!r || (!grad && r->n > 0))
         return rb_fail(RB_ERR_ARG, "rb_reduce: NULL argument");
-    int rc;
-    if (r->cfg.device == RB_DEVICE_CUDA)
-        rc = r->ops->reduce_device && rb_device_direct(r) ? r->ops->reduce_device(r, grad, st)
-                                                           : reduce_staged(r, grad, st);
-    else
-        rc = r->ops->reduce(r, grad, st);
+    int rc = r->cfg.device == RB_DEVICE_CUDA ? reduce_device_buffer(r, grad, st)
+                                             : r->ops->reduce(r, grad, st);
     rb_phase_stop(r, st);
     return rc;
 }

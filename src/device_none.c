@@ -23,6 +23,12 @@ int rb_device_from_host(rb_reducer *r, float *dev, const float *host, size_t n)
 
 int rb_device_direct(const rb_reducer *r) { (void)r; return 0; }
 
+int rb_device_check_buffer(rb_reducer *r, const void *dbuf)
+{
+    (void)r, (void)dbuf;
+    return RB_ERR_UNSUPPORTED;
+}
+
 int rb_device_select(MPI_Comm comm, int *device)
 {
     (void)comm;

@@ -19,7 +19,8 @@ int rb_device_direct(const rb_reducer *r);
  * synchronised) before it returns, so host phase timers are right. */
 int rb_device_sync(rb_reducer *r);
 void *rb_device_stream(rb_reducer *r);          /* the cudaStream_t */
-/* RB_ERR_ARG unless dbuf is device memory on this rank's GPU. */
+/* RB_ERR_ARG unless dbuf is device memory on this rank's GPU (rb_reduce
+ * checks every device buffer before a reducer sees it). */
 int rb_device_check_buffer(rb_reducer *r, const void *dbuf);
 int rb_device_count_nonzero(rb_reducer *r, const float *dbuf, size_t n, uint64_t *nnz);
 int rb_device_scale(rb_reducer *r, float *dbuf, size_t n, float s);

@@ -170,8 +170,6 @@ static int agsparse_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
     cudaStream_t stream = (cudaStream_t)rb_device_stream(r);
     uint64_t k = 0, total = 0;
     rb_phase_start(r, st, RB_PHASE_ENCODE);
-    if (r->n > 0)
-        RB_TRY(rb_device_check_buffer(r, dgrad));
     RB_TRY(rb_device_count_nonzero(r, dgrad, r->n, &k));
     st->nnz_local = k;
     RB_TRY(rb_device_reserve((void **)&d->send, &d->send_cap, (size_t)k * sizeof(rb_pair)));

@@ -23,8 +23,6 @@ static int dense_reduce(rb_reducer *r, float *grad, rb_stats *st)
 static int dense_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
 {
     rb_phase_start(r, st, RB_PHASE_ENCODE);
-    if (r->n > 0)
-        RB_TRY(rb_device_check_buffer(r, dgrad));
     RB_TRY(rb_device_count_nonzero(r, dgrad, r->n, &st->nnz_local));
     rb_phase_start(r, st, RB_PHASE_COMM);
     RB_TRY(rb_device_allreduce_sum(r, st, dgrad, r->n));

@@ -16,8 +16,6 @@ static int none_reduce(rb_reducer *r, float *grad, rb_stats *st)
 static int none_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
 {
     rb_phase_start(r, st, RB_PHASE_ENCODE);
-    if (r->n > 0)
-        RB_TRY(rb_device_check_buffer(r, dgrad));
     RB_TRY(rb_device_count_nonzero(r, dgrad, r->n, &st->nnz_local));
     st->nnz_result = st->nnz_local;
     return RB_OK;

@@ -184,8 +184,6 @@ static int omni_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
     float inv_p = 1.0f / (float)r->size;
 
     rb_phase_start(r, st, RB_PHASE_ENCODE);
-    if (n > 0)
-        RB_TRY(rb_device_check_buffer(r, dgrad));
     RB_TRY(rb_device_count_nonzero(r, dgrad, n, &st->nnz_local));
     RB_DEV(rbk_bitmap_of_groups(dgrad, n, b, d->bitmap, stream));
 

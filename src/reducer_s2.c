@@ -317,8 +317,6 @@ static int s2_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
     const size_t n = r->n, nrows = r->cfg.rows, cols = r->cfg.cols;
 
     rb_phase_start(r, st, RB_PHASE_ENCODE);
-    if (n > 0)
-        RB_TRY(rb_device_check_buffer(r, dgrad));
     if (d->residual)   /* g' = g + residual, residual = 0 (threshold 0 keeps all) */
         RB_DEV(rbk_threshold(dgrad, d->residual, n, 0.0f, stream));
     RB_DEV(rbk_bitmap_of_groups(dgrad, n, cols, d->bitmap, stream));

@@ -231,18 +231,25 @@ static int adopt_result(rb_reducer *r, float *grad, stream *m, uint64_t head)
     return RB_OK;
 }
 
-/* The three steps recursive doubling is made of, where the streams are:
- * host memory and MPI, or device memory and NCCL. */
-typedef struct stream_ops {
+/* The steps sparcml is made of, where the streams live: host memory and
+ * MPI (host_backend), or device memory and NCCL (device_backend).  One
+ * driver (sparcml_run) and one recursive doubling use either. */
+typedef struct sparcml_backend {
+    /* recursive doubling */
     int (*swap)(rb_reducer *r, rb_stats *st, float *grad, const stream *m, int dest, int src,
                 uint64_t *their_head);
     int (*combine)(rb_reducer *r, float *grad, stream *m, uint64_t their_head);
     int (*adopt)(rb_reducer *r, float *grad, stream *m, uint64_t head);
-} stream_ops;
+    int (*rsag)(rb_reducer *r, rb_stats *st, float *grad, stream *m);
+    int (*dense_allreduce)(rb_reducer *r, rb_stats *st, float *grad);
+    /* pack the k non-zeros of grad into the stream (index order) */
+    int (*pack)(rb_reducer *r, const float *grad, size_t k);
+    /* grad = the sum / p: scaled in place (dense) or set from the stream */
+    int (*decode)(rb_reducer *r, float *grad, const stream *m);
+} sparcml_backend;
 
-static const stream_ops host_streams = {swap_streams, combine, adopt_result};
-
-static int recdbl(rb_reducer *r, rb_stats *st, float *grad, stream *m, const stream_ops *ops)
+static int recdbl(rb_reducer *r, rb_stats *st, float *grad, stream *m,
+                  const sparcml_backend *ops)
 {
     sparcml_state *s = r->impl;
     int rank = r->rank, extra = r->size - s->p2;
@@ -348,25 +355,22 @@ static int choose_algo(rb_reducer *r, rb_stats *st, size_t k, int *dense_all)
     return RB_SPARCML_RECDBL;
 }
 
-static int sparcml_reduce(rb_reducer *r, float *grad, rb_stats *st)
+/* Everything after the count of the local non-zeros (k): counting first
+ * lets the dense path skip the (branchy) pack entirely. */
+static int sparcml_run(rb_reducer *r, float *grad, rb_stats *st, size_t k,
+                       const sparcml_backend *b)
 {
-    sparcml_state *s = r->impl;
-    stream m = {0, 0};
-    float inv_p = 1.0f / (float)r->size;
-    /* Count first, pack only when a sparse stream is sent: at high
-     * density the dense path skips the (branchy) pack entirely. */
-    rb_phase_start(r, st, RB_PHASE_ENCODE);
-    m.k = rb_count_nonzero(grad, r->n);
-    st->nnz_local = m.k;
+    stream m = {k, 0};
+    st->nnz_local = k;
     if (r->size == 1) {
-        st->nnz_result = m.k;
+        st->nnz_result = k;
         return RB_OK;
     }
     rb_phase_start(r, st, RB_PHASE_COMM);
     int dense_all = 0;
     int algo = choose_algo(r, st, m.k, &dense_all);
     if (dense_all) {
-        RB_TRY(rb_allreduce_floats(r, st, grad, r->n));
+        RB_TRY(b->dense_allreduce(r, st, grad));
         int stages = 0;
         while ((1 << stages) < r->size)
             stages++;
@@ -377,25 +381,51 @@ static int sparcml_reduce(rb_reducer *r, float *grad, rb_stats *st)
             m.dense = 1;    /* grad is already this stream's dense form */
         } else {
             rb_phase_start(r, st, RB_PHASE_ENCODE);
-            RB_TRY(grow_pairs(&s->a, &s->cap_a, m.k));
-            rb_pack_nonzero(grad, r->n, 0, s->a);
+            RB_TRY(b->pack(r, grad, m.k));
             rb_phase_start(r, st, RB_PHASE_COMM);
         }
         if (algo == RB_SPARCML_RSAG)
-            RB_TRY(rsag(r, st, grad, &m));
+            RB_TRY(b->rsag(r, st, grad, &m));
         else
-            RB_TRY(recdbl(r, st, grad, &m, &host_streams));
+            RB_TRY(recdbl(r, st, grad, &m, b));
     }
-
     rb_phase_start(r, st, RB_PHASE_DECODE);
-    if (m.dense) {
-        rb_scale(grad, r->n, inv_p);
-        st->nnz_result = r->n;
-    } else {
-        rb_scatter_set_scaled(grad, 0, s->a, m.k, inv_p);
-        st->nnz_result = m.k;
-    }
+    st->nnz_result = m.dense ? r->n : m.k;
+    return b->decode(r, grad, &m);
+}
+
+static int host_dense_allreduce(rb_reducer *r, rb_stats *st, float *grad)
+{
+    return rb_allreduce_floats(r, st, grad, r->n);
+}
+
+static int host_pack(rb_reducer *r, const float *grad, size_t k)
+{
+    sparcml_state *s = r->impl;
+    RB_TRY(grow_pairs(&s->a, &s->cap_a, k));
+    rb_pack_nonzero(grad, r->n, 0, s->a);
     return RB_OK;
+}
+
+static int host_decode(rb_reducer *r, float *grad, const stream *m)
+{
+    sparcml_state *s = r->impl;
+    float inv_p = 1.0f / (float)r->size;
+    if (m->dense)
+        rb_scale(grad, r->n, inv_p);
+    else
+        rb_scatter_set_scaled(grad, 0, s->a, m->k, inv_p);
+    return RB_OK;
+}
+
+static const sparcml_backend host_backend = {
+    swap_streams, combine, adopt_result, rsag, host_dense_allreduce, host_pack, host_decode,
+};
+
+static int sparcml_reduce(rb_reducer *r, float *grad, rb_stats *st)
+{
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
+    return sparcml_run(r, grad, st, rb_count_nonzero(grad, r->n), &host_backend);
 }
 
 #if defined(HAVE_CUDA) && defined(HAVE_NCCL)
@@ -541,8 +571,6 @@ static int dev_adopt(rb_reducer *r, float *dgrad, stream *m, uint64_t head)
     return RB_OK;
 }
 
-static const stream_ops device_streams = {dev_swap_streams, dev_combine, dev_adopt};
-
 /* rsag() on the device. */
 static int dev_rsag(rb_reducer *r, rb_stats *st, float *dgrad, stream *m)
 {
@@ -584,60 +612,40 @@ static int dev_rsag(rb_reducer *r, rb_stats *st, float *dgrad, stream *m)
     return rb_device_allgatherv(r, st, d->c, d->a, s->nnz_of, d->rd, sizeof(rb_pair));
 }
 
+static int dev_dense_allreduce(rb_reducer *r, rb_stats *st, float *dgrad)
+{
+    return rb_device_allreduce_sum(r, st, dgrad, r->n);
+}
+
+static int dev_pack(rb_reducer *r, const float *dgrad, size_t k)
+{
+    sparcml_device *d = ((sparcml_state *)r->impl)->dev;
+    RB_TRY(rb_device_reserve((void **)&d->a, &d->cap_a, k * sizeof(rb_pair)));
+    RB_DEV(rbk_pack_nonzero(dgrad, r->n, 0, d->a, rb_device_counter(r), d->scratch,
+                            (cudaStream_t)rb_device_stream(r)));
+    return rb_device_sync(r);
+}
+
+static int dev_decode(rb_reducer *r, float *dgrad, const stream *m)
+{
+    sparcml_device *d = ((sparcml_state *)r->impl)->dev;
+    float inv_p = 1.0f / (float)r->size;
+    if (m->dense)
+        return rb_device_scale(r, dgrad, r->n, inv_p);
+    RB_DEV(rbk_scatter_set_scaled(dgrad, 0, d->a, m->k, inv_p, (cudaStream_t)rb_device_stream(r)));
+    return rb_device_sync(r);
+}
+
+static const sparcml_backend device_backend = {
+    dev_swap_streams, dev_combine, dev_adopt, dev_rsag, dev_dense_allreduce, dev_pack, dev_decode,
+};
+
 static int sparcml_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
 {
-    sparcml_state *s = r->impl;
-    sparcml_device *d = s->dev;
-    cudaStream_t cs = (cudaStream_t)rb_device_stream(r);
-    stream m = {0, 0};
-    float inv_p = 1.0f / (float)r->size;
-    rb_phase_start(r, st, RB_PHASE_ENCODE);
-    if (r->n > 0)
-        RB_TRY(rb_device_check_buffer(r, dgrad));
     uint64_t k = 0;
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
     RB_TRY(rb_device_count_nonzero(r, dgrad, r->n, &k));
-    m.k = (size_t)k;
-    st->nnz_local = k;
-    if (r->size == 1) {
-        st->nnz_result = k;
-        return RB_OK;
-    }
-    rb_phase_start(r, st, RB_PHASE_COMM);
-    int dense_all = 0;
-    int algo = choose_algo(r, st, m.k, &dense_all);
-    if (dense_all) {
-        RB_TRY(rb_device_allreduce_sum(r, st, dgrad, r->n));
-        int stages = 0;
-        while ((1 << stages) < r->size)
-            stages++;
-        st->dense_stages = stages;
-        m.dense = 1;
-    } else {
-        if (algo == RB_SPARCML_RECDBL && too_big(r, m.k)) {
-            m.dense = 1;
-        } else {
-            rb_phase_start(r, st, RB_PHASE_ENCODE);
-            RB_TRY(rb_device_reserve((void **)&d->a, &d->cap_a, m.k * sizeof(rb_pair)));
-            RB_DEV(rbk_pack_nonzero(dgrad, r->n, 0, d->a, rb_device_counter(r), d->scratch,
-                                    cs));
-            RB_TRY(rb_device_sync(r));
-            rb_phase_start(r, st, RB_PHASE_COMM);
-        }
-        if (algo == RB_SPARCML_RSAG)
-            RB_TRY(dev_rsag(r, st, dgrad, &m));
-        else
-            RB_TRY(recdbl(r, st, dgrad, &m, &device_streams));
-    }
-
-    rb_phase_start(r, st, RB_PHASE_DECODE);
-    if (m.dense) {
-        RB_TRY(rb_device_scale(r, dgrad, r->n, inv_p));
-        st->nnz_result = r->n;
-        return RB_OK;
-    }
-    RB_DEV(rbk_scatter_set_scaled(dgrad, 0, d->a, m.k, inv_p, cs));
-    st->nnz_result = m.k;
-    return rb_device_sync(r);
+    return sparcml_run(r, dgrad, st, (size_t)k, &device_backend);
 }
 #define SPARCML_REDUCE_DEVICE sparcml_reduce_device
 #else
