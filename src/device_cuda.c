@@ -35,6 +35,7 @@ typedef struct rb_cuda_ctx {
     cudaStream_t stream;
     unsigned long long *d_count;       /* scratch for counts */
     void *d_counts, *h_counts;         /* 2 x p words: exchanges of counts */
+    void *pack_scratch;                /* rbk_pack_nonzero of n elements */
 #ifdef HAVE_NCCL
     ncclComm_t nccl;
 #endif
@@ -205,6 +206,7 @@ static int init_local(rb_reducer *r, rb_cuda_ctx *c)
     RB_CUDA(cudaMalloc(&c->d_counts, words * sizeof(uint64_t)));
     if (!(c->h_counts = calloc(words, sizeof(uint64_t))))
         return rb_fail(RB_ERR_NOMEM, "no memory for %d ranks", r->size);
+    RB_CUDA(cudaMalloc(&c->pack_scratch, rbk_pack_scratch_bytes(r->n)));
     return RB_OK;
 }
 
@@ -242,6 +244,8 @@ void rb_device_fini(rb_reducer *r)
     if (c->d_counts)
         cudaFree(c->d_counts);
     free(c->h_counts);
+    if (c->pack_scratch)
+        cudaFree(c->pack_scratch);
     if (c->stream)
         cudaStreamDestroy(c->stream);
     free(c);
@@ -373,6 +377,23 @@ int rb_device_scale(rb_reducer *r, float *dbuf, size_t n, float s)
     RB_CUDA((cudaError_t)rbk_scale(dbuf, n, s, c->stream));
     RB_CUDA(cudaStreamSynchronize(c->stream));
     return RB_OK;
+}
+
+int rb_device_pack_nonzero(rb_reducer *r, const float *dgrad, uint64_t k, rb_pair **dbuf,
+                           size_t *cap)
+{
+    rb_cuda_ctx *c = r->device_ctx;
+    RB_TRY(rb_device_reserve((void **)dbuf, cap, (size_t)k * sizeof(rb_pair)));
+    RB_CUDA((cudaError_t)rbk_pack_nonzero(dgrad, r->n, 0, *dbuf, c->d_count, c->pack_scratch,
+                                          c->stream));
+    RB_CUDA(cudaStreamSynchronize(c->stream));
+    return RB_OK;
+}
+
+size_t rb_device_bitmap_or_scratch(const rb_reducer *r, size_t nbits)
+{
+    size_t gathered = (size_t)r->size * 8 * ((nbits + 63) / 64);
+    return nbits > gathered ? nbits : gathered;
 }
 
 /* ---- sum of sparse streams on the GPU (parallax servers, sparcml) */
@@ -681,6 +702,49 @@ int rb_device_bcast_count(rb_reducer *r, rb_stats *st, uint64_t *count, int root
     RB_TRY(rb_device_upload(r, c->d_counts, count, sizeof *count));
     RB_TRY(rb_device_bcast(r, st, c->d_counts, sizeof *count, root));
     return rb_device_download(r, count, c->d_counts, sizeof *count);
+}
+
+/* ---- sharded push of sorted pairs (parallax, sparcml rsag) */
+int rb_device_push_init(rb_reducer *r, rb_device_push *x)
+{
+    memset(x, 0, sizeof *x);
+    size_t p = (size_t)r->size;
+    uint64_t **host[] = {&x->sc, &x->sd, &x->rc, &x->rd};
+    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
+        if (!(*host[i] = rb_calloc(p, sizeof(uint64_t))))
+            return rb_fail(RB_ERR_NOMEM, "no memory for %zu ranks", p);
+    if (!(x->streams = rb_calloc(p, sizeof *x->streams)))
+        return rb_fail(RB_ERR_NOMEM, "no memory for %zu ranks", p);
+    return rb_device_reserve((void **)&x->bounds, &x->bounds_cap, p * sizeof(uint64_t));
+}
+
+void rb_device_push_free(rb_device_push *x)
+{
+    free(x->sc), free(x->sd), free(x->rc), free(x->rd), free(x->streams);
+    rb_device_release((void **)&x->bounds, &x->bounds_cap);
+}
+
+/* Shard starts found on the GPU, the int counts by an alltoall (the host
+ * path's MPI_INT alltoall), then the pairs by rb_device_alltoallv. */
+int rb_device_push_shards(rb_reducer *r, rb_stats *st, rb_device_push *x, const rb_pair *pairs,
+                          size_t k, int parts, rb_pair **recv, size_t *recv_cap)
+{
+    rb_cuda_ctx *c = r->device_ctx;
+    int p = r->size;
+    RB_CUDA((cudaError_t)rbk_shard_bounds(pairs, k, r->n, parts, x->bounds, c->stream));
+    RB_TRY(rb_device_download(r, x->sd, x->bounds, (size_t)parts * sizeof(uint64_t)));
+    for (int q = parts; q < p; q++)
+        x->sd[q] = k;
+    for (int q = 0; q < p; q++)
+        x->sc[q] = (q + 1 < p ? x->sd[q + 1] : k) - x->sd[q];
+    RB_TRY(rb_device_alltoall_counts(r, st, x->sc, x->rc, sizeof(int)));
+    uint64_t total = rb_prefix_sums(x->rc, x->rd, p);
+    RB_TRY(rb_device_reserve((void **)recv, recv_cap, (size_t)total * sizeof(rb_pair)));
+    RB_TRY(rb_device_alltoallv(r, st, pairs, x->sc, x->sd, *recv, x->rc, x->rd,
+                               sizeof(rb_pair)));
+    for (int q = 0; q < p; q++)
+        x->streams[q] = *recv + x->rd[q];
+    return RB_OK;
 }
 #else
 int rb_device_allreduce_sum(rb_reducer *r, rb_stats *st, float *dbuf, size_t n)

@@ -34,6 +34,8 @@ int rb_device_allreduce_sum(rb_reducer *r, rb_stats *st, float *dbuf, size_t n);
 enum { RB_BITMAP_MAX_BYTES = 0, RB_BITMAP_ALLGATHER = 1, RB_BITMAP_AUTO = 2 };
 int rb_device_bitmap_or(rb_reducer *r, rb_stats *st, uint64_t *dbm, size_t nbits, int method,
                         void *scratch);
+/* The scratch bytes rb_device_bitmap_or needs for nbits (either method). */
+size_t rb_device_bitmap_or_scratch(const rb_reducer *r, size_t nbits);
 int rb_device_sendrecv(rb_reducer *r, rb_stats *st, const float *sbuf, int dest, float *rbuf,
                        int src, size_t n);
 /* The same, posted on `stream` (a cudaStream_t; NULL: the library's) and
@@ -92,6 +94,28 @@ int rb_device_upload(rb_reducer *r, void *dev, const void *host, size_t bytes);
 int rb_device_zero(rb_reducer *r, void *dev, size_t bytes);
 /* The device counter rbk_* counts and compactions write (d_count). */
 unsigned long long *rb_device_counter(rb_reducer *r);
+
+/* Grow *dbuf to k pairs and pack the k non-zeros of dgrad (r->n floats)
+ * into it in index order (like rb_pack_nonzero_grow, k counted first). */
+int rb_device_pack_nonzero(rb_reducer *r, const float *dgrad, uint64_t k, rb_pair **dbuf,
+                           size_t *cap);
+
+/* A sharded push of index-sorted pairs (parallax, sparcml rsag; NCCL
+ * builds): shard j of the `parts` equal shards of [0, n) goes to rank j,
+ * ranks from `parts` on get none; *recv grows to hold what this rank
+ * receives, rank q's x->rc[q] pairs at x->streams[q] (ready for
+ * rb_device_merge_sum).  Host arrays of p entries; sc/sd/rc/rd are in
+ * pairs and counted as rb_alltoall (MPI_INT) + rb_alltoallv. */
+typedef struct rb_device_push {
+    uint64_t *sc, *sd, *rc, *rd;
+    const rb_pair **streams;
+    uint64_t *bounds;           /* device: shard starts */
+    size_t bounds_cap;
+} rb_device_push;
+int rb_device_push_init(rb_reducer *r, rb_device_push *x);
+void rb_device_push_free(rb_device_push *x);
+int rb_device_push_shards(rb_reducer *r, rb_stats *st, rb_device_push *x, const rb_pair *pairs,
+                          size_t k, int parts, rb_pair **recv, size_t *recv_cap);
 
 /* Sum of index-sorted pair streams whose indices lie in [lo, lo + len),
  * on the GPU: out (grown as needed) gets the index-sorted sum, *kout pairs,

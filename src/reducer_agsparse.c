@@ -122,8 +122,7 @@ typedef struct agsparse_device {
     rb_pair *send, *recv;
     uint64_t *displs;       /* host: where rank q's pairs start in recv */
     uint64_t *seen;         /* device union bitmap */
-    void *scratch;          /* rbk_pack_nonzero */
-    size_t send_cap, recv_cap, seen_cap, scratch_cap;
+    size_t send_cap, recv_cap, seen_cap;
 } agsparse_device;
 
 static void agsparse_device_free(agsparse_state *s)
@@ -134,7 +133,6 @@ static void agsparse_device_free(agsparse_state *s)
     rb_device_release((void **)&d->send, &d->send_cap);
     rb_device_release((void **)&d->recv, &d->recv_cap);
     rb_device_release((void **)&d->seen, &d->seen_cap);
-    rb_device_release(&d->scratch, &d->scratch_cap);
     free(d->displs);
     free(d);
     s->dev = NULL;
@@ -145,8 +143,7 @@ static int agsparse_device_init(rb_reducer *r, agsparse_state *s)
     agsparse_device *d = s->dev = calloc(1, sizeof *s->dev);
     if (!d || !(d->displs = rb_calloc((size_t)r->size, sizeof *d->displs)))
         return rb_fail(RB_ERR_NOMEM, "agsparse: no memory");
-    RB_TRY(rb_device_reserve((void **)&d->seen, &d->seen_cap, rb_bitmap_words(r->n) * 8));
-    return rb_device_reserve(&d->scratch, &d->scratch_cap, rbk_pack_scratch_bytes(r->n));
+    return rb_device_reserve((void **)&d->seen, &d->seen_cap, rb_bitmap_words(r->n) * 8);
 }
 
 /* Distinct indices over every received pair, counted on the GPU. */
@@ -172,8 +169,7 @@ static int agsparse_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
     rb_phase_start(r, st, RB_PHASE_ENCODE);
     RB_TRY(rb_device_count_nonzero(r, dgrad, r->n, &k));
     st->nnz_local = k;
-    RB_TRY(rb_device_reserve((void **)&d->send, &d->send_cap, (size_t)k * sizeof(rb_pair)));
-    RB_DEV(rbk_pack_nonzero(dgrad, r->n, 0, d->send, rb_device_counter(r), d->scratch, stream));
+    RB_TRY(rb_device_pack_nonzero(r, dgrad, k, &d->send, &d->send_cap));
 
     rb_phase_start(r, st, RB_PHASE_COMM);
     RB_TRY(rb_device_allgather_count(r, st, k, s->nnz_of, sizeof(uint64_t)));

@@ -325,7 +325,11 @@ typedef int (*host_step)(rb_reducer *r, int channel, float *x, rb_stats *st);
 static int on_host(rb_reducer *r, int channel, float *x, rb_stats *st, host_step step)
 {
     gossip *g = r->impl;
-    if (r->cfg.device != RB_DEVICE_CUDA || g->dev || !x || r->n == 0)
+    if (r->cfg.device != RB_DEVICE_CUDA || !x || r->n == 0)
+        return step(r, channel, x, st);
+    /* rb_reduce checks device gradients; parameters are checked here */
+    RB_TRY(rb_device_check_buffer(r, x));
+    if (g->dev)
         return step(r, channel, x, st);
     RB_TRY(rb_device_to_host(r, g->stage, x, r->n));
     RB_TRY(step(r, channel, g->stage, st));
@@ -492,8 +496,6 @@ static void device_free(gossip *g)
 
 static int device_count_nonzero(rb_reducer *r, const float *x, uint64_t *nnz)
 {
-    if (r->n > 0)
-        RB_TRY(rb_device_check_buffer(r, x));
     return rb_device_count_nonzero(r, x, r->n, nnz);
 }
 

@@ -157,9 +157,9 @@ static int omni_device_init(rb_reducer *r, omni_state *s)
     if (!s->dev)
         return rb_fail(RB_ERR_NOMEM, "omnireduce: no memory");
     omni_device *d = s->dev;
-    size_t nb = s->nblocks, or_bytes = (size_t)r->size * 8 * s->words;
+    size_t nb = s->nblocks, or_bytes = rb_device_bitmap_or_scratch(r, nb);
     RB_TRY(rb_device_reserve((void **)&d->bitmap, &d->bitmap_cap, s->words * 8));
-    RB_TRY(rb_device_reserve(&d->or_scratch, &d->or_cap, nb > or_bytes ? nb : or_bytes));
+    RB_TRY(rb_device_reserve(&d->or_scratch, &d->or_cap, or_bytes));
     RB_TRY(rb_device_reserve((void **)&d->list, &d->list_cap, nb * sizeof *d->list));
     RB_TRY(rb_device_reserve(&d->list_scratch, &d->list_scratch_cap, rbk_pack_scratch_bytes(nb)));
     size_t packed = nb * (size_t)r->cfg.opts.block_size * sizeof(float);

@@ -174,13 +174,9 @@ static int parallax_reduce(rb_reducer *r, float *grad, rb_stats *st)
  * bit may differ from the host path's. */
 typedef struct parallax_device {
     rb_pair *send, *recv, *red, *result;
-    uint64_t *bounds;           /* device: shard starts in send */
+    size_t send_cap, recv_cap, red_cap, result_cap;
+    rb_device_push push;        /* the push to the servers */
     rb_device_merger sum;       /* server: sums over its shard */
-    void *scratch;              /* rbk_pack_nonzero */
-    size_t send_cap, recv_cap, red_cap, result_cap, bounds_cap, scratch_cap;
-    /* host, p entries each: counts and displacements in pairs */
-    uint64_t *sc, *sd, *rc, *rd, *bounds_host;
-    const rb_pair **streams;    /* where each rank's pushed pairs start in recv */
     size_t shard_lo, shard_len;  /* this rank's shard (len 0: not a server) */
 } parallax_device;
 
@@ -193,10 +189,8 @@ static void parallax_device_free(parallax_state *s)
     rb_device_release((void **)&d->recv, &d->recv_cap);
     rb_device_release((void **)&d->red, &d->red_cap);
     rb_device_release((void **)&d->result, &d->result_cap);
-    rb_device_release((void **)&d->bounds, &d->bounds_cap);
+    rb_device_push_free(&d->push);
     rb_device_merger_free(&d->sum);
-    rb_device_release(&d->scratch, &d->scratch_cap);
-    free(d->sc), free(d->sd), free(d->rc), free(d->rd), free(d->bounds_host), free(d->streams);
     free(d);
     s->dev = NULL;
 }
@@ -206,42 +200,13 @@ static int parallax_device_init(rb_reducer *r, parallax_state *s)
     parallax_device *d = s->dev = calloc(1, sizeof *s->dev);
     if (!d)
         return rb_fail(RB_ERR_NOMEM, "parallax: no memory");
-    size_t p = (size_t)r->size;
-    uint64_t **host[] = {&d->sc, &d->sd, &d->rc, &d->rd, &d->bounds_host};
-    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
-        if (!(*host[i] = rb_calloc(p, sizeof(uint64_t))))
-            return rb_fail(RB_ERR_NOMEM, "parallax: no memory for %zu ranks", p);
-    if (!(d->streams = rb_calloc(p, sizeof *d->streams)))
-        return rb_fail(RB_ERR_NOMEM, "parallax: no memory for %zu ranks", p);
     if (r->rank < s->servers) {
         d->shard_lo = shard_lo(r->n, s->servers, r->rank);
         d->shard_len = shard_lo(r->n, s->servers, r->rank + 1) - d->shard_lo;
     }
     if (d->shard_len)
         RB_TRY(rb_device_merger_init(&d->sum, d->shard_len));
-    RB_TRY(rb_device_reserve((void **)&d->bounds, &d->bounds_cap, p * sizeof(uint64_t)));
-    return rb_device_reserve(&d->scratch, &d->scratch_cap, rbk_pack_scratch_bytes(r->n));
-}
-
-/* Counts and displacements (in pairs) of the push, from the k packed
- * pairs in d->send; the receive side learns its counts by an alltoall of
- * ints (the host path's MPI_INT alltoall, same bytes).  Returns the total
- * received in *total. */
-static int device_push_counts(rb_reducer *r, rb_stats *st, parallax_device *d, size_t k,
-                              size_t *total)
-{
-    parallax_state *s = r->impl;
-    int p = r->size;
-    cudaStream_t stream = (cudaStream_t)rb_device_stream(r);
-    RB_DEV(rbk_shard_bounds(d->send, k, r->n, s->servers, d->bounds, stream));
-    RB_TRY(rb_device_download(r, d->bounds_host, d->bounds, (size_t)s->servers * sizeof(uint64_t)));
-    for (int i = 0; i < p; i++)
-        d->sd[i] = i < s->servers ? d->bounds_host[i] : k;
-    for (int i = 0; i < p; i++)
-        d->sc[i] = (i + 1 < p ? d->sd[i + 1] : k) - d->sd[i];
-    RB_TRY(rb_device_alltoall_counts(r, st, d->sc, d->rc, sizeof(int)));
-    *total = (size_t)rb_prefix_sums(d->rc, d->rd, p);
-    return RB_OK;
+    return rb_device_push_init(r, &d->push);
 }
 
 /* A server's sums of the received streams into d->red; *kr pairs. */
@@ -250,10 +215,8 @@ static int device_server_sum(rb_reducer *r, parallax_device *d, size_t *kr)
     *kr = 0;
     if (d->shard_len == 0)
         return RB_OK;   /* not a server */
-    for (int q = 0; q < r->size; q++)
-        d->streams[q] = d->recv + d->rd[q];
-    return rb_device_merge_sum(r, &d->sum, (uint32_t)d->shard_lo, d->streams, d->rc, r->size,
-                               &d->red, &d->red_cap, kr);
+    return rb_device_merge_sum(r, &d->sum, (uint32_t)d->shard_lo, d->push.streams, d->push.rc,
+                               r->size, &d->red, &d->red_cap, kr);
 }
 
 /* Every rank gets all servers' sums into d->result; *kall pairs. */
@@ -270,36 +233,35 @@ static int device_pull(rb_reducer *r, rb_stats *st, parallax_device *d, size_t k
         *kall = (size_t)count;
         return rb_device_bcast(r, st, d->result, count * sizeof(rb_pair), 0);
     }
-    RB_TRY(rb_device_allgather_count(r, st, kr, d->rc, sizeof(int)));
-    size_t total = (size_t)rb_prefix_sums(d->rc, d->rd, r->size);
+    /* the push's count arrays are free again: the sums are done */
+    uint64_t *counts = d->push.rc, *displs = d->push.rd;
+    RB_TRY(rb_device_allgather_count(r, st, kr, counts, sizeof(int)));
+    size_t total = (size_t)rb_prefix_sums(counts, displs, r->size);
     RB_TRY(rb_device_reserve((void **)&d->result, &d->result_cap, total * sizeof(rb_pair)));
     *kall = total;
-    return rb_device_allgatherv(r, st, d->red, d->result, d->rc, d->rd, sizeof(rb_pair));
+    return rb_device_allgatherv(r, st, d->red, d->result, counts, displs, sizeof(rb_pair));
 }
 
 static int parallax_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
 {
     parallax_state *s = r->impl;
     parallax_device *d = s->dev;
-    cudaStream_t stream = (cudaStream_t)rb_device_stream(r);
     uint64_t k = 0;
-    size_t total = 0, kr = 0, kall = 0;
+    size_t kr = 0, kall = 0;
     rb_phase_start(r, st, RB_PHASE_ENCODE);
     RB_TRY(rb_device_count_nonzero(r, dgrad, r->n, &k));
     st->nnz_local = k;
-    RB_TRY(rb_device_reserve((void **)&d->send, &d->send_cap, (size_t)k * sizeof(rb_pair)));
-    RB_DEV(rbk_pack_nonzero(dgrad, r->n, 0, d->send, rb_device_counter(r), d->scratch, stream));
+    RB_TRY(rb_device_pack_nonzero(r, dgrad, k, &d->send, &d->send_cap));
 
     rb_phase_start(r, st, RB_PHASE_COMM);
-    RB_TRY(device_push_counts(r, st, d, (size_t)k, &total));
-    RB_TRY(rb_device_reserve((void **)&d->recv, &d->recv_cap, total * sizeof(rb_pair)));
-    RB_TRY(rb_device_alltoallv(r, st, d->send, d->sc, d->sd, d->recv, d->rc, d->rd,
-                               sizeof(rb_pair)));
+    RB_TRY(rb_device_push_shards(r, st, &d->push, d->send, (size_t)k, s->servers, &d->recv,
+                                 &d->recv_cap));
     RB_TRY(device_server_sum(r, d, &kr));
     RB_TRY(device_pull(r, st, d, kr, &kall));
 
     rb_phase_start(r, st, RB_PHASE_DECODE);
-    RB_DEV(rbk_scatter_set_scaled(dgrad, 0, d->result, kall, 1.0f / (float)r->size, stream));
+    RB_DEV(rbk_scatter_set_scaled(dgrad, 0, d->result, kall, 1.0f / (float)r->size,
+                                  (cudaStream_t)rb_device_stream(r)));
     st->nnz_result = kall;
     return rb_device_sync(r);
 }

@@ -278,9 +278,9 @@ static int s2_device_init(rb_reducer *r, s2_state *s)
     if (!s->dev)
         return rb_fail(RB_ERR_NOMEM, "s2: no memory");
     s2_device *d = s->dev;
-    size_t nrows = r->cfg.rows, or_bytes = (size_t)r->size * 8 * s->words;
+    size_t or_bytes = rb_device_bitmap_or_scratch(r, r->cfg.rows);
     RB_TRY(rb_device_reserve((void **)&d->bitmap, &d->bitmap_cap, s->words * 8));
-    RB_TRY(rb_device_reserve(&d->or_scratch, &d->or_cap, nrows > or_bytes ? nrows : or_bytes));
+    RB_TRY(rb_device_reserve(&d->or_scratch, &d->or_cap, or_bytes));
     if (r->cfg.opts.error_feedback) {
         RB_TRY(rb_device_reserve((void **)&d->residual, &d->residual_cap, r->n * sizeof(float)));
         RB_TRY(rb_device_zero(r, d->residual, r->n * sizeof(float)));

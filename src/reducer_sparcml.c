@@ -448,14 +448,9 @@ typedef struct sparcml_device {
     size_t cap_dense;
     uint64_t *head;             /* device: [0] sent header, [1] received */
     size_t head_cap;
-    void *scratch;              /* rbk_pack_nonzero */
-    size_t scratch_cap;
     rb_device_merger whole;     /* recdbl merges over [0, n) */
     rb_device_merger range;     /* rsag: this rank's range */
-    uint64_t *bounds;           /* device: range starts in a */
-    size_t bounds_cap;
-    uint64_t *sc, *sd, *rc, *rd, *bounds_host;   /* host, p each */
-    const rb_pair **streams;    /* host, p: rsag's received streams */
+    rb_device_push push;        /* rsag: pairs to the range owners */
 } sparcml_device;
 
 static void sparcml_device_free(sparcml_state *s)
@@ -468,11 +463,9 @@ static void sparcml_device_free(sparcml_state *s)
     rb_device_release((void **)&d->c, &d->cap_c);
     rb_device_release((void **)&d->dense_in, &d->cap_dense);
     rb_device_release((void **)&d->head, &d->head_cap);
-    rb_device_release(&d->scratch, &d->scratch_cap);
-    rb_device_release((void **)&d->bounds, &d->bounds_cap);
     rb_device_merger_free(&d->whole);
     rb_device_merger_free(&d->range);
-    free(d->sc), free(d->sd), free(d->rc), free(d->rd), free(d->bounds_host), free(d->streams);
+    rb_device_push_free(&d->push);
     free(d);
     s->dev = NULL;
 }
@@ -482,17 +475,9 @@ static int sparcml_device_init(rb_reducer *r, sparcml_state *s)
     sparcml_device *d = s->dev = calloc(1, sizeof *s->dev);
     if (!d)
         return rb_fail(RB_ERR_NOMEM, "sparcml: no memory");
-    size_t p = (size_t)r->size;
-    uint64_t **host[] = {&d->sc, &d->sd, &d->rc, &d->rd, &d->bounds_host};
-    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
-        if (!(*host[i] = rb_calloc(p, sizeof(uint64_t))))
-            return rb_fail(RB_ERR_NOMEM, "sparcml: no memory for %zu ranks", p);
-    if (!(d->streams = rb_calloc(p, sizeof *d->streams)))
-        return rb_fail(RB_ERR_NOMEM, "sparcml: no memory for %zu ranks", p);
     size_t lo = range_lo(r->n, r->size, r->rank), hi = range_lo(r->n, r->size, r->rank + 1);
     RB_TRY(rb_device_reserve((void **)&d->head, &d->head_cap, 2 * sizeof(uint64_t)));
-    RB_TRY(rb_device_reserve(&d->scratch, &d->scratch_cap, rbk_pack_scratch_bytes(r->n)));
-    RB_TRY(rb_device_reserve((void **)&d->bounds, &d->bounds_cap, p * sizeof(uint64_t)));
+    RB_TRY(rb_device_push_init(r, &d->push));
     RB_TRY(rb_device_merger_init(&d->whole, r->n));
     return rb_device_merger_init(&d->range, hi - lo);
 }
@@ -576,40 +561,32 @@ static int dev_rsag(rb_reducer *r, rb_stats *st, float *dgrad, stream *m)
 {
     sparcml_state *s = r->impl;
     sparcml_device *d = s->dev;
-    cudaStream_t cs = (cudaStream_t)rb_device_stream(r);
     int p = r->size;
     if (r->n > (size_t)INT_MAX)
         return rb_fail(RB_ERR_UNSUPPORTED,
                        "sparcml rsag: %zu elements exceed INT_MAX; use sparcml_algo=recdbl", r->n);
-    RB_DEV(rbk_shard_bounds(d->a, m->k, r->n, p, d->bounds, cs));
-    RB_TRY(rb_device_download(r, d->sd, d->bounds, (size_t)p * sizeof(uint64_t)));
-    for (int i = 0; i < p; i++)
-        d->sc[i] = (i + 1 < p ? d->sd[i + 1] : m->k) - d->sd[i];
-    RB_TRY(rb_device_alltoall_counts(r, st, d->sc, d->rc, sizeof(int)));
-    size_t total = (size_t)rb_prefix_sums(d->rc, d->rd, p);
-    RB_TRY(rb_device_reserve((void **)&d->b, &d->cap_b, total * sizeof(rb_pair)));
-    RB_TRY(rb_device_alltoallv(r, st, d->a, d->sc, d->sd, d->b, d->rc, d->rd, sizeof(rb_pair)));
-    for (int i = 0; i < p; i++)
-        d->streams[i] = d->b + d->rd[i];
+    RB_TRY(rb_device_push_shards(r, st, &d->push, d->a, m->k, p, &d->b, &d->cap_b));
     size_t lo = range_lo(r->n, p, r->rank), hi = range_lo(r->n, p, r->rank + 1), kr = 0;
-    RB_TRY(rb_device_merge_sum(r, &d->range, (uint32_t)lo, d->streams, d->rc, p, &d->c,
+    RB_TRY(rb_device_merge_sum(r, &d->range, (uint32_t)lo, d->push.streams, d->push.rc, p, &d->c,
                                &d->cap_c, &kr));
+    /* the push's count arrays are free again: the sums are done */
+    uint64_t *counts = d->push.rc, *displs = d->push.rd;
     RB_TRY(rb_device_allgather_count(r, st, kr, s->nnz_of, sizeof(uint64_t)));
-    uint64_t all = rb_prefix_sums(s->nnz_of, d->rd, p);
+    uint64_t all = rb_prefix_sums(s->nnz_of, displs, p);
     if (too_big(r, (size_t)all)) {    /* dense allgather of the ranges */
         RB_TRY(rb_device_zero(r, dgrad + lo, (hi - lo) * sizeof(float)));
-        RB_DEV(rbk_scatter_set(dgrad, 0, d->c, kr, cs));
+        RB_DEV(rbk_scatter_set(dgrad, 0, d->c, kr, (cudaStream_t)rb_device_stream(r)));
         for (int i = 0; i < p; i++) {
-            d->rc[i] = range_lo(r->n, p, i + 1) - range_lo(r->n, p, i);
-            d->rd[i] = range_lo(r->n, p, i);
+            counts[i] = range_lo(r->n, p, i + 1) - range_lo(r->n, p, i);
+            displs[i] = range_lo(r->n, p, i);
         }
         st->dense_stages = 1;
         m->dense = 1;
-        return rb_device_allgatherv(r, st, dgrad + lo, dgrad, d->rc, d->rd, sizeof(float));
+        return rb_device_allgatherv(r, st, dgrad + lo, dgrad, counts, displs, sizeof(float));
     }
     RB_TRY(rb_device_reserve((void **)&d->a, &d->cap_a, (size_t)all * sizeof(rb_pair)));
     m->k = (size_t)all;
-    return rb_device_allgatherv(r, st, d->c, d->a, s->nnz_of, d->rd, sizeof(rb_pair));
+    return rb_device_allgatherv(r, st, d->c, d->a, s->nnz_of, displs, sizeof(rb_pair));
 }
 
 static int dev_dense_allreduce(rb_reducer *r, rb_stats *st, float *dgrad)
@@ -620,10 +597,7 @@ static int dev_dense_allreduce(rb_reducer *r, rb_stats *st, float *dgrad)
 static int dev_pack(rb_reducer *r, const float *dgrad, size_t k)
 {
     sparcml_device *d = ((sparcml_state *)r->impl)->dev;
-    RB_TRY(rb_device_reserve((void **)&d->a, &d->cap_a, k * sizeof(rb_pair)));
-    RB_DEV(rbk_pack_nonzero(dgrad, r->n, 0, d->a, rb_device_counter(r), d->scratch,
-                            (cudaStream_t)rb_device_stream(r)));
-    return rb_device_sync(r);
+    return rb_device_pack_nonzero(r, dgrad, k, &d->a, &d->cap_a);
 }
 
 static int dev_decode(rb_reducer *r, float *dgrad, const stream *m)
