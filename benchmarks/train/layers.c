@@ -22,6 +22,28 @@ size_t layer_out_size(const layer *l) { return (size_t)l->out_c * (size_t)l->out
 
 static size_t conv_patch(const layer *l) { return (size_t)l->k * (size_t)l->k * (size_t)l->in_c; }
 static size_t out_pixels(const layer *l) { return (size_t)l->out_h * (size_t)l->out_w; }
+static size_t batch_pixels(const layer *l, int batch) { return (size_t)batch * out_pixels(l); }
+/* Conv input with its zero border (see im2col); floats per sample. */
+static size_t padded_w(const layer *l) { return (size_t)l->in_w + 2 * (size_t)l->pad; }
+static size_t padded_h(const layer *l) { return (size_t)l->in_h + 2 * (size_t)l->pad; }
+static size_t padded_size(const layer *l) { return padded_h(l) * padded_w(l) * (size_t)l->in_c; }
+/* im2col copies runs as whole vectors of this many floats. */
+enum { COPY_VEC = 4 };
+
+/* The batch is convolved a chunk of samples at a time, so that the GEMM
+ * reads the patch rows im2col has just written, and col2im the dcol the
+ * GEMM has just written, from L2 instead of memory: with the whole batch
+ * at once conv2's 3.8 MB dcol was zeroed, written and read back through
+ * memory (OpenBLAS clears C first when beta = 0). */
+enum { CHUNK_BYTES = 256 << 10 };
+
+static int chunk_samples(const layer *l)
+{
+    size_t n = CHUNK_BYTES / (out_pixels(l) * conv_patch(l) * sizeof(float));
+    if (n < 1)
+        return 1;
+    return n < (size_t)l->max_batch ? (int)n : l->max_batch;
+}
 
 int layer_dense(layer *l, int in, int out, int max_batch)
 {
@@ -56,9 +78,11 @@ int layer_conv(layer *l, int in_c, int h, int w, int out_c, int k, int pad, int 
     l->n_b = (size_t)out_c;
     l->max_batch = max_batch;
     size_t n = (size_t)max_batch * out_pixels(l) * conv_patch(l);
-    l->col = malloc(n * sizeof(float));
-    l->dcol = malloc(n * sizeof(float));
-    return l->col && l->dcol ? 0 : -1;
+    l->col = malloc((n + COPY_VEC) * sizeof(float));   /* slack: see im2col */
+    size_t chunk = (size_t)chunk_samples(l);
+    l->dcol = malloc(chunk * out_pixels(l) * conv_patch(l) * sizeof(float));
+    l->xpad = malloc((chunk * padded_size(l) + COPY_VEC) * sizeof(float));
+    return l->col && l->dcol && l->xpad ? 0 : -1;
 }
 
 int layer_maxpool(layer *l, int c, int h, int w, int k, int max_batch)
@@ -70,7 +94,10 @@ int layer_maxpool(layer *l, int c, int h, int w, int k, int max_batch)
     shape_out(l, c, h / k, w / k);
     l->max_batch = max_batch;
     l->argmax = malloc((size_t)max_batch * layer_out_size(l) * sizeof(int32_t));
-    return l->argmax ? 0 : -1;
+    size_t row = (size_t)w * (size_t)c;
+    l->col = malloc(2 * row * sizeof(float));
+    l->rowarg = malloc(2 * row * sizeof(int32_t));
+    return l->argmax && l->col && l->rowarg ? 0 : -1;
 }
 
 int layer_embed(layer *l, int vocab, int dim, int ctx, int max_batch)
@@ -89,9 +116,11 @@ void layer_free(layer *l)
 {
     free(l->col);
     free(l->dcol);
+    free(l->xpad);
     free(l->argmax);
-    l->col = l->dcol = NULL;
-    l->argmax = NULL;
+    free(l->rowarg);
+    l->col = l->dcol = l->xpad = NULL;
+    l->argmax = l->rowarg = NULL;
 }
 
 double layer_flops(const layer *l)
@@ -113,10 +142,24 @@ static void dense_forward(layer *l, const float *x, float *y, int batch)
                 1.0f, y, out);
 }
 
+/* db = the column sums of dy[rows x cols].  Summed ROW_BLOCK rows at a
+ * time as one flat block of ROW_BLOCK * cols floats when that fits the
+ * accumulator: a loop over conv1's 6 columns did not vectorise (175 us per
+ * LeNet batch of 64, 25 us this way). */
+enum { ROW_BLOCK = 8, BLOCK_SUMS = 256 };
+
 static void bias_grad(float *db, const float *dy, size_t rows, size_t cols)
 {
+    float acc[BLOCK_SUMS] = {0};
+    size_t block = ROW_BLOCK * cols, r = 0;
+    if (block <= BLOCK_SUMS)
+        for (; r + ROW_BLOCK <= rows; r += ROW_BLOCK)
+            for (size_t i = 0; i < block; i++)
+                acc[i] += dy[r * cols + i];
     memset(db, 0, cols * sizeof(float));
-    for (size_t r = 0; r < rows; r++)
+    for (size_t i = 0; i < (r ? block : 0); i++)
+        db[i % cols] += acc[i];
+    for (; r < rows; r++)
         for (size_t c = 0; c < cols; c++)
             db[c] += dy[r * cols + c];
 }
@@ -135,94 +178,123 @@ static void dense_backward(layer *l, const float *x, const float *dy, float *dx,
 /* ------------------------------------------------------------------- conv */
 /* The patch matrix is col[(s, oy, ox), (ky, kx, c)], P x KC row-major.  For
  * one output pixel and one kernel row ky the K x C inputs are contiguous in
- * NHWC, so im2col and col2im move runs of up to K*C floats, and the GEMM
- * writes the output in NHWC directly.  (The transposed layout this
- * replaced gathered conv2's input at a stride of C and transposed the
- * output: LeNet forward+backward 24.9 GFLOP/s then, 29.6 now, best of 5
- * runs each, interleaved, against 102 GFLOP/s of OpenBLAS SGEMM.) */
-static size_t batch_pixels(const layer *l, int batch) { return (size_t)batch * out_pixels(l); }
+ * NHWC, so im2col and col2im move runs of K*C floats, and the GEMM writes
+ * the output in NHWC directly.  (The transposed layout this replaced
+ * gathered conv2's input at a stride of C and transposed the output.)
+ *
+ * im2col first copies the batch into xpad with its zero border, so a run
+ * never needs bounds checks, and then copies each run as whole vectors of
+ * COPY_VEC floats: the floats past a run's end land in the next segment of
+ * the patch row before that segment is written (segments are written in
+ * order), or in the slack after the buffer.  LeNet's conv1 has runs of 5
+ * floats, 250k of them per batch of 64: per-run loop overhead, not memory
+ * bandwidth, was what im2col cost. */
 
-/* Kernel columns kx whose input column ox + kx - pad lies inside 0..W-1. */
-static void valid_kx(const layer *l, int ox, int *lo, int *hi)
+/* Each sample of x with a zero border of l->pad pixels, into xp. */
+static void pad_input(const layer *l, const float *x, float *xp, int batch)
 {
-    int first = l->pad - ox, end = l->in_w + l->pad - ox;
-    *lo = first > 0 ? first : 0;
-    *hi = end < l->k ? end : l->k;
-    if (*hi < *lo)
-        *hi = *lo;
+    size_t row = (size_t)l->in_w * l->in_c, prow = padded_w(l) * l->in_c;
+    size_t side = (size_t)l->pad * l->in_c, band = (size_t)l->pad * prow;
+    for (int s = 0; s < batch; s++) {
+        memset(xp, 0, band * sizeof(float));
+        xp += band;
+        for (int y = 0; y < l->in_h; y++, xp += prow, x += row) {
+            memset(xp, 0, side * sizeof(float));
+            memcpy(xp + side, x, row * sizeof(float));
+            memset(xp + side + row, 0, side * sizeof(float));
+        }
+        memset(xp, 0, band * sizeof(float));
+        xp += band;
+    }
 }
 
-/* Visit each (patch row segment, input run) pair of the batch: fn gets the
- * col row segment of K*C floats, the input run (NULL when the kernel row is
- * outside the image) and the valid kx range. */
-typedef void (*patch_fn)(float *seg, float *in, int lo, int hi, int C, int K);
+/* Inverse of pad_input: the interior of each padded sample, into x. */
+static void crop_input(const layer *l, const float *xp, float *x, int batch)
+{
+    size_t row = (size_t)l->in_w * l->in_c, prow = padded_w(l) * l->in_c;
+    size_t side = (size_t)l->pad * l->in_c, band = (size_t)l->pad * prow;
+    for (int s = 0; s < batch; s++) {
+        xp += band;
+        for (int y = 0; y < l->in_h; y++, xp += prow, x += row)
+            memcpy(x, xp + side, row * sizeof(float));
+        xp += band;
+    }
+}
+
+/* Visit each (patch row segment, padded input run) pair of the batch in
+ * order: fn gets the col segment and the input run of K*C floats. */
+typedef void (*patch_fn)(float *seg, float *in, size_t run);
 
 /* Always inlined: fn is then a known function, inlined into the loop (an
  * indirect call per run of 5 to 30 floats cost more than the copy). */
 static inline __attribute__((always_inline)) void
-for_each_patch_row(const layer *l, float *x, float *col, int batch, patch_fn fn)
+for_each_patch_row(const layer *l, float *xp, float *col, int batch, patch_fn fn)
 {
-    int C = l->in_c, H = l->in_h, W = l->in_w, K = l->k, OH = l->out_h, OW = l->out_w;
-    size_t KC = conv_patch(l), run = (size_t)K * (size_t)C;
+    size_t C = (size_t)l->in_c, K = (size_t)l->k, run = K * C, prow = padded_w(l) * C;
     float *row = col;
-    for (int s = 0; s < batch; s++)
-        for (int oy = 0; oy < OH; oy++)
-            for (int ox = 0; ox < OW; ox++, row += KC) {
-                int lo, hi;
-                valid_kx(l, ox, &lo, &hi);
-                for (int ky = 0; ky < K; ky++) {
-                    int iy = oy + ky - l->pad;
-                    float *in = NULL;
-                    if (iy >= 0 && iy < H)   /* input at kx = lo (never before the row) */
-                        in = x + (((size_t)s * H + (size_t)iy) * W + (size_t)(ox - l->pad + lo)) * C;
-                    fn(row + (size_t)ky * run, in, lo, hi, C, K);
-                }
+    for (int s = 0; s < batch; s++) {
+        float *sample = xp + (size_t)s * padded_size(l);
+        for (int oy = 0; oy < l->out_h; oy++)
+            for (int ox = 0; ox < l->out_w; ox++) {
+                float *in = sample + (size_t)oy * prow + (size_t)ox * C;
+                for (size_t ky = 0; ky < K; ky++, row += run)
+                    fn(row, in + ky * prow, run);
             }
+    }
 }
 
-static inline void gather_run(float *seg, float *in, int lo, int hi, int C, int K)
+/* Whole vectors: may write up to COPY_VEC - 1 floats past seg + run. */
+static inline void gather_run(float *seg, float *in, size_t run)
 {
-    size_t a = (size_t)lo * C, b = in ? (size_t)hi * C : a, end = (size_t)K * C;
-    for (size_t i = 0; i < a; i++)
-        seg[i] = 0.0f;
-    for (size_t i = a; i < b; i++)
-        seg[i] = in[i - a];
-    for (size_t i = b; i < end; i++)
-        seg[i] = 0.0f;
+    for (size_t i = 0; i < run; i += COPY_VEC)
+        memcpy(seg + i, in + i, COPY_VEC * sizeof(float));
 }
 
-static inline void scatter_add_run(float *seg, float *in, int lo, int hi, int C, int K)
+static inline void scatter_add_run(float *seg, float *in, size_t run)
 {
-    (void)K;
-    if (!in)
-        return;
-    size_t a = (size_t)lo * C, b = (size_t)hi * C;
-    for (size_t i = a; i < b; i++)
-        in[i - a] += seg[i];
+    for (size_t i = 0; i < run; i++)
+        in[i] += seg[i];
 }
 
 static void im2col(const layer *l, const float *x, float *col, int batch)
 {
-    /* gather_run only reads through `in` */
-    for_each_patch_row(l, (float *)(uintptr_t)x, col, batch, gather_run);
+    pad_input(l, x, l->xpad, batch);
+    for_each_patch_row(l, l->xpad, col, batch, gather_run);
 }
 
-/* Adjoint of im2col: dx (zeroed here) += scattered dcol. */
+/* Adjoint of im2col: dx = crop(sum of the scattered dcol runs).  Without a
+ * border the padded layout is dx's own, so the sum goes there directly. */
 static void col2im(const layer *l, const float *dcol, float *dx, int batch)
 {
-    memset(dx, 0, (size_t)batch * layer_in_size(l) * sizeof(float));
-    for_each_patch_row(l, dx, (float *)(uintptr_t)dcol, batch, scatter_add_run);
+    float *acc = l->pad ? l->xpad : dx;
+    memset(acc, 0, (size_t)batch * padded_size(l) * sizeof(float));
+    /* scatter_add_run only reads through `seg` */
+    for_each_patch_row(l, acc, (float *)(uintptr_t)dcol, batch, scatter_add_run);
+    if (l->pad)
+        crop_input(l, acc, dx, batch);
+}
+
+/* Each of the rows of y starts as the bias. */
+static void fill_rows(float *y, const float *b, size_t rows, size_t cols)
+{
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < cols; c++)
+            y[r * cols + c] = b[c];
 }
 
 static void conv_forward(layer *l, const float *x, float *y, int batch)
 {
-    int P = (int)batch_pixels(l, batch), KC = (int)conv_patch(l), OC = l->out_c;
-    im2col(l, x, l->col, batch);
-    for (int p = 0; p < P; p++)
-        memcpy(y + (size_t)p * OC, l->b, (size_t)OC * sizeof(float));
-    /* y[P x OC] += col[P x KC] W^T */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, P, OC, KC, 1.0f, l->col, KC, l->w, KC,
-                1.0f, y, OC);
+    int KC = (int)conv_patch(l), OC = l->out_c, step = chunk_samples(l);
+    for (int s = 0; s < batch; s += step) {
+        int n = batch - s < step ? batch - s : step, P = (int)batch_pixels(l, n);
+        size_t p0 = batch_pixels(l, s);
+        float *col = l->col + p0 * (size_t)KC, *ys = y + p0 * (size_t)OC;
+        im2col(l, x + (size_t)s * layer_in_size(l), col, n);
+        fill_rows(ys, l->b, (size_t)P, (size_t)OC);
+        /* y[P x OC] += col[P x KC] W^T */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, P, OC, KC, 1.0f, col, KC, l->w, KC,
+                    1.0f, ys, OC);
+    }
 }
 
 /* Uses the im2col of the input kept by the forward pass. */
@@ -235,35 +307,76 @@ static void conv_backward(layer *l, const float *dy, float *dx, int batch)
     bias_grad(l->db, dy, (size_t)P, (size_t)OC);
     if (!dx)
         return;
-    /* dcol[P x KC] = dy W */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, P, KC, OC, 1.0f, dy, OC, l->w, KC, 0.0f,
-                l->dcol, KC);
-    col2im(l, l->dcol, dx, batch);
+    int step = chunk_samples(l);
+    for (int s = 0; s < batch; s += step) {
+        int n = batch - s < step ? batch - s : step;
+        const float *dys = dy + batch_pixels(l, s) * (size_t)OC;
+        /* dcol[P x KC] = dy W */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)batch_pixels(l, n), KC, OC,
+                    1.0f, dys, OC, l->w, KC, 0.0f, l->dcol, KC);
+        col2im(l, l->dcol, dx + (size_t)s * layer_in_size(l), n);
+    }
 }
 
 /* ------------------------------------------------------------ pool, relu */
+/* Max pooling runs over whole contiguous rows, so its loops vectorise
+ * for any channel count (a loop per window over 6 channels did not): a row
+ * pass takes the maximum over kx at every pixel of an input row, a merge
+ * takes the maximum of those over ky, and every K-th pixel of the result
+ * is kept.  A later element wins only if strictly greater, in (ky, kx)
+ * order, so ties go to the first element of the window.  Selects, not
+ * branches: which input wins is unpredictable. */
+/* The index follows the value by a mask: written as a select on `v > old`
+ * GCC turned it into a branch and vectorised neither loop. */
+static int32_t pick(int32_t keep_mask, int32_t a, int32_t b) { return (a & keep_mask) | (b & ~keep_mask); }
+
+static void pool_row(const float *restrict r, int32_t base, size_t n, size_t C, size_t K,
+                     float *restrict m, int32_t *restrict at)
+{
+    for (size_t j = 0; j < n; j++) {
+        m[j] = r[j];
+        at[j] = base + (int32_t)j;
+    }
+    for (size_t kx = 1; kx < K; kx++)
+        for (size_t j = 0; j < n; j++) {
+            float v = r[j + kx * C], old = m[j];
+            int32_t better = -(int32_t)(v > old);
+            m[j] = v > old ? v : old;
+            at[j] = pick(better, base + (int32_t)(j + kx * C), at[j]);
+        }
+}
+
+static void pool_merge(float *restrict m, int32_t *restrict at, const float *restrict m2,
+                       const int32_t *restrict at2, size_t n)
+{
+    for (size_t j = 0; j < n; j++) {
+        float v = m2[j], old = m[j];
+        int32_t better = -(int32_t)(v > old);
+        m[j] = v > old ? v : old;
+        at[j] = pick(better, at2[j], at[j]);
+    }
+}
+
 static void pool_forward(layer *l, const float *x, float *y, int batch)
 {
-    int C = l->in_c, H = l->in_h, W = l->in_w, K = l->k;
-    size_t o = 0;
-    for (int s = 0; s < batch; s++)
-        for (int oy = 0; oy < l->out_h; oy++)
-            for (int ox = 0; ox < l->out_w; ox++)
-                for (int c = 0; c < C; c++, o++) {
-                    float best = -FLT_MAX;
-                    int32_t at = 0;
-                    for (int ky = 0; ky < K; ky++)
-                        for (int kx = 0; kx < K; kx++) {
-                            size_t i = (((size_t)s * H + (size_t)(oy * K + ky)) * W +
-                                        (size_t)(ox * K + kx)) * C + (size_t)c;
-                            /* selects, not a branch: which input wins is unpredictable */
-                            int better = x[i] > best;
-                            best = better ? x[i] : best;
-                            at = better ? (int32_t)i : at;
-                        }
-                    y[o] = best;
-                    l->argmax[o] = at;
-                }
+    size_t C = (size_t)l->in_c, K = (size_t)l->k, row = (size_t)l->in_w * C;
+    size_t n = ((size_t)l->in_w - K + 1) * C;   /* pixels where a window can start */
+    float *m = l->col, *m2 = m + row;
+    int32_t *at = l->rowarg, *at2 = at + row, *out_at = l->argmax;
+    for (size_t s = 0; s < (size_t)batch; s++)
+        for (size_t oy = 0; oy < (size_t)l->out_h; oy++) {
+            size_t base = (s * (size_t)l->in_h + oy * K) * row;
+            pool_row(x + base, (int32_t)base, n, C, K, m, at);
+            for (size_t ky = 1; ky < K; ky++) {
+                size_t b = base + ky * row;
+                pool_row(x + b, (int32_t)b, n, C, K, m2, at2);
+                pool_merge(m, at, m2, at2, n);
+            }
+            for (size_t ox = 0; ox < (size_t)l->out_w; ox++, y += C, out_at += C) {
+                memcpy(y, m + ox * K * C, C * sizeof(float));
+                memcpy(out_at, at + ox * K * C, C * sizeof(int32_t));
+            }
+        }
 }
 
 static void pool_backward(layer *l, const float *dy, float *dx, int batch)

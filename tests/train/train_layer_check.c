@@ -232,8 +232,21 @@ int main(void)
     layer_conv(&l, 1, 8, 8, 2, 5, 0, 2);
     check_layer("conv 5x5, 1->2 ch", &l, 2, 0);
     layer_free(&l);
+    /* 147 KB of patch rows per sample: one sample per chunk, three chunks */
+    layer_conv(&l, 4, 32, 32, 3, 3, 1, 3);
+    check_layer("conv 3x3 pad 1, chunked", &l, 3, 1);
+    layer_free(&l);
+    layer_conv(&l, 3, 30, 31, 2, 5, 0, 3);
+    check_layer("conv 5x5, chunked", &l, 3, 1);
+    layer_free(&l);
     layer_maxpool(&l, 3, 4, 6, 2, 2);
     check_layer("maxpool 2x2", &l, 2, 1);
+    layer_free(&l);
+    layer_maxpool(&l, 3, 5, 7, 2, 2);   /* odd sizes: the last row and column unused */
+    check_layer("maxpool 2x2, 5x7 input", &l, 2, 1);
+    layer_free(&l);
+    layer_maxpool(&l, 2, 7, 6, 3, 2);
+    check_layer("maxpool 3x3", &l, 2, 1);
     layer_free(&l);
     check_embedding();
     check_softmax();
