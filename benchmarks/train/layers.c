@@ -95,8 +95,8 @@ int layer_maxpool(layer *l, int c, int h, int w, int k, int max_batch)
     l->max_batch = max_batch;
     l->argmax = malloc((size_t)max_batch * layer_out_size(l) * sizeof(int32_t));
     size_t row = (size_t)w * (size_t)c;
-    l->col = malloc(2 * row * sizeof(float));
-    l->rowarg = malloc(2 * row * sizeof(int32_t));
+    l->col = malloc(row * sizeof(float));
+    l->rowarg = malloc(row * sizeof(int32_t));
     return l->argmax && l->col && l->rowarg ? 0 : -1;
 }
 
@@ -320,40 +320,26 @@ static void conv_backward(layer *l, const float *dy, float *dx, int batch)
 
 /* ------------------------------------------------------------ pool, relu */
 /* Max pooling runs over whole contiguous rows, so its loops vectorise
- * for any channel count (a loop per window over 6 channels did not): a row
- * pass takes the maximum over kx at every pixel of an input row, a merge
- * takes the maximum of those over ky, and every K-th pixel of the result
- * is kept.  A later element wins only if strictly greater, in (ky, kx)
- * order, so ties go to the first element of the window.  Selects, not
- * branches: which input wins is unpredictable. */
+ * for any channel count (a loop per window over 6 channels did not): for
+ * each output row, the maximum over the window positions (ky, kx) in
+ * order is taken at every input pixel where a window can start, and every
+ * K-th pixel of the result is kept.  A later position wins only if
+ * strictly greater, so ties go to the first element of the window.
+ * Selects, not branches: which input wins is unpredictable. */
+
 /* The index follows the value by a mask: written as a select on `v > old`
- * GCC turned it into a branch and vectorised neither loop. */
+ * GCC turned it into a branch and vectorised nothing. */
 static int32_t pick(int32_t keep_mask, int32_t a, int32_t b) { return (a & keep_mask) | (b & ~keep_mask); }
 
-static void pool_row(const float *restrict r, int32_t base, size_t n, size_t C, size_t K,
-                     float *restrict m, int32_t *restrict at)
+/* m, at = r[j], first + j where r[j] > m[j], for j < n. */
+static void pool_take_larger(float *restrict m, int32_t *restrict at, const float *restrict r,
+                             int32_t first, size_t n)
 {
     for (size_t j = 0; j < n; j++) {
-        m[j] = r[j];
-        at[j] = base + (int32_t)j;
-    }
-    for (size_t kx = 1; kx < K; kx++)
-        for (size_t j = 0; j < n; j++) {
-            float v = r[j + kx * C], old = m[j];
-            int32_t better = -(int32_t)(v > old);
-            m[j] = v > old ? v : old;
-            at[j] = pick(better, base + (int32_t)(j + kx * C), at[j]);
-        }
-}
-
-static void pool_merge(float *restrict m, int32_t *restrict at, const float *restrict m2,
-                       const int32_t *restrict at2, size_t n)
-{
-    for (size_t j = 0; j < n; j++) {
-        float v = m2[j], old = m[j];
+        float v = r[j], old = m[j];
         int32_t better = -(int32_t)(v > old);
         m[j] = v > old ? v : old;
-        at[j] = pick(better, at2[j], at[j]);
+        at[j] = pick(better, first + (int32_t)j, at[j]);
     }
 }
 
@@ -361,21 +347,23 @@ static void pool_forward(layer *l, const float *x, float *y, int batch)
 {
     size_t C = (size_t)l->in_c, K = (size_t)l->k, row = (size_t)l->in_w * C;
     size_t n = ((size_t)l->in_w - K + 1) * C;   /* pixels where a window can start */
-    float *m = l->col, *m2 = m + row;
-    int32_t *at = l->rowarg, *at2 = at + row, *out_at = l->argmax;
+    float *m = l->col;
+    int32_t *at = l->rowarg, *out_at = l->argmax;
     for (size_t s = 0; s < (size_t)batch; s++)
         for (size_t oy = 0; oy < (size_t)l->out_h; oy++) {
             size_t base = (s * (size_t)l->in_h + oy * K) * row;
-            pool_row(x + base, (int32_t)base, n, C, K, m, at);
-            for (size_t ky = 1; ky < K; ky++) {
-                size_t b = base + ky * row;
-                pool_row(x + b, (int32_t)b, n, C, K, m2, at2);
-                pool_merge(m, at, m2, at2, n);
+            memcpy(m, x + base, n * sizeof(float));
+            for (size_t j = 0; j < n; j++)
+                at[j] = (int32_t)(base + j);
+            for (size_t w = 1; w < K * K; w++) {
+                size_t at0 = base + w / K * row + w % K * C;
+                pool_take_larger(m, at, x + at0, (int32_t)at0, n);
             }
-            for (size_t ox = 0; ox < (size_t)l->out_w; ox++, y += C, out_at += C) {
-                memcpy(y, m + ox * K * C, C * sizeof(float));
-                memcpy(out_at, at + ox * K * C, C * sizeof(int32_t));
-            }
+            for (size_t ox = 0; ox < (size_t)l->out_w; ox++, y += C, out_at += C)
+                for (size_t c = 0; c < C; c++) {
+                    y[c] = m[ox * K * C + c];
+                    out_at[c] = at[ox * K * C + c];
+                }
         }
 }
 

@@ -24,11 +24,11 @@ typedef struct layer {
     float *w, *b, *dw, *db;    /* views into the model's buffers (NULL if none) */
     int max_batch;
     float *col, *dcol;         /* conv scratch: im2col of the input (pixels x patch), its
-                                  gradient; pool: two rows of window maxima */
+                                  gradient; pool: a row of window maxima */
     float *xpad;               /* conv scratch: the input with its zero border */
     int32_t *argmax;           /* pool: input index of each output */
-    int32_t *rowarg;           /* pool scratch: indices of two rows of maxima (their
-                                  values in col) */
+    int32_t *rowarg;           /* pool scratch: indices of a row of window maxima
+                                  (their values in col) */
 } layer;
 
 /* Fill shapes and parameter counts; allocate scratch for max_batch
