@@ -47,6 +47,7 @@ typedef struct train_summary {
     double flops_per_sample, model_gflops, sgemm_gflops, wall_s;
     double final_train_loss, final_test_accuracy, final_val_perplexity;
     int reached_target, timed_out;
+    const char *blas_core;   /* OpenBLAS's kernel set (it picks one per CPU at load time) */
 } train_summary;
 
 /* Write /train into file (rank 0's archive file).  0 on success. */

@@ -126,6 +126,7 @@ static int write_hyper(hid_t g, const train_opts *o, const train_summary *s)
     rc |= attr_d(g, "wall_s", s->wall_s);
     rc |= attr_d(g, "model_gflops", s->model_gflops);
     rc |= attr_d(g, "sgemm_gflops", s->sgemm_gflops);
+    rc |= attr_str(g, "blas_core", s->blas_core);
     rc |= attr_d(g, "final_train_loss", s->final_train_loss);
     rc |= attr_d(g, "final_test_accuracy", s->final_test_accuracy);
     rc |= attr_d(g, "final_val_perplexity", s->final_val_perplexity);

@@ -827,8 +827,8 @@ int main(int argc, char **argv)
     double sgemm = NAN;
     if (o.bench_sgemm) {
         sgemm = sgemm_gflops();
-        bench_printf0("sgemm: OpenBLAS SGEMM 512^3, %d thread(s): %.2f GFLOP/s (rank 0)\n",
-                      o.threads, sgemm);
+        bench_printf0("sgemm: OpenBLAS SGEMM 512^3, %s kernels, %d thread(s): %.2f GFLOP/s "
+                      "(rank 0)\n", openblas_get_corename(), o.threads, sgemm);
     }
 
     /* Buffers. */
@@ -975,7 +975,7 @@ int main(int argc, char **argv)
     train_summary sum = {nranks, tr.classes, tr.c, tr.h, tr.w, fmt, o.data, tr.total, te.total,
                          m.n_dense, m.n_embed, it, steps_per_epoch, model_flops(&m), gflops, sgemm,
                          wall, last_train_loss, wordlm ? NAN : last.accuracy,
-                         wordlm ? last.perplexity : NAN, reached, timed_out};
+                         wordlm ? last.perplexity : NAN, reached, timed_out, openblas_get_corename()};
     int aok = 0;
     hid_t file = rb_archive_file(arch);
     if (rank == 0 && file != H5I_INVALID_HID)

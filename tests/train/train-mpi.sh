@@ -66,6 +66,7 @@ assert p.bytes_sent.gt(0).all() and p.embed_nnz.eq(0).all()
 a = t.attrs
 assert a["model"] == b"mlp" and a["reducer"] == b"dense" and a["ranks"] == 2
 assert a["global_batch"] == 64 and a["iterations"] == 60 and abs(a["lr"] - 0.05) < 1e-12
+assert len(a["blas_core"]) > 0, "blas_core: OpenBLAS's kernel set not recorded"
 PY
 run 3 $small --model lenet --epochs 2 --lr 0.1 --shuffle ring > "$tmp/lenet3" 2>&1 ||
     bad "lenet 3 ranks exits $?"
