@@ -1,5 +1,6 @@
 /* Layer forward/backward on the CPU with CBLAS (see layers.h). */
 #include "layers.h"
+#include "small_gemm.h"
 
 #include <cblas.h>
 #include <float.h>
@@ -30,11 +31,12 @@ static size_t padded_size(const layer *l) { return padded_h(l) * padded_w(l) * (
 /* im2col copies runs as whole vectors of this many floats. */
 enum { COPY_VEC = 4 };
 
-/* The batch is convolved a chunk of samples at a time, so that the GEMM
- * reads the patch rows im2col has just written, and col2im the dcol the
+/* The batch is convolved a chunk of samples at a time, so that the GEMMs
+ * read the patch rows im2col has just written, and col2im the dcol the
  * GEMM has just written, from L2 instead of memory: with the whole batch
- * at once conv2's 3.8 MB dcol was zeroed, written and read back through
- * memory (OpenBLAS clears C first when beta = 0). */
+ * at once LeNet's 5 MB (conv1) and 3.8 MB (conv2) patch matrices, and
+ * conv2's dcol, went through memory (and OpenBLAS clears C first when
+ * beta = 0). */
 enum { CHUNK_BYTES = 256 << 10 };
 
 static int chunk_samples(const layer *l)
@@ -77,10 +79,9 @@ int layer_conv(layer *l, int in_c, int h, int w, int out_c, int k, int pad, int 
     l->n_w = (size_t)out_c * conv_patch(l);
     l->n_b = (size_t)out_c;
     l->max_batch = max_batch;
-    size_t n = (size_t)max_batch * out_pixels(l) * conv_patch(l);
+    size_t chunk = (size_t)chunk_samples(l), n = chunk * out_pixels(l) * conv_patch(l);
     l->col = malloc((n + COPY_VEC) * sizeof(float));   /* slack: see im2col */
-    size_t chunk = (size_t)chunk_samples(l);
-    l->dcol = malloc(chunk * out_pixels(l) * conv_patch(l) * sizeof(float));
+    l->dcol = malloc(n * sizeof(float));
     l->xpad = malloc((chunk * padded_size(l) + COPY_VEC) * sizeof(float));
     return l->col && l->dcol && l->xpad ? 0 : -1;
 }
@@ -282,40 +283,53 @@ static void fill_rows(float *y, const float *b, size_t rows, size_t cols)
             y[r * cols + c] = b[c];
 }
 
+/* Samples s..s+n-1 of the batch, where n is what is left of a chunk. */
+static int chunk_at(const layer *l, int s, int batch)
+{
+    int step = chunk_samples(l);
+    return batch - s < step ? batch - s : step;
+}
+
 static void conv_forward(layer *l, const float *x, float *y, int batch)
 {
-    int KC = (int)conv_patch(l), OC = l->out_c, step = chunk_samples(l);
-    for (int s = 0; s < batch; s += step) {
-        int n = batch - s < step ? batch - s : step, P = (int)batch_pixels(l, n);
-        size_t p0 = batch_pixels(l, s);
-        float *col = l->col + p0 * (size_t)KC, *ys = y + p0 * (size_t)OC;
-        im2col(l, x + (size_t)s * layer_in_size(l), col, n);
+    int KC = (int)conv_patch(l), OC = l->out_c;
+    for (int s = 0, n; s < batch; s += n) {
+        n = chunk_at(l, s, batch);
+        int P = (int)batch_pixels(l, n);
+        float *ys = y + batch_pixels(l, s) * (size_t)OC;
+        im2col(l, x + (size_t)s * layer_in_size(l), l->col, n);
         fill_rows(ys, l->b, (size_t)P, (size_t)OC);
         /* y[P x OC] += col[P x KC] W^T */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, P, OC, KC, 1.0f, col, KC, l->w, KC,
-                    1.0f, ys, OC);
+        if (small_gemm_add_abt((size_t)P, OC, KC, l->col, l->w, ys) != 0)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, P, OC, KC, 1.0f, l->col, KC, l->w,
+                        KC, 1.0f, ys, OC);
     }
 }
 
-/* Uses the im2col of the input kept by the forward pass. */
-static void conv_backward(layer *l, const float *dy, float *dx, int batch)
+/* Redoes each chunk's im2col rather than keep the whole batch's from the
+ * forward pass: in L2 that costs less than writing the patch matrix to
+ * memory and reading it back (LeNet's conv1: 5 MB per batch of 64). */
+static void conv_backward(layer *l, const float *x, const float *dy, float *dx, int batch)
 {
-    int P = (int)batch_pixels(l, batch), KC = (int)conv_patch(l), OC = l->out_c;
-    /* dW[OC x KC] = dy^T col */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, KC, P, 1.0f, dy, OC, l->col, KC, 0.0f,
-                l->dw, KC);
-    bias_grad(l->db, dy, (size_t)P, (size_t)OC);
-    if (!dx)
-        return;
-    int step = chunk_samples(l);
-    for (int s = 0; s < batch; s += step) {
-        int n = batch - s < step ? batch - s : step;
+    int KC = (int)conv_patch(l), OC = l->out_c;
+    memset(l->dw, 0, l->n_w * sizeof(float));
+    for (int s = 0, n; s < batch; s += n) {
+        n = chunk_at(l, s, batch);
+        int P = (int)batch_pixels(l, n);
         const float *dys = dy + batch_pixels(l, s) * (size_t)OC;
+        im2col(l, x + (size_t)s * layer_in_size(l), l->col, n);
+        /* dW[OC x KC] += dy^T col */
+        if (small_gemm_atb((size_t)P, OC, KC, dys, l->col, l->dw) != 0)
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, KC, P, 1.0f, dys, OC, l->col,
+                        KC, 1.0f, l->dw, KC);
+        if (!dx)
+            continue;
         /* dcol[P x KC] = dy W */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)batch_pixels(l, n), KC, OC,
-                    1.0f, dys, OC, l->w, KC, 0.0f, l->dcol, KC);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, P, KC, OC, 1.0f, dys, OC, l->w, KC,
+                    0.0f, l->dcol, KC);
         col2im(l, l->dcol, dx + (size_t)s * layer_in_size(l), n);
     }
+    bias_grad(l->db, dy, batch_pixels(l, batch), (size_t)OC);
 }
 
 /* ------------------------------------------------------------ pool, relu */
@@ -450,7 +464,7 @@ void layer_backward(layer *l, const void *in, const float *out, const float *dou
 {
     switch (l->kind) {
     case LAYER_DENSE: dense_backward(l, in, dout, din, batch); break;
-    case LAYER_CONV: conv_backward(l, dout, din, batch); break;
+    case LAYER_CONV: conv_backward(l, in, dout, din, batch); break;
     case LAYER_MAXPOOL:
         if (din)
             pool_backward(l, dout, din, batch);

@@ -23,8 +23,8 @@ typedef struct layer {
     size_t n_w, n_b;           /* parameter counts */
     float *w, *b, *dw, *db;    /* views into the model's buffers (NULL if none) */
     int max_batch;
-    float *col, *dcol;         /* conv scratch: im2col of the input (pixels x patch), its
-                                  gradient; pool: a row of window maxima */
+    float *col, *dcol;         /* conv scratch: im2col of one chunk of samples (pixels x
+                                  patch), its gradient; pool: a row of window maxima */
     float *xpad;               /* conv scratch: the input with its zero border */
     int32_t *argmax;           /* pool: input index of each output */
     int32_t *rowarg;           /* pool scratch: indices of a row of window maxima
