@@ -297,6 +297,23 @@ static void check_small_gemm(void)
     failures += !ok;
 }
 
+static void check_conv(const char *name, int in_c, int h, int w, int out_c, int k, int pad, int B,
+                       int has_din)
+{
+    layer l;
+    layer_conv(&l, in_c, h, w, out_c, k, pad, B);
+    check_layer(name, &l, B, has_din);
+    layer_free(&l);
+}
+
+static void check_pool(const char *name, int c, int h, int w, int k)
+{
+    layer l;
+    layer_maxpool(&l, c, h, w, k, 2);
+    check_layer(name, &l, 2, 1);
+    layer_free(&l);
+}
+
 int main(void)
 {
     openblas_set_num_threads(1);
@@ -306,31 +323,18 @@ int main(void)
     check_layer("dense 7->5", &l, 3, 1);
     layer_relu(&l, 4, 3, 3, 2);
     check_layer("relu", &l, 2, 1);
-    layer_conv(&l, 2, 6, 5, 3, 3, 1, 2);
-    check_layer("conv 3x3 pad 1, 2->3 ch", &l, 2, 1);
-    layer_free(&l);
-    layer_conv(&l, 1, 8, 8, 2, 5, 0, 2);
-    check_layer("conv 5x5, 1->2 ch", &l, 2, 0);
-    layer_free(&l);
+    /* name, in_c, h, w, out_c, k, pad, batch, input gradient */
+    check_conv("conv 3x3 pad 1, 2->3 ch", 2, 6, 5, 3, 3, 1, 2, 1);
+    check_conv("conv 5x5, 1->2 ch", 1, 8, 8, 2, 5, 0, 2, 0);
     /* 147 KB of patch rows per sample: one sample per chunk, three chunks */
-    layer_conv(&l, 4, 32, 32, 3, 3, 1, 3);
-    check_layer("conv 3x3 pad 1, chunked", &l, 3, 1);
-    layer_free(&l);
-    layer_conv(&l, 3, 30, 31, 2, 5, 0, 3);
-    check_layer("conv 5x5, chunked", &l, 3, 1);
-    layer_free(&l);
-    layer_conv(&l, 3, 32, 32, 12, 3, 1, 3);   /* > 8 channels: OpenBLAS, two chunks */
-    check_layer("conv 3x3 pad 1, 12 ch", &l, 3, 1);
-    layer_free(&l);
-    layer_maxpool(&l, 3, 4, 6, 2, 2);
-    check_layer("maxpool 2x2", &l, 2, 1);
-    layer_free(&l);
-    layer_maxpool(&l, 3, 5, 7, 2, 2);   /* odd sizes: the last row and column unused */
-    check_layer("maxpool 2x2, 5x7 input", &l, 2, 1);
-    layer_free(&l);
-    layer_maxpool(&l, 2, 7, 6, 3, 2);
-    check_layer("maxpool 3x3", &l, 2, 1);
-    layer_free(&l);
+    check_conv("conv 3x3 pad 1, chunked", 4, 32, 32, 3, 3, 1, 3, 1);
+    check_conv("conv 5x5, chunked", 3, 30, 31, 2, 5, 0, 3, 1);
+    /* > 8 channels: OpenBLAS, two chunks */
+    check_conv("conv 3x3 pad 1, 12 ch", 3, 32, 32, 12, 3, 1, 3, 1);
+    /* name, c, h, w, window; odd sizes leave the last row and column unused */
+    check_pool("maxpool 2x2", 3, 4, 6, 2);
+    check_pool("maxpool 2x2, 5x7 input", 3, 5, 7, 2);
+    check_pool("maxpool 3x3", 2, 7, 6, 3);
     check_embedding();
     check_softmax();
     model_shape img = {1, 12, 12, 5, 0, 0, 0}, txt = {0, 0, 0, 30, 3, 4, 8};
