@@ -2,6 +2,9 @@
 
 #include <errno.h>
 #include <math.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +34,46 @@ _Noreturn void bench_exit(int code)
         MPI_Finalize();
     exit(code);
 }
+
+static const char *const malloc_policies[] = {
+    "C library default",   /* tools that communicate little (rb_sketch, rb_gpubench) */
+    "C library default (RB_MALLOC=default)",
+    "keep freed memory (mallopt M_MMAP_MAX=0, M_TRIM_THRESHOLD=-1)",
+    "allocator default (mallopt refused, e.g. under a sanitizer)",
+};
+static int malloc_policy;
+
+/* An index into malloc_policies; -1 when RB_MALLOC is neither unset,
+ * "keep" nor "default". */
+static int set_malloc_policy(void)
+{
+    const char *v = getenv("RB_MALLOC");
+    if (v && !strcmp(v, "default"))
+        return 1;
+    if (v && *v && strcmp(v, "keep"))
+        return -1;
+#ifdef __GLIBC__
+    return mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TRIM_THRESHOLD, -1) == 1 ? 2 : 3;
+#else
+    return 0;
+#endif
+}
+
+void bench_mpi_init(int *argc, char ***argv, const char *prog)
+{
+    int policy = set_malloc_policy(), lo, hi;
+    MPI_Init(argc, argv);
+    if (policy < 0)
+        bench_usage_error(prog, "RB_MALLOC must be 'keep' or 'default', not '%s'",
+                          getenv("RB_MALLOC"));
+    MPI_Allreduce(&policy, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&policy, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (lo != hi)
+        bench_usage_error(prog, "ranks were started with different RB_MALLOC settings");
+    malloc_policy = policy;
+}
+
+const char *bench_malloc_policy(void) { return malloc_policies[malloc_policy]; }
 
 _Noreturn void bench_usage_error(const char *prog, const char *fmt, ...)
 {

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_common.h"
 #include "bench_papi.h"
 #include "reducer.h"
 #include "simmeta.h"
@@ -320,6 +321,7 @@ static int write_root_attrs(hid_t f, const char *tool, int argc, char **argv, co
         {"slurm_submit_dir", env_or_empty("SLURM_SUBMIT_DIR")},
         {"env_GLIBC_TUNABLES", env_or_empty("GLIBC_TUNABLES")},
         {"env_OMP_NUM_THREADS", env_or_empty("OMP_NUM_THREADS")},
+        {"malloc_policy", bench_malloc_policy()},
         {"environment", env ? env : ""},
     };
     int rc = write_strings(f, kv, sizeof kv / sizeof *kv);

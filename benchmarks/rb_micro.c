@@ -127,6 +127,7 @@ static void usage(void)
         rb_option_format(&defaults, i, val, sizeof val);
         printf("  %-18s [%s] %s (default %s)\n", info->key, info->reducers, info->help, val);
     }
+    printf("\n" BENCH_MALLOC_HELP);
     printf("\nExit status: 0 ok, 1 validation failure or error, 2 usage error, 124 timeout.\n");
 }
 
@@ -810,6 +811,7 @@ static void print_preamble(const micro_opts *o, int p, int argc, char **argv)
                   o->warmup, o->iters);
     bench_printf0("# validation: %s (exact tolerance %.2e absolute)\n",
                   o->check ? "on" : "off", exact_tolerance(p));
+    bench_printf0("# malloc: %s\n", bench_malloc_policy());
 }
 
 /* -d cuda: pick this rank's GPU by node-local rank, allocate the device
@@ -857,7 +859,7 @@ static size_t reducer_list(const micro_opts *o, const char **names, size_t max)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    bench_mpi_init(&argc, &argv, "rb_micro");
     MPI_Comm comm = MPI_COMM_WORLD;
     int rank, p;
     MPI_Comm_rank(comm, &rank);

@@ -41,6 +41,8 @@ want(re.match(r"^(unknown|[0-9A-Za-z._-]*[0-9a-f]{7,}(-dirty)?)$", a["git_revisi
 want(a["env_GLIBC_TUNABLES"] == "glibc.malloc.hugetlb=1", "GLIBC_TUNABLES %r" % a["env_GLIBC_TUNABLES"])
 want("GLIBC_TUNABLES=glibc.malloc.hugetlb=1" in a["environment"], "environment")
 want(a["simulated"] == 0, "simulated")
+want(a["malloc_policy"].startswith(("keep freed memory", "allocator default (mallopt refused")),
+     "malloc_policy %r" % a["malloc_policy"])
 for k in ("cuda_version", "nccl_version", "cudnn_version", "papi_version", "hwloc_version"):
     want(a[k] != "", k)
 df = pd.DataFrame(f["/micro/results"][...])

@@ -1,7 +1,8 @@
 #!/bin/sh
 # rb_micro exit codes on real MPI runs: 0 when the exact reducers validate,
 # 1 when a wrong value is injected (the validator works), 124 on -T, 2 when
-# ranks were started with different command lines.
+# ranks were started with different command lines or RB_MALLOC settings,
+# or RB_MALLOC is neither keep nor default.
 micro="$top_builddir/benchmarks/rb_micro"
 fail=0
 tmp=$(mktemp -d) || exit 99
@@ -30,4 +31,15 @@ mpirun --bind-to none --mca btl self,vader -np 1 "$micro" -o none -i 2 : -np 1 "
 rc=$?
 [ $rc -eq 2 ] || { echo "FAIL: ranks with different command lines exited $rc, expected 2"; cat "$tmp/mm"; fail=1; }
 grep -q "different command lines" "$tmp/mm" || { echo "FAIL: no message for differing command lines"; fail=1; }
+
+# The allocator policy (RB_MALLOC): a wrong value, and ranks that differ.
+RB_MALLOC=sometimes "$MPIRUN" 2 -x RB_MALLOC "$micro" -o none -i 2 >"$tmp/ma" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q "RB_MALLOC must be 'keep' or 'default', not 'sometimes'" "$tmp/ma" ||
+    { echo "FAIL: RB_MALLOC=sometimes exited $rc"; cat "$tmp/ma"; fail=1; }
+mpirun --bind-to none --mca btl self,vader -np 1 -x RB_MALLOC=default "$micro" -o none -i 2 : \
+    -np 1 -x RB_MALLOC=keep "$micro" -o none -i 2 >"$tmp/mb" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q "different RB_MALLOC settings" "$tmp/mb" ||
+    { echo "FAIL: ranks with different RB_MALLOC exited $rc"; cat "$tmp/mb"; fail=1; }
 exit $fail

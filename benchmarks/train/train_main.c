@@ -80,7 +80,8 @@ static void usage(void)
         "  -o FILE               HDF5 archive (default: under results/; 'none' = no archive)\n"
         "  --force               overwrite an existing archive\n"
         "  --list-reducers       print each reducer with its traits and exit\n"
-        "  -h, --help            this text\n");
+        "  -h, --help            this text\n"
+        "\n" BENCH_MALLOC_HELP);
 }
 
 /* "name exact|lossy|gossip|nocomm" lines, for scripts and tests. */
@@ -745,7 +746,7 @@ static double checksum(const model *m, int squares)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    bench_mpi_init(&argc, &argv, "rb_train");
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     train_opts o;
