@@ -1,10 +1,14 @@
 #include "bench_common.h"
 
-#include <errno.h>
-#include <math.h>
-#ifdef __GLIBC__
+/* smpicc includes SimGrid's helpers first, whose malloc/free macros would
+ * mangle malloc.h; simulated time has no page faults to avoid anyway. */
+#if defined(__GLIBC__) && !defined(SMPI_HELPERS_H)
+#define HAVE_MALLOPT 1
 #include <malloc.h>
 #endif
+
+#include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,6 +44,7 @@ static const char *const malloc_policies[] = {
     "C library default (RB_MALLOC=default)",
     "keep freed memory (mallopt M_MMAP_MAX=0, M_TRIM_THRESHOLD=-1)",
     "allocator default (mallopt refused, e.g. under a sanitizer)",
+    "not set (SimGrid SMPI: simulated time)",
 };
 static int malloc_policy;
 
@@ -52,8 +57,10 @@ static int set_malloc_policy(void)
         return 1;
     if (v && *v && strcmp(v, "keep"))
         return -1;
-#ifdef __GLIBC__
+#if defined(HAVE_MALLOPT)
     return mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TRIM_THRESHOLD, -1) == 1 ? 2 : 3;
+#elif defined(SMPI_HELPERS_H)
+    return 4;
 #else
     return 0;
 #endif
