@@ -184,12 +184,32 @@ def section_inputs(doc, archive, rows):
     crowded = oversubscription_warning(runs)
     if crowded:
         warns.insert(0, crowded)
+    policies = malloc_policy_warning(runs)
+    if policies:
+        warns.insert(0, policies)
     if any(load.run_kind(r.meta) == "simulated" for r in runs):
         warns.insert(0, "simulated results (root attribute simulated=1) are present: every "
                         "table has a `kind` column and they are never pooled with measured ones")
     if warns:
         doc.heading(3, "Comparability")
         doc.bullets(warns)
+
+
+def malloc_policy_warning(runs):
+    """One line when measured runs freed memory under different policies:
+    under the C library's, MPI's per-call scratch is page-faulted in on
+    every call (a 64 MiB dense allreduce 12x slower on this project's VM)."""
+    seen = {}
+    for r in runs:
+        if load.run_kind(r.meta) == "measured":
+            policy = (r.meta.get("malloc_policy") or "not recorded").split(" (")[0]
+            seen[policy] = seen.get(policy, 0) + 1
+    if len(seen) < 2:
+        return ""
+    return ("measured runs used different allocator policies (malloc_policy: %s): under the "
+            "C library's, MPI's per-call scratch can be page-faulted in on every call, which "
+            "slows large dense allreduces, so do not compare their times"
+            % ", ".join("%s in %d" % (k, v) for k, v in sorted(seen.items())))
 
 
 def oversubscription_warning(runs):

@@ -43,6 +43,7 @@ META_ALIASES = {
     "simulated": ("simulated",),
     "complete": ("complete",),
     "command_line": ("command_line", "cmdline"),
+    "malloc_policy": ("malloc_policy",),
 }
 META_COLUMNS = ("run", "file", "kind", "machine", "host", "cluster", "job_id",
                 "array_task", "partition", "nodes", "version", "schema_version",

@@ -45,7 +45,7 @@ common="--layout row --cols 16 -m 4096:16384"
 run_micro 4 "$d/job1/p4.h5" $all --density 0.01 $common
 run_micro 4 "$d/job1/p4-wide.h5" s2,dense --density 0.01 -O sketch_width=2 $common
 run_micro 4 "$d/job1/p4-dense.h5" dense,agsparse,s2 --density 0.2 $common
-run_micro 3 "$d/job2/p3.h5" dense,agsparse,s2,gossip --density 0.01 $common
+RB_MALLOC=default run_micro 3 "$d/job2/p3.h5" dense,agsparse,s2,gossip --density 0.01 $common
 ntrain=0
 if [ -x "$train" ] && [ -d /usr/share/datasets/fashion-mnist ]; then
     # rb_train: short runs of the reducers the training sections and the
@@ -119,6 +119,9 @@ grep -q "no configuration was run at more than one rank count" "$tmp/out/report.
     { echo "FAIL: scaling section empty although 3 and 4 ranks were run"; fail=1; }
 grep -q "sketch_width=2" "$tmp/out/tables/micro_s2_error.csv" ||
     { echo "FAIL: s2 width variant missing from the s2 error table"; fail=1; }
+# job2/p3.h5 ran with RB_MALLOC=default, the others with the default policy.
+grep -q "different allocator policies (malloc_policy: .* in 1, .* in [0-9]" "$tmp/out/report.md" ||
+    { echo "FAIL: report does not warn of mixed allocator policies"; fail=1; }
 
 wait $one_pid || { echo "FAIL: rb-report $one"; cat "$tmp/one.out"; fail=1; }
 $py "$check" "$tmp/one" --runs $nruns $oneflag || { echo "FAIL: report check on $one"; fail=1; }
