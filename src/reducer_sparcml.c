@@ -403,7 +403,7 @@ static int host_pack(rb_reducer *r, const float *grad, size_t k)
 {
     sparcml_state *s = r->impl;
     RB_TRY(grow_pairs(&s->a, &s->cap_a, k));
-    rb_pack_nonzero(grad, r->n, 0, s->a);
+    rb_pack_nonzero(grad, r->n, 0, s->a, s->cap_a / sizeof *s->a);
     return RB_OK;
 }
 

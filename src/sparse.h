@@ -17,8 +17,9 @@ typedef struct rb_pair {
 
 size_t rb_count_nonzero(const float *x, size_t n);
 /* Write the non-zeros of x[0..n) in index order (index + base); returns how
- * many.  out must hold rb_count_nonzero(x, n) pairs. */
-size_t rb_pack_nonzero(const float *x, size_t n, uint32_t base, rb_pair *out);
+ * many.  out holds cap pairs, cap >= rb_count_nonzero(x, n); nothing is
+ * written past out[cap - 1], but out[k..cap) may be overwritten. */
+size_t rb_pack_nonzero(const float *x, size_t n, uint32_t base, rb_pair *out, size_t cap);
 /* x[p.idx - base] += p.val for each pair. */
 void rb_scatter_add(float *x, uint32_t base, const rb_pair *p, size_t k);
 /* x[p.idx - base] = p.val for each pair. */
@@ -33,9 +34,9 @@ void rb_scale(float *x, size_t n, float s);
 void rb_scatter_set_scaled(float *x, uint32_t base, const rb_pair *p, size_t k, float s);
 /* x[p.idx - base] += p.val * s. */
 void rb_scatter_add_scaled(float *x, uint32_t base, const rb_pair *p, size_t k, float s);
-/* Count the non-zeros of x[0..n), grow *buf (capacity *cap bytes, kept
- * between calls) to hold them and pack them in index order; *k = count.
- * RB_OK or RB_ERR_NOMEM. */
+/* Pack the non-zeros of x[0..n) in index order into *buf (capacity *cap
+ * bytes, kept between calls), growing it first when they do not fit;
+ * *k = count.  RB_OK or RB_ERR_NOMEM. */
 int rb_pack_nonzero_grow(const float *x, size_t n, rb_pair **buf, size_t *cap, size_t *k);
 /* First position in the index-sorted stream p[0..k) with idx >= idx. */
 size_t rb_pair_lower_bound(const rb_pair *p, size_t k, uint32_t idx);

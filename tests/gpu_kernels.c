@@ -70,7 +70,7 @@ static void test_scan_pack_scatter(void)
             fill(x, n, densities[di]);
             size_t k = rb_count_nonzero(x, n);
             rb_pair *ref = malloc((k + 1) * sizeof *ref), *got = malloc((k + 1) * sizeof *got);
-            rb_pack_nonzero(x, n, 5, ref);
+            rb_pack_nonzero(x, n, 5, ref, k + 1);
             float *dx = to_dev(x, n * sizeof *x);
             rb_pair *dp = dmalloc((k + 1) * sizeof *dp);
             unsigned long long *dc = dmalloc(sizeof *dc), hc = 0, hc2 = 0;
@@ -375,7 +375,7 @@ static void test_stream_kernels(void)
         fill(y, n, 0.5);
         size_t k = rb_count_nonzero(x, n);
         rb_pair *p = malloc((k + 1) * sizeof *p);
-        rb_pack_nonzero(x, n, 0, p);
+        rb_pack_nonzero(x, n, 0, p, k + 1);
         rb_pair *dp = to_dev(p, k * sizeof *p);
         float *dy = to_dev(y, n * 4);
         float *ref = malloc((n + 1) * 4);

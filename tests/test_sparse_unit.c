@@ -3,6 +3,7 @@
 #include "reducer.h"
 #include "sparse.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,7 @@ static void test_scan_pack(void)
     CHECK(rb_count_nonzero(x, 0) == 0);
     CHECK(rb_count_nonzero(x, 1) == 0);
     rb_pair p[3];
-    CHECK(rb_pack_nonzero(x, 8, 100, p) == 3);
+    CHECK(rb_pack_nonzero(x, 8, 100, p, 3) == 3);
     CHECK(p[0].idx == 101 && p[0].val == 1.5f);
     CHECK(p[1].idx == 104 && p[1].val == -2);
     CHECK(p[2].idx == 106 && p[2].val == 3);
@@ -124,6 +125,101 @@ static void test_bitmap(void)
     CHECK(rb_bitmap_test(a, 100) && rb_bitmap_popcount(a, 128) == 4);
 }
 
+/* A test vector for the scans: all zero, a few non-zeros, or dense (30%,
+ * 95%), drawn from the values where bits and x != 0 could disagree: -0.0
+ * (zero), NaN, denormals; -0.0 also on a 64-float block edge. */
+static void fill_tricky(float *x, size_t n, int trial, unsigned *seed)
+{
+    const float specials[] = {1.0f, -0.0f, NAN, 1e-45f, -1e-45f, -3.0f};
+    const unsigned per_mille[] = {0, 300, 950};
+    memset(x, 0, n * sizeof *x);
+    for (size_t i = 0; i < n; i++) {
+        *seed = *seed * 1103515245u + 12345u;
+        unsigned draw = (*seed >> 8) % 1000;
+        int sparse = trial % 3 == 0 && draw < (unsigned)(trial % 8);   /* ~0-7 per 1000 */
+        if (sparse || draw < per_mille[trial % 3])
+            x[i] = specials[(*seed >> 20) % 6];
+    }
+    if (n)
+        x[(size_t)trial * 64 % n] = -0.0f;
+}
+
+enum { TRICKY_N = 4099, TRICKY_TRIALS = 45 };
+static const size_t tricky_lengths[] = {0, 1, 15, 16, 17, 63, 64, 65, 1000, TRICKY_N};
+
+/* rb_bitmap_of_groups against its definition, for group sizes around the
+ * 64-float blocks and words it works in. */
+static void test_bitmap_against_definition(void)
+{
+    static float x[TRICKY_N];
+    static uint64_t got[TRICKY_N / 64 + 2], want[TRICKY_N / 64 + 2];
+    const size_t groups[] = {1, 2, 7, 63, 64, 65, 128, 200, 1024, 4099, 5000};
+    unsigned seed = 7;
+    for (int trial = 0; trial < TRICKY_TRIALS; trial++) {
+        fill_tricky(x, TRICKY_N, trial, &seed);
+        for (size_t gi = 0; gi < sizeof groups / sizeof *groups; gi++)
+            for (size_t li = 0; li < sizeof tricky_lengths / sizeof *tricky_lengths; li++) {
+                size_t g = groups[gi], n = tricky_lengths[li], ng = (n + g - 1) / g;
+                memset(want, 0, sizeof want);
+                memset(got, 0xa5, sizeof got);
+                for (size_t i = 0; i < n; i++)
+                    if (x[i] != 0.0f)
+                        rb_bitmap_set(want, i / g);
+                rb_bitmap_of_groups(x, n, g, got);
+                CHECK(memcmp(got, want, rb_bitmap_words(ng) * sizeof *got) == 0);
+            }
+    }
+}
+
+/* rb_pack_nonzero against its definition, with out exactly as large as the
+ * count (nothing may be written past it) and with room to spare. */
+static void test_pack_against_definition(void)
+{
+    enum { GUARD = 20 };
+    static float x[TRICKY_N];
+    static rb_pair want[TRICKY_N], got[TRICKY_N + 40 + GUARD];
+    const rb_pair sentinel = {0xdeadbeefu, 42.0f};
+    unsigned seed = 11;
+    for (int trial = 0; trial < TRICKY_TRIALS; trial++) {
+        fill_tricky(x, TRICKY_N, trial, &seed);
+        for (size_t li = 0; li < sizeof tricky_lengths / sizeof *tricky_lengths; li++) {
+            size_t n = tricky_lengths[li], k = 0;
+            for (size_t i = 0; i < n; i++)
+                if (x[i] != 0.0f)
+                    want[k++] = (rb_pair){(uint32_t)(1000 + i), x[i]};
+            for (size_t spare = 0; spare <= 40; spare += 40) {
+                for (size_t i = 0; i < k + spare + GUARD; i++)
+                    got[i] = sentinel;
+                CHECK(rb_pack_nonzero(x, n, 1000, got, k + spare) == k);
+                CHECK(memcmp(got, want, k * sizeof *got) == 0);
+                for (size_t i = k + spare; i < k + spare + GUARD; i++)
+                    CHECK(!memcmp(&got[i], &sentinel, sizeof sentinel));
+            }
+        }
+    }
+    /* The growing variant, from a buffer too small for most of the trials. */
+    rb_pair *buf = malloc(8 * sizeof *buf);
+    size_t cap = 8 * sizeof *buf;
+    for (int trial = 0; trial < TRICKY_TRIALS; trial++) {
+        fill_tricky(x, TRICKY_N, trial, &seed);
+        size_t k = 0, kw = 0, before = cap;
+        for (size_t i = 0; i < TRICKY_N; i++)
+            if (x[i] != 0.0f)
+                want[kw++] = (rb_pair){(uint32_t)i, x[i]};
+        CHECK(rb_pack_nonzero_grow(x, TRICKY_N, &buf, &cap, &k) == RB_OK);
+        CHECK(k == kw && cap >= kw * sizeof *buf && !memcmp(buf, want, k * sizeof *buf));
+        CHECK(cap == before || kw > before / sizeof *buf);   /* grown only when needed */
+    }
+    free(buf);
+    /* The tightest case: a last block whose only zero comes after all the
+     * non-zeros, with out holding exactly those. */
+    for (size_t i = 0; i < 32; i++)
+        x[i] = i == 31 ? 0.0f : 1.0f;
+    got[31] = sentinel;
+    CHECK(rb_pack_nonzero(x, 32, 0, got, 31) == 31);
+    CHECK(!memcmp(&got[31], &sentinel, sizeof sentinel));
+}
+
 static size_t option_index(const char *key)
 {
     for (size_t i = 0; i < rb_option_count(); i++)
@@ -197,6 +293,8 @@ int main(void)
     test_scan_pack();
     test_merge();
     test_bitmap();
+    test_bitmap_against_definition();
+    test_pack_against_definition();
     test_options();
     if (failures)
         fprintf(stderr, "%d check(s) failed\n", failures);
