@@ -148,7 +148,7 @@ static inline void walk_step(hash_walk *w)
 /* LANES interleaved walks with stride LANES, so the additions of one step
  * are independent (and vectorise); hashes come out CHUNK at a time.  Runs
  * shorter than DIRECT_MAX are hashed by direct evaluation instead. */
-enum { LANES = 8, CHUNK = 256, DIRECT_MAX = 32 };
+enum { LANES = 8, CHUNK = 256, DIRECT_MAX = RB_CS_SHORT_RUN };
 
 typedef struct lane_walk {
     uint64_t h[LANES], d0[LANES], d1[LANES], d2[LANES], d3[LANES];
@@ -416,6 +416,73 @@ float rb_cs_query(const rb_countsketch *cs, uint64_t x)
     float v;
     rb_cs_query_run(cs, x, &v, 1);
     return v;
+}
+
+/* ------------------------------------------------------------ scattered indices */
+
+/* v * x mod p for v < p and x < 2^32 without a 128-bit product: v's 32-bit
+ * halves times x, and 2^61 = 1 mod p folds the high part back, so the
+ * lanes of hash_at vectorise.  Same value as mul_p. */
+static inline uint64_t mul_p32(uint64_t v, uint32_t x)
+{
+    uint64_t lo = (uint64_t)(uint32_t)v * x;            /* < 2^64 */
+    uint64_t hi = (uint64_t)(uint32_t)(v >> 32) * x;    /* < 2^61 */
+    /* hi 2^32 = (hi >> 29) 2^61 + (hi mod 2^29) 2^32 */
+    uint64_t s = (lo & P) + (lo >> 61) + (hi >> 29) + ((hi & ((1ULL << 29) - 1)) << 32);
+    return mod_p(s);                                    /* s < 2^63 */
+}
+
+/* bucket[i] and sign mask sgn[i] (bit 31) of element x[i], i < n: the
+ * direct evaluation of bucket_hash and sign_poly, many elements at once. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static void hash_at(const rb_cs_coeffs *co, size_t cols, const uint32_t *restrict x, size_t n,
+                    uint32_t *restrict bucket, uint32_t *restrict sgn)
+{
+    const uint64_t a = co->a, b = co->b, k0 = co->k[0], k1 = co->k[1], k2 = co->k[2], k3 = co->k[3];
+    const uint32_t c = (uint32_t)cols;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t h = add_p(mul_p32(a, x[i]), b);
+        uint64_t v = add_p(mul_p32(k3, x[i]), k2);
+        v = add_p(mul_p32(v, x[i]), k1);
+        v = add_p(mul_p32(v, x[i]), k0);
+        bucket[i] = (uint32_t)(((uint64_t)(uint32_t)(h >> 29) * c) >> 32);
+        sgn[i] = (uint32_t)v << 31;
+    }
+}
+
+void rb_cs_insert_at(rb_countsketch *cs, const uint32_t *idx, const float *v, size_t n)
+{
+    uint32_t bucket[CHUNK], sgn[CHUNK];
+    for (size_t lo = 0; lo < n; lo += CHUNK) {
+        size_t m = n - lo < CHUNK ? n - lo : CHUNK;
+        for (int j = 0; j < cs->rows; j++) {
+            float *t = cs->table + (size_t)j * cs->cols;
+            hash_at(&cs->co[j], cs->cols, idx + lo, m, bucket, sgn);
+            for (size_t i = 0; i < m; i++)
+                t[bucket[i]] += flip(v[lo + i], sgn[i]);
+        }
+    }
+}
+
+void rb_cs_query_at(const rb_countsketch *cs, const uint32_t *idx, float *out, size_t n)
+{
+    const int r = cs->rows;
+    uint32_t bucket[CHUNK], sgn[CHUNK];
+    float est[RB_CS_MAX_ROWS][CHUNK];
+    for (size_t lo = 0; lo < n; lo += CHUNK) {
+        size_t m = n - lo < CHUNK ? n - lo : CHUNK;
+        for (int j = 0; j < r; j++) {
+            hash_at(&cs->co[j], cs->cols, idx + lo, m, bucket, sgn);
+            gather_signed(cs->table + (size_t)j * cs->cols, bucket, sgn,
+                          r == 1 ? out + lo : est[j], m);
+        }
+        if (r > 1) {
+            median_network(est, r, m);
+            memcpy(out + lo, est[r / 2], m * sizeof(float));
+        }
+    }
 }
 
 /* ------------------------------------------------------------ the rest */

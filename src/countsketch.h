@@ -78,6 +78,13 @@ static inline void rb_cs_insert(rb_countsketch *cs, uint64_t x, float v)
 void rb_cs_query_run(const rb_countsketch *cs, uint64_t x0, float *out, size_t len);
 float rb_cs_query(const rb_countsketch *cs, uint64_t x);
 
+/* The same for scattered elements idx[i], i < n, hashed together: for
+ * elements in runs shorter than RB_CS_SHORT_RUN, much cheaper than a call
+ * per run.  Insertion adds in the order given. */
+#define RB_CS_SHORT_RUN 32
+void rb_cs_insert_at(rb_countsketch *cs, const uint32_t *idx, const float *v, size_t n);
+void rb_cs_query_at(const rb_countsketch *cs, const uint32_t *idx, float *out, size_t n);
+
 /* dst += src.  RB_ERR_ARG unless both have the same rows, cols and seed. */
 int rb_cs_merge(rb_countsketch *dst, const rb_countsketch *src);
 /* Multiply every counter by s (e.g. 1/p after a sum-allreduce). */

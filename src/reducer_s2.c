@@ -50,8 +50,18 @@ static void for_each_run(const uint64_t *bm, size_t nbits, run_fn fn, void *ctx)
         if (i >= nbits)
             break;
         size_t first = i;
-        while (i < nbits && rb_bitmap_test(bm, i))
-            i++;
+        for (;;) {                        /* to the next clear bit, a word at a time */
+            uint64_t clear = ~bm[i >> 6] >> (i & 63);
+            if (clear) {
+                i += (size_t)__builtin_ctzll(clear);
+                break;
+            }
+            i = ((i >> 6) + 1) << 6;
+            if (i >= nbits)
+                break;
+        }
+        if (i > nbits)
+            i = nbits;
         fn(ctx, first, i - first);
     }
 }
@@ -122,11 +132,19 @@ static int s2_init(rb_reducer *r)
 
 /* ---------------------------------------------------------------- encode */
 
+/* Elements of short runs (single elements of a flat vector, mostly) are
+ * collected and hashed together: one vectorised pass instead of a direct
+ * evaluation per run, 10x less per element. */
+enum { BATCH = 512 };
+
 typedef struct run_ctx {
     s2_state *s;
     float *grad;
     size_t cols;
     uint64_t count;
+    size_t batched;             /* elements in idx / val */
+    uint32_t idx[BATCH];
+    float val[BATCH];
 } run_ctx;
 
 /* g' = g + residual on the rows that carry one; the residual is consumed. */
@@ -145,11 +163,28 @@ static void count_nonzero_run(void *vctx, size_t first, size_t count)
     c->count += rb_count_nonzero(c->grad + first * c->cols, count * c->cols);
 }
 
+static void flush_inserts(run_ctx *c)
+{
+    rb_cs_insert_at(&c->s->cs, c->idx, c->val, c->batched);
+    c->batched = 0;
+}
+
+/* Index order is kept: the batch is flushed before a long run. */
 static void insert_run(void *vctx, size_t first, size_t count)
 {
     run_ctx *c = vctx;
-    size_t lo = first * c->cols;
-    rb_cs_insert_run(&c->s->cs, lo, c->grad + lo, count * c->cols);
+    size_t lo = first * c->cols, len = count * c->cols;
+    if (len >= RB_CS_SHORT_RUN) {
+        flush_inserts(c);
+        rb_cs_insert_run(&c->s->cs, lo, c->grad + lo, len);
+        return;
+    }
+    for (size_t i = lo; i < lo + len; i++) {
+        if (c->batched == BATCH)
+            flush_inserts(c);
+        c->idx[c->batched] = (uint32_t)i;   /* n <= RB_MAX_ELEMENTS */
+        c->val[c->batched++] = c->grad[i];
+    }
 }
 
 /* residual = g' - (estimate from this rank's own sketch), on its rows. */
@@ -163,11 +198,27 @@ static void residual_run(void *vctx, size_t first, size_t count)
         e[i] = c->grad[lo + i] - e[i];
 }
 
+static void flush_decodes(run_ctx *c)
+{
+    rb_cs_query_at(&c->s->cs, c->idx, c->val, c->batched);
+    for (size_t i = 0; i < c->batched; i++)
+        c->grad[c->idx[i]] = c->val[i];
+    c->batched = 0;
+}
+
 static void decode_run(void *vctx, size_t first, size_t count)
 {
     run_ctx *c = vctx;
-    size_t lo = first * c->cols;
-    rb_cs_query_run(&c->s->cs, lo, c->grad + lo, count * c->cols);
+    size_t lo = first * c->cols, len = count * c->cols;
+    if (len >= RB_CS_SHORT_RUN) {
+        rb_cs_query_run(&c->s->cs, lo, c->grad + lo, len);
+        return;
+    }
+    for (size_t i = lo; i < lo + len; i++) {
+        if (c->batched == BATCH)
+            flush_decodes(c);
+        c->idx[c->batched++] = (uint32_t)i;
+    }
 }
 
 /* Sketch width of this step; nnz mode agrees on the max local nnz first. */
@@ -221,6 +272,7 @@ static int s2_reduce(rb_reducer *r, float *grad, rb_stats *st)
     RB_TRY(choose_width(r, st, st->nnz_local));
     s->calls++;
     for_each_run(s->bitmap, nrows, insert_run, &ctx);
+    flush_inserts(&ctx);
     if (s->residual) {
         for_each_run(s->bitmap, nrows, residual_run, &ctx);
         memcpy(s->residual_rows, s->bitmap, s->words * sizeof *s->bitmap);
@@ -240,6 +292,7 @@ static int s2_reduce(rb_reducer *r, float *grad, rb_stats *st)
     /* Rows outside the union are zero locally already (local rows are a
      * subset of the union), so only union rows are written. */
     for_each_run(s->bitmap, nrows, decode_run, &ctx);
+    flush_decodes(&ctx);
     return RB_OK;
 }
 

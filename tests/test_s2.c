@@ -199,6 +199,46 @@ static void test_union_with_collisions(int rows)
     setup_free(&s);
 }
 
+/* With collisions, s2's output is still a known function: the query of
+ * the summed sketches / p on the union, 0 elsewhere.  The reference sketch
+ * is built here element by element (direct hashes); the sums differ from
+ * s2's only in order, so a 1e-4 bound separates rounding from a missed or
+ * misplaced element.  Rows of 8 give runs of 8, 16, 24 elements (hashed in
+ * batches) and of 32 and more (hash walks), several batches' worth. */
+static void test_matches_reference_sketch(int rows)
+{
+    enum { WIDTH = 5000 };
+    setup s;
+    setup_make(&s, 2000, 8, 0.3, 21 + (uint64_t)rows);
+    const char *r_opt = rows == 1 ? "sketch_rows=1" : rows == 3 ? "sketch_rows=3" : "sketch_rows=5";
+    const char *opts[] = {r_opt, "sketch_width_mode=abs", "sketch_width=5000", "seed=42", NULL};
+    rb_countsketch ref;
+    CHECK(rb_cs_init(&ref, rows, WIDTH, 42) == RB_OK, "init");
+    for (int k = 0; k < nranks; k++) {
+        rb_gradgen_fill(&s.g, k, s.scratch);
+        for (size_t i = 0; i < s.n; i++)
+            if (s.scratch[i] != 0.0f)
+                rb_cs_insert(&ref, i, s.scratch[i]);
+    }
+    rb_cs_scale(&ref, 1.0f / (float)nranks);
+    rb_reducer *s2 = NULL;
+    CHECK(make_reducer("s2", &s, MPI_COMM_WORLD, opts, &s2) == RB_OK, "create: %s", rb_last_error());
+    if (s2) {
+        rb_stats st;
+        CHECK(rb_reduce(s2, s.mine, &st) == RB_OK, "reduce: %s", rb_last_error());
+        size_t bad = 0;
+        for (size_t i = 0; i < s.n; i++) {
+            float want = s.union_rows[i / s.g.cols] ? rb_cs_query(&ref, i) : 0.0f;
+            bad += !(fabsf(s.mine[i] - want) <= 1e-4f * (1.0f + fabsf(want)));
+        }
+        CHECK(bad == 0, "r=%d: %zu of %zu elements differ from the reference sketch's estimate",
+              rows, bad, s.n);
+    }
+    rb_destroy(s2);
+    rb_cs_free(&ref);
+    setup_free(&s);
+}
+
 /* 0 elements, 1 element, nothing non-zero, everything non-zero. */
 static void test_edges(void)
 {
@@ -319,6 +359,7 @@ int main(int argc, char **argv)
         test_exact_without_collisions(rows, "fraction", 128);
         test_exact_without_collisions(rows, "nnz", 1000);
         test_union_with_collisions(rows);
+        test_matches_reference_sketch(rows);
     }
     test_edges();
     test_error_feedback();
