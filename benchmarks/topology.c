@@ -12,6 +12,7 @@
 #endif
 
 #include "metadata.h"
+#include "reducer.h"
 
 /* What this process knows about its placement (process-wide state, as the
  * binding itself is). */
@@ -52,56 +53,17 @@ const char *rb_hwloc_version(void)
 #endif
 }
 
-/* Is the environment variable a valid local rank on every rank of the node
- * (a permutation of 0..n-1)?  SLURM_LOCALID is inherited unchanged by the
- * ranks when mpirun runs inside an sbatch script, so it must be checked. */
-static int env_local_rank(MPI_Comm node, const char *var, int *out)
-{
-    int n, r;
-    MPI_Comm_size(node, &n);
-    MPI_Comm_rank(node, &r);
-    const char *v = getenv(var);
-    char *end = NULL;
-    long x = v && *v ? strtol(v, &end, 10) : -1;
-    int mine = end && !*end && x >= 0 && x < n ? (int)x : -1;
-    int *all = malloc((size_t)n * sizeof *all);
-    int ok = all != NULL;
-    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, node);
-    if (!ok) {
-        free(all);
-        return 0;
-    }
-    MPI_Allgather(&mine, 1, MPI_INT, all, 1, MPI_INT, node);
-    unsigned char *seen = calloc((size_t)n, 1);
-    for (int i = 0; i < n && ok; i++) {
-        ok = seen && all[i] >= 0 && !seen[all[i]];
-        if (ok)
-            seen[all[i]] = 1;
-    }
-    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, node);
-    free(seen);
-    free(all);
-    if (ok)
-        *out = mine;
-    return ok;
-}
-
-/* Collective: local rank and node size; never SLURM_PROCID (global). */
+/* Collective: local rank and node size (rb_node_rank: the launcher's local
+ * rank when it is valid on the node; never SLURM_PROCID). */
 static void find_local_rank(MPI_Comm comm)
 {
-    MPI_Comm node;
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_size(node, &placement.local_size);
-    static const char *const vars[] = {"SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK"};
-    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
-        if (env_local_rank(node, vars[i], &placement.local_rank)) {
-            snprintf(placement.source, sizeof placement.source, "%s", vars[i]);
-            MPI_Comm_free(&node);
-            return;
-        }
-    MPI_Comm_rank(node, &placement.local_rank);
-    snprintf(placement.source, sizeof placement.source, "MPI_COMM_TYPE_SHARED");
-    MPI_Comm_free(&node);
+    const char *source = NULL;
+    if (rb_node_rank(comm, &placement.local_rank, &placement.local_size, &source) != RB_OK) {
+        placement.local_rank = 0;    /* fails on every rank alike: no memory */
+        placement.local_size = 1;
+        source = "unknown";
+    }
+    snprintf(placement.source, sizeof placement.source, "%s", source);
 }
 
 #ifdef HAVE_HWLOC

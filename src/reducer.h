@@ -173,9 +173,17 @@ void rb_destroy(rb_reducer *r);
 
 const char *rb_name(const rb_reducer *r);
 
-/* GPU of this process, chosen by node-local rank (SLURM_LOCALID,
- * OMPI_COMM_WORLD_LOCAL_RANK, else the MPI shared-memory rank; never
- * SLURM_PROCID), made current.  Call before allocating device buffers
+/* This process's rank among comm's ranks on its node, and their number.
+ * The launcher's node-local rank (SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK,
+ * MPI_LOCALRANKID, PMI_LOCAL_RANK, first that fits) is used when its values
+ * over the node are a permutation of 0..size-1, else the rank in an
+ * MPI_COMM_TYPE_SHARED split: SLURM_LOCALID is inherited unchanged by
+ * ranks that mpirun starts inside a batch script, and world values are no
+ * local ranks of a sub-communicator.  Never SLURM_PROCID (global).
+ * *source (may be NULL) names the one used.  Collective over comm. */
+int rb_node_rank(MPI_Comm comm, int *local_rank, int *local_size, const char **source);
+/* GPU of this process, chosen by rb_node_rank modulo the GPUs it sees,
+ * made current.  Call before allocating device buffers
  * (rb_create does it for RB_DEVICE_CUDA).  Collective over comm.
  * RB_ERR_UNSUPPORTED without CUDA, RB_ERR_DEVICE without a GPU. */
 int rb_device_select(MPI_Comm comm, int *device);

@@ -12,7 +12,9 @@
  *     formulas of docs/wire-bytes.md, on a case whose union is known
  *     (overlap all: every rank has the same support);
  *   - ranks disagreeing on rows, options or reducer name get RB_ERR_MISMATCH
- *     on every rank; a bad option value gives RB_ERR_ARG naming the key.
+ *     on every rank; a bad option value gives RB_ERR_ARG naming the key;
+ *   - rb_node_rank refuses an inherited SLURM_LOCALID and world values on a
+ *     sub-communicator, and keeps a valid permutation.
  *
  * Usage: test_reducers [--big].  Exit 0 when every rank passed, 1 otherwise. */
 #include "gradgen.h"
@@ -397,6 +399,53 @@ static void check_mismatch(void)
  * modules can be neither symbolised nor suppressed (tests/lsan.supp). */
 extern void __lsan_do_leak_check(void) __attribute__((weak));
 
+/* rb_node_rank on one node (every rank here is): the launcher's local rank
+ * when its values are a permutation over the node, else the rank in the
+ * shared-memory split.  Environment values are set per rank in-process. */
+static void check_node_rank(void)
+{
+    const char *was = getenv("SLURM_LOCALID");
+    char saved[32] = "";
+    if (was)
+        snprintf(saved, sizeof saved, "%s", was);
+    int lr = -1, ls = -1;
+    const char *src = NULL;
+    char value[16];
+
+    /* mpirun inside a batch script: every rank inherits SLURM_LOCALID=0 */
+    setenv("SLURM_LOCALID", "0", 1);
+    if (rb_node_rank(MPI_COMM_WORLD, &lr, &ls, &src) != RB_OK)
+        FAIL("rb_node_rank: %s", rb_last_error());
+    else if (ls != nranks || lr != rank || (nranks > 1 && !strcmp(src, "SLURM_LOCALID")))
+        FAIL("inherited SLURM_LOCALID=0: local rank %d of %d from %s, want %d of %d, not from it",
+             lr, ls, src, rank, nranks);
+
+    /* a valid permutation is the launcher's choice and is kept */
+    snprintf(value, sizeof value, "%d", nranks - 1 - rank);
+    setenv("SLURM_LOCALID", value, 1);
+    if (rb_node_rank(MPI_COMM_WORLD, &lr, &ls, &src) != RB_OK)
+        FAIL("rb_node_rank: %s", rb_last_error());
+    else if (lr != nranks - 1 - rank || strcmp(src, "SLURM_LOCALID"))
+        FAIL("SLURM_LOCALID=%s (a permutation): local rank %d from %s", value, lr, src);
+
+    /* halves of the world: world values are no local ranks there */
+    MPI_Comm half;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+    int hr, hs;
+    MPI_Comm_rank(half, &hr);
+    MPI_Comm_size(half, &hs);
+    if (rb_node_rank(half, &lr, &ls, &src) != RB_OK)
+        FAIL("rb_node_rank on a sub-communicator: %s", rb_last_error());
+    else if (lr != hr || ls != hs)
+        FAIL("sub-communicator: local rank %d of %d from %s, want %d of %d", lr, ls, src, hr, hs);
+    MPI_Comm_free(&half);
+
+    if (was)
+        setenv("SLURM_LOCALID", saved, 1);
+    else
+        unsetenv("SLURM_LOCALID");
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -407,6 +456,7 @@ int main(int argc, char **argv)
     int nv = make_variants(v);
     double t0 = MPI_Wtime();
 
+    check_node_rank();
     check_mismatch();
     check_bytes();
     sweep_shape(v, nv, 0, 13);
