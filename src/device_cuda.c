@@ -1,16 +1,15 @@
 /* Device layer of a CUDA build (interface: rb_device.h).
  *
- * - GPU selection by node-local rank: SLURM_LOCALID, then
- *   OMPI_COMM_WORLD_LOCAL_RANK / MPI_LOCALRANKID, then the rank in an
- *   MPI shared-memory split; never SLURM_PROCID (a global rank).
+ * - GPU selection by node-local rank (rb_node_rank, node.c) modulo the
+ *   GPUs this process sees.
  * - Transport for device buffers (option transport=auto|nccl|staged):
  *   nccl: collectives on device memory through NCCL, MPI only to broadcast
  *         the NCCL unique id; needs one GPU per rank (NCCL refuses two ranks
  *         on one device);
  *   staged: device -> host copy, the host reducer over MPI (Open MPI here is
  *         not CUDA-aware), host -> device copy; any number of ranks per GPU.
- *   auto picks nccl when built with NCCL and every node has at least as many
- *   GPUs as ranks, else staged; all ranks agree.
+ *   auto picks nccl when built with NCCL and no two ranks hold the same
+ *   GPU (by UUID), else staged; all ranks agree.
  * - Every NCCL collective synchronises its stream before returning, so the
  *   host timers of the phases (MPI_Wtime) measure completed work.
  * - The library's stream is a blocking one: it waits for the caller's work
@@ -30,6 +29,7 @@
 
 typedef struct rb_cuda_ctx {
     int device;
+    cudaUUID_t uuid;                   /* of the GPU: ranks sharing one? */
     int local_rank, local_size;
     int direct;                        /* 1: NCCL transport */
     cudaStream_t stream;
@@ -57,38 +57,17 @@ static int nccl_check(ncclResult_t e, const char *what)
     return rb_fail(RB_ERR_DEVICE, "%s: %s", what, ncclGetErrorString(e));
 }
 #define RB_NCCL(call) RB_TRY(nccl_check((call), #call))
+
+/* Calls between ncclGroupStart and ncclGroupEnd: the first failure is kept
+ * and the calls after it skipped, and the group is always closed (a group
+ * left open queues every later NCCL call of the process, unlaunched). */
+#define GROUP_ADD(res, call) do { if ((res) == ncclSuccess) (res) = (call); } while (0)
+static int group_end(ncclResult_t res, const char *what)
+{
+    ncclResult_t end = ncclGroupEnd();
+    return res != ncclSuccess ? nccl_check(res, what) : nccl_check(end, "ncclGroupEnd");
+}
 #endif
-
-/* Node-local rank from the launcher's environment, -1 if none is set. */
-static int env_local_rank(void)
-{
-    static const char *const vars[] = {"SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK",
-                                       "MPI_LOCALRANKID", "PMI_LOCAL_RANK"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        char *end;
-        if (v && *v) {
-            long r = strtol(v, &end, 10);
-            if (*end == '\0' && r >= 0 && r < 1 << 20)
-                return (int)r;
-        }
-    }
-    return -1;
-}
-
-/* Rank and size among the ranks of comm on this node. */
-static int node_local(MPI_Comm comm, int *local_rank, int *local_size)
-{
-    MPI_Comm node;
-    RB_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-    MPI_Comm_rank(node, local_rank);
-    MPI_Comm_size(node, local_size);
-    MPI_Comm_free(&node);
-    int env = env_local_rank();
-    if (env >= 0)
-        *local_rank = env;
-    return RB_OK;
-}
 
 static int select_device(int local_rank, int *device)
 {
@@ -106,7 +85,7 @@ static int select_device(int local_rank, int *device)
 int rb_device_select(MPI_Comm comm, int *device)
 {
     int lr, ls, dev = -1;
-    RB_TRY(node_local(comm, &lr, &ls));
+    RB_TRY(rb_node_rank(comm, &lr, &ls, NULL));
     RB_TRY(select_device(lr, &dev));
     if (device)
         *device = dev;
@@ -141,31 +120,55 @@ int rb_device_describe(char *buf, size_t len)
     return RB_OK;
 }
 
+#ifdef HAVE_NCCL
+static int by_uuid(const void *a, const void *b)
+{
+    return memcmp(a, b, sizeof(cudaUUID_t));
+}
+
+/* Most ranks of comm on one GPU (1: a GPU each), from the GPUs' UUIDs.
+ * How many GPUs a rank sees says neither: with one GPU bound per task each
+ * sees one, and ranks may pick the same GPU of several. */
+static int most_ranks_per_gpu(rb_reducer *r, const rb_cuda_ctx *c, int *most)
+{
+    size_t p = (size_t)r->size;
+    cudaUUID_t *all = rb_calloc(p, sizeof *all);
+    int rc = rb_agree(r->comm, all ? RB_OK : rb_fail(RB_ERR_NOMEM, "no memory for %zu GPU ids", p));
+    if (rc == RB_OK)
+        rc = rb_mpi_check(MPI_Allgather(&c->uuid, (int)sizeof c->uuid, MPI_BYTE, all,
+                                        (int)sizeof c->uuid, MPI_BYTE, r->comm), "MPI_Allgather");
+    if (rc == RB_OK) {   /* the longest run of one UUID, the same on every rank */
+        qsort(all, p, sizeof *all, by_uuid);
+        *most = 1;
+        for (size_t i = 1, run = 1; i < p; i++) {
+            run = by_uuid(&all[i], &all[i - 1]) ? 1 : run + 1;
+            if ((int)run > *most)
+                *most = (int)run;
+        }
+    }
+    free(all);
+    return rc;
+}
+#endif
+
 /* Transport all ranks use: NCCL needs a GPU of its own per rank. */
 static int choose_transport(rb_reducer *r, rb_cuda_ctx *c, int *direct)
 {
     int want = r->cfg.opts.transport;
-    int count = 0;
-    cudaGetDeviceCount(&count);
-    int can_nccl = 0;
-#ifdef HAVE_NCCL
-    can_nccl = c->local_size <= count;
-#else
-    (void)c;
-#endif
-    int all_can = 0;
-    RB_MPI(MPI_Allreduce(&can_nccl, &all_can, 1, MPI_INT, MPI_MIN, r->comm));
-    if (want == RB_TRANSPORT_STAGED || (want == RB_TRANSPORT_AUTO && !all_can)) {
-        *direct = 0;
+    *direct = 0;
+    if (want == RB_TRANSPORT_STAGED)
         return RB_OK;
-    }
 #ifndef HAVE_NCCL
-    return rb_fail(RB_ERR_UNSUPPORTED, "transport=nccl: this build has no NCCL (configure --with-nccl)");
+    (void)c;
+    return want == RB_TRANSPORT_AUTO
+        ? RB_OK : rb_fail(RB_ERR_UNSUPPORTED, "transport=nccl: this build has no NCCL (configure --with-nccl)");
 #else
-    if (!all_can)
-        return rb_fail(RB_ERR_DEVICE, "transport=nccl needs one GPU per rank: %d ranks share %d GPU(s) "
-                       "on a node; use transport=staged", c->local_size, count);
-    *direct = 1;
+    int most = 1;
+    RB_TRY(most_ranks_per_gpu(r, c, &most));
+    if (want == RB_TRANSPORT_NCCL && most > 1)
+        return rb_fail(RB_ERR_DEVICE, "transport=nccl needs one GPU per rank: %d ranks share a GPU; "
+                       "use transport=staged", most);
+    *direct = most == 1;
     return RB_OK;
 #endif
 }
@@ -194,8 +197,11 @@ static int nccl_init(rb_reducer *r, rb_cuda_ctx *c)
 /* Local part of init: device, stream, scratch. */
 static int init_local(rb_reducer *r, rb_cuda_ctx *c)
 {
-    RB_TRY(node_local(r->comm, &c->local_rank, &c->local_size));
+    RB_TRY(rb_node_rank(r->comm, &c->local_rank, &c->local_size, NULL));
     RB_TRY(select_device(c->local_rank, &c->device));
+    struct cudaDeviceProp prop;
+    RB_CUDA(cudaGetDeviceProperties(&prop, c->device));
+    c->uuid = prop.uuid;
     /* A blocking stream: its work is ordered after the caller's work on the
      * legacy default stream (e.g. a cudaMemcpy from pageable memory, which
      * may return before its DMA has landed).  Callers that fill gradients
@@ -508,12 +514,13 @@ static int post_bytes(rb_reducer *r, rb_stats *st, const void *sbuf, size_t sbyt
                       void *rbuf, size_t rbytes, int src, cudaStream_t s)
 {
     rb_cuda_ctx *c = r->device_ctx;
+    ncclResult_t res = ncclSuccess;
     RB_NCCL(ncclGroupStart());
     if (dest != MPI_PROC_NULL)
-        RB_NCCL(ncclSend(sbuf, sbytes, ncclUint8, dest, c->nccl, s));
+        GROUP_ADD(res, ncclSend(sbuf, sbytes, ncclUint8, dest, c->nccl, s));
     if (src != MPI_PROC_NULL)
-        RB_NCCL(ncclRecv(rbuf, rbytes, ncclUint8, src, c->nccl, s));
-    RB_NCCL(ncclGroupEnd());
+        GROUP_ADD(res, ncclRecv(rbuf, rbytes, ncclUint8, src, c->nccl, s));
+    RB_TRY(group_end(res, "ncclSend/ncclRecv"));
     if (dest != MPI_PROC_NULL)
         st->bytes_sent += sbytes;
     if (src != MPI_PROC_NULL)
@@ -583,15 +590,17 @@ int rb_device_allgatherv(rb_reducer *r, rb_stats *st, const void *dsend, void *d
     rb_cuda_ctx *c = r->device_ctx;
     RB_TRY(need_direct(r, "rb_device_allgatherv"));
     uint64_t total = 0;
+    ncclResult_t res = ncclSuccess;
     RB_NCCL(ncclGroupStart());
     for (int q = 0; q < r->size; q++) {
         total += counts[q] * esize;
         char *slot = (char *)drecv + displs[q] * esize;
         if (counts[q])
-            RB_NCCL(ncclBroadcast(q == r->rank ? dsend : (const void *)slot, slot,
-                                  (size_t)counts[q] * esize, ncclUint8, q, c->nccl, c->stream));
+            GROUP_ADD(res, ncclBroadcast(q == r->rank ? dsend : (const void *)slot, slot,
+                                         (size_t)counts[q] * esize, ncclUint8, q, c->nccl,
+                                         c->stream));
     }
-    RB_NCCL(ncclGroupEnd());
+    RB_TRY(group_end(res, "ncclBroadcast"));
     RB_CUDA(cudaStreamSynchronize(c->stream));
     uint64_t p = (uint64_t)r->size;
     st->bytes_sent += (p - 1) * total / p;
@@ -607,16 +616,17 @@ int rb_device_alltoallv(rb_reducer *r, rb_stats *st, const void *dsend, const ui
 {
     rb_cuda_ctx *c = r->device_ctx;
     RB_TRY(need_direct(r, "rb_device_alltoallv"));
+    ncclResult_t res = ncclSuccess;
     RB_NCCL(ncclGroupStart());
     for (int q = 0; q < r->size; q++) {
         if (scounts[q])
-            RB_NCCL(ncclSend((const char *)dsend + sdispls[q] * esize, scounts[q] * esize,
-                             ncclUint8, q, c->nccl, c->stream));
+            GROUP_ADD(res, ncclSend((const char *)dsend + sdispls[q] * esize, scounts[q] * esize,
+                                    ncclUint8, q, c->nccl, c->stream));
         if (rcounts[q])
-            RB_NCCL(ncclRecv((char *)drecv + rdispls[q] * esize, rcounts[q] * esize, ncclUint8,
-                             q, c->nccl, c->stream));
+            GROUP_ADD(res, ncclRecv((char *)drecv + rdispls[q] * esize, rcounts[q] * esize,
+                                    ncclUint8, q, c->nccl, c->stream));
     }
-    RB_NCCL(ncclGroupEnd());
+    RB_TRY(group_end(res, "ncclSend/ncclRecv"));
     RB_CUDA(cudaStreamSynchronize(c->stream));
     for (int q = 0; q < r->size; q++)
         if (q != r->rank) {
@@ -670,12 +680,13 @@ int rb_device_alltoall_counts(rb_reducer *r, rb_stats *st, const uint64_t *send,
     char *dsend = c->d_counts, *drecv = dsend + p * esize;
     pack_counts(c->h_counts, send, p, esize);
     RB_TRY(rb_device_upload(r, dsend, c->h_counts, p * esize));
+    ncclResult_t res = ncclSuccess;
     RB_NCCL(ncclGroupStart());
     for (size_t q = 0; q < p; q++) {
-        RB_NCCL(ncclSend(dsend + q * esize, esize, ncclUint8, (int)q, c->nccl, c->stream));
-        RB_NCCL(ncclRecv(drecv + q * esize, esize, ncclUint8, (int)q, c->nccl, c->stream));
+        GROUP_ADD(res, ncclSend(dsend + q * esize, esize, ncclUint8, (int)q, c->nccl, c->stream));
+        GROUP_ADD(res, ncclRecv(drecv + q * esize, esize, ncclUint8, (int)q, c->nccl, c->stream));
     }
-    RB_NCCL(ncclGroupEnd());
+    RB_TRY(group_end(res, "ncclSend/ncclRecv"));
     RB_TRY(rb_device_download(r, c->h_counts, drecv, p * esize));
     unpack_counts(recv, c->h_counts, p, esize);
     st->bytes_sent += (p - 1) * esize;
