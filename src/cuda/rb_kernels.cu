@@ -457,13 +457,17 @@ __global__ void cs_insert_kernel(rbk_sketch sk, float *table, const float *x, si
     }
 }
 
-/* The median networks of countsketch.c (same fminf/fmaxf order). */
+/* The median networks of countsketch.c, with its compare-exchange
+ * (y < x ? y : x, x < y ? y : x), not fminf/fmaxf: those drop a NaN and
+ * order signed zeros otherwise, so the CPU's floats would not come out. */
+#define CSWAP(x, y) do { float lo_ = (y) < (x) ? (y) : (x), hi_ = (x) < (y) ? (y) : (x); \
+                         x = lo_; y = hi_; } while (0)
 __device__ __forceinline__ float median3(float a, float b, float c)
 {
-    return fmaxf(fminf(a, b), fminf(fmaxf(a, b), c));
+    CSWAP(a, b); CSWAP(b, c); CSWAP(a, b);
+    return b;
 }
 
-#define CSWAP(x, y) do { float lo_ = fminf(x, y), hi_ = fmaxf(x, y); x = lo_; y = hi_; } while (0)
 __device__ __forceinline__ float median5(float a, float b, float c, float d, float e)
 {
     CSWAP(a, b); CSWAP(d, e); CSWAP(c, e); CSWAP(c, d);
@@ -706,11 +710,13 @@ int rbk_popcount(const uint64_t *bm, size_t words, unsigned long long *d_count,
 
 int rbk_bitmap_of_groups(const float *x, size_t n, size_t group, uint64_t *bm, cudaStream_t stream)
 {
+    if (n == 0)              /* an empty gradient (0 x 0 too): no bits */
+        return 0;
     if (group == 0)
         return (int)cudaErrorInvalidValue;
     size_t words = ((n + group - 1) / group + 63) / 64;
-    int rc = words ? (int)cudaMemsetAsync(bm, 0, words * sizeof *bm, stream) : 0;
-    if (rc || n == 0)
+    int rc = (int)cudaMemsetAsync(bm, 0, words * sizeof *bm, stream);
+    if (rc)
         return rc;
     bitmap_groups_kernel<<<grid_for(n), kThreads, 0, stream>>>(x, n, group, bm);
     return launch_status();
