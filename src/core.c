@@ -141,6 +141,12 @@ int rb_agree(MPI_Comm comm, int local_status)
     return local_status;
 }
 
+/* Device buffers that this reducer cannot reduce where they are. */
+static int goes_staged(const rb_reducer *r)
+{
+    return r->cfg.device == RB_DEVICE_CUDA && !(r->ops->reduce_device && rb_device_direct(r));
+}
+
 int rb_create(const rb_config *cfg, rb_reducer **out)
 {
     if (!cfg || !out)
@@ -168,6 +174,11 @@ int rb_create(const rb_config *cfg, rb_reducer **out)
         MPI_Comm_size(r->comm, &r->size);
         if (cfg->device == RB_DEVICE_CUDA)
             local = rb_device_init(r);
+    }
+    if (local == RB_OK && goes_staged(r)) {   /* now, not in a call: no rank fails alone */
+        r->host_stage = rb_calloc(r->n, sizeof(float));
+        if (!r->host_stage)
+            local = rb_fail(RB_ERR_NOMEM, "no memory for the host staging buffer");
     }
     if (local == RB_OK)
         local = ops->init ? ops->init(r) : RB_OK;
@@ -200,16 +211,15 @@ static void stats_reset(rb_stats *st)
     st->partner = -1;
 }
 
-/* Device buffers without a device path go through a host copy. */
+/* Device buffers without a device path go through a host copy (r->host_stage,
+ * allocated by rb_create).  The copies are timed as encode and decode, so
+ * phase times compare with the NCCL path's. */
 static int reduce_staged(rb_reducer *r, float *dgrad, rb_stats *st)
 {
-    if (!r->host_stage) {
-        r->host_stage = rb_calloc(r->n, sizeof(float));
-        if (!r->host_stage)
-            return rb_fail(RB_ERR_NOMEM, "no memory for the host staging buffer");
-    }
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
     RB_TRY(rb_device_to_host(r, r->host_stage, dgrad, r->n));
     RB_TRY(r->ops->reduce(r, r->host_stage, st));
+    rb_phase_start(r, st, RB_PHASE_DECODE);
     return rb_device_from_host(r, dgrad, r->host_stage, r->n);
 }
 
@@ -219,9 +229,7 @@ static int reduce_device_buffer(rb_reducer *r, float *dgrad, rb_stats *st)
 {
     if (r->n > 0)
         RB_TRY(rb_device_check_buffer(r, dgrad));
-    if (r->ops->reduce_device && rb_device_direct(r))
-        return r->ops->reduce_device(r, dgrad, st);
-    return reduce_staged(r, dgrad, st);
+    return goes_staged(r) ? reduce_staged(r, dgrad, st) : r->ops->reduce_device(r, dgrad, st);
 }
 
 int rb_reduce(rb_reducer *r, float *grad, rb_stats *st)
