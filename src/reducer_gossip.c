@@ -534,8 +534,11 @@ static int device_test(gossip *g, int channel, int *done)
 {
     cudaError_t e = cudaEventQuery(g->dev->done[channel]);
     *done = e == cudaSuccess;
-    if (e != cudaErrorNotReady)   /* "not yet" is not an error */
+    if (e != cudaErrorNotReady)
         RB_DEV(e);
+    else   /* "not yet" is no error, but the runtime keeps it as the last
+            * error, which the next kernel launch's check would report */
+        (void)cudaGetLastError();
     return RB_OK;
 }
 

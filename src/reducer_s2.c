@@ -370,8 +370,10 @@ static int s2_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
     const size_t n = r->n, nrows = r->cfg.rows, cols = r->cfg.cols;
 
     rb_phase_start(r, st, RB_PHASE_ENCODE);
-    if (d->residual)   /* g' = g + residual, residual = 0 (threshold 0 keeps all) */
-        RB_DEV(rbk_threshold(dgrad, d->residual, n, 0.0f, stream));
+    if (d->residual) {   /* g' = g + residual (NaN kept, as on the host), residual = 0 */
+        RB_DEV(rbk_add(dgrad, d->residual, n, stream));
+        RB_TRY(rb_device_zero(r, d->residual, n * sizeof(float)));
+    }
     RB_DEV(rbk_bitmap_of_groups(dgrad, n, cols, d->bitmap, stream));
     RB_TRY(rb_device_count_nonzero(r, dgrad, n, &st->nnz_local));
     rbk_sketch sk;

@@ -336,23 +336,22 @@ static int rsag(rb_reducer *r, rb_stats *st, float *grad, stream *m)
     return rb_allgatherv(r, st, red, (int)kr, MPI_UINT64_T, s->a, s->rcounts, s->rdispls);
 }
 
-static int choose_algo(rb_reducer *r, rb_stats *st, size_t k, int *dense_all)
+/* The algorithm in *algo; the return value is a status (RB_OK or the
+ * failure of the collective that agrees on the largest count). */
+static int choose_algo(rb_reducer *r, rb_stats *st, size_t k, int *algo, int *dense_all)
 {
     *dense_all = 0;
-    int algo = r->cfg.opts.sparcml_algo;
-    if (algo != RB_SPARCML_AUTO)
-        return algo;
+    *algo = r->cfg.opts.sparcml_algo;
+    if (*algo != RB_SPARCML_AUTO)
+        return RB_OK;
     uint64_t kmax = k;
     RB_TRY(rb_allreduce(r, st, NULL, &kmax, 1, MPI_UINT64_T, MPI_MAX));
     double d = r->n ? (double)kmax / (double)r->n : 0.0;
     double after_first = (double)r->n * (1.0 - (1.0 - d) * (1.0 - d));
-    if (too_big(r, (size_t)after_first)) {
-        *dense_all = 1;
-        return RB_SPARCML_RECDBL;
-    }
-    if (r->size >= 16 && r->n <= (size_t)INT_MAX)
-        return RB_SPARCML_RSAG;
-    return RB_SPARCML_RECDBL;
+    *dense_all = too_big(r, (size_t)after_first);
+    *algo = !*dense_all && r->size >= 16 && r->n <= (size_t)INT_MAX ? RB_SPARCML_RSAG
+                                                                   : RB_SPARCML_RECDBL;
+    return RB_OK;
 }
 
 /* Everything after the count of the local non-zeros (k): counting first
@@ -367,8 +366,8 @@ static int sparcml_run(rb_reducer *r, float *grad, rb_stats *st, size_t k,
         return RB_OK;
     }
     rb_phase_start(r, st, RB_PHASE_COMM);
-    int dense_all = 0;
-    int algo = choose_algo(r, st, m.k, &dense_all);
+    int algo = RB_SPARCML_RECDBL, dense_all = 0;
+    RB_TRY(choose_algo(r, st, m.k, &algo, &dense_all));
     if (dense_all) {
         RB_TRY(b->dense_allreduce(r, st, grad));
         int stages = 0;
