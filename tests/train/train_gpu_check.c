@@ -1,14 +1,18 @@
 /* CPU/GPU agreement of rb_train's models: for mlp, lenet (MNIST and CIFAR
  * shapes) and wordlm, the same parameters and batch go through the host
  * layers (OpenBLAS) and the GPU mirror (cuDNN, cuBLAS, train_kernels.cu);
- * the loss, the correct count, every gradient and the parameters after
- * one momentum-SGD step must agree.
+ * the loss and correct count of a short batch and then of a full one
+ * (descriptors reset between), every layer's gradients, and the change of
+ * every layer in the second of two momentum-SGD steps (velocity non-zero,
+ * weight decay 0.05) must agree, embeddings included.
  *
- * Tolerance: max |gpu - cpu| <= 1e-3 x max |cpu| per buffer (FP32 sums in
- * another order over up to 50k terms: errors seen are ~1e-6 relative),
- * loss within 1e-5 relative.  Without a GPU: exit 77 with the reason. */
+ * Tolerance: max |gpu - cpu| <= 1e-3 x max |cpu| per layer's weights or
+ * biases (FP32 sums in another order over up to 50k terms: errors seen are
+ * ~1e-6 relative), loss within 1e-5 relative.  Without a GPU: exit 77
+ * with the reason. */
 #include <cuda_runtime_api.h>
 #include <math.h>
+#include <stdint.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +70,96 @@ static void sgd_host(float *w, const float *g, float *v, size_t n, float lr, flo
     }
 }
 
+/* Values of two buffers laid out as the model buffer `base` (params,
+ * grads, eparams or egrads, n floats) compared layer by layer, weights and
+ * biases apart: one bound for a whole buffer lets a small layer's error
+ * hide under a large layer's values. */
+static void compare_by_layer(const model *m, const char *name, const char *what,
+                             const float *base, size_t n, const float *cpu, const float *gpu)
+{
+    for (int i = 0; i < m->n; i++) {
+        const layer *l = &m->L[i];
+        const float *views[4] = {l->w, l->b, l->dw, l->db};
+        const size_t counts[4] = {l->n_w, l->n_b, l->n_w, l->n_b};
+        for (int j = 0; j < 4; j++) {
+            uintptr_t p = (uintptr_t)views[j], lo = (uintptr_t)base;
+            if (!views[j] || counts[j] == 0 || p < lo || p >= lo + n * sizeof(float))
+                continue;
+            size_t off = (p - lo) / sizeof(float);
+            char label[40];
+            snprintf(label, sizeof label, "%s L%d.%c", what, i, j % 2 ? 'b' : 'w');
+            compare(name, label, cpu + off, gpu + off, counts[j]);
+        }
+    }
+}
+
+static int gpu_failed(int rc, const char *name, const char *err)
+{
+    if (rc) {
+        fprintf(stderr, "%s: %s\n", name, err);
+        failures++;
+    }
+    return rc;
+}
+
+/* Two momentum-SGD steps on the gradients of the last backward: the
+ * velocity is not zero in the second, and the weight decay is large
+ * enough to matter, so the second step's change of each layer shows a
+ * wrong momentum or decay term (the parameters themselves hardly move). */
+static void check_update(model *m, gpu_model *g, const char *name)
+{
+    const float lr = 0.05f, mu = 0.9f, wd = 0.05f;
+    struct { float *cpu, *grad, *dev; size_t n; float wd; const char *what; } buf[2] = {
+        {m->params, m->grads, gpu_model_params(g), m->n_dense, wd, "SGD step 2"},
+        {m->eparams, m->egrads, gpu_model_eparams(g), m->n_embed, 0.0f, "embed SGD step 2"}};
+    float *vel[2], *before_cpu[2], *before_gpu[2], *after_gpu[2];
+    for (int b = 0; b < 2; b++) {
+        size_t n = buf[b].n + 1;
+        vel[b] = calloc(n, sizeof(float));
+        before_cpu[b] = malloc(n * sizeof(float));
+        before_gpu[b] = malloc(n * sizeof(float));
+        after_gpu[b] = malloc(n * sizeof(float));
+    }
+    char err[512];
+    for (int step = 0; step < 2; step++) {
+        for (int b = 0; b < 2 && buf[b].n; b++) {
+            memcpy(before_cpu[b], buf[b].cpu, buf[b].n * sizeof(float));
+            gpu_copy_to_host(before_gpu[b], buf[b].dev, buf[b].n);
+            sgd_host(buf[b].cpu, buf[b].grad, vel[b], buf[b].n, lr, mu, buf[b].wd);
+        }
+        if (gpu_failed(gpu_model_update(g, lr, mu, wd, err, sizeof err), name, err))
+            break;
+        for (int b = 0; b < 2 && buf[b].n && step == 1; b++) {
+            gpu_copy_to_host(after_gpu[b], buf[b].dev, buf[b].n);
+            for (size_t i = 0; i < buf[b].n; i++) {   /* the changes */
+                before_cpu[b][i] -= buf[b].cpu[i];
+                before_gpu[b][i] -= after_gpu[b][i];
+            }
+            compare_by_layer(m, name, buf[b].what, buf[b].cpu, buf[b].n, before_cpu[b],
+                             before_gpu[b]);
+            compare(name, b ? "embed params" : "params", buf[b].cpu, after_gpu[b], buf[b].n);
+        }
+    }
+    for (int b = 0; b < 2; b++)
+        free(vel[b]), free(before_cpu[b]), free(before_gpu[b]), free(after_gpu[b]);
+}
+
+/* Loss and correct count of one forward on both sides. */
+static void check_forward(model *m, gpu_model *g, const char *name, const float *x,
+                          const int32_t *y, int batch)
+{
+    char err[512], label[32];
+    int c_cpu = 0, c_gpu = 0;
+    double l_cpu = model_forward(m, x, y, batch, &c_cpu), l_gpu = 0.0;
+    if (gpu_failed(gpu_model_forward(g, x, y, batch, &l_gpu, &c_gpu, err, sizeof err), name, err))
+        return;
+    int ok = fabs(l_gpu - l_cpu) <= LOSS_TOL * fabs(l_cpu) && c_cpu == c_gpu;
+    snprintf(label, sizeof label, "loss (%d)", batch);
+    printf("%-7s %-14s cpu %.6f (%d correct)  gpu %.6f (%d correct)  %s\n", name, label, l_cpu,
+           c_cpu, l_gpu, c_gpu, ok ? "ok" : "FAIL");
+    failures += !ok;
+}
+
 static int check_model(const char *name, const model_shape *shape, int batch)
 {
     char err[1024];
@@ -84,40 +178,25 @@ static int check_model(const char *name, const model_shape *shape, int batch)
     float *x = malloc(model_in_size(&m) * (size_t)batch * sizeof(float));
     int32_t *y = malloc((size_t)batch * sizeof(int32_t));
     float *buf = malloc((m.n_dense + m.n_embed + 1) * sizeof(float));
-    float *vel = calloc(m.n_dense + 1, sizeof(float));
     make_batch(&m, batch, shape->classes, &st, x, y);
 
-    int c_cpu, c_gpu;
-    double l_cpu = model_forward(&m, x, y, batch, &c_cpu), l_gpu = 0.0;
+    /* A short batch first (an evaluation's last one), so the full batch
+     * below runs on descriptors and algorithms chosen anew. */
+    check_forward(&m, g, name, x, y, batch - 5);
+    check_forward(&m, g, name, x, y, batch);
     if (m.egrads)
         memset(m.egrads, 0, m.n_embed * sizeof(float));
     model_backward(&m, x, y, batch);
-    int rc = gpu_model_forward(g, x, y, batch, &l_gpu, &c_gpu, err, sizeof err) ||
-             gpu_model_backward(g, batch, err, sizeof err);
-    if (rc) {
-        fprintf(stderr, "%s: %s\n", name, err);
-        failures++;
-    } else {
-        int ok = fabs(l_gpu - l_cpu) <= LOSS_TOL * fabs(l_cpu) && c_cpu == c_gpu;
-        printf("%-7s %-14s cpu %.6f (%d correct)  gpu %.6f (%d correct)  %s\n", name, "loss", l_cpu,
-               c_cpu, l_gpu, c_gpu, ok ? "ok" : "FAIL");
-        failures += !ok;
+    if (!gpu_failed(gpu_model_backward(g, batch, err, sizeof err), name, err)) {
         gpu_copy_to_host(buf, gpu_model_grads(g), m.n_dense);
-        compare(name, "dense grads", m.grads, buf, m.n_dense);
+        compare_by_layer(&m, name, "grad", m.grads, m.n_dense, m.grads, buf);
         if (m.n_embed) {
             gpu_copy_to_host(buf, gpu_model_egrads(g), m.n_embed);
-            compare(name, "embed grads", m.egrads, buf, m.n_embed);
+            compare_by_layer(&m, name, "grad", m.egrads, m.n_embed, m.egrads, buf);
         }
-        sgd_host(m.params, m.grads, vel, m.n_dense, 0.05f, 0.9f, 5e-4f);
-        if (gpu_model_update(g, 0.05, 0.9, 5e-4, err, sizeof err)) {
-            fprintf(stderr, "%s: %s\n", name, err);
-            failures++;
-        } else {
-            gpu_copy_to_host(buf, gpu_model_params(g), m.n_dense);
-            compare(name, "params (SGD)", m.params, buf, m.n_dense);
-        }
+        check_update(&m, g, name);
     }
-    free(x), free(y), free(buf), free(vel);
+    free(x), free(y), free(buf);
     gpu_model_free(g);
     model_free(&m);
     return 0;
