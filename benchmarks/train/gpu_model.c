@@ -146,7 +146,8 @@ static int create_descriptors(gpu_layer *l, char *err, size_t errlen)
         return nhwc(l->bias, 1, h->out_c, 1, 1, err, errlen);
     case LAYER_MAXPOOL:
         DNN_OK(cudnnCreatePoolingDescriptor(&l->pool));
-        /* Deterministic: the gradient goes to the first maximum, as on the CPU. */
+        /* Deterministic: the gradient goes to one maximum per window (which
+         * one of tied maxima is not documented; the CPU takes the first). */
         DNN_OK(cudnnSetPooling2dDescriptor(l->pool, CUDNN_POOLING_MAX_DETERMINISTIC,
                                            CUDNN_NOT_PROPAGATE_NAN, h->k, h->k, 0, 0, h->k, h->k));
         return 0;
