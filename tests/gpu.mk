@@ -2,7 +2,8 @@
 # 77, reason on stderr, SKIP in the summary) except what can be checked
 # without one: the CUDA build itself, configure's refusal of an arch the
 # toolkit cannot build, and clean RB_ERR_DEVICE failures of the device API.
-EXTRA_DIST += tests/gpu_device.sh tests/gpu_micro.sh tests/gpu_configure.sh
+EXTRA_DIST += tests/gpu_device.sh tests/gpu_micro.sh tests/gpu_configure.sh \
+	tests/gpu-kit/make-kit tests/gpu-kit/run
 TESTS += tests/gpu_configure.sh
 tests_gpu_kernels_SOURCES = tests/gpu_kernels.c
 tests_gpu_kernels_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS)
