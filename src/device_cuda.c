@@ -30,7 +30,6 @@
 typedef struct rb_cuda_ctx {
     int device;
     cudaUUID_t uuid;                   /* of the GPU: ranks sharing one? */
-    int local_rank, local_size;
     int direct;                        /* 1: NCCL transport */
     cudaStream_t stream;
     unsigned long long *d_count;       /* scratch for counts */
@@ -197,8 +196,7 @@ static int nccl_init(rb_reducer *r, rb_cuda_ctx *c)
 /* Local part of init: device, stream, scratch. */
 static int init_local(rb_reducer *r, rb_cuda_ctx *c)
 {
-    RB_TRY(rb_node_rank(r->comm, &c->local_rank, &c->local_size, NULL));
-    RB_TRY(select_device(c->local_rank, &c->device));
+    RB_TRY(rb_device_select(r->comm, &c->device));
     struct cudaDeviceProp prop;
     RB_CUDA(cudaGetDeviceProperties(&prop, c->device));
     c->uuid = prop.uuid;
