@@ -97,8 +97,8 @@ typedef struct rbk_sketch {
     rb_cs_coeffs co[RB_CS_MAX_ROWS];    /* from rb_cs_row_coeffs(seed, j) */
 } rbk_sketch;
 /* The element index of x[i] is x0 + i.  table (r*c floats) += sign *
- * value at bucket for every non-zero x[i]; rows of cols elements whose bit
- * in row_bm is clear are skipped (row_bm NULL: none skipped). */
+ * value at bucket for every non-zero x[i] (float atomicAdd: the sums'
+ * order is the hardware's, and subnormal results flush to zero). */
 int rbk_cs_insert(const rbk_sketch *sk, float *table, const float *x, size_t n,
                   uint64_t x0, cudaStream_t stream);
 /* x[i] = scale * median_j sign_j * table[j][bucket_j] (r = 1, 3 or 5) for elements of rows
@@ -117,7 +117,9 @@ int rbk_cs_hashes(const rbk_sketch *sk, const uint64_t *keys, size_t k,
 int rbk_threshold(float *x, float *residual, size_t n, float t, cudaStream_t stream);
 /* *t_out = the k-th largest |x| (radix select on the float bits; k >= 1,
  * k <= n).  Synchronises the stream (four small histogram copies).
- * Keeping |x| >= *t_out keeps at least k elements (more on ties). */
+ * Keeping |x| >= *t_out keeps at least k elements (more on ties) when x
+ * has no NaN: a NaN's bits rank above Inf's, so with NaNs it keeps fewer
+ * (the host's selection is no better defined with NaN). */
 int rbk_topk_threshold(const float *x, size_t n, size_t k, float *t_out,
                        unsigned int *d_hist, cudaStream_t stream);
 
