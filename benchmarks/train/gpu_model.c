@@ -179,17 +179,31 @@ static void destroy_descriptors(gpu_layer *l)
         cudnnDestroyActivationDescriptor(l->act);
 }
 
-/* The fastest algorithm cuDNN's heuristics offer for these shapes. */
-static int choose_conv_algos(gpu_model *g, gpu_layer *l, char *err, size_t errlen)
+/* idx = the first result of cuDNN's heuristics (perf[0..got)) it can run
+ * in FMA math, else the first it can run at all, else got.  The
+ * descriptor asks for FMA; a result of another math type would be TF32 on
+ * Ampere and later, off from the CPU by more than the agreement tests
+ * allow. */
+#define PICK_ALGO(perf, got, idx) do {                                                   \
+        (idx) = (got);                                                                   \
+        for (int pass_ = 0; pass_ < 2 && (idx) == (got); pass_++)                        \
+            for (int k_ = 0; k_ < (got) && (idx) == (got); k_++)                         \
+                if ((perf)[k_].status == CUDNN_STATUS_SUCCESS &&                         \
+                    (pass_ || (perf)[k_].mathType == CUDNN_FMA_MATH))                    \
+                    (idx) = k_;                                                          \
+    } while (0)
+
+/* The first algorithms cuDNN's heuristics list for these shapes (PICK_ALGO);
+ * backward data only when the layer passes a gradient down (not the first
+ * layer: a 1-channel NHWC input is where cuDNN is likeliest to offer none). */
+static int choose_conv_algos(gpu_model *g, gpu_layer *l, int need_dx, char *err, size_t errlen)
 {
-    int got = 0;
+    int got = 0, i;
     size_t ws = 0, need;
     cudnnConvolutionFwdAlgoPerf_t f[8];
     DNN_OK(cudnnGetConvolutionForwardAlgorithm_v7(g->dnn, l->x, l->filter, l->conv, l->y, 8, &got,
                                                   f));
-    int i = 0;
-    while (i < got && f[i].status != CUDNN_STATUS_SUCCESS)
-        i++;
+    PICK_ALGO(f, got, i);
     if (i == got)
         return fail(err, errlen, "cuDNN offers no forward convolution for %dx%dx%d NHWC", l->h->in_h,
                     l->h->in_w, l->h->in_c);
@@ -197,22 +211,22 @@ static int choose_conv_algos(gpu_model *g, gpu_layer *l, char *err, size_t errle
     DNN_OK(cudnnGetConvolutionForwardWorkspaceSize(g->dnn, l->x, l->filter, l->conv, l->y, l->fwd,
                                                    &need));
     ws = need > ws ? need : ws;
-    cudnnConvolutionBwdDataAlgoPerf_t d[8];
-    DNN_OK(cudnnGetConvolutionBackwardDataAlgorithm_v7(g->dnn, l->filter, l->y, l->conv, l->x, 8,
-                                                       &got, d));
-    for (i = 0; i < got && d[i].status != CUDNN_STATUS_SUCCESS; i++)
-        ;
-    if (i == got)
-        return fail(err, errlen, "cuDNN offers no backward-data convolution for this layer");
-    l->bwd_data = d[i].algo;
-    DNN_OK(cudnnGetConvolutionBackwardDataWorkspaceSize(g->dnn, l->filter, l->y, l->conv, l->x,
-                                                        l->bwd_data, &need));
-    ws = need > ws ? need : ws;
+    if (need_dx) {
+        cudnnConvolutionBwdDataAlgoPerf_t d[8];
+        DNN_OK(cudnnGetConvolutionBackwardDataAlgorithm_v7(g->dnn, l->filter, l->y, l->conv, l->x,
+                                                           8, &got, d));
+        PICK_ALGO(d, got, i);
+        if (i == got)
+            return fail(err, errlen, "cuDNN offers no backward-data convolution for this layer");
+        l->bwd_data = d[i].algo;
+        DNN_OK(cudnnGetConvolutionBackwardDataWorkspaceSize(g->dnn, l->filter, l->y, l->conv, l->x,
+                                                            l->bwd_data, &need));
+        ws = need > ws ? need : ws;
+    }
     cudnnConvolutionBwdFilterAlgoPerf_t w[8];
     DNN_OK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(g->dnn, l->x, l->y, l->conv, l->filter, 8,
                                                          &got, w));
-    for (i = 0; i < got && w[i].status != CUDNN_STATUS_SUCCESS; i++)
-        ;
+    PICK_ALGO(w, got, i);
     if (i == got)
         return fail(err, errlen, "cuDNN offers no backward-filter convolution for this layer");
     l->bwd_filter = w[i].algo;
@@ -233,7 +247,8 @@ static int set_batch(gpu_model *g, int batch, char *err, size_t errlen)
         if (nhwc(l->x, batch, h->in_c, h->in_h, h->in_w, err, errlen) ||
             nhwc(l->y, batch, h->out_c, h->out_h, h->out_w, err, errlen))
             return -1;
-        if (h->kind == LAYER_CONV && choose_conv_algos(g, l, err, errlen))
+        /* gpu_model_backward passes no input gradient to layer 0 */
+        if (h->kind == LAYER_CONV && choose_conv_algos(g, l, i > 0, err, errlen))
             return -1;
         l->batch = batch;
     }
