@@ -469,15 +469,32 @@ static void sparcml_device_free(sparcml_state *s)
     s->dev = NULL;
 }
 
+/* Which algorithms a reducer may run (choose_algo's rule): the mergers
+ * cost about 12 bytes per element of their range, so only those a run can
+ * use are allocated (none at p = 1). */
+static int may_run(const rb_reducer *r, int algo)
+{
+    int want = r->cfg.opts.sparcml_algo;
+    if (r->size == 1)
+        return 0;
+    if (want != RB_SPARCML_AUTO)
+        return want == algo;
+    int rsag_possible = r->size >= 16 && r->n <= (size_t)INT_MAX;
+    return algo == RB_SPARCML_RSAG ? rsag_possible : 1;
+}
+
 static int sparcml_device_init(rb_reducer *r, sparcml_state *s)
 {
     sparcml_device *d = s->dev = calloc(1, sizeof *s->dev);
     if (!d)
         return rb_fail(RB_ERR_NOMEM, "sparcml: no memory");
-    size_t lo = range_lo(r->n, r->size, r->rank), hi = range_lo(r->n, r->size, r->rank + 1);
     RB_TRY(rb_device_reserve((void **)&d->head, &d->head_cap, 2 * sizeof(uint64_t)));
+    if (may_run(r, RB_SPARCML_RECDBL))
+        RB_TRY(rb_device_merger_init(&d->whole, r->n));
+    if (!may_run(r, RB_SPARCML_RSAG))
+        return RB_OK;
+    size_t lo = range_lo(r->n, r->size, r->rank), hi = range_lo(r->n, r->size, r->rank + 1);
     RB_TRY(rb_device_push_init(r, &d->push));
-    RB_TRY(rb_device_merger_init(&d->whole, r->n));
     return rb_device_merger_init(&d->range, hi - lo);
 }
 
