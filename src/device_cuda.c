@@ -10,8 +10,13 @@
  *         not CUDA-aware), host -> device copy; any number of ranks per GPU.
  *   auto picks nccl when built with NCCL and no two ranks hold the same
  *   GPU (by UUID), else staged; all ranks agree.
- * - Every NCCL collective synchronises its stream before returning, so the
- *   host timers of the phases (MPI_Wtime) measure completed work.
+ * - Every NCCL collective waits for its stream before returning, so the
+ *   host timers of the phases (MPI_Wtime) measure completed work.  With
+ *   the NCCL transport the wait polls the stream and the communicator's
+ *   asynchronous error, as nccl-tests does: a peer that died or a broken
+ *   connection shows only there, and the stream would wait for ever.  On
+ *   such an error the communicator is aborted and every later NCCL call
+ *   of the reducer fails (RB_ERR_DEVICE).
  * - The library's stream is a blocking one: it waits for the caller's work
  *   on the legacy default stream; other caller streams must be synchronised
  *   before rb_reduce.
@@ -23,6 +28,7 @@
 #ifdef HAVE_NCCL
 #include <nccl.h>
 #endif
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +43,7 @@ typedef struct rb_cuda_ctx {
     void *pack_scratch;                /* rbk_pack_nonzero of n elements */
 #ifdef HAVE_NCCL
     ncclComm_t nccl;
+    int nccl_aborted;                  /* after an asynchronous NCCL error */
 #endif
 } rb_cuda_ctx;
 
@@ -67,6 +74,81 @@ static int group_end(ncclResult_t res, const char *what)
     return res != ncclSuccess ? nccl_check(res, what) : nccl_check(end, "ncclGroupEnd");
 }
 #endif
+
+#ifdef HAVE_NCCL
+/* The communicator's asynchronous error (a dead peer, a network failure):
+ * on one, the communicator is aborted, which ends its kernels. */
+static int nccl_health(rb_cuda_ctx *c)
+{
+    if (c->nccl_aborted)
+        return rb_fail(RB_ERR_DEVICE, "the NCCL communicator was aborted after an earlier error");
+    if (!c->nccl)
+        return RB_OK;
+    ncclResult_t async = ncclSuccess;
+    RB_NCCL(ncclCommGetAsyncError(c->nccl, &async));
+    if (async == ncclSuccess || async == ncclInProgress)
+        return RB_OK;
+    ncclCommAbort(c->nccl);
+    c->nccl = NULL;
+    c->nccl_aborted = 1;
+    return rb_fail(RB_ERR_DEVICE, "NCCL asynchronous error: %s (communicator aborted)",
+                   ncclGetErrorString(async));
+}
+#endif
+
+/* 1 once the work on a stream (or up to an event) is done; "not yet" is
+ * not an error, but the runtime keeps it as the last error, which the next
+ * kernel launch's check would report, so it is cleared. */
+static int query_done(cudaError_t e, const char *what, int *done)
+{
+    *done = e == cudaSuccess;
+    if (e == cudaErrorNotReady) {
+        (void)cudaGetLastError();
+        return RB_OK;
+    }
+    return cuda_check(e, what);
+}
+
+/* Wait for a stream: polled with the NCCL transport (see the top). */
+static int stream_wait(rb_cuda_ctx *c, cudaStream_t s)
+{
+#ifdef HAVE_NCCL
+    if (c->direct) {
+        for (int done = 0;;) {
+            RB_TRY(query_done(cudaStreamQuery(s), "cudaStreamQuery", &done));
+            if (done)
+                return RB_OK;
+            RB_TRY(nccl_health(c));
+            sched_yield();
+        }
+    }
+#else
+    (void)c;
+#endif
+    RB_CUDA(cudaStreamSynchronize(s));
+    return RB_OK;
+}
+
+int rb_device_event_done(rb_reducer *r, void *event, int *done)
+{
+    RB_TRY(query_done(cudaEventQuery((cudaEvent_t)event), "cudaEventQuery", done));
+#ifdef HAVE_NCCL
+    if (!*done)
+        return nccl_health(r->device_ctx);
+#else
+    (void)r;
+#endif
+    return RB_OK;
+}
+
+int rb_device_event_wait(rb_reducer *r, void *event)
+{
+    for (int done = 0;; sched_yield()) {
+        RB_TRY(rb_device_event_done(r, event, &done));
+        if (done)
+            return RB_OK;
+    }
+}
 
 static int select_device(int local_rank, int *device)
 {
@@ -268,7 +350,7 @@ int rb_device_download(rb_reducer *r, void *host, const void *dev, size_t bytes)
     if (bytes == 0)
         return RB_OK;
     RB_CUDA(cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, c->stream));
-    RB_CUDA(cudaStreamSynchronize(c->stream));
+    RB_TRY(stream_wait(c, c->stream));
     return RB_OK;
 }
 
@@ -283,7 +365,7 @@ int rb_device_upload(rb_reducer *r, void *dev, const void *host, size_t bytes)
     if (bytes == 0)
         return RB_OK;
     RB_CUDA(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, c->stream));
-    RB_CUDA(cudaStreamSynchronize(c->stream));
+    RB_TRY(stream_wait(c, c->stream));
     return RB_OK;
 }
 
@@ -345,7 +427,7 @@ static int read_counter(rb_reducer *r, uint64_t *value)
 int rb_device_sync(rb_reducer *r)
 {
     rb_cuda_ctx *c = r->device_ctx;
-    RB_CUDA(cudaStreamSynchronize(c->stream));
+    RB_TRY(stream_wait(c, c->stream));
     return RB_OK;
 }
 
@@ -379,7 +461,7 @@ int rb_device_scale(rb_reducer *r, float *dbuf, size_t n, float s)
 {
     rb_cuda_ctx *c = r->device_ctx;
     RB_CUDA((cudaError_t)rbk_scale(dbuf, n, s, c->stream));
-    RB_CUDA(cudaStreamSynchronize(c->stream));
+    RB_TRY(stream_wait(c, c->stream));
     return RB_OK;
 }
 
@@ -390,7 +472,7 @@ int rb_device_pack_nonzero(rb_reducer *r, const float *dgrad, uint64_t k, rb_pai
     RB_TRY(rb_device_reserve((void **)dbuf, cap, (size_t)k * sizeof(rb_pair)));
     RB_CUDA((cudaError_t)rbk_pack_nonzero(dgrad, r->n, 0, *dbuf, c->d_count, c->pack_scratch,
                                           c->stream));
-    RB_CUDA(cudaStreamSynchronize(c->stream));
+    RB_TRY(stream_wait(c, c->stream));
     return RB_OK;
 }
 
@@ -441,7 +523,7 @@ int rb_device_merge_sum(rb_reducer *r, rb_device_merger *m, uint32_t lo,
     RB_TRY(read_counter(r, &k));
     RB_TRY(rb_device_reserve((void **)out, out_cap, (size_t)k * sizeof(rb_pair)));
     RB_CUDA((cudaError_t)rbk_gather_pairs(m->acc, m->list, (size_t)k, lo, *out, c->stream));
-    RB_CUDA(cudaStreamSynchronize(c->stream));
+    RB_TRY(stream_wait(c, c->stream));
     *kout = (size_t)k;
     return RB_OK;
 }
@@ -454,21 +536,23 @@ static void count_allreduce(rb_reducer *r, rb_stats *st, uint64_t bytes)
     st->bytes_recv += 2 * (p - 1) * bytes / p;
 }
 
-static ncclComm_t direct_comm(rb_reducer *r)
+/* RB_OK when `what` may run: the NCCL transport, its communicator alive. */
+static int need_direct(rb_reducer *r, const char *what)
 {
     rb_cuda_ctx *c = r->device_ctx;
-    return c && c->direct ? c->nccl : NULL;
+    if (!c || !c->direct)
+        return rb_fail(RB_ERR_STATE, "%s without the NCCL transport", what);
+    return nccl_health(c);
 }
 
 int rb_device_allreduce_sum(rb_reducer *r, rb_stats *st, float *dbuf, size_t n)
 {
     rb_cuda_ctx *c = r->device_ctx;
-    if (!direct_comm(r))
-        return rb_fail(RB_ERR_STATE, "rb_device_allreduce_sum without the NCCL transport");
+    RB_TRY(need_direct(r, "rb_device_allreduce_sum"));
     if (n == 0)
         return RB_OK;
     RB_NCCL(ncclAllReduce(dbuf, dbuf, n, ncclFloat, ncclSum, c->nccl, c->stream));
-    RB_CUDA(cudaStreamSynchronize(c->stream));
+    RB_TRY(stream_wait(c, c->stream));
     count_allreduce(r, st, (uint64_t)n * sizeof(float));
     return RB_OK;
 }
@@ -484,8 +568,7 @@ int rb_device_bitmap_or(rb_reducer *r, rb_stats *st, uint64_t *dbm, size_t nbits
                         void *scratch)
 {
     rb_cuda_ctx *c = r->device_ctx;
-    if (!direct_comm(r))
-        return rb_fail(RB_ERR_STATE, "rb_device_bitmap_or without the NCCL transport");
+    RB_TRY(need_direct(r, "rb_device_bitmap_or"));
     size_t words = (nbits + 63) / 64;
     if (words == 0)
         return RB_OK;
@@ -502,7 +585,7 @@ int rb_device_bitmap_or(rb_reducer *r, rb_stats *st, uint64_t *dbm, size_t nbits
         RB_TRY(rb_device_allgather(r, st, dbm, all, words * sizeof *dbm));
         RB_CUDA((cudaError_t)rbk_bitmap_or_rows(dbm, all, words, r->size, c->stream));
     }
-    RB_CUDA(cudaStreamSynchronize(c->stream));
+    RB_TRY(stream_wait(c, c->stream));
     return RB_OK;
 }
 
@@ -531,8 +614,7 @@ int rb_device_post_sendrecv(rb_reducer *r, rb_stats *st, const float *sbuf, int 
                             float *rbuf, int src, size_t n, void *stream)
 {
     rb_cuda_ctx *c = r->device_ctx;
-    if (!direct_comm(r))
-        return rb_fail(RB_ERR_STATE, "rb_device_sendrecv without the NCCL transport");
+    RB_TRY(need_direct(r, "rb_device_sendrecv"));
     return post_bytes(r, st, sbuf, n * sizeof(float), dest, rbuf, n * sizeof(float), src,
                       stream ? (cudaStream_t)stream : c->stream);
 }
@@ -550,19 +632,13 @@ int rb_device_sendrecv_bytes(rb_reducer *r, rb_stats *st, const void *sbuf, size
                              int dest, void *rbuf, size_t rbytes, int src)
 {
     rb_cuda_ctx *c = r->device_ctx;
-    if (!direct_comm(r))
-        return rb_fail(RB_ERR_STATE, "rb_device_sendrecv_bytes without the NCCL transport");
+    RB_TRY(need_direct(r, "rb_device_sendrecv_bytes"));
     RB_TRY(post_bytes(r, st, sbuf, sbytes, dest, rbuf, rbytes, src, c->stream));
     return rb_device_sync(r);
 }
 
 /* The collectives below move bytes (ncclUint8) and are counted as their
  * MPI wrappers in core.c count them. */
-static int need_direct(rb_reducer *r, const char *what)
-{
-    return direct_comm(r) ? RB_OK
-                          : rb_fail(RB_ERR_STATE, "%s without the NCCL transport", what);
-}
 
 int rb_device_allgather(rb_reducer *r, rb_stats *st, const void *dsend, void *drecv,
                         size_t bytes)
@@ -572,7 +648,7 @@ int rb_device_allgather(rb_reducer *r, rb_stats *st, const void *dsend, void *dr
     if (bytes == 0)
         return RB_OK;
     RB_NCCL(ncclAllGather(dsend, drecv, bytes, ncclUint8, c->nccl, c->stream));
-    RB_CUDA(cudaStreamSynchronize(c->stream));
+    RB_TRY(stream_wait(c, c->stream));
     uint64_t p = (uint64_t)r->size;
     st->bytes_sent += (p - 1) * bytes;
     st->bytes_recv += (p - 1) * bytes;
@@ -599,7 +675,7 @@ int rb_device_allgatherv(rb_reducer *r, rb_stats *st, const void *dsend, void *d
                                          c->stream));
     }
     RB_TRY(group_end(res, "ncclBroadcast"));
-    RB_CUDA(cudaStreamSynchronize(c->stream));
+    RB_TRY(stream_wait(c, c->stream));
     uint64_t p = (uint64_t)r->size;
     st->bytes_sent += (p - 1) * total / p;
     st->bytes_recv += total - counts[r->rank] * esize;
@@ -625,7 +701,7 @@ int rb_device_alltoallv(rb_reducer *r, rb_stats *st, const void *dsend, const ui
                                     ncclUint8, q, c->nccl, c->stream));
     }
     RB_TRY(group_end(res, "ncclSend/ncclRecv"));
-    RB_CUDA(cudaStreamSynchronize(c->stream));
+    RB_TRY(stream_wait(c, c->stream));
     for (int q = 0; q < r->size; q++)
         if (q != r->rank) {
             st->bytes_sent += scounts[q] * esize;
@@ -642,7 +718,7 @@ int rb_device_bcast(rb_reducer *r, rb_stats *st, void *dbuf, size_t bytes, int r
     if (bytes == 0)
         return RB_OK;
     RB_NCCL(ncclBroadcast(dbuf, dbuf, bytes, ncclUint8, root, c->nccl, c->stream));
-    RB_CUDA(cudaStreamSynchronize(c->stream));
+    RB_TRY(stream_wait(c, c->stream));
     int pos = (r->rank - root + r->size) % r->size;
     if (pos != r->size - 1)
         st->bytes_sent += bytes;

@@ -19,6 +19,11 @@ int rb_device_direct(const rb_reducer *r);
  * synchronised) before it returns, so host phase timers are right. */
 int rb_device_sync(rb_reducer *r);
 void *rb_device_stream(rb_reducer *r);          /* the cudaStream_t */
+/* Whether the work before a cudaEvent_t is done; waiting until it is.
+ * With the NCCL transport both also check the communicator's asynchronous
+ * error (a dead peer), aborting it and failing on one. */
+int rb_device_event_done(rb_reducer *r, void *event, int *done);
+int rb_device_event_wait(rb_reducer *r, void *event);
 /* RB_ERR_ARG unless dbuf is device memory on this rank's GPU (rb_reduce
  * checks every device buffer before a reducer sees it). */
 int rb_device_check_buffer(rb_reducer *r, const void *dbuf);

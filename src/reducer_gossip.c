@@ -63,8 +63,8 @@ static int device_exchange_sync(rb_reducer *r, gossip *g, float *x, gossip_route
                                 rb_stats *st);
 static int device_post(rb_reducer *r, gossip *g, int channel, const float *x, gossip_route rt,
                        rb_stats *st);
-static int device_test(gossip *g, int channel, int *done);
-static int device_wait(gossip *g, int channel);
+static int device_test(rb_reducer *r, gossip *g, int channel, int *done);
+static int device_wait(rb_reducer *r, gossip *g, int channel);
 static int device_apply(rb_reducer *r, gossip *g, int channel, float *x);
 
 static int ceil_log2(int p)
@@ -192,7 +192,7 @@ static int channel_test(rb_reducer *r, gossip *g, int channel)
         return RB_OK;
     int done = 0;
     if (g->dev)
-        RB_TRY(device_test(g, channel, &done));
+        RB_TRY(device_test(r, g, channel, &done));
     else
         RB_MPI(MPI_Testall(ch->nreq, ch->reqs, &done, ch->statuses));
     if (!done)
@@ -208,7 +208,7 @@ static int channel_wait(rb_reducer *r, gossip *g, int channel, rb_stats *st)
         return RB_OK;
     double t0 = MPI_Wtime();
     if (g->dev)
-        RB_TRY(device_wait(g, channel));
+        RB_TRY(device_wait(r, g, channel));
     else
         RB_MPI(MPI_Waitall(ch->nreq, ch->reqs, ch->statuses));
     st->t_wait += MPI_Wtime() - t0;
@@ -530,22 +530,14 @@ static int device_post(rb_reducer *r, gossip *g, int channel, const float *x, go
     return RB_OK;
 }
 
-static int device_test(gossip *g, int channel, int *done)
+static int device_test(rb_reducer *r, gossip *g, int channel, int *done)
 {
-    cudaError_t e = cudaEventQuery(g->dev->done[channel]);
-    *done = e == cudaSuccess;
-    if (e != cudaErrorNotReady)
-        RB_DEV(e);
-    else   /* "not yet" is no error, but the runtime keeps it as the last
-            * error, which the next kernel launch's check would report */
-        (void)cudaGetLastError();
-    return RB_OK;
+    return rb_device_event_done(r, g->dev->done[channel], done);
 }
 
-static int device_wait(gossip *g, int channel)
+static int device_wait(rb_reducer *r, gossip *g, int channel)
 {
-    RB_DEV(cudaEventSynchronize(g->dev->done[channel]));
-    return RB_OK;
+    return rb_device_event_wait(r, g->dev->done[channel]);
 }
 
 static int device_apply(rb_reducer *r, gossip *g, int channel, float *x)
@@ -581,14 +573,14 @@ static int device_post(rb_reducer *r, gossip *g, int channel, const float *x, go
     (void)r, (void)g, (void)channel, (void)x, (void)rt, (void)st;
     return RB_ERR_UNSUPPORTED;
 }
-static int device_test(gossip *g, int channel, int *done)
+static int device_test(rb_reducer *r, gossip *g, int channel, int *done)
 {
-    (void)g, (void)channel, (void)done;
+    (void)r, (void)g, (void)channel, (void)done;
     return RB_ERR_UNSUPPORTED;
 }
-static int device_wait(gossip *g, int channel)
+static int device_wait(rb_reducer *r, gossip *g, int channel)
 {
-    (void)g, (void)channel;
+    (void)r, (void)g, (void)channel;
     return RB_ERR_UNSUPPORTED;
 }
 static int device_apply(rb_reducer *r, gossip *g, int channel, float *x)
