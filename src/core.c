@@ -126,7 +126,7 @@ static int validate_config(const rb_config *cfg, const rb_reducer_ops **ops)
                        cfg->rows, cfg->cols, (size_t)RB_MAX_ELEMENTS);
     if (cfg->device != RB_DEVICE_HOST && cfg->device != RB_DEVICE_CUDA)
         return rb_fail(RB_ERR_ARG, "unknown device %d", (int)cfg->device);
-    return RB_OK;
+    return rb_options_check(&cfg->opts);
 }
 
 /* Every rank learns the worst of the ranks' statuses, so a step that can
@@ -169,6 +169,9 @@ int rb_create(const rb_config *cfg, rb_reducer **out)
         r->comm = MPI_COMM_NULL;
         local = rb_mpi_check(MPI_Comm_dup(cfg->comm, &r->comm), "MPI_Comm_dup");
     }
+    if (local == RB_OK)   /* MPI errors come back as codes: the library never exits */
+        local = rb_mpi_check(MPI_Comm_set_errhandler(r->comm, MPI_ERRORS_RETURN),
+                             "MPI_Comm_set_errhandler");
     if (local == RB_OK) {
         MPI_Comm_rank(r->comm, &r->rank);
         MPI_Comm_size(r->comm, &r->size);

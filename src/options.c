@@ -157,7 +157,7 @@ static int parse_value(const option_def *d, const char *v, rb_options *o)
             return rb_fail(RB_ERR_ARG, "option %s: '%s' is not on/off", d->info.key, v);
         return RB_OK;
     case RB_OPT_U64: {
-        if (*v == '-' || *v == '\0')
+        if (*v == '\0' || strchr(v, '-'))   /* strtoull would negate " -1" */
             return rb_fail(RB_ERR_ARG, "option %s: '%s' is not an unsigned integer", d->info.key, v);
         unsigned long long u = strtoull(v, &end, 0);
         if (errno || *end)
@@ -201,6 +201,57 @@ int rb_options_set(rb_options *o, const char *kv)
     return rb_fail(RB_ERR_ARG, "unknown reducer option '%.*s'", (int)klen, kv);
 }
 
+/* Integer value of an int-like option (enum, bool, int) as stored. */
+static long long int_value(const option_def *d, const rb_options *o)
+{
+    const void *field = (const char *)o + d->offset;
+    if (d->offset == offsetof(rb_options, block_size))
+        return *(const int64_t *)field;
+    return *(const int *)field;
+}
+
+/* Is option d's value in o one that parsing could have produced? */
+static int value_ok(const option_def *d, const rb_options *o)
+{
+    switch (d->info.type) {
+    case RB_OPT_ENUM:
+    case RB_OPT_INT: {
+        long long x = int_value(d, o);
+        return x >= d->min && x <= d->max;
+    }
+    case RB_OPT_BOOL:
+        return int_value(d, o) == 0 || int_value(d, o) == 1;
+    case RB_OPT_DOUBLE: {
+        double x = *(const double *)((const char *)o + d->offset);
+        return isfinite(x) && x >= d->min && x <= d->max;
+    }
+    case RB_OPT_U64:
+        return 1;
+    }
+    return 0;
+}
+
+int rb_options_check(const rb_options *o)
+{
+    if (!o)
+        return rb_fail(RB_ERR_ARG, "rb_options_check: NULL options");
+    for (size_t i = 0; i < NOPTIONS; i++) {
+        const option_def *d = &table[i];
+        if (value_ok(d, o))
+            continue;
+        if (d->info.type == RB_OPT_DOUBLE)
+            return rb_fail(RB_ERR_ARG, "option %s: %g is not a number in [%g, %g]", d->info.key,
+                           *(const double *)((const char *)o + d->offset), d->min, d->max);
+        if (d->info.type == RB_OPT_ENUM)
+            return rb_fail(RB_ERR_ARG, "option %s: value %lld is not one of %s", d->info.key,
+                           int_value(d, o),
+                           d->info.choices[0] == '|' ? d->info.choices + 1 : d->info.choices);
+        return rb_fail(RB_ERR_ARG, "option %s: value %lld is not in [%.0f, %.0f]", d->info.key,
+                       int_value(d, o), d->min, d->max);
+    }
+    return RB_OK;
+}
+
 int rb_option_format(const rb_options *o, size_t i, char *buf, size_t len)
 {
     if (i >= NOPTIONS || !buf)
@@ -208,7 +259,9 @@ int rb_option_format(const rb_options *o, size_t i, char *buf, size_t len)
     const option_def *d = &table[i];
     const void *field = (const char *)o + d->offset;
     switch (d->info.type) {
-    case RB_OPT_ENUM:
+    case RB_OPT_ENUM:   /* out of range would print as another value */
+        if (!value_ok(d, o))
+            return RB_ERR_ARG;
         return choice_at(d->info.choices, *(const int *)field, buf, len);
     case RB_OPT_BOOL:
         snprintf(buf, len, "%s", *(const int *)field ? "on" : "off");

@@ -87,6 +87,9 @@ typedef struct rb_options {
 void rb_options_default(rb_options *o);
 /* Parse "key=value" into o.  RB_ERR_ARG with rb_last_error() naming the key. */
 int rb_options_set(rb_options *o, const char *key_eq_value);
+/* RB_ERR_ARG, naming the option, unless every value in o is one that
+ * rb_options_set could produce (rb_create checks this on every rank). */
+int rb_options_check(const rb_options *o);
 
 typedef enum { RB_OPT_INT, RB_OPT_BOOL, RB_OPT_DOUBLE, RB_OPT_U64, RB_OPT_ENUM } rb_option_type;
 typedef struct rb_option_info {
@@ -144,14 +147,19 @@ int rb_reducer_traits(const char *name, unsigned *traits);
 const char *rb_reducer_description(const char *name);
 
 /* Collective over cfg->comm.  Fails with RB_ERR_MISMATCH on every rank when
- * ranks disagree on name, shape, device or options. */
+ * ranks disagree on name, shape, device or options, with RB_ERR_ARG when an
+ * option is out of range (rb_options_check).  The reducer communicates on
+ * a duplicate of cfg->comm with MPI_ERRORS_RETURN: an MPI error is returned
+ * as RB_ERR_MPI, it does not end the process. */
 int rb_create(const rb_config *cfg, rb_reducer **out);
 /* Collective.  grad holds rows*cols floats (device memory for CUDA).
- * Errors found before any communication (arguments) and the s2 sketch
- * growth are returned on every rank together.  An error on one rank in the
- * middle of the exchange (out of memory for a sparse stream, an MPI error)
- * can leave its peers inside a collective: the caller should then abort the
- * communicator, as rb_train does. */
+ * A failure of the s2 sketch growth is returned on every rank together.
+ * Other errors are found by the rank that has them: a bad argument (a NULL
+ * buffer, a device buffer on another GPU) before that rank communicates,
+ * out of memory for a sparse stream or an MPI error in the middle of the
+ * exchange.  Its peers do not know and can be left inside a collective
+ * (checking arguments together would cost a collective per call): on any
+ * error the caller should abort the communicator, as rb_train does. */
 int rb_reduce(rb_reducer *r, float *grad, rb_stats *st);
 /* Gossip: mix model parameters (host memory) with this step's partner; call
  * it once per iteration after the update.  gossip_mix picks what is mixed:

@@ -351,6 +351,62 @@ static void check_bytes(void)
     free(x);
 }
 
+/* Option values set in the struct, not parsed: out of range is RB_ERR_ARG
+ * from rb_options_check and from rb_create on every rank (two values that
+ * print alike, sparcml_algo -1 and auto, once passed the agreement check
+ * and ran different protocols). */
+typedef struct bad_option {
+    const char *what, *reducer;
+    void (*spoil)(rb_options *o);
+} bad_option;
+static void spoil_algo(rb_options *o) { o->sparcml_algo = -1; }
+static void spoil_mix(rb_options *o) { o->gossip_mix = 0; }
+static void spoil_block(rb_options *o) { o->block_size = 0; }
+static void spoil_width(rb_options *o) { o->sketch_width = NAN; }
+static void spoil_bool(rb_options *o) { o->gossip_async = 2; }
+static void spoil_transport(rb_options *o) { o->transport = 3; }
+
+static void check_option_ranges(void)
+{
+    static const bad_option bad[] = {
+        {"sparcml_algo", "sparcml", spoil_algo},      {"gossip_mix", "gossip", spoil_mix},
+        {"block_size", "omnireduce", spoil_block},    {"sketch_width", "s2", spoil_width},
+        {"gossip_async", "gossip", spoil_bool},       {"transport", "dense", spoil_transport},
+    };
+    rb_options o;
+    rb_options_default(&o);
+    if (rb_options_check(&o) != RB_OK)
+        FAIL("rb_options_check of the defaults: %s", rb_last_error());
+    char text[64];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rb_options_default(&o);
+        bad[i].spoil(&o);
+        if (rb_options_check(&o) != RB_ERR_ARG || !strstr(rb_last_error(), bad[i].what))
+            FAIL("rb_options_check, bad %s: want RB_ERR_ARG naming it, got '%s'", bad[i].what,
+                 rb_last_error());
+        /* spoiled on the last rank only: every rank fails, none hangs */
+        rb_config cfg;
+        rb_config_default(&cfg);
+        cfg.name = bad[i].reducer;
+        cfg.rows = 64;
+        if (rank == nranks - 1)
+            bad[i].spoil(&cfg.opts);
+        rb_reducer *r = NULL;
+        int rc = rb_create(&cfg, &r);
+        if (rc != RB_ERR_ARG || r)
+            FAIL("bad %s on rank %d: rb_create -> %d (%s), want RB_ERR_ARG", bad[i].what,
+                 nranks - 1, rc, rb_last_error());
+        rb_destroy(r);
+    }
+    rb_options_default(&o);
+    o.sparcml_algo = -1;
+    size_t algo = 0;
+    while (algo < rb_option_count() && strcmp(rb_option_info_at(algo)->key, "sparcml_algo"))
+        algo++;
+    if (rb_option_format(&o, algo, text, sizeof text) != RB_ERR_ARG)
+        FAIL("rb_option_format of sparcml_algo -1 printed '%s', want RB_ERR_ARG", text);
+}
+
 /* rb_create must fail with RB_ERR_MISMATCH on every rank. */
 static void expect_mismatch(const char *what, const char *name, size_t rows, const char *opt)
 {
@@ -376,6 +432,9 @@ static void check_mismatch(void)
         FAIL("bad option value: expected RB_ERR_ARG naming sparcml_switch, got '%s'", rb_last_error());
     if (rb_options_set(&o, "parallax_servers=3") != RB_ERR_ARG || !strstr(rb_last_error(), "parallax_servers"))
         FAIL("bad option value: expected RB_ERR_ARG naming parallax_servers, got '%s'", rb_last_error());
+    if (rb_options_set(&o, "seed= -1") != RB_ERR_ARG || rb_options_set(&o, "seed=1-") != RB_ERR_ARG)
+        FAIL("seed ' -1' / '1-': expected RB_ERR_ARG (strtoull negates a leading-blank minus)");
+    check_option_ranges();
     if (nranks < 2)
         return;
     expect_mismatch("rows", "sparcml", rank == 0 ? 100 : 101, NULL);
