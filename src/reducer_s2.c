@@ -248,10 +248,17 @@ static int choose_width(rb_reducer *r, rb_stats *st, uint64_t nnz_local)
     s2_state *s = r->impl;
     size_t cols = 1;
     RB_TRY(step_width(r, st, nnz_local, &cols));
-    if (cols != s->cs.cols)   /* every rank takes this branch together */
-        RB_TRY(rb_agree(r->comm, rb_cs_set_cols(&s->cs, cols)));   /* grows; zeroes */
-    else
+    if (cols != s->cs.cols) {   /* every rank takes this branch together */
+        int rc = rb_agree(r->comm, rb_cs_set_cols(&s->cs, cols));   /* grows; zeroes */
+        if (rc != RB_OK) {
+            /* The ranks that grew must not keep a width the failed rank
+             * lacks, or only it would take this branch on the next call. */
+            s->cs.cols = 0;
+            return rc;
+        }
+    } else {
         rb_cs_zero(&s->cs);
+    }
     if (s->residual)
         rb_cs_set_seed(&s->cs, call_seed(r, s));
     return RB_OK;
@@ -351,8 +358,13 @@ static int device_sketch_for_step(rb_reducer *r, rb_stats *st, uint64_t nnz_loca
     size_t cols = 1;
     RB_TRY(step_width(r, st, nnz_local, &cols));
     size_t bytes = (size_t)s->cs.rows * cols * sizeof(float);
-    if (bytes > d->table_cap)   /* every rank takes this branch together */
-        RB_TRY(rb_agree(r->comm, rb_device_reserve((void **)&d->table, &d->table_cap, bytes)));
+    if (bytes > d->table_cap) {   /* every rank takes this branch together */
+        int rc = rb_agree(r->comm, rb_device_reserve((void **)&d->table, &d->table_cap, bytes));
+        if (rc != RB_OK) {   /* the same capacity (none) on every rank again */
+            rb_device_release((void **)&d->table, &d->table_cap);
+            return rc;
+        }
+    }
     RB_TRY(rb_device_zero(r, d->table, bytes));
     sk->rows = s->cs.rows;
     sk->cols = cols;

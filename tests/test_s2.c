@@ -7,13 +7,16 @@
  *  - empty and one-element gradients, densities 0 and 1;
  *  - error feedback (per rank, on MPI_COMM_SELF): the accumulated output
  *    tracks the accumulated gradient, without feedback the error grows;
- *  - a seed mismatch is reported on every rank; bad sketch_rows rejected. */
+ *  - a seed mismatch is reported on every rank; bad sketch_rows rejected;
+ *  - a sketch growth that fails on one rank (its address space capped)
+ *    fails on every rank, again on a retry, and a smaller call then works. */
 #include "countsketch.h"
 #include "gradgen.h"
 #include "reducer.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -349,6 +352,75 @@ static void test_rejections(void)
     setup_free(&s);
 }
 
+/* This process's virtual size in bytes (0 if unknown). */
+static uint64_t virtual_size(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    unsigned long long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmSize: %llu kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return (uint64_t)kb * 1024;
+}
+
+/* One s2 call on a flat 64-element gradient with `nnz` ones on every rank
+ * (at 0..nnz-1); returns rb_reduce's status on this rank, and whether every
+ * rank got the same. */
+static int grow_call(rb_reducer *s2, int nnz, float *x, int *same)
+{
+    for (int i = 0; i < 64; i++)
+        x[i] = i < nnz ? 1.0f : 0.0f;
+    int rc = rb_reduce(s2, x, NULL), lo = 0, hi = 0;
+    MPI_Allreduce(&rc, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&rc, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    *same = lo == hi;
+    return rc;
+}
+
+/* The width in nnz mode is 2^20 x max nnz floats: 4 MiB for one non-zero,
+ * 128 MiB for 32.  The last rank may map only 64 MiB more than it has, so
+ * the 32-non-zero call must fail with RB_ERR_NOMEM on every rank, twice
+ * (a rank that grew must not keep a width the others lack: they would take
+ * different collectives next), and a 1-non-zero call must then work. */
+static void test_growth_failure(void)
+{
+    if (nranks < 2 || nranks > 4)   /* 128 MiB on every other rank */
+        return;
+    setup s;
+    setup_make(&s, 64, 1, 0.0, 1);
+    const char *opts[] = {"sketch_width_mode=nnz", "sketch_width=1048576", NULL};
+    rb_reducer *s2 = NULL;
+    CHECK(make_reducer("s2", &s, MPI_COMM_WORLD, opts, &s2) == RB_OK, "create: %s", rb_last_error());
+    struct rlimit was;
+    getrlimit(RLIMIT_AS, &was);
+    uint64_t vsize = virtual_size();
+    CHECK(vsize > 0, "no VmSize in /proc/self/status");
+    if (s2 && vsize > 0) {
+        float x[64];
+        int same = 0;
+        CHECK(grow_call(s2, 1, x, &same) == RB_OK && same, "first call: %s", rb_last_error());
+        if (rank == nranks - 1) {
+            struct rlimit cap = {vsize + (64u << 20), was.rlim_max};
+            CHECK(setrlimit(RLIMIT_AS, &cap) == 0, "setrlimit");
+        }
+        for (int attempt = 1; attempt <= 2; attempt++) {
+            int rc = grow_call(s2, 32, x, &same);
+            CHECK(rc == RB_ERR_NOMEM && same, "growth past the cap, attempt %d: rc %d (%s), %s",
+                  attempt, rc, rb_last_error(), same ? "same on all ranks" : "ranks differ");
+        }
+        int rc = grow_call(s2, 1, x, &same);
+        CHECK(rc == RB_OK && same, "call after the failures: rc %d (%s)", rc, rb_last_error());
+        CHECK(rc != RB_OK || x[0] == 1.0f, "call after the failures: x[0] = %g, want 1", x[0]);
+        if (rank == nranks - 1)
+            setrlimit(RLIMIT_AS, &was);
+    }
+    rb_destroy(s2);
+    setup_free(&s);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -364,6 +436,7 @@ int main(int argc, char **argv)
     test_edges();
     test_error_feedback();
     test_rejections();
+    test_growth_failure();
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
