@@ -14,7 +14,8 @@
  * Pushes are counted exactly per message; the collectives of the pull with
  * the ring / pipelined-chain models (docs/wire-bytes.md).  MPI counts are
  * ints, so gradients over INT_MAX elements are refused (RB_ERR_UNSUPPORTED,
- * on every rank alike).  Device buffers under transport=nccl stay on the
+ * on every rank alike), and so is a call whose pairs for one server exceed
+ * INT_MAX (possible with one server: p x n pairs at most).  Device buffers under transport=nccl stay on the
  * GPU (parallax_reduce_device, same wire bytes). */
 #include "rb_device.h"
 #include "sparse.h"
@@ -84,6 +85,23 @@ static uint32_t shard_lo(size_t n, int servers, int i)
     return (uint32_t)((uint64_t)n * (uint64_t)i / (uint64_t)servers);
 }
 
+/* A server receives every rank's pairs of its shard: with one server up
+ * to p x n, more than the int displacements of MPI_Alltoallv can hold.
+ * Only where that is possible do the ranks agree on the check (one int
+ * allreduce), so the server does not fail alone. */
+static int check_server_total(rb_reducer *r, size_t total)
+{
+    parallax_state *s = r->impl;
+    uint64_t widest_shard = ((uint64_t)r->n + (uint64_t)s->servers - 1) / (uint64_t)s->servers;
+    if ((uint64_t)r->size * widest_shard <= (uint64_t)INT_MAX)
+        return RB_OK;
+    int local = total <= (size_t)INT_MAX
+        ? RB_OK
+        : rb_fail(RB_ERR_UNSUPPORTED, "parallax: the server of rank %d receives %zu pairs, over "
+                  "the MPI count limit (INT_MAX); use parallax_servers=0", r->rank, total);
+    return rb_agree(r->comm, local);
+}
+
 /* Push every pair to the server of its range; servers merge-sum what they
  * got into *red (kr pairs). */
 static int push_and_sum(rb_reducer *r, rb_stats *st, size_t k, rb_pair **red, size_t *kr)
@@ -105,6 +123,7 @@ static int push_and_sum(rb_reducer *r, rb_stats *st, size_t k, rb_pair **red, si
         total += (size_t)s->rcounts[i];
     }
     s->offs[p] = total;
+    RB_TRY(check_server_total(r, total));
     RB_TRY(grow_pairs(&s->recv, &s->recv_cap, total));
     RB_TRY(grow_pairs(&s->tmp, &s->tmp_cap, total));
     RB_TRY(rb_alltoallv(r, st, s->send, s->scounts, s->sdispls, MPI_UINT64_T,
