@@ -127,24 +127,41 @@ static int default_path(const char *tool, char *buf, size_t len, char *msg, size
     return 0;
 }
 
+/* 0 if an archive may be renamed onto path: nothing there, or (with
+ * force) a regular file.  A device, FIFO or link is never replaced, even
+ * with --force: as root, "-o /dev/null --force" would destroy /dev/null. */
+static int target_ok(const char *path, int force, char *msg, size_t mlen)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return 0;
+    if (S_ISDIR(st.st_mode))
+        snprintf(msg, mlen, "%s is a directory", path);
+    else if (S_ISLNK(st.st_mode))
+        snprintf(msg, mlen, "%s is a symbolic link; give the path of the file itself", path);
+    else if (!S_ISREG(st.st_mode))
+        snprintf(msg, mlen, "%s exists and is not a regular file (a device, FIFO or socket)", path);
+    else if (!force)
+        snprintf(msg, mlen, "refusing to overwrite existing archive %s (use --force)", path);
+    else
+        return 0;
+    return -1;
+}
+
 /* Rank 0: choose the path, check it, create the temporary file. */
 static int create_file(rb_archive *a, const char *path, int force, char *msg, size_t mlen)
 {
+    if (path && !*path) {
+        snprintf(msg, mlen, "the output path is empty (give a file, or 'none')");
+        return -1;
+    }
     if (path)
         snprintf(a->path, sizeof a->path, "%s", path);
     else if (default_path(a->tool, a->path, sizeof a->path, msg, mlen))
         return -1;
+    if (target_ok(a->path, force, msg, mlen))
+        return -1;
     struct stat st;
-    if (stat(a->path, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) {
-            snprintf(msg, mlen, "%s is a directory", a->path);
-            return -1;
-        }
-        if (!force) {
-            snprintf(msg, mlen, "refusing to overwrite existing archive %s (use --force)", a->path);
-            return -1;
-        }
-    }
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", a->path);
     const char *d = dirname(dir);
@@ -489,7 +506,13 @@ int rb_archive_close(rb_archive *a, int success)
             a->file = H5I_INVALID_HID;
             if (rc)
                 snprintf(msg, sizeof msg, "cannot finish %s", a->tmp);
-            else if (rename(a->tmp, a->path) != 0) {
+            else if (target_ok(a->path, 1, msg, sizeof msg)) {
+                /* replaced during the run by something that must stay: keep the results */
+                size_t used = strlen(msg);
+                snprintf(msg + used, sizeof msg - used, "; the results are in %s", a->tmp);
+                pending_tmp[0] = '\0';
+                rc = 1;
+            } else if (rename(a->tmp, a->path) != 0) {
                 snprintf(msg, sizeof msg, "cannot rename %s to %s: %s", a->tmp, a->path, strerror(errno));
                 rc = 1;
             } else {

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The archive is all-or-nothing: a run killed with SIGKILL leaves only a
 # .tmp file that no reader takes for a result, SIGTERM and -T timeouts
-# leave nothing, an existing file is refused (exit 2) unless --force, an
+# leave nothing, an existing file is refused (exit 2) unless --force, a
+# device, FIFO, symbolic link or empty path is refused even with --force, an
 # unwritable path fails before any measurement, and the default path
 # follows the Slurm job id.
 . "$top_srcdir/tests/archive_lib.sh"
@@ -92,6 +93,28 @@ rc=$?
 [ $rc -eq 0 ] || bad "--force: exit $rc: $(cat "$tmp/e3.log")"
 $PY -c 'import sys,h5py; sys.exit(0 if "--force" in h5py.File(sys.argv[1]).attrs["command_line"] else 1)' "$e" ||
     bad "--force did not replace the file"
+
+# --- never replaced, even with --force: a device, a FIFO, a symbolic link
+# (as root, "-o /dev/null --force" once replaced /dev/null); an empty path
+specials="$tmp/fifo $tmp/link.h5"
+if mknod "$tmp/dev" c 1 3 2>/dev/null; then
+    specials="$tmp/dev $specials"
+else
+    echo "note: no device node (mknod refused here); FIFO and link checked"
+fi
+mkfifo "$tmp/fifo"
+ln -s "$e" "$tmp/link.h5"
+for p in $specials ""; do
+    "$MPIRUN" 2 "$micro" $small -o "$p" --force >"$tmp/s.log" 2>"$tmp/s.err"
+    rc=$?
+    [ $rc -eq 2 ] || bad "special target '$p': exit $rc, expected 2"
+    grep -q "rb_micro: archive: .*\(not a regular file\|symbolic link\|path is empty\)" "$tmp/s.err" ||
+        bad "special target '$p': no clear message: $(cat "$tmp/s.err")"
+    [ "$(table_rows "$tmp/s.log")" -eq 0 ] || bad "special target '$p': measured before refusing"
+done
+[ ! -e "$tmp/dev" ] || [ -c "$tmp/dev" ] || bad "the device node was replaced"
+[ -p "$tmp/fifo" ] || bad "the FIFO was replaced"
+[ -L "$tmp/link.h5" ] || bad "the symbolic link was replaced"
 
 # --- unwritable paths: clear message, exit 2, nothing measured
 for p in "$tmp/no/such/dir/x.h5" "/proc/rb-archive-test.h5"; do
