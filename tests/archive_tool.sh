@@ -3,7 +3,8 @@
 # status, reducers, file); merge copies every run into /runs/<name> with
 # all its metadata and data unchanged (round trip checked object by
 # object), merges merged files, refuses incomplete files, unknown schema
-# versions and an existing output, writing nothing then.
+# versions, a run given twice and an existing output (a FIFO or link even
+# with --force), writing nothing then.
 . "$top_srcdir/tests/archive_lib.sh"
 
 "$MPIRUN" 2 "$micro" --reducer dense -m 4K:8K -i 2 -x 0 -q -o "$tmp/a.h5" >"$tmp/a.log" 2>&1 || bad "run a failed"
@@ -17,9 +18,11 @@ cat "$tmp/list"
 grep -E -q '^20[0-9-]+T[0-9:]+Z +- +rb_micro +2 +complete +dense +.*a\.h5$' "$tmp/list" || bad "list: line for a.h5"
 grep -E -q '^20[0-9-]+T[0-9:]+Z +- +rb_micro +3 +complete +s2 +.*b\.h5$' "$tmp/list" || bad "list: line for b.h5"
 
-# merge, then merge the merged file with another run
+# merge, then merge the merged file with another file named a.h5 (a copy
+# elsewhere: the names collide, the files differ)
 "$rbarchive" merge -o "$tmp/m.h5" "$tmp/a.h5" "$tmp/b.h5" >"$tmp/m.log" 2>&1 || bad "merge failed: $(cat "$tmp/m.log")"
-"$rbarchive" merge -o "$tmp/mm.h5" "$tmp/m.h5" "$tmp/a.h5" >"$tmp/mm.log" 2>&1 || bad "merge of merged failed: $(cat "$tmp/mm.log")"
+mkdir "$tmp/other" && cp "$tmp/a.h5" "$tmp/other/a.h5"
+"$rbarchive" merge -o "$tmp/mm.h5" "$tmp/m.h5" "$tmp/other/a.h5" >"$tmp/mm.log" 2>&1 || bad "merge of merged failed: $(cat "$tmp/mm.log")"
 ls "$tmp" | grep -q '\.tmp\.' && bad "merge left a temporary file"
 $PY "$check" "$schema" "$tmp/m.h5" "$tmp/mm.h5" || bad "merged files do not conform to the schema"
 "$rbarchive" list --no-header "$tmp/mm.h5" >"$tmp/mlist" || bad "list of merged failed"
@@ -49,7 +52,7 @@ bad = []
 with h5py.File(os.path.join(d, "mm.h5")) as mm:
     if mm.attrs["complete"] != 1 or mm.attrs["merged_runs"] != 3 or mm.attrs["tool"] != "rb-archive":
         bad.append("merged root attributes")
-    for name, src in (("a", "a.h5"), ("b", "b.h5"), ("a_2", "a.h5")):
+    for name, src in (("a", "a.h5"), ("b", "b.h5"), ("a_2", "other/a.h5")):
         with h5py.File(os.path.join(d, src)) as f:
             compare(f, mm["runs"][name], "/runs/" + name, bad)
         if not mm["runs"][name].attrs["source_file"].endswith(src):
@@ -84,4 +87,22 @@ cp "$tmp/m.h5" "$tmp/m.copy"
 grep -q "refusing to overwrite" "$tmp/r.log" || bad "no message for an existing output"
 cmp -s "$tmp/m.h5" "$tmp/m.copy" || bad "existing output modified"
 "$rbarchive" merge --force -o "$tmp/m.h5" "$tmp/a.h5" >/dev/null 2>&1 || bad "merge --force failed"
+
+# A run given twice (the same file, or a file and an archive holding it)
+# would be counted twice by the analysis: refused, nothing written.
+"$rbarchive" merge -o "$tmp/d.h5" "$tmp/b.h5" "$tmp/b.h5" >"$tmp/r.log" 2>&1
+[ $? -eq 2 ] && grep -q "given twice" "$tmp/r.log" || bad "same file twice: $(cat "$tmp/r.log")"
+"$rbarchive" merge -o "$tmp/d.h5" "$tmp/mm.h5" "$tmp/b.h5" >"$tmp/r.log" 2>&1
+[ $? -eq 2 ] && grep -q "mm.h5 already holds the run of .*b.h5" "$tmp/r.log" || bad "archive and its source: $(cat "$tmp/r.log")"
+[ -e "$tmp/d.h5" ] && bad "a refused merge wrote an output"
+# An unreadable input is named; a FIFO or a link is never replaced.
+head -c 3000 "$tmp/a.h5" >"$tmp/cut.h5"
+"$rbarchive" merge -o "$tmp/d.h5" "$tmp/cut.h5" >"$tmp/r.log" 2>&1
+[ $? -eq 2 ] && grep -q "cut.h5: cannot read" "$tmp/r.log" || bad "truncated input not named: $(cat "$tmp/r.log")"
+mkfifo "$tmp/fifo" && ln -s "$tmp/m.h5" "$tmp/link.h5"
+for out in "$tmp/fifo" "$tmp/link.h5"; do
+    "$rbarchive" merge --force -o "$out" "$tmp/a.h5" >"$tmp/r.log" 2>&1
+    [ $? -eq 2 ] || bad "merge --force -o $out: not refused"
+done
+[ -p "$tmp/fifo" ] && [ -L "$tmp/link.h5" ] || bad "merge replaced a FIFO or a link"
 exit $fail
