@@ -70,11 +70,16 @@ void bench_mpi_init(int *argc, char ***argv, const char *prog)
 {
     int policy = set_malloc_policy(), lo, hi;
     MPI_Init(argc, argv);
-    if (policy < 0)
-        bench_usage_error(prog, "RB_MALLOC must be 'keep' or 'default', not '%s'",
-                          getenv("RB_MALLOC"));
+    /* Agreed before anyone stops: a rank that stopped alone would leave
+     * the others waiting in their first collective. */
     MPI_Allreduce(&policy, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(&policy, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (lo < 0) {
+        const char *v = getenv("RB_MALLOC");
+        bench_usage_error(prog, "RB_MALLOC must be unset, 'keep' or 'default' on every rank%s%s%s",
+                          policy < 0 ? " (rank 0 has '" : "", policy < 0 ? v : "",
+                          policy < 0 ? "')" : "");
+    }
     if (lo != hi)
         bench_usage_error(prog, "ranks were started with different RB_MALLOC settings");
     malloc_policy = policy;

@@ -2,7 +2,7 @@
 # rb_micro exit codes on real MPI runs: 0 when the exact reducers validate,
 # 1 when a wrong value is injected (the validator works), 124 on -T, 2 when
 # ranks were started with different command lines or RB_MALLOC settings,
-# or RB_MALLOC is neither keep nor default.
+# or RB_MALLOC is neither keep nor default (on any one rank).
 micro="$top_builddir/benchmarks/rb_micro"
 fail=0
 tmp=$(mktemp -d) || exit 99
@@ -35,8 +35,18 @@ grep -q "different command lines" "$tmp/mm" || { echo "FAIL: no message for diff
 # The allocator policy (RB_MALLOC): a wrong value, and ranks that differ.
 RB_MALLOC=sometimes "$MPIRUN" 2 -x RB_MALLOC "$micro" -o none -i 2 >"$tmp/ma" 2>&1
 rc=$?
-[ $rc -eq 2 ] && grep -q "RB_MALLOC must be 'keep' or 'default', not 'sometimes'" "$tmp/ma" ||
+[ $rc -eq 2 ] && grep -q "RB_MALLOC must be unset, 'keep' or 'default' on every rank (rank 0 has 'sometimes')" "$tmp/ma" ||
     { echo "FAIL: RB_MALLOC=sometimes exited $rc"; cat "$tmp/ma"; fail=1; }
+# A wrong value on one rank only: every rank stops with the message (it
+# used to stop alone in MPI_Finalize while the others waited for ever).
+for bad in 0 1; do
+    if [ $bad -eq 0 ]; then e0=sometimes e1=keep; else e0=keep e1=sometimes; fi
+    timeout 60 mpirun --bind-to none --mca btl self,vader -np 1 -x RB_MALLOC=$e0 "$micro" -o none -i 2 : \
+        -np 1 -x RB_MALLOC=$e1 "$micro" -o none -i 2 >"$tmp/mc" 2>&1
+    rc=$?
+    [ $rc -eq 2 ] && grep -q "RB_MALLOC must be unset, 'keep' or 'default' on every rank" "$tmp/mc" ||
+        { echo "FAIL: RB_MALLOC=sometimes on rank $bad only exited $rc (124: hung)"; cat "$tmp/mc"; fail=1; }
+done
 mpirun --bind-to none --mca btl self,vader -np 1 -x RB_MALLOC=default "$micro" -o none -i 2 : \
     -np 1 -x RB_MALLOC=keep "$micro" -o none -i 2 >"$tmp/mb" 2>&1
 rc=$?

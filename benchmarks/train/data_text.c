@@ -413,7 +413,8 @@ static int list_fortune_files(const char *dir, char ***out, size_t *n, char *err
         cnt++;
     }
     closedir(d);
-    qsort(names, cnt, sizeof *names, by_name);
+    if (cnt)   /* qsort(NULL, 0, ...) is undefined */
+        qsort(names, cnt, sizeof *names, by_name);
     *out = names;
     *n = cnt;
     if (!cnt) {

@@ -749,10 +749,11 @@ int main(int argc, char **argv)
     bench_mpi_init(&argc, &argv, "rb_train");
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    train_opts o;
-    parse_args(argc, argv, &o);
+    /* Before parsing: a bad option on some ranks only must stop every rank. */
     if (!bench_argv_agree(MPI_COMM_WORLD, argc, argv))
         BAD("ranks were started with different command lines");
+    train_opts o;
+    parse_args(argc, argv, &o);
     openblas_set_num_threads(o.threads);
     int wordlm = !strcmp(o.model, "wordlm");
 

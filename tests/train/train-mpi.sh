@@ -23,6 +23,17 @@ for args in "--batch 0" "--sparsify topk:2" "--shuffle zigzag" "--reducer nosuch
     grep -q -- "$opt" "$tmp/out" || bad "'$args': message does not name $opt: $(cat "$tmp/out")"
 done
 
+# A bad option on one rank only: every rank stops with exit 2 (rb_train
+# parsed before comparing command lines, so that rank stopped alone and the
+# others waited for ever).
+for extra in --frobnicate "--batch 0" --help; do
+    timeout 60 mpirun --bind-to none --mca btl self,vader -np 1 "$train" -o none $small : \
+        -np 1 "$train" -o none $small $extra > "$tmp/out" 2>&1
+    rc=$?
+    [ $rc -eq 2 ] || bad "'$extra' on rank 1 only exits $rc, expected 2 (124: hung)"
+    grep -q "different command lines" "$tmp/out" || bad "'$extra' on rank 1 only: no message: $(cat "$tmp/out")"
+done
+
 # --- data errors: exit 2 and the file named -------------------------------
 mkdir "$tmp/broken"
 for f in train-labels-idx1-ubyte.gz t10k-images-idx3-ubyte.gz t10k-labels-idx1-ubyte.gz; do
@@ -35,6 +46,11 @@ rc=$?
 grep -q "train-images-idx3-ubyte.gz.*truncated\|train-images-idx3-ubyte.gz.*corrupt" "$tmp/out" ||
     bad "truncated data: $(cat "$tmp/out")"
 [ "$(grep -c 'rb_train:.*train-images' "$tmp/out")" -eq 1 ] || bad "data error printed more than once"
+# wordlm on a directory with no text files (qsort of none was undefined)
+mkdir "$tmp/empty"
+"$train" -o none --model wordlm --data "$tmp/empty" --iterations 1 > "$tmp/out" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q "no fortune files" "$tmp/out" || bad "wordlm, empty --data: exit $rc: $(cat "$tmp/out")"
 
 # --- none at 1 rank equals dense at 1 rank (serial SGD), bit for bit -------
 run 1 $small --iterations 20 --reducer none > "$tmp/none" 2>&1 || bad "none exits $?"
