@@ -347,8 +347,11 @@ static void parse_args(int argc, char **argv, micro_opts *o)
     if (o->max_bytes / 4 > UINT32_MAX)
         bench_usage_error(PROG, "-m/--message-size: MAX exceeds %llu bytes (2^32 elements)",
                           4ULL * UINT32_MAX);
-    if (o->shape_rows && o->shape_rows * o->shape_cols > UINT32_MAX)
-        bench_usage_error(PROG, "--shape: more than 2^32 elements");
+    if (o->shape_rows && o->shape_rows > UINT32_MAX / o->shape_cols)   /* no wrap */
+        bench_usage_error(PROG, "--shape: more than 2^32 - 1 elements");
+    if (o->ropts.gossip_mix == RB_GOSSIP_MIX_PARAMS)   /* rb_reduce would time a no-op */
+        bench_usage_error(PROG, "-O gossip_mix=params: rb_micro times rb_reduce, which mixes "
+                          "nothing in that mode; use grad or both (rb_train mixes parameters)");
     if (o->shape_rows)
         o->cols = o->shape_cols;
     if (o->layout == RB_LAYOUT_ROW && o->cols == 1 && !o->shape_rows)

@@ -134,6 +134,8 @@ static int choice_at(const char *choices, int idx, char *buf, size_t len)
     return RB_OK;
 }
 
+static int value_ok(const option_def *d, const rb_options *o);
+
 static int parse_value(const option_def *d, const char *v, rb_options *o)
 {
     char *end = NULL;
@@ -170,10 +172,16 @@ static int parse_value(const option_def *d, const char *v, rb_options *o)
         if (errno || *end || end == v || x < d->min || x > d->max)
             return rb_fail(RB_ERR_ARG, "option %s: '%s' is not an integer in [%.0f, %.0f]",
                            d->info.key, v, d->min, d->max);
+        rb_options trial = *o;
+        field = (char *)&trial + d->offset;
         if (d->offset == offsetof(rb_options, block_size))
             *(int64_t *)field = x;
         else
             *(int *)field = (int)x;
+        if (!value_ok(d, &trial))
+            return rb_fail(RB_ERR_ARG, "option %s: '%s' is not allowed (%s)", d->info.key, v,
+                           d->info.help);
+        *o = trial;
         return RB_OK;
     }
     case RB_OPT_DOUBLE: {
@@ -217,6 +225,8 @@ static int value_ok(const option_def *d, const rb_options *o)
     case RB_OPT_ENUM:
     case RB_OPT_INT: {
         long long x = int_value(d, o);
+        if (d->offset == offsetof(rb_options, sketch_rows) && x % 2 == 0)
+            return 0;   /* 1, 3 or 5: the median of an even count is no entry */
         return x >= d->min && x <= d->max;
     }
     case RB_OPT_BOOL:

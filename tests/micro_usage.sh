@@ -28,6 +28,11 @@ expect_usage --cols --cols 0
 expect_usage --layout --layout row
 expect_usage --shape --shape 10y3
 expect_usage --shape --shape 10x0
+expect_usage --shape --shape 4294967296x4294967296      # the product wrapped to 0
+expect_usage --shape --shape 9223372036854775808x2
+expect_usage "output path is empty" --output ""
+expect_usage gossip_mix -O gossip_mix=params
+expect_usage sketch_rows -O sketch_rows=2
 expect_usage --seed --seed -4
 expect_usage -m -m 4Q
 expect_usage -m -m ::
