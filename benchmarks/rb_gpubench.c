@@ -13,6 +13,7 @@
 
 #include <cuda_runtime_api.h>
 #include <getopt.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,26 @@ static void row(const char *what, double density, int r, size_t n, double sec, d
                100.0 * gbs / copy_gbs);
 }
 
+/* A decimal or 0x count in [1, max]; 0 when s is not one. */
+static uint64_t parse_count(const char *s, uint64_t max)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (!*s || strchr(s, '-') || errno || *end || v == 0 || v > max)
+        return 0;
+    return v;
+}
+
+static int usage(FILE *f, int rc)
+{
+    fprintf(f, "usage: rb_gpubench [-n ELEMENTS] [-i ITERATIONS]\n"
+               "  -n  floats per buffer, 1 to 2^32 - 1 (default 64 Mi = 256 MiB)\n"
+               "  -i  timed repetitions per figure, 1 to 10^6 (default 20)\n");
+    MPI_Finalize();
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -58,18 +79,23 @@ int main(int argc, char **argv)
     size_t n = (size_t)64 << 20;   /* 64 Mi floats = 256 MiB */
     int c;
     while ((c = getopt(argc, argv, "n:i:h")) != -1) {
-        if (c == 'n')
-            n = strtoull(optarg, NULL, 0);
-        else if (c == 'i')
-            iters = atoi(optarg);
-        else {
-            fprintf(stderr, "usage: rb_gpubench [-n ELEMENTS] [-i ITERATIONS]\n");
-            return c == 'h' ? 0 : 2;
+        if (c == 'h')
+            return usage(stdout, 0);
+        if (c != 'n' && c != 'i')
+            return usage(stderr, 2);
+        uint64_t v = parse_count(optarg, c == 'n' ? RB_MAX_ELEMENTS : 1000000);
+        if (!v) {
+            fprintf(stderr, "rb_gpubench: bad value '%s' for -%c\n", optarg, c);
+            return usage(stderr, 2);
         }
+        if (c == 'n')
+            n = (size_t)v;
+        else
+            iters = (int)v;
     }
-    if (n == 0 || iters < 1) {
-        fprintf(stderr, "rb_gpubench: -n and -i must be positive\n");
-        return 2;
+    if (optind < argc) {
+        fprintf(stderr, "rb_gpubench: unexpected argument '%s'\n", argv[optind]);
+        return usage(stderr, 2);
     }
     if (rb_device_select(MPI_COMM_WORLD, NULL) != RB_OK) {
         fprintf(stderr, "rb_gpubench: %s\n", rb_last_error());
@@ -82,6 +108,11 @@ int main(int argc, char **argv)
     CU(cudaEventCreate(&ev1));
 
     float *hx = malloc(n * 4), *dx, *dy, *dt;
+    if (!hx) {
+        fprintf(stderr, "rb_gpubench: no host memory for %zu floats\n", n);
+        MPI_Finalize();
+        return 1;
+    }
     CU(cudaMalloc((void **)&dx, n * 4));
     CU(cudaMalloc((void **)&dy, n * 4));
     CU(cudaMalloc((void **)&dt, n * 4));     /* sketch tables up to n counters */

@@ -28,6 +28,7 @@
  * average: relative L2 error, recall of the true non-zero rows, max abs error,
  * for c = rows*cols*density*ratio x {0.25, 1, 4, 16} and r = 1, 3, 5, next to
  * sqrt(U/c), the relative error r = 1 should show (docs/s2.md). */
+#include "bench_common.h"
 #include "countsketch.h"
 #include "gradgen.h"
 #include "sparse.h"
@@ -63,30 +64,57 @@ static void usage(FILE *f)
                "defaults: --rows 32317 --cols 1024 --density 0.02 --ratio 0.25 --ranks 8 --iters 5\n");
 }
 
+/* One option's value into a; 0 if the key is known and the value valid. */
+static int parse_value(const char *k, const char *v, args *a)
+{
+    uint64_t u = 0;
+    int rc = -1;
+    if (!strcmp(k, "--rows") && !(rc = bench_parse_u64(v, &u)))
+        a->rows = (size_t)u;
+    else if (!strcmp(k, "--cols") && !(rc = bench_parse_u64(v, &u)))
+        a->cols = (size_t)u;
+    else if (!strcmp(k, "--density"))
+        rc = bench_parse_double(v, 1e-300, 1.0, &a->density);
+    else if (!strcmp(k, "--ratio"))
+        rc = bench_parse_double(v, 1e-300, 1e300, &a->ratio);
+    else if (!strcmp(k, "--ranks"))
+        rc = bench_parse_int(v, 1, 1 << 20, &a->ranks);
+    else if (!strcmp(k, "--iters"))
+        rc = bench_parse_int(v, 1, 1 << 20, &a->iters);
+    else if (!strcmp(k, "--seed"))
+        rc = bench_parse_u64(v, &a->seed);
+    return rc;
+}
+
 static int parse(int argc, char **argv, args *a)
 {
     *a = (args){.rows = 32317, .cols = 1024, .density = 0.02, .ratio = 0.25,
                 .ranks = 8, .iters = 5, .error = 1, .seed = 42};
     for (int i = 1; i < argc; i++) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        char *end = NULL;
         if (!strcmp(k, "--no-error")) { a->error = 0; continue; }
         if (!strcmp(k, "-h") || !strcmp(k, "--help")) { usage(stdout); exit(0); }
-        if (!v) { usage(stderr); return -1; }
+        static const char *const keys[] = {"--rows", "--cols", "--density", "--ratio",
+                                           "--ranks", "--iters", "--seed"};
+        int known = 0;
+        for (size_t j = 0; j < sizeof keys / sizeof keys[0]; j++)
+            known |= !strcmp(k, keys[j]);
+        if (!known) {
+            fprintf(stderr, "rb_sketch: unknown option '%s'\n", k);
+            usage(stderr);
+            return -1;
+        }
+        if (!v) { fprintf(stderr, "rb_sketch: %s needs a value\n", k); return -1; }
         i++;
-        if (!strcmp(k, "--rows")) a->rows = strtoull(v, &end, 10);
-        else if (!strcmp(k, "--cols")) a->cols = strtoull(v, &end, 10);
-        else if (!strcmp(k, "--density")) a->density = strtod(v, &end);
-        else if (!strcmp(k, "--ratio")) a->ratio = strtod(v, &end);
-        else if (!strcmp(k, "--ranks")) a->ranks = (int)strtol(v, &end, 10);
-        else if (!strcmp(k, "--iters")) a->iters = (int)strtol(v, &end, 10);
-        else if (!strcmp(k, "--seed")) a->seed = strtoull(v, &end, 10);
-        else { usage(stderr); return -1; }
-        if (!end || *end) { fprintf(stderr, "rb_sketch: bad value '%s' for %s\n", v, k); return -1; }
+        if (parse_value(k, v, a)) {
+            fprintf(stderr, "rb_sketch: bad value '%s' for %s (rows, cols: integers >= 1; "
+                    "0 < density <= 1; ratio > 0; ranks, iters: 1 to 2^20)\n", v, k);
+            return -1;
+        }
     }
-    if (a->rows == 0 || a->cols == 0 || a->density <= 0 || a->density > 1 || a->ratio <= 0
-        || a->ranks < 1 || a->iters < 1 || a->rows * a->cols > RB_MAX_ELEMENTS) {
-        fprintf(stderr, "rb_sketch: need rows, cols >= 1, 0 < density <= 1, ratio > 0, ranks, iters >= 1\n");
+    if (a->rows == 0 || a->cols == 0 || a->rows > RB_MAX_ELEMENTS / a->cols) {
+        fprintf(stderr, "rb_sketch: rows x cols must be 1 to %llu elements\n",
+                (unsigned long long)RB_MAX_ELEMENTS);
         return -1;
     }
     return 0;
