@@ -27,6 +27,10 @@
 #   RB_TIMEOUT     rb_micro/rb_train -T seconds per configuration (0 = none)
 #   RB_MICRO_ARGS, RB_TRAIN_ARGS  more arguments for the benchmark
 #   RB_MODEL, RB_EPOCHS           rb_train model and epochs
+#   RB_DATA        rb_train --data (default: rb_train's, Debian's
+#                  /usr/share/datasets/fashion-mnist; set it on a cluster)
+#   RB_THREADS     rb_train --threads, BLAS threads per rank (default
+#                  SLURM_CPUS_PER_TASK, else 1)
 #   RB_NODE_COUNTS comma list for the scaling study (default 1,2,4,... up to the allocation)
 
 RB_ALL_REDUCERS="none,dense,agsparse,sparcml,parallax,omnireduce,s2,gossip"
@@ -36,31 +40,49 @@ rb_die() { rb_log "error: $*"; exit 1; }
 
 # Script arguments (same meaning as the variables above):
 #   --reducers L --densities L --sizes L --iters N --warmup N --device D
-#   --timeout S --out DIR --sweep-file F --model M --epochs N
-#   --node-counts L --modules L   and  -- ARGS (passed to the benchmark)
+#   --timeout S --out DIR --sweep-file F --model M --epochs N --data DIR
+#   --threads N --node-counts L --modules L   and  -- ARGS (passed to the
+#   benchmark); --help prints the script's header and this list.
 rb_parse_args() {
     RB_EXTRA_ARGS=()
     while [ $# -gt 0 ]; do
         case "$1" in
-            --reducers) RB_REDUCERS=$2; shift ;;
-            --densities) RB_DENSITIES=$2; shift ;;
-            --sizes) RB_SIZES=$2; shift ;;
-            --iters) RB_ITERS=$2; shift ;;
-            --warmup) RB_WARMUP=$2; shift ;;
-            --device) RB_DEVICE=$2; shift ;;
-            --timeout) RB_TIMEOUT=$2; shift ;;
-            --out) RB_OUT=$2; shift ;;
-            --sweep-file) RB_SWEEP_FILE=$2; shift ;;
-            --model) RB_MODEL=$2; shift ;;
-            --epochs) RB_EPOCHS=$2; shift ;;
-            --node-counts) RB_NODE_COUNTS=$2; shift ;;
-            --modules) RB_MODULES=$2; shift ;;
             --) shift; RB_EXTRA_ARGS=("$@"); return 0 ;;
-            *) rb_die "unknown script argument '$1' (see the header of the script)" ;;
+            -h|--help) rb_usage; exit 0 ;;
+            --*) [ $# -ge 2 ] || rb_die "$1 needs a value" ;;
+            *) rb_die "unknown script argument '$1' (see --help)" ;;
         esac
-        [ $# -ge 2 ] || rb_die "missing value after the last option"
-        shift
+        case "$1" in
+            --reducers) RB_REDUCERS=$2 ;;
+            --densities) RB_DENSITIES=$2 ;;
+            --sizes) RB_SIZES=$2 ;;
+            --iters) RB_ITERS=$2 ;;
+            --warmup) RB_WARMUP=$2 ;;
+            --device) RB_DEVICE=$2 ;;
+            --timeout) RB_TIMEOUT=$2 ;;
+            --out) RB_OUT=$2 ;;
+            --sweep-file) RB_SWEEP_FILE=$2 ;;
+            --model) RB_MODEL=$2 ;;
+            --epochs) RB_EPOCHS=$2 ;;
+            --data) RB_DATA=$2 ;;
+            --threads) RB_THREADS=$2 ;;
+            --node-counts) RB_NODE_COUNTS=$2 ;;
+            --modules) RB_MODULES=$2 ;;
+            *) rb_die "unknown script argument '$1' (see --help)" ;;
+        esac
+        shift 2
     done
+}
+
+# --help of a job script: its header comment (the lines after #SBATCH) and
+# the arguments and variables of this file.
+rb_usage() {
+    sed -n '2,/^set -euo/{/^#SBATCH/d;/^# shellcheck/d;/^set -euo/d;s/^# \{0,1\}//p}' "$0"
+    echo
+    sed -n '7,/^RB_ALL_REDUCERS=/{/^RB_ALL_REDUCERS=/d;s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}"
+    echo "Script arguments: --reducers L --densities L --sizes L --iters N --warmup N"
+    echo "  --device D --timeout S --out DIR --sweep-file F --model M --epochs N --data DIR"
+    echo "  --threads N --node-counts L --modules L, then -- ARGS for the benchmark."
 }
 
 # Where the benchmark binaries are: RB_BIN, RB_BUILD, the checkout's build
@@ -106,7 +128,9 @@ rb_launcher() {
     if [ -n "${RB_LAUNCHER:-}" ]; then
         tmpl=$RB_LAUNCHER
     elif [ -n "${SLURM_JOB_ID:-}" ] && command -v srun >/dev/null; then
-        tmpl="srun --mpi=${RB_SRUN_MPI:-pmix} --nodes=%N --ntasks=%n ${RB_SRUN_ARGS:-}"
+        # srun does not take --cpus-per-task from the job (Slurm >= 22.05)
+        tmpl="srun --mpi=${RB_SRUN_MPI:-pmix} --nodes=%N --ntasks=%n"
+        tmpl+="${SLURM_CPUS_PER_TASK:+ --cpus-per-task=$SLURM_CPUS_PER_TASK} ${RB_SRUN_ARGS:-}"
     else
         tmpl="mpirun -np %n"
     fi
@@ -124,8 +148,9 @@ rb_setup() {
     RB_NODES=${SLURM_JOB_NUM_NODES:-${SLURM_NNODES:-1}}
     RB_NTASKS=${SLURM_NTASKS:-${RB_NTASKS:-1}}
     rb_load_modules
-    # One OpenMP thread per CPU Slurm gave the task (KNL scripts use this).
-    export OMP_NUM_THREADS=${OMP_NUM_THREADS:-${SLURM_CPUS_PER_TASK:-1}}
+    # BLAS threads per rank for rb_train (--threads): the CPUs Slurm gave
+    # each task.  rb_micro is single-threaded.
+    RB_THREADS=${RB_THREADS:-${SLURM_CPUS_PER_TASK:-1}}
     rb_log "job ${SLURM_JOB_ID:-none}${SLURM_ARRAY_TASK_ID:+ task $SLURM_ARRAY_TASK_ID}" \
         "partition ${SLURM_JOB_PARTITION:-none}: $RB_NODES node(s), $RB_NTASKS task(s) -> $RB_OUT"
 }
@@ -208,6 +233,11 @@ rb_run() {
     if [ "$rc" -ne 0 ] || ! rb_complete "$out"; then
         [ "$rc" -ne 0 ] || rc=1
         rb_log "FAILED $name (exit $rc)"
+        if [ "$rc" -ne 0 ] && rb_complete "$out"; then
+            # rb_train -T keeps what it trained (timed_out = 1): kept, under
+            # a name that neither a resume nor the analysis takes as done
+            mv -f "$out" "$out.failed" && rb_log "kept the partial archive as $out.failed"
+        fi
         rb_discard_partial "$out"
     else
         rb_log "done $name -> $out"
@@ -300,11 +330,14 @@ rb_micro_main() {
 rb_train_one() {    # index "reducer - -"
     local r
     read -r r _ <<<"$2"
-    local args=(--model "$RB_MODEL" --reducer "$r" --epochs "$RB_EPOCHS") more=()
+    local args=(--model "$RB_MODEL" --reducer "$r" --epochs "$RB_EPOCHS" --threads "$RB_THREADS")
+    local more=() dev=""
+    [ -n "${RB_DEVICE:-}" ] && args+=(-d "$RB_DEVICE") && dev="_$RB_DEVICE"
+    [ -n "${RB_DATA:-}" ] && args+=(--data "$RB_DATA")
     [ -n "${RB_TIMEOUT:-}" ] && args+=(-T "$RB_TIMEOUT")
     read -r -a more <<<"${RB_TRAIN_ARGS:-}"
     args+=("${more[@]}" "${RB_EXTRA_ARGS[@]}")
-    rb_run "$(rb_name "train_${RB_MODEL}_${r}_N${RB_NODES}_n${RB_NTASKS}")" \
+    rb_run "$(rb_name "train_${RB_MODEL}_${r}${dev}_N${RB_NODES}_n${RB_NTASKS}")" \
         "$RB_NODES" "$RB_NTASKS" "$RB_TRAIN_BIN" "${args[@]}"
 }
 
@@ -342,7 +375,7 @@ rb_scaling_one() {  # index "reducer density size": every node count
             continue
         fi
         rb_run "$(rb_name "scaling_${r}_d${d}_m${s}_N${k}_n$((k * tpn))")" \
-            "$k" "$((k * tpn))" "$RB_MICRO_BIN" "${RB_ARGS[@]}" || rc=1
+            "$k" "$((k * tpn))" "$RB_MICRO_BIN" "${RB_ARGS[@]}" || rc=$?
     done
     return "$rc"
 }

@@ -6,7 +6,11 @@
 #SBATCH --job-name=rb-sim-s2 --ntasks=1 --time=2:00:00
 set -eu
 build=${1:?BUILD}; out=${2:?OUTDIR}; np=${3:-16}
-here=$(cd "$(dirname "$0")" && pwd); mkdir -p "$out"
+# sbatch runs a spooled copy of this script: look in RB_ROOT and the submit directory first.
+here=$(for d in "${RB_ROOT:+$RB_ROOT/jobscripts/sim}" "${SLURM_SUBMIT_DIR:+$SLURM_SUBMIT_DIR/jobscripts/sim}" \
+    "$(dirname "$0")"; do [ -n "$d" ] && [ -x "$d/rb-smpirun" ] && { cd "$d" && pwd; break; }; done; true)
+[ -n "$here" ] || { echo "$0: cannot find jobscripts/sim; set RB_ROOT to the checkout" >&2; exit 1; }
+mkdir -p "$out"
 export RB_SIM_SHARED_MIN=$((1 << 40))
 "$here/rb-smpirun" eth1g "$np" "$build/benchmarks/rb_micro" --reducer all \
   -m 4M:16M -f 4 --cols 64 --layout row --density 0.01 -i "${RB_SIM_ITERS:-3}" -x 1 --no-check \

@@ -16,7 +16,11 @@
 #SBATCH --job-name=rb-sim-s2-iter --ntasks=1 --time=1:00:00
 set -eu
 build=${1:?BUILD}; out=${2:?OUTDIR}; np=${3:-16}; sec=${4:-0.0277}; dens=${5:-0.012}
-here=$(cd "$(dirname "$0")" && pwd); mkdir -p "$out"
+# sbatch runs a spooled copy of this script: look in RB_ROOT and the submit directory first.
+here=$(for d in "${RB_ROOT:+$RB_ROOT/jobscripts/sim}" "${SLURM_SUBMIT_DIR:+$SLURM_SUBMIT_DIR/jobscripts/sim}" \
+    "$(dirname "$0")"; do [ -n "$d" ] && [ -x "$d/rb-smpirun" ] && { cd "$d" && pwd; break; }; done; true)
+[ -n "$here" ] || { echo "$0: cannot find jobscripts/sim; set RB_ROOT to the checkout" >&2; exit 1; }
+mkdir -p "$out"
 export RB_SIM_SHARED_MIN=$((1 << 40))
 export RB_SIM_CALIBRATION="--compute $sec s per iteration: wordlm forward+backward+update, batch 64, 1 thread, measured on the reducerbench build host (/train/phases median); host-speed 1Gf"
 emb=$out/s2-iter-eth1g-$np-embedding dns=$out/s2-iter-eth1g-$np-dense

@@ -12,7 +12,11 @@
 #SBATCH --job-name=rb-sim-train --ntasks=1 --time=2:00:00
 set -eu
 build=${1:?BUILD}; out=${2:?OUTDIR}; np=${3:-128}; sec=${4:-0.14}
-here=$(cd "$(dirname "$0")" && pwd); mkdir -p "$out"
+# sbatch runs a spooled copy of this script: look in RB_ROOT and the submit directory first.
+here=$(for d in "${RB_ROOT:+$RB_ROOT/jobscripts/sim}" "${SLURM_SUBMIT_DIR:+$SLURM_SUBMIT_DIR/jobscripts/sim}" \
+    "$(dirname "$0")"; do [ -n "$d" ] && [ -x "$d/rb-smpirun" ] && { cd "$d" && pwd; break; }; done; true)
+[ -n "$here" ] || { echo "$0: cannot find jobscripts/sim; set RB_ROOT to the checkout" >&2; exit 1; }
+mkdir -p "$out"
 export RB_SIM_CALIBRATION="--compute $sec s per iteration: ResNet-50 fp32 batch 32 on P100 (~230 img/s, NVIDIA published); host-speed 1Gf"
 # RB_SIM_HOST_CPU=off (default): this host's CPU time between MPI calls is
 # not charged, only the modelled compute and the network: on a P100 the
