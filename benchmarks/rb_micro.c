@@ -99,8 +99,10 @@ static void usage(void)
 "  -d, --device host|cuda     where the gradient lives (default host)\n"
 "\n"
 "Output:\n"
-"  -o, --output FILE.h5       HDF5 archive (default: results/<job id or time>.h5;\n"
-"                             'none' writes no archive)\n"
+"  -o, --output FILE.h5       HDF5 archive (default: under Slurm results/<job id>.h5,\n"
+"                             results/<job id>_<task>.h5 in an array; else\n"
+"                             results/rb_micro-<UTC time>-<pid>.h5; 'none' writes\n"
+"                             no archive; a device, FIFO or link is refused)\n"
 "      --force                overwrite an existing archive\n"
 "  -P, --papi EVENTS          PAPI events counted per phase, comma list, 'none'\n"
 "                             (default " RB_PAPI_DEFAULT_EVENTS "); counted\n"
@@ -126,6 +128,9 @@ static void usage(void)
         char val[64];
         rb_option_format(&defaults, i, val, sizeof val);
         printf("  %-18s [%s] %s (default %s)\n", info->key, info->reducers, info->help, val);
+        if (info->type == RB_OPT_ENUM)   /* the values it takes, spelled as -O wants them */
+            printf("  %-18s values: %s\n", "", info->choices[0] == '|' ? info->choices + 1
+                                                                     : info->choices);
     }
     printf("\n" BENCH_MALLOC_HELP);
     printf("\nExit status: 0 ok, 1 validation failure or error, 2 usage error, 124 timeout.\n");
