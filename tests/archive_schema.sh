@@ -2,6 +2,8 @@
 # A real rb_micro run (3 ranks, two reducers, binding, PAPI) produces an
 # archive that conforms to results/README.md, carries the run metadata,
 # loads into pandas, and the schema checker itself catches deviations.
+# Tiny rb_train runs (lenet, --bench-sgemm, gossip, wordlm) check the
+# /train tables the same way.
 . "$top_srcdir/tests/archive_lib.sh"
 
 out="$tmp/run.h5"
@@ -107,5 +109,83 @@ $PY "$check" "$schema" "$tmp/mut.h5" >"$tmp/mut.log" 2>&1 && bad "checker accept
 for what in "/@bogus is not documented" "/@user is missing" "/@ranks has type" "/micro/samples/5 is missing"; do
     grep -q -- "$what" "$tmp/mut.log" || bad "checker did not report '$what'"
 done
-[ $fail -eq 0 ] || cat "$tmp/log" "$tmp/mut.log"
+# rb_train archives conform too (the /train tables): lenet (image model),
+# lenet with --bench-sgemm, mlp with gossip (more reducer options) and
+# wordlm (its own attributes).  Tiny runs, 2 ranks.  rb_train needs BLAS
+# and the Debian data sets; without them this part is skipped, with a note.
+train="$top_builddir/benchmarks/rb_train"
+fm=/usr/share/datasets/fashion-mnist fo=/usr/share/games/fortunes
+tiny="--iterations 3 --train-limit 256 --test-limit 128 --batch 32"
+train_run() { # name args...: archive $tmp/train-NAME.h5, checked
+    n=$1; shift
+    "$MPIRUN" 2 "$train" $tiny -o "$tmp/train-$n.h5" "$@" >"$tmp/train-$n.log" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] || { bad "rb_train $n exited $rc"; cat "$tmp/train-$n.log"; return; }
+    [ -f "$tmp/train-$n.h5" ] || { bad "rb_train $n: no archive"; cat "$tmp/train-$n.log"; return; }
+    $PY "$check" "$schema" "$tmp/train-$n.h5" || bad "rb_train $n archive does not conform to results/README.md"
+}
+if [ ! -x "$train" ]; then
+    echo "note: no $train (built without BLAS): rb_train archives not checked"
+elif [ ! -r "$fm/train-images-idx3-ubyte.gz" ]; then
+    echo "note: $fm missing: rb_train archives not checked"
+else
+    train_run lenet --model lenet
+    train_run sgemm --model lenet --bench-sgemm
+    train_run gossip --model mlp --reducer gossip -O gossip_mix=params
+    if [ -r "$fo/fortunes" ]; then
+        train_run wordlm --model wordlm --hidden 16 --embed-dim 8 --vocab 500
+    else
+        echo "note: $fo/fortunes missing: rb_train wordlm archive not checked"
+    fi
+    # The runs wrote what they were asked for (the checker checks the layout).
+    RB_TMP="$tmp" $PY - <<'PYEOF' || bad "rb_train archive contents"
+import math, os, sys, h5py
+tmp = os.environ["RB_TMP"]
+errs = []
+def want(cond, msg):
+    if not cond: errs.append(msg)
+def train(name):
+    p = os.path.join(tmp, "train-%s.h5" % name)
+    return h5py.File(p, "r") if os.path.exists(p) else None
+for name, model in (("lenet", "lenet"), ("sgemm", "lenet"), ("gossip", "mlp"), ("wordlm", "wordlm")):
+    f = train(name)
+    if f is None:
+        continue
+    a, t = f.attrs, f["train"].attrs
+    want(a["tool"] == "rb_train" and a["complete"] == 1 and a["ranks"] == 2, "%s: root attributes" % name)
+    want(t["model"] == model and t["ranks"] == 2 and t["iterations"] == 3, "%s: /train model/ranks/iterations" % name)
+    want(len(f["train/phases"]) == 3 and len(f["train/curves"]) >= 1, "%s: table lengths" % name)
+    want(("context" in t) == (model == "wordlm"), "%s: wordlm attributes" % name)
+    want(math.isnan(t["sgemm_gflops"]) != (name == "sgemm"), "%s: sgemm_gflops %r" % (name, t["sgemm_gflops"]))
+    opts = f["train/reducer_options"].attrs
+    if name == "gossip":
+        want(opts.get("gossip_mix") == "params", "gossip: reducer_options %s" % dict(opts))
+for e in errs: print("  ", e)
+sys.exit(1 if errs else 0)
+PYEOF
+    # ...and the checker notices deviations inside /train.
+    m=lenet; [ -f "$tmp/train-wordlm.h5" ] && m=wordlm
+    cp "$tmp/train-$m.h5" "$tmp/tmut.h5"
+    $PY - "$tmp/tmut.h5" <<'PYEOF'
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "a") as f:
+    t = f["train"]
+    t.attrs["bogus"] = 1
+    del t.attrs["iterations"]
+    model = t.attrs["model"]
+    del t.attrs["model"]
+    t.attrs["model"] = np.bytes_(model)        # fixed-length: not the documented str
+    if "hidden" in t.attrs:
+        del t.attrs["hidden"]
+    del f["train/phases"]
+PYEOF
+    $PY "$check" "$schema" "$tmp/tmut.h5" >"$tmp/tmut.log" 2>&1 && bad "checker accepted a mutated rb_train file"
+    want="/train@bogus is not documented|/train@iterations is missing|/train@model has type|/train/phases is missing"
+    [ $m = wordlm ] && want="$want|/train@hidden is missing"
+    echo "$want" | tr '|' '\n' | while read -r what; do
+        grep -q -- "$what" "$tmp/tmut.log" || { echo "FAIL: checker did not report '$what'"; exit 1; }
+    done || fail=1
+fi
+
+[ $fail -eq 0 ] || cat "$tmp/log" "$tmp/mut.log" "$tmp/tmut.log" 2>/dev/null
 exit $fail

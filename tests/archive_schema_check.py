@@ -124,6 +124,8 @@ def required(e, ctx):
         return ctx["hwloc"]
     if w == "micro":
         return ctx["micro"]
+    if w == "wordlm":
+        return ctx["wordlm"]
     if w == "rows":
         return ctx["rows"] > 0
     if w == "option":
@@ -147,8 +149,10 @@ def check_tree(root, entries, label, merged=False):
     nrows = 0
     if "micro/results" in root:
         nrows = root["micro/results"].shape[0]
+    model = root["train"].attrs.get("model", "") if tool == "rb_train" and "train" in root else ""
     ctx = {"hwloc": int(root["topology"].attrs.get("available", 0)) == 1 if "topology" in root else False,
-           "micro": tool == "rb_micro", "rows": nrows, "tool": tool}
+           "micro": tool == "rb_micro", "rows": nrows, "tool": tool,
+           "wordlm": (model.decode() if isinstance(model, bytes) else model) == "wordlm"}
     for kind, path, member, value in items:
         if kind == "object" and path == "/":
             continue

@@ -4,23 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "metadata.h"
 #include "train.h"
-
-static int attr_str(hid_t loc, const char *name, const char *value)
-{
-    if (!value)
-        value = "";
-    hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR);
-    H5Tset_size(t, strlen(value) + 1);
-    H5Tset_strpad(t, H5T_STR_NULLTERM);
-    hid_t a = H5Acreate2(loc, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
-    int rc = a < 0 || H5Awrite(a, t, value) < 0 ? -1 : 0;
-    if (a >= 0)
-        H5Aclose(a);
-    H5Sclose(sp);
-    H5Tclose(t);
-    return rc;
-}
 
 static int attr_num(hid_t loc, const char *name, hid_t type, const void *v)
 {
@@ -87,16 +72,16 @@ static int write_phases(hid_t g, const train_phase_row *p, size_t n)
 static int write_hyper(hid_t g, const train_opts *o, const train_summary *s)
 {
     int rc = 0;
-    rc |= attr_str(g, "model", o->model);
-    rc |= attr_str(g, "data_path", s->data_path);
-    rc |= attr_str(g, "data_format", s->data_format);
-    rc |= attr_str(g, "reducer", o->reducer);
-    rc |= attr_str(g, "device", o->device);
-    rc |= attr_str(g, "device_description", o->device_desc);
-    rc |= attr_str(g, "sparsify", o->sparsify);
+    rc |= rb_h5_attr_str(g, "model", o->model);
+    rc |= rb_h5_attr_str(g, "data_path", s->data_path);
+    rc |= rb_h5_attr_str(g, "data_format", s->data_format);
+    rc |= rb_h5_attr_str(g, "reducer", o->reducer);
+    rc |= rb_h5_attr_str(g, "device", o->device);
+    rc |= rb_h5_attr_str(g, "device_description", o->device_desc);
+    rc |= rb_h5_attr_str(g, "sparsify", o->sparsify);
     rc |= attr_i(g, "error_feedback", o->error_feedback);
-    rc |= attr_str(g, "shuffle", o->shuffle);
-    rc |= attr_str(g, "schedule", o->schedule);
+    rc |= rb_h5_attr_str(g, "shuffle", o->shuffle);
+    rc |= rb_h5_attr_str(g, "schedule", o->schedule);
     rc |= attr_i(g, "ranks", s->ranks);
     rc |= attr_i(g, "batch_per_rank", o->batch);
     rc |= attr_i(g, "global_batch", (int64_t)o->batch * s->ranks);
@@ -126,7 +111,7 @@ static int write_hyper(hid_t g, const train_opts *o, const train_summary *s)
     rc |= attr_d(g, "wall_s", s->wall_s);
     rc |= attr_d(g, "model_gflops", s->model_gflops);
     rc |= attr_d(g, "sgemm_gflops", s->sgemm_gflops);
-    rc |= attr_str(g, "blas_core", s->blas_core);
+    rc |= rb_h5_attr_str(g, "blas_core", s->blas_core);
     rc |= attr_d(g, "final_train_loss", s->final_train_loss);
     rc |= attr_d(g, "final_test_accuracy", s->final_test_accuracy);
     rc |= attr_d(g, "final_val_perplexity", s->final_val_perplexity);
@@ -150,7 +135,7 @@ static int write_reducer_options(hid_t g, const train_opts *o)
         char buf[128];
         if (rb_option_format(&o->ropts, i, buf, sizeof buf) != RB_OK)
             snprintf(buf, sizeof buf, "?");
-        rc |= attr_str(r, rb_option_info_at(i)->key, buf);
+        rc |= rb_h5_attr_str(r, rb_option_info_at(i)->key, buf);
     }
     H5Gclose(r);
     return rc;

@@ -80,7 +80,7 @@ assert c.test_accuracy.between(10, 100).all() and c.val_perplexity.isna().all(),
 assert len(p) == 60 and (p[["forward_s", "backward_s", "reduce_s", "update_s"]] >= 0).all().all()
 assert p.bytes_sent.gt(0).all() and p.embed_nnz.eq(0).all()
 a = t.attrs
-assert a["model"] == b"mlp" and a["reducer"] == b"dense" and a["ranks"] == 2
+assert a["model"] == "mlp" and a["reducer"] == "dense" and a["ranks"] == 2
 assert a["global_batch"] == 64 and a["iterations"] == 60 and abs(a["lr"] - 0.05) < 1e-12
 assert len(a["blas_core"]) > 0, "blas_core: OpenBLAS's kernel set not recorded"
 PY
