@@ -7,6 +7,11 @@
 #   RB_BUILD_DIR   build directory (default build-main in the checkout)
 #   RB_SKIP_TRAIN  1 = microbenchmarks only
 set -eu
+case "${1:-}" in
+    -h|--help) sed -n '2,/^set -eu/{/^set -eu/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
+    "") ;;
+    *) echo "main.sh: no arguments (settings are the RB_* variables; --help)" >&2; exit 2 ;;
+esac
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${RB_BUILD_DIR:-$src/build-main}
 ranks=${RB_RANKS:-4}

@@ -24,6 +24,17 @@ grep -q -- "--sizes needs a value" "$tmp/e" || bad "missing value: $(cat "$tmp/e
 bash "$JS/generic/micro.sbatch" --frobnicate 1 >"$tmp/e" 2>&1 && bad "an unknown argument was accepted"
 grep -q "unknown script argument '--frobnicate'" "$tmp/e" || bad "unknown argument: $(cat "$tmp/e")"
 
+# The other entry points answer --help and refuse stray arguments
+# (main.sh --help used to start apt and a build).
+sh "$JS/main.sh" --help >"$tmp/h" 2>&1 && grep -q RB_RANKS "$tmp/h" || bad "main.sh --help: $(head -3 "$tmp/h")"
+grep -q "=== \[1\]" "$tmp/h" && bad "main.sh --help started the job"
+sh "$JS/main.sh" --frobnicate >/dev/null 2>&1; [ $? -eq 2 ] || bad "main.sh with an argument: not exit 2"
+sh "$JS/sim/rb-smpirun" --help >"$tmp/h" 2>&1 && grep -q PLATFORM "$tmp/h" || bad "rb-smpirun --help"
+sh "$JS/sim/rb-smpirun" eth1g >/dev/null 2>&1; [ $? -eq 2 ] || bad "rb-smpirun with too few arguments: not exit 2"
+# submit passes the result directory as an argument (RB_OUT is lost under --export=NONE)
+bash "$JS/submit" generic micro --reducers dense --sizes 4K --out results/x --dry-run >"$tmp/s" 2>&1
+grep -q "micro.sbatch --out results/x --reducers dense --sizes 4K" "$tmp/s" || bad "submit --dry-run: $(cat "$tmp/s")"
+
 # What rb_train is given (an echoing launcher writes no archive: FAILED is expected)
 RB_LAUNCHER=echo SLURM_CPUS_PER_TASK=3 bash "$JS/p100/train.sbatch" --reducers dense --data /nowhere \
     --out "$tmp/echo" >"$tmp/t.log" 2>&1
