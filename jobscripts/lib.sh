@@ -45,32 +45,19 @@ rb_die() { rb_log "error: $*"; exit 1; }
 #   benchmark); --help prints the script's header and this list.
 rb_parse_args() {
     RB_EXTRA_ARGS=()
+    local var
     while [ $# -gt 0 ]; do
         case "$1" in
             --) shift; RB_EXTRA_ARGS=("$@"); return 0 ;;
             -h|--help) rb_usage; exit 0 ;;
-            --*) [ $# -ge 2 ] || rb_die "$1 needs a value" ;;
+            --reducers|--densities|--sizes|--iters|--warmup|--device|--timeout|--out|\
+            --sweep-file|--model|--epochs|--data|--threads|--node-counts|--modules)
+                [ $# -ge 2 ] || rb_die "$1 needs a value"
+                var=${1#--}; var=RB_${var//-/_}      # --sweep-file -> RB_SWEEP_FILE
+                printf -v "${var^^}" '%s' "$2"
+                shift 2 ;;
             *) rb_die "unknown script argument '$1' (see --help)" ;;
         esac
-        case "$1" in
-            --reducers) RB_REDUCERS=$2 ;;
-            --densities) RB_DENSITIES=$2 ;;
-            --sizes) RB_SIZES=$2 ;;
-            --iters) RB_ITERS=$2 ;;
-            --warmup) RB_WARMUP=$2 ;;
-            --device) RB_DEVICE=$2 ;;
-            --timeout) RB_TIMEOUT=$2 ;;
-            --out) RB_OUT=$2 ;;
-            --sweep-file) RB_SWEEP_FILE=$2 ;;
-            --model) RB_MODEL=$2 ;;
-            --epochs) RB_EPOCHS=$2 ;;
-            --data) RB_DATA=$2 ;;
-            --threads) RB_THREADS=$2 ;;
-            --node-counts) RB_NODE_COUNTS=$2 ;;
-            --modules) RB_MODULES=$2 ;;
-            *) rb_die "unknown script argument '$1' (see --help)" ;;
-        esac
-        shift 2
     done
 }
 

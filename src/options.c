@@ -256,8 +256,8 @@ int rb_options_check(const rb_options *o)
             return rb_fail(RB_ERR_ARG, "option %s: value %lld is not one of %s", d->info.key,
                            int_value(d, o),
                            d->info.choices[0] == '|' ? d->info.choices + 1 : d->info.choices);
-        return rb_fail(RB_ERR_ARG, "option %s: value %lld is not in [%.0f, %.0f]", d->info.key,
-                       int_value(d, o), d->min, d->max);
+        return rb_fail(RB_ERR_ARG, "option %s: value %lld is not allowed (%s)", d->info.key,
+                       int_value(d, o), d->info.help);
     }
     return RB_OK;
 }

@@ -105,8 +105,7 @@ static void s2_fini(rb_reducer *r)
 static int s2_init(rb_reducer *r)
 {
     const rb_options *o = &r->cfg.opts;
-    if (o->sketch_rows != 1 && o->sketch_rows != 3 && o->sketch_rows != 5)
-        return rb_fail(RB_ERR_ARG, "sketch_rows=%d: s2 supports 1, 3 or 5", o->sketch_rows);
+    /* sketch_rows is 1, 3 or 5: rb_options_check (rb_create) says so. */
     size_t cols = 1;
     if (o->sketch_width_mode != RB_S2_WIDTH_NNZ)
         RB_TRY(width_for(r, 0, &cols));   /* fixed width: allocate it now */
