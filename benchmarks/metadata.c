@@ -2,9 +2,11 @@
 #include "metadata.h"
 
 #include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -261,6 +263,29 @@ static void versions(char *cuda, char *nccl, char *cudnn, size_t len)
 #endif
 }
 
+/* splitmix64: spreads a weak seed over 64 bits (the fallback of run_id). */
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* 128 random bits as 32 hex digits: tells runs apart when an archive is
+ * copied or renamed, so the analysis never counts one run twice. */
+static void new_run_id(char out[33])
+{
+    uint64_t w[2];
+    if (getrandom(w, sizeof w, GRND_NONBLOCK) != (ssize_t)sizeof w) {
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        w[0] = mix64((uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec);
+        w[1] = mix64(w[0] ^ (uint64_t)getpid() ^ ((uint64_t)gethostid() << 32));
+    }
+    snprintf(out, 33, "%016llx%016llx", (unsigned long long)w[0], (unsigned long long)w[1]);
+}
+
 static int write_strings(hid_t f, const char *const (*kv)[2], size_t n)
 {
     int rc = 0;
@@ -274,10 +299,11 @@ static int write_root_attrs(hid_t f, const char *tool, int argc, char **argv, co
 {
     char start[32], host[HOST_LEN] = "", cwd[4096] = "", mpi_ver[16];
     char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "", hdf5[32];
-    char cuda[64], nccl[64], cudnn[64];
+    char cuda[64], nccl[64], cudnn[64], run_id[33];
     int len = 0, major = 0, minor = 0;
     unsigned h_maj, h_min, h_rel;
     rb_utc_now(start, sizeof start);
+    new_run_id(run_id);
     gethostname(host, sizeof host - 1);
     if (!getcwd(cwd, sizeof cwd))
         cwd[0] = '\0';
@@ -292,6 +318,7 @@ static int write_root_attrs(hid_t f, const char *tool, int argc, char **argv, co
     char *cmd = command_line(argc, argv), *env = environment_text();
     const char *const kv[][2] = {
         {"tool", tool},
+        {"run_id", run_id},
         {"version", RB_VERSION_STRING},
         {"git_revision", RB_GIT_REVISION},
         {"command_line", cmd ? cmd : ""},
@@ -317,6 +344,7 @@ static int write_root_attrs(hid_t f, const char *tool, int argc, char **argv, co
         {"slurm_array_job_id", env_or_empty("SLURM_ARRAY_JOB_ID")},
         {"slurm_array_task_id", env_or_empty("SLURM_ARRAY_TASK_ID")},
         {"slurm_partition", env_or_empty("SLURM_JOB_PARTITION")},
+        {"slurm_cluster_name", env_or_empty("SLURM_CLUSTER_NAME")},
         {"slurm_nodelist", env_or_empty("SLURM_JOB_NODELIST")},
         {"slurm_submit_dir", env_or_empty("SLURM_SUBMIT_DIR")},
         {"env_GLIBC_TUNABLES", env_or_empty("GLIBC_TUNABLES")},

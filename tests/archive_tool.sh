@@ -3,8 +3,8 @@
 # status, reducers, file); merge copies every run into /runs/<name> with
 # all its metadata and data unchanged (round trip checked object by
 # object), merges merged files, refuses incomplete files, unknown schema
-# versions, a run given twice and an existing output (a FIFO or link even
-# with --force), writing nothing then.
+# versions, a run given twice (also a copy: same run_id) and an existing
+# output (a FIFO or link even with --force), writing nothing then.
 . "$top_srcdir/tests/archive_lib.sh"
 
 "$MPIRUN" 2 "$micro" --reducer dense -m 4K:8K -i 2 -x 0 -q -o "$tmp/a.h5" >"$tmp/a.log" 2>&1 || bad "run a failed"
@@ -18,10 +18,11 @@ cat "$tmp/list"
 grep -E -q '^20[0-9-]+T[0-9:]+Z +- +rb_micro +2 +complete +dense +.*a\.h5$' "$tmp/list" || bad "list: line for a.h5"
 grep -E -q '^20[0-9-]+T[0-9:]+Z +- +rb_micro +3 +complete +s2 +.*b\.h5$' "$tmp/list" || bad "list: line for b.h5"
 
-# merge, then merge the merged file with another file named a.h5 (a copy
-# elsewhere: the names collide, the files differ)
+# merge, then merge the merged file with another run also named a.h5 (in
+# another directory: the names collide, the runs differ)
 "$rbarchive" merge -o "$tmp/m.h5" "$tmp/a.h5" "$tmp/b.h5" >"$tmp/m.log" 2>&1 || bad "merge failed: $(cat "$tmp/m.log")"
-mkdir "$tmp/other" && cp "$tmp/a.h5" "$tmp/other/a.h5"
+mkdir "$tmp/other"
+"$MPIRUN" 2 "$micro" --reducer dense -m 4K:8K -i 2 -x 0 -q -o "$tmp/other/a.h5" >"$tmp/a2.log" 2>&1 || bad "run other/a failed"
 "$rbarchive" merge -o "$tmp/mm.h5" "$tmp/m.h5" "$tmp/other/a.h5" >"$tmp/mm.log" 2>&1 || bad "merge of merged failed: $(cat "$tmp/mm.log")"
 ls "$tmp" | grep -q '\.tmp\.' && bad "merge left a temporary file"
 $PY "$check" "$schema" "$tmp/m.h5" "$tmp/mm.h5" || bad "merged files do not conform to the schema"
@@ -95,6 +96,13 @@ cmp -s "$tmp/m.h5" "$tmp/m.copy" || bad "existing output modified"
 "$rbarchive" merge -o "$tmp/d.h5" "$tmp/mm.h5" "$tmp/b.h5" >"$tmp/r.log" 2>&1
 [ $? -eq 2 ] && grep -q "mm.h5 already holds the run of .*b.h5" "$tmp/r.log" || bad "archive and its source: $(cat "$tmp/r.log")"
 [ -e "$tmp/d.h5" ] && bad "a refused merge wrote an output"
+# A copy under another name is the same run (same run_id): refused too.
+cp "$tmp/b.h5" "$tmp/b-copy.h5"
+"$rbarchive" merge -o "$tmp/d.h5" "$tmp/b.h5" "$tmp/b-copy.h5" >"$tmp/r.log" 2>&1
+[ $? -eq 2 ] && grep -q "b-copy.h5 is the same run as .*b.h5 (run_id [0-9a-f]\{32\})" "$tmp/r.log" \
+    || bad "copy of a run: $(cat "$tmp/r.log")"
+[ -e "$tmp/d.h5" ] && bad "a refused merge wrote an output"
+rm "$tmp/b-copy.h5"
 # An unreadable input is named; a FIFO or a link is never replaced.
 head -c 3000 "$tmp/a.h5" >"$tmp/cut.h5"
 "$rbarchive" merge -o "$tmp/d.h5" "$tmp/cut.h5" >"$tmp/r.log" 2>&1

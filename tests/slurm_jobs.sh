@@ -30,6 +30,7 @@ for pair in "$p100:p100:dense" "$knl:knl:s2"; do
     [ "$(h5attr "$f" complete)" = 1 ] || fail "$f not complete"
     [ "$(h5attr "$f" slurm_job_id)" = "$id" ] || fail "$f: slurm_job_id $(h5attr "$f" slurm_job_id), want $id"
     [ "$(h5attr "$f" slurm_partition)" = "$part" ] || fail "$f: slurm_partition $(h5attr "$f" slurm_partition)"
+    [ "$(h5attr "$f" slurm_cluster_name)" = rblocal ] || fail "$f: slurm_cluster_name $(h5attr "$f" slurm_cluster_name)"
     [ "$(h5attr "$f" ranks)" = 4 ] || fail "$f: ranks $(h5attr "$f" ranks), want 4"
     /usr/bin/python3 -c 'import sys, h5py
 with h5py.File(sys.argv[1], "r") as f:

@@ -147,10 +147,19 @@ def load(paths):
     archive = Archive()
     files, archive.refusals = find_files(paths)
     archive.files = files
+    first = {}   # run_id -> label of the run first loaded with it
     for path in files:
         runs, refusals = load_file(path)
-        archive.runs.extend(runs)
         archive.refusals.extend(refusals)
+        for run in runs:
+            run_id = run.attrs.get("run_id")
+            if run_id and run_id in first:
+                archive.refusals.append(Refusal(path, run.name, "the same run as %s (run_id %s),"
+                                                " a copy: counted once" % (first[run_id], run_id)))
+                continue
+            if run_id:
+                first[run_id] = run.label
+            archive.runs.append(run)
     return archive
 
 

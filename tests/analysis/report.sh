@@ -77,6 +77,7 @@ with h5py.File(tmp + "/results/future.h5", "r+") as f:
 data = open(src, "rb").read()
 open(tmp + "/results/truncated.h5", "wb").write(data[: len(data) // 2])
 shutil.copy(src, tmp + "/results/job1/p4.h5.tmp.1234")
+shutil.copy(src, tmp + "/results/zz-copy.h5")   # the same run_id: counted once
 EOF
 
 # 2 (started first, runs beside 1). One file: a merged archive
@@ -108,12 +109,14 @@ for f in truncated.h5 incomplete.h5 future.h5; do
 done
 grep -q "incomplete.h5.*complete=0" "$tmp/stderr" || { echo "FAIL: incomplete file: reason not given"; fail=1; }
 grep -q "future.h5.*schema version 999" "$tmp/stderr" || { echo "FAIL: unknown schema: reason not given"; fail=1; }
+grep -q "zz-copy.h5.*the same run as p4.h5 (run_id [0-9a-f]\{32\})" "$tmp/stderr" ||
+    { echo "FAIL: a copy of a run was not refused as one"; fail=1; }
 grep -q "tmp.1234" "$tmp/stderr" "$tmp/stdout" && { echo "FAIL: a *.tmp* file was read"; fail=1; }
 grep -q "report: $tmp/out/report.md" "$tmp/stdout" || { echo "FAIL: stdout does not say where the report is"; fail=1; }
 grep -q "Headline claims" "$tmp/stdout" || { echo "FAIL: no summary on stdout"; fail=1; }
 cat "$tmp/stdout"
 tflag=""; [ $ntrain -ge 1 ] && tflag=--training
-$py "$check" "$tmp/out" --runs $((4 + ntrain)) --refused truncated.h5 incomplete.h5 future.h5 $tflag || fail=1
+$py "$check" "$tmp/out" --runs $((4 + ntrain)) --refused truncated.h5 incomplete.h5 future.h5 zz-copy.h5 $tflag || fail=1
 # Two rank counts: the scaling table exists; s2 at two widths: error table.
 grep -q "no configuration was run at more than one rank count" "$tmp/out/report.md" &&
     { echo "FAIL: scaling section empty although 3 and 4 ranks were run"; fail=1; }
