@@ -73,8 +73,13 @@ with h5py.File(os.path.join(sys.argv[1], "future.h5"), "a") as f:
     f.attrs["schema_version"] = np.int64(99)
 with h5py.File(os.path.join(sys.argv[1], "other.h5"), "w") as f:
     f["x"] = 1
+with h5py.File(os.path.join(sys.argv[1], "text.h5"), "w") as f:
+    f.attrs["schema_version"] = "x1"
+with h5py.File(os.path.join(sys.argv[1], "minor.h5"), "w") as f:
+    f.attrs["schema_version"] = "1.2"
 PYEOF
-for case in "incomplete:incomplete archive" "future:unknown schema version 99" "other:not a reducerbench archive"; do
+for case in "incomplete:incomplete archive" "future:unknown schema version 99" "other:not a reducerbench archive" \
+        "text:schema_version 'x1' is not a version number" "minor:incomplete archive"; do
     file=${case%%:*}; msg=${case#*:}
     "$rbarchive" merge -o "$tmp/r.h5" "$tmp/a.h5" "$tmp/$file.h5" >"$tmp/r.log" 2>&1
     rc=$?
@@ -103,6 +108,15 @@ cp "$tmp/b.h5" "$tmp/b-copy.h5"
     || bad "copy of a run: $(cat "$tmp/r.log")"
 [ -e "$tmp/d.h5" ] && bad "a refused merge wrote an output"
 rm "$tmp/b-copy.h5"
+# Two merged archives that both hold a.h5's run.
+"$rbarchive" merge -o "$tmp/d.h5" "$tmp/m.h5" "$tmp/mm.h5" >"$tmp/r.log" 2>&1
+[ $? -eq 2 ] && grep -q "mm.h5:/runs/a is the same run as .*m.h5:/runs/a" "$tmp/r.log" \
+    || bad "two merged archives with one run: $(cat "$tmp/r.log")"
+[ -e "$tmp/d.h5" ] && bad "a refused merge wrote an output"
+# An output in a missing directory: refused before reading anything.
+"$rbarchive" merge -o "$tmp/no/such/x.h5" "$tmp/a.h5" >"$tmp/r.log" 2>&1
+[ $? -eq 2 ] && grep -q "directory .*no/such does not exist" "$tmp/r.log" \
+    || bad "missing output directory: $(cat "$tmp/r.log")"
 # An unreadable input is named; a FIFO or a link is never replaced.
 head -c 3000 "$tmp/a.h5" >"$tmp/cut.h5"
 "$rbarchive" merge -o "$tmp/d.h5" "$tmp/cut.h5" >"$tmp/r.log" 2>&1

@@ -19,7 +19,7 @@ run to run): its verdict is "inconclusive".
 import numpy as np
 import pandas as pd
 
-from .micro import BASELINES
+from .micro import BASELINES, usable_baselines
 
 CLAIMS = (
     ("s2_comm_reduction", "S2: sparse communication reduction vs best baseline", 0.81, "81%"),
@@ -45,11 +45,15 @@ def s2_points(agg):
         return pd.DataFrame()
     for (gid, size), sub in agg.groupby(["gid", "size_bytes"]):
         s2 = sub[sub["reducer"] == "s2"]
-        base = sub[sub["reducer"].isin(BASELINES) & (sub["wrong_max"].fillna(0) == 0)]
-        if s2.empty or base.empty:
+        # At one rank nothing is communicated: no point for either claim.
+        if s2.empty or (sub["ranks"] < 2).all():
             continue
-        fewest = base.loc[base["bytes_sent_avg_median"].idxmin()]
-        fastest = base.loc[base["t_avg_us_median"].idxmin()]
+        by_bytes = usable_baselines(sub, "bytes_sent_avg_median")
+        by_time = usable_baselines(sub, "t_avg_us_median")
+        if by_bytes.empty or by_time.empty:
+            continue
+        fewest = by_bytes.loc[by_bytes["bytes_sent_avg_median"].idxmin()]
+        fastest = by_time.loc[by_time["t_avg_us_median"].idxmin()]
         for _, r in s2.iterrows():
             b = fewest["bytes_sent_avg_median"]
             rows.append({
@@ -74,7 +78,7 @@ def s2_train_points(summ):
     for tid, sub in summ.groupby("tid"):
         s2 = sub[sub["reducer"] == "s2"]
         base = sub[sub["reducer"].isin(BASELINES) & sub["t_iter_s_median"].notna()]
-        if s2.empty or base.empty:
+        if s2.empty or base.empty or (sub["ranks"] < 2).all():
             continue
         fastest = base.loc[base["t_iter_s_median"].idxmin()]
         for _, r in s2.iterrows():

@@ -2,13 +2,16 @@
 
 Exit status: 0 when at least one run was usable (refused files are named on
 stderr and in the report), 1 when nothing usable was found, 2 on a usage
-error or an output directory that cannot be written."""
+error or an output directory that cannot be written, 3 on an internal
+error (a bug: the traceback is printed, no report.md is left)."""
 
 import argparse
 import datetime
 import importlib
 import os
 import sys
+import tempfile
+import traceback
 import warnings
 
 from . import __version__
@@ -35,7 +38,8 @@ def parse_args(argv):
                     "report.html, PNG figures and CSV tables.",
         epilog="Exit status: 0 if at least one run was usable (refused files are "
                "listed), 1 if nothing usable was found, 2 on a usage error or an "
-               "output directory that cannot be written.")
+               "output directory that cannot be written, 3 on an internal error "
+               "(no report.md is left).")
     p.add_argument("paths", nargs="+", metavar="PATH", help="HDF5 file or directory")
     p.add_argument("-o", "--output", default="report", metavar="DIR",
                    help="output directory (created; default: report)")
@@ -53,10 +57,10 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    try:
-        os.makedirs(args.output, exist_ok=True)   # fail before loading anything
-    except OSError as e:
-        print("rb-report: cannot write the report into %s: %s" % (args.output, e), file=sys.stderr)
+    problem = output_problem(args.output)   # fail before loading anything
+    if problem:
+        print("rb-report: cannot write the report into %s: %s" % (args.output, problem),
+              file=sys.stderr)
         return 2
     _import_heavy()
     archive = load.load(args.paths)
@@ -76,7 +80,16 @@ def main(argv=None):
         targets["test_accuracy"] = targets["accuracy"] = args.target_accuracy
     if args.target_perplexity is not None:
         targets["val_perplexity"] = targets["perplexity"] = args.target_perplexity
-    result = build_report(archive, args.output, args.paths, targets)
+    try:
+        result = build_report(archive, args.output, args.paths, targets)
+    except OSError as e:
+        print("rb-report: cannot write the report into %s: %s" % (args.output, e), file=sys.stderr)
+        return 2
+    except Exception:  # noqa: BLE001 -- a bug: say so, leave no half report
+        traceback.print_exc()
+        print("rb-report: internal error while building the report (please report it with "
+              "the traceback above); no report.md written", file=sys.stderr)
+        return 3
     print_summary(archive, args.output, result)
     return 0
 
@@ -87,12 +100,34 @@ FIGURE_PREFIXES = ("latency_", "speedup_", "wire_bytes_", "scaling_", "s2_error_
                    "gossip_consensus_", "train_", "phases_", "efficiency")
 
 
+def output_problem(outdir):
+    """Why outdir cannot take a report (None if it can), checked before
+    anything is read or created: an existing directory must be writable,
+    a new one must have a writable parent."""
+    if os.path.lexists(outdir) and not os.path.isdir(outdir):
+        return "exists and is not a directory"
+    probe = outdir if os.path.isdir(outdir) else (os.path.dirname(os.path.abspath(outdir)))
+    if not os.path.isdir(probe):
+        return "its parent directory %s does not exist" % probe
+    try:
+        tempfile.TemporaryFile(dir=probe).close()
+    except OSError as e:
+        return "%s is not writable (%s)" % (probe, e.strerror or e)
+    return None
+
+
 def prepare_output(outdir):
-    """Create outdir; when it holds an earlier report, remove that report's
-    figures and tables (only files rb-report names) so none goes stale."""
-    os.makedirs(outdir, exist_ok=True)
+    """Create outdir and outdir/tables; when it holds an earlier report,
+    remove that report (report.md and .html first, so a failure never leaves
+    one pointing at removed files), its figures and tables (only files
+    rb-report names) so none goes stale."""
+    os.makedirs(os.path.join(outdir, "tables"), exist_ok=True)
+    tempfile.TemporaryFile(dir=os.path.join(outdir, "tables")).close()
     if not os.path.exists(os.path.join(outdir, "report.md")):
         return
+    for name in ("report.md", "report.html"):
+        if os.path.exists(os.path.join(outdir, name)):
+            os.remove(os.path.join(outdir, name))
     for name in os.listdir(outdir):
         if name.endswith(".png") and name.startswith(FIGURE_PREFIXES):
             os.remove(os.path.join(outdir, name))
@@ -202,13 +237,13 @@ def malloc_policy_warning(runs):
     seen = {}
     for r in runs:
         if load.run_kind(r.meta) == "measured":
-            policy = (r.meta.get("malloc_policy") or "not recorded").split(" (")[0]
+            policy = load.malloc_policy(r.meta)
             seen[policy] = seen.get(policy, 0) + 1
     if len(seen) < 2:
         return ""
     return ("measured runs used different allocator policies (malloc_policy: %s): under the "
             "C library's, MPI's per-call scratch can be page-faulted in on every call, which "
-            "slows large dense allreduces, so do not compare their times"
+            "slows large dense allreduces, so their times are in separate groups"
             % ", ".join("%s in %d" % (k, v) for k, v in sorted(seen.items())))
 
 

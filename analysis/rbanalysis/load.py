@@ -15,6 +15,7 @@ still loaded.  The refusal rules:
 
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 import h5py
@@ -86,10 +87,11 @@ class Run:
     attrs: dict          # every root attribute, decoded
     micro: pd.DataFrame = None
     train: list = field(default_factory=list)   # list of TrainRecord
+    shown: str = ""      # the file as labels show it (default: its base name)
 
     @property
     def label(self):
-        base = os.path.basename(self.path)
+        base = self.shown or os.path.basename(self.path)
         return base if not self.name else "%s:%s" % (base, self.name)
 
 
@@ -147,20 +149,51 @@ def load(paths):
     archive = Archive()
     files, archive.refusals = find_files(paths)
     archive.files = files
-    first = {}   # run_id -> label of the run first loaded with it
+    runs = []
     for path in files:
-        runs, refusals = load_file(path)
+        found, refusals = load_file(path)
+        runs.extend(found)
         archive.refusals.extend(refusals)
-        for run in runs:
-            run_id = run.attrs.get("run_id")
-            if run_id and run_id in first:
-                archive.refusals.append(Refusal(path, run.name, "the same run as %s (run_id %s),"
-                                                " a copy: counted once" % (first[run_id], run_id)))
-                continue
-            if run_id:
-                first[run_id] = run.label
-            archive.runs.append(run)
+    archive.runs, copies = _drop_copies(runs)
+    archive.refusals.extend(copies)
+    _unique_labels(archive.runs)
     return archive
+
+
+def _where(run):
+    return run.path if not run.name else "%s:/runs/%s" % (run.path, run.name)
+
+
+def _drop_copies(runs):
+    """(kept, refusals): a run seen before is a copy and counted once.  A
+    run is known by its run_id; without one (archives written before it
+    existed) by the file it came from (a merged run's source_file)."""
+    kept, refusals, seen = [], [], {}
+    for run in runs:
+        run_id = run.attrs.get("run_id")
+        origin = (run.attrs.get("source_file") if run.name else None) or run.path
+        key = "run_id %s" % run_id if run_id else "source file %s" % os.path.realpath(origin)
+        if key in seen:
+            refusals.append(Refusal(run.path, run.name, "the same run as %s (%s), a copy: "
+                                    "counted once" % (_where(seen[key]), key)))
+            continue
+        seen[key] = run
+        kept.append(run)
+    return kept, refusals
+
+
+def _unique_labels(runs):
+    """Runs are told apart by label: where two files share a base name (the
+    same job script run twice writes the same names), their paths relative
+    to the directory all files share are shown instead."""
+    count = Counter(r.label for r in runs)
+    if all(n == 1 for n in count.values()):
+        return
+    base = os.path.commonpath([os.path.dirname(os.path.abspath(r.path)) for r in runs])
+    for r in runs:
+        if count[r.label] > 1:
+            r.shown = os.path.relpath(os.path.abspath(r.path), base)
+            _add_meta_columns(r)
 
 
 def load_file(path):
@@ -279,12 +312,10 @@ def _load_run(path, name, grp):
         run.train = read_train(grp["train"], attrs)
     if run.micro is None and not run.train:
         raise RunRefused("holds neither /micro/results nor /train data")
-    if run.micro is not None:
-        _add_meta_columns(run.micro, run)
-    for rec in run.train:
-        for df in (rec.curve, rec.phases):
-            if df is not None:
-                _add_meta_columns(df, run)
+    if any(_as_int(rec.attrs.get("timed_out"), 0) == 1 for rec in run.train):
+        raise RunRefused("training stopped by its time limit (-T, timed_out=1): a partial "
+                         "curve, not comparable with finished runs")
+    _add_meta_columns(run)
     return run
 
 
@@ -327,10 +358,25 @@ def run_machine(meta):
     return str(meta.get("host") or "unknown-host")
 
 
-def _add_meta_columns(df, run):
+def _add_meta_columns(run):
+    """The run's metadata as columns of each of its tables."""
+    tables = [run.micro] + [df for rec in run.train for df in (rec.curve, rec.phases)]
+    for df in tables:
+        if df is not None:
+            _add_meta_to(df, run)
+
+
+def malloc_policy(meta):
+    """The allocator policy in short ('keep freed memory', 'C library
+    default'): runs under different ones are not compared."""
+    return (meta.get("malloc_policy") or "not recorded").split(" (")[0]
+
+
+def _add_meta_to(df, run):
     m = run.meta
     values = {
         "run": run.label, "file": run.path, "kind": run_kind(m), "machine": run_machine(m),
+        "malloc": malloc_policy(m),
         "host": m["host"], "cluster": m["cluster"], "job_id": m["job_id"],
         "array_task": m["array_task"], "partition": m["partition"],
         "nodes": _as_int(m["nodes"]), "version": m["version"],
@@ -345,6 +391,10 @@ def _add_meta_columns(df, run):
 
 # ---------------------------------------------------------------- micro
 
+# Columns a row only measures when it was validated (checked=1).
+UNCHECKED_UNKNOWN = ("wrong", "rel_l2_err", "recall", "max_abs_err", "consensus")
+
+
 def read_micro(g):
     if "results" not in g:
         raise RunRefused("/micro has no results table")
@@ -357,6 +407,12 @@ def read_micro(g):
             df[col] = df[col].map(lambda v: v.decode("utf-8", "replace").rstrip("\0")
                                   if isinstance(v, bytes) else v)
     df["row"] = np.arange(len(df))
+    if "checked" in df:
+        # An unvalidated row (--no-check) measured no error: unknown, not 0.
+        unchecked = df["checked"] == 0
+        for col in UNCHECKED_UNKNOWN:
+            if col in df:
+                df[col] = df[col].astype(float).where(~unchecked, np.nan)
     samples = _samples_index(g)
     opts_list = [row_options(g, i, samples.get(i)) for i in range(len(df))]
     df["options"] = [options_text(o, r) for o, r in zip(opts_list, df.get("reducer", [""] * len(df)))]

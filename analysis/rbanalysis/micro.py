@@ -1,8 +1,8 @@
 """Microbenchmark tables from the tidy /micro/results rows.
 
 Comparisons are made only inside a *group*: rows that share the kind
-(measured or simulated), machine, tool version, device, layout, overlap,
-density, ranks and columns.  Rows of a group with the same reducer variant
+(measured or simulated), machine, tool version, allocator policy, device,
+layout, overlap, density, ranks and columns.  Rows of a group with the same reducer variant
 (reducer + options) and size are repeats: they are summarised by the median
 and the spread (min, max, quartiles) over repeats.
 """
@@ -10,7 +10,7 @@ and the spread (min, max, quartiles) over repeats.
 import numpy as np
 import pandas as pd
 
-GROUP_COLS = ["kind", "machine", "version", "device", "layout", "overlap",
+GROUP_COLS = ["kind", "machine", "version", "malloc", "device", "layout", "overlap",
               "density", "ranks", "cols"]
 BASELINES = ("agsparse", "sparcml", "parallax", "omnireduce")
 EXACT = ("dense",) + BASELINES
@@ -52,9 +52,9 @@ def short_variants(reducers, options):
 
 def group_label(key):
     d = dict(zip(GROUP_COLS, key))
-    return ("%s | %s | v%s | %s | %s/%s | density %g | %d ranks | cols %s"
+    return ("%s | %s | v%s | %s | %s/%s | density %g | %d ranks | cols %s | malloc: %s"
             % (d["kind"], d["machine"], d["version"], d["device"], d["layout"],
-               d["overlap"], float(d["density"]), int(d["ranks"]), d["cols"]))
+               d["overlap"], float(d["density"]), int(d["ranks"]), d["cols"], d["malloc"]))
 
 
 def add_group(df):
@@ -108,6 +108,13 @@ def summarise_repeats(df):
     return out.reset_index()
 
 
+def usable_baselines(sub, col):
+    """Rows of the exact sparse baselines that were not found wrong (an
+    unvalidated row, wrong = NaN, counts) and have a value in col."""
+    ok = sub["reducer"].isin(BASELINES) & (sub["wrong_max"].fillna(0) == 0) & sub[col].notna()
+    return sub[ok]
+
+
 def speedups(agg):
     """Per group and size: each variant's speedup vs dense and vs the best
     (fastest) exact sparse baseline that validated (wrong == 0).  `none`
@@ -118,7 +125,7 @@ def speedups(agg):
     for (gid, size), sub in agg.groupby(["gid", "size_bytes"], sort=True):
         dense = sub[sub["reducer"] == "dense"]["t_avg_us_median"]
         t_dense = float(dense.min()) if len(dense) else np.nan
-        base = sub[sub["reducer"].isin(BASELINES) & (sub["wrong_max"].fillna(0) == 0)]
+        base = usable_baselines(sub, "t_avg_us_median")
         if len(base):
             best = base.loc[base["t_avg_us_median"].idxmin()]
             t_best, best_name = float(best["t_avg_us_median"]), best["variant"]

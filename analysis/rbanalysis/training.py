@@ -1,6 +1,7 @@
 """Training tables from the /train records of rb_train runs.
 
-A training group shares kind, machine, version, model, dataset and ranks;
+A training group shares kind, machine, version, model, dataset, ranks and
+allocator policy;
 runs of a group with the same reducer variant are repeats.  The quality
 metric is test accuracy (higher is better) or validation perplexity (lower
 is better), whichever the run recorded.
@@ -11,9 +12,10 @@ import os
 import numpy as np
 import pandas as pd
 
-from .load import options_from_attrs, options_text, run_kind, run_machine, variant_label
+from .load import (malloc_policy, options_from_attrs, options_text, run_kind, run_machine,
+                   variant_label)
 
-GROUP_COLS = ["kind", "machine", "version", "model", "dataset", "ranks"]
+GROUP_COLS = ["kind", "machine", "version", "model", "dataset", "ranks", "malloc"]
 METRICS = (("test_accuracy", True), ("accuracy", True),
            ("val_perplexity", False), ("perplexity", False))
 PHASES = ("forward", "backward", "reduce", "update")
@@ -43,6 +45,7 @@ def records(archive):
             info = {
                 "run": run.label, "file": run.path, "kind": run_kind(run.meta),
                 "machine": run_machine(run.meta), "version": run.meta["version"] or "",
+                "malloc": malloc_policy(run.meta),
                 "host": run.meta["host"] or "", "job_id": run.meta["job_id"] or "",
                 "partition": run.meta["partition"] or "", "cluster": run.meta["cluster"] or "",
                 "nodes": run.meta["nodes"] or "", "date": run.meta["date"] or "",
@@ -71,7 +74,7 @@ def _add_group_ids(infos):
     ids = {k: "T%d" % (n + 1) for n, k in enumerate(sorted(set(keys)))}
     for info, k in zip(infos, keys):
         info["tid"] = ids[k]
-        info["group"] = "%s | %s | v%s | %s %s | %s ranks" % k
+        info["group"] = "%s | %s | v%s | %s %s | %s ranks | malloc: %s" % k
 
 
 def metric_of(curve):
@@ -141,7 +144,8 @@ def summary(curv, phases, targets=None):
     per_run = []
     targets = dict(targets or {})
     chosen = {}
-    for tid, sub in curv.groupby("tid"):
+    # A run may hold phases and no evaluation point yet (empty curve).
+    for tid, sub in (curv.groupby("tid") if not curv.empty else []):
         metric = sub["metric"].iloc[0]
         higher = bool(sub["higher_is_better"].iloc[0])
         best = sub.groupby("run")["value"].agg("max" if higher else "min")

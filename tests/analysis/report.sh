@@ -45,7 +45,12 @@ common="--layout row --cols 16 -m 4096:16384"
 run_micro 4 "$d/job1/p4.h5" $all --density 0.01 $common
 run_micro 4 "$d/job1/p4-wide.h5" s2,dense --density 0.01 -O sketch_width=2 $common
 run_micro 4 "$d/job1/p4-dense.h5" dense,agsparse,s2 --density 0.2 $common
-RB_MALLOC=default run_micro 3 "$d/job2/p3.h5" dense,agsparse,s2,gossip --density 0.01 $common
+run_micro 3 "$d/job2/p3.h5" dense,agsparse,s2,gossip --density 0.01 $common
+# One rank (no point for the S2 claims), under a base name job1 has too
+# (the two runs keep apart in every table).
+run_micro 1 "$d/job2/p4-wide.h5" dense,agsparse,s2 --density 0.01 $common
+# The C library's allocator policy: its own group, and a warning.
+RB_MALLOC=default run_micro 3 "$d/job2/p3-malloc.h5" dense --density 0.01 $common
 ntrain=0
 if [ -x "$train" ] && [ -d /usr/share/datasets/fashion-mnist ]; then
     # rb_train: short runs of the reducers the training sections and the
@@ -59,6 +64,10 @@ if [ -x "$train" ] && [ -d /usr/share/datasets/fashion-mnist ]; then
             echo "note: rb_train --reducer $r failed:"; tail -3 "$tmp/train.out"
         fi
     done
+    # Stopped by -T before its first evaluation: refused, never a finished repeat.
+    "$MPIRUN" 2 "$train" --model mlp --reducer none --epochs 5 --eval-every 2000 -T 1 \
+        -o "$d/job2/train-timeout.h5" >"$tmp/train.out" 2>&1
+    [ $? -eq 124 ] || { echo "FAIL: rb_train -T 1 did not time out:"; tail -3 "$tmp/train.out"; fail=1; }
 else
     echo "note: rb_train or Fashion-MNIST absent: training sections not checked"
 fi
@@ -109,33 +118,76 @@ for f in truncated.h5 incomplete.h5 future.h5; do
 done
 grep -q "incomplete.h5.*complete=0" "$tmp/stderr" || { echo "FAIL: incomplete file: reason not given"; fail=1; }
 grep -q "future.h5.*schema version 999" "$tmp/stderr" || { echo "FAIL: unknown schema: reason not given"; fail=1; }
-grep -q "zz-copy.h5.*the same run as p4.h5 (run_id [0-9a-f]\{32\})" "$tmp/stderr" ||
+grep -q "zz-copy.h5.*the same run as .*/job1/p4.h5 (run_id [0-9a-f]\{32\})" "$tmp/stderr" ||
     { echo "FAIL: a copy of a run was not refused as one"; fail=1; }
+if [ $ntrain -ge 1 ]; then
+    grep -q "train-timeout.h5: training stopped by its time limit (-T, timed_out=1)" "$tmp/stderr" ||
+        { echo "FAIL: a timed-out training run was not refused"; fail=1; }
+fi
+$py - "$tmp/out/tables/micro_rows.csv" <<'EOF' || { echo "FAIL: runs with one base name pooled"; fail=1; }
+import sys, pandas as pd
+runs = set(pd.read_csv(sys.argv[1])["run"])
+assert {"job1/p4-wide.h5", "job2/p4-wide.h5"} <= runs, sorted(runs)
+EOF
 grep -q "tmp.1234" "$tmp/stderr" "$tmp/stdout" && { echo "FAIL: a *.tmp* file was read"; fail=1; }
 grep -q "report: $tmp/out/report.md" "$tmp/stdout" || { echo "FAIL: stdout does not say where the report is"; fail=1; }
 grep -q "Headline claims" "$tmp/stdout" || { echo "FAIL: no summary on stdout"; fail=1; }
 cat "$tmp/stdout"
 tflag=""; [ $ntrain -ge 1 ] && tflag=--training
-$py "$check" "$tmp/out" --runs $((4 + ntrain)) --refused truncated.h5 incomplete.h5 future.h5 zz-copy.h5 $tflag || fail=1
+$py "$check" "$tmp/out" --runs $((6 + ntrain)) --refused truncated.h5 incomplete.h5 future.h5 zz-copy.h5 $tflag || fail=1
 # Two rank counts: the scaling table exists; s2 at two widths: error table.
 grep -q "no configuration was run at more than one rank count" "$tmp/out/report.md" &&
     { echo "FAIL: scaling section empty although 3 and 4 ranks were run"; fail=1; }
 grep -q "sketch_width=2" "$tmp/out/tables/micro_s2_error.csv" ||
     { echo "FAIL: s2 width variant missing from the s2 error table"; fail=1; }
-# job2/p3.h5 ran with RB_MALLOC=default, the others with the default policy.
+# job2/p3-malloc.h5 ran with RB_MALLOC=default, the others with the default
+# policy: a warning, and its rows are a group of their own.
 grep -q "different allocator policies (malloc_policy: .* in 1, .* in [0-9]" "$tmp/out/report.md" ||
     { echo "FAIL: report does not warn of mixed allocator policies"; fail=1; }
+$py - "$tmp/out/tables/micro_rows.csv" <<'EOF' || { echo "FAIL: allocator policies pooled in one group"; fail=1; }
+import sys, pandas as pd
+rows = pd.read_csv(sys.argv[1])
+mine = rows[rows["file"].str.endswith("p3-malloc.h5")]
+others = rows[~rows["file"].str.endswith("p3-malloc.h5")]
+assert len(mine) and mine["group"].str.contains("malloc: C library default").all()
+assert not set(mine["gid"]) & set(others["gid"]), "shares a group"
+EOF
 
 wait $one_pid || { echo "FAIL: rb-report $one"; cat "$tmp/one.out"; fail=1; }
 $py "$check" "$tmp/one" --runs $nruns $oneflag || { echo "FAIL: report check on $one"; fail=1; }
 echo "elapsed: $(($(date +%s) - t0)) s"
 
-# 3. Nothing usable: exit 1 with a message; usage errors exit 2.
+# 3. Nothing usable: exit 1 with a message, nothing created; usage errors
+# and outputs that cannot be written exit 2 before anything is read.
 "$report" "$d/truncated.h5" "$d/incomplete.h5" -o "$tmp/none" >"$tmp/stdout" 2>&1
 rc=$?
 [ $rc -eq 1 ] || { echo "FAIL: nothing usable: exit $rc, expected 1"; fail=1; }
 grep -q "nothing usable" "$tmp/stdout" || { echo "FAIL: nothing usable: no message"; fail=1; }
-[ -e "$tmp/none/report.md" ] && { echo "FAIL: report written from nothing usable"; fail=1; }
+[ -e "$tmp/none" ] && { echo "FAIL: output directory created from nothing usable"; fail=1; }
+for out in "$d/job2/p3.h5:exists and is not a directory" "$tmp/no/such:its parent directory .* does not exist"; do
+    "$report" "$d/job2/p3.h5" -o "${out%%:*}" >/dev/null 2>"$tmp/stderr"
+    rc=$?
+    [ $rc -eq 2 ] && grep -q "cannot write the report into ${out%%:*}: ${out#*:}" "$tmp/stderr" ||
+        { echo "FAIL: -o ${out%%:*}: exit $rc, expected 2:"; cat "$tmp/stderr"; fail=1; }
+done
+mkdir "$tmp/tabfile" && : >"$tmp/tabfile/tables"
+"$report" "$d/job2/p3.h5" -o "$tmp/tabfile" >/dev/null 2>"$tmp/stderr"
+rc=$?
+[ $rc -eq 2 ] && grep -q "cannot write the report into $tmp/tabfile" "$tmp/stderr" ||
+    { echo "FAIL: tables/ a file: exit $rc, expected 2:"; cat "$tmp/stderr"; fail=1; }
+# Every baseline without a time (NaN) at a size: no speedup there, no crash.
+mkdir "$tmp/nan"
+$py - "$d/job1/p4-dense.h5" "$tmp/nan/nan.h5" <<'EOF' || exit 99
+import sys, shutil, h5py, numpy as np
+shutil.copy(sys.argv[1], sys.argv[2])
+with h5py.File(sys.argv[2], "r+") as f:
+    r = f["/micro/results"][...]
+    for col in ("t_avg_us", "bytes_sent_avg"):
+        r[col][r["reducer"] == b"agsparse"] = np.nan
+    f["/micro/results"][...] = r
+EOF
+"$report" "$tmp/nan" -o "$tmp/nanrep" >"$tmp/stdout" 2>&1 ||
+    { echo "FAIL: rb-report with NaN baseline times failed:"; cat "$tmp/stdout"; fail=1; }
 "$report" >/dev/null 2>&1
 rc=$?
 [ $rc -eq 2 ] || { echo "FAIL: no arguments: exit $rc, expected 2"; fail=1; }
