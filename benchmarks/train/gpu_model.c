@@ -179,17 +179,26 @@ static void destroy_descriptors(gpu_layer *l)
         cudnnDestroyActivationDescriptor(l->act);
 }
 
+/* Plain FP32 math of a heuristics result (CUDNN_FMA_MATH is cuDNN 8's name). */
+#if CUDNN_MAJOR >= 8
+#define RB_PLAIN_FP32(perf) ((perf).mathType == CUDNN_FMA_MATH)
+#else
+#define RB_PLAIN_FP32(perf) ((perf).mathType == CUDNN_DEFAULT_MATH)
+#endif
+
 /* idx = the first result of cuDNN's heuristics (perf[0..got)) it can run
- * in FMA math, else the first it can run at all, else got.  The
- * descriptor asks for FMA; a result of another math type would be TF32 on
- * Ampere and later, off from the CPU by more than the agreement tests
- * allow. */
+ * that is deterministic and in FMA math, else the first in FMA math, else
+ * the first it can run at all, else got.  Backward ALGO_0 (filter, data)
+ * and filter ALGO_3 add with atomics, so the same seed would not give the
+ * same run; a math type other than FMA would be TF32 on Ampere and later,
+ * off from the CPU by more than the agreement tests allow. */
 #define PICK_ALGO(perf, got, idx) do {                                                   \
         (idx) = (got);                                                                   \
-        for (int pass_ = 0; pass_ < 2 && (idx) == (got); pass_++)                        \
+        for (int pass_ = 0; pass_ < 3 && (idx) == (got); pass_++)                        \
             for (int k_ = 0; k_ < (got) && (idx) == (got); k_++)                         \
                 if ((perf)[k_].status == CUDNN_STATUS_SUCCESS &&                         \
-                    (pass_ || (perf)[k_].mathType == CUDNN_FMA_MATH))                    \
+                    (pass_ > 0 || (perf)[k_].determinism == CUDNN_DETERMINISTIC) &&      \
+                    (pass_ > 1 || RB_PLAIN_FP32((perf)[k_])))                            \
                     (idx) = k_;                                                          \
     } while (0)
 

@@ -39,8 +39,11 @@ static void compare(const char *what, const char *name, const float *cpu, const 
                     size_t n)
 {
     double scale = max_abs(cpu, n), err = 0.0;
-    for (size_t i = 0; i < n; i++)
-        err = fmax(err, fabs((double)cpu[i] - (double)gpu[i]));
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)cpu[i] - (double)gpu[i]);
+        if (isnan(d) || d > err)   /* fmax would drop a NaN: keep it, so it fails */
+            err = d;
+    }
     int ok = err <= REL_TOL * scale && scale > 0.0;
     printf("%-7s %-14s max |cpu| %.3e  max abs. diff %.3e (%.1e relative)  %s\n", what, name,
            scale, err, scale > 0 ? err / scale : 0.0, ok ? "ok" : "FAIL");
