@@ -263,25 +263,18 @@ static void versions(char *cuda, char *nccl, char *cudnn, size_t len)
 #endif
 }
 
-/* splitmix64: spreads a weak seed over 64 bits (the fallback of run_id). */
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
 /* 128 random bits as 32 hex digits: tells runs apart when an archive is
  * copied or renamed, so the analysis never counts one run twice. */
 static void new_run_id(char out[33])
 {
     uint64_t w[2];
-    if (getrandom(w, sizeof w, GRND_NONBLOCK) != (ssize_t)sizeof w) {
+    if (getrandom(w, sizeof w, 0) != (ssize_t)sizeof w) {
+        /* No getrandom (kernel < 3.17): time, process and host are unique
+         * enough to tell runs apart, which is all run_id is for. */
         struct timespec t;
         clock_gettime(CLOCK_REALTIME, &t);
-        w[0] = mix64((uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec);
-        w[1] = mix64(w[0] ^ (uint64_t)getpid() ^ ((uint64_t)gethostid() << 32));
+        w[0] = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+        w[1] = (uint64_t)getpid() ^ ((uint64_t)gethostid() << 32);
     }
     snprintf(out, 33, "%016llx%016llx", (unsigned long long)w[0], (unsigned long long)w[1]);
 }

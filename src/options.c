@@ -134,7 +134,46 @@ static int choice_at(const char *choices, int idx, char *buf, size_t len)
     return RB_OK;
 }
 
-static int value_ok(const option_def *d, const rb_options *o);
+/* Integer value of an int-like option (enum, bool, int) as stored. */
+static long long int_value(const option_def *d, const rb_options *o)
+{
+    const void *field = (const char *)o + d->offset;
+    if (d->offset == offsetof(rb_options, block_size))
+        return *(const int64_t *)field;
+    return *(const int *)field;
+}
+
+static void set_int_value(const option_def *d, rb_options *o, long long x)
+{
+    void *field = (char *)o + d->offset;
+    if (d->offset == offsetof(rb_options, block_size))
+        *(int64_t *)field = x;
+    else
+        *(int *)field = (int)x;
+}
+
+/* Is option d's value in o one that parsing could have produced? */
+static int value_ok(const option_def *d, const rb_options *o)
+{
+    switch (d->info.type) {
+    case RB_OPT_ENUM:
+    case RB_OPT_INT: {
+        long long x = int_value(d, o);
+        if (d->offset == offsetof(rb_options, sketch_rows) && x % 2 == 0)
+            return 0;   /* 1, 3 or 5: the median of an even count is no entry */
+        return x >= d->min && x <= d->max;
+    }
+    case RB_OPT_BOOL:
+        return int_value(d, o) == 0 || int_value(d, o) == 1;
+    case RB_OPT_DOUBLE: {
+        double x = *(const double *)((const char *)o + d->offset);
+        return isfinite(x) && x >= d->min && x <= d->max;
+    }
+    case RB_OPT_U64:
+        return 1;
+    }
+    return 0;
+}
 
 static int parse_value(const option_def *d, const char *v, rb_options *o)
 {
@@ -173,11 +212,7 @@ static int parse_value(const option_def *d, const char *v, rb_options *o)
             return rb_fail(RB_ERR_ARG, "option %s: '%s' is not an integer in [%.0f, %.0f]",
                            d->info.key, v, d->min, d->max);
         rb_options trial = *o;
-        field = (char *)&trial + d->offset;
-        if (d->offset == offsetof(rb_options, block_size))
-            *(int64_t *)field = x;
-        else
-            *(int *)field = (int)x;
+        set_int_value(d, &trial, x);
         if (!value_ok(d, &trial))
             return rb_fail(RB_ERR_ARG, "option %s: '%s' is not allowed (%s)", d->info.key, v,
                            d->info.help);
@@ -207,38 +242,6 @@ int rb_options_set(rb_options *o, const char *kv)
             return parse_value(&table[i], eq + 1, o);
     }
     return rb_fail(RB_ERR_ARG, "unknown reducer option '%.*s'", (int)klen, kv);
-}
-
-/* Integer value of an int-like option (enum, bool, int) as stored. */
-static long long int_value(const option_def *d, const rb_options *o)
-{
-    const void *field = (const char *)o + d->offset;
-    if (d->offset == offsetof(rb_options, block_size))
-        return *(const int64_t *)field;
-    return *(const int *)field;
-}
-
-/* Is option d's value in o one that parsing could have produced? */
-static int value_ok(const option_def *d, const rb_options *o)
-{
-    switch (d->info.type) {
-    case RB_OPT_ENUM:
-    case RB_OPT_INT: {
-        long long x = int_value(d, o);
-        if (d->offset == offsetof(rb_options, sketch_rows) && x % 2 == 0)
-            return 0;   /* 1, 3 or 5: the median of an even count is no entry */
-        return x >= d->min && x <= d->max;
-    }
-    case RB_OPT_BOOL:
-        return int_value(d, o) == 0 || int_value(d, o) == 1;
-    case RB_OPT_DOUBLE: {
-        double x = *(const double *)((const char *)o + d->offset);
-        return isfinite(x) && x >= d->min && x <= d->max;
-    }
-    case RB_OPT_U64:
-        return 1;
-    }
-    return 0;
 }
 
 int rb_options_check(const rb_options *o)

@@ -106,7 +106,7 @@ def output_problem(outdir):
     a new one must have a writable parent."""
     if os.path.lexists(outdir) and not os.path.isdir(outdir):
         return "exists and is not a directory"
-    probe = outdir if os.path.isdir(outdir) else (os.path.dirname(os.path.abspath(outdir)))
+    probe = outdir if os.path.isdir(outdir) else os.path.dirname(os.path.abspath(outdir))
     if not os.path.isdir(probe):
         return "its parent directory %s does not exist" % probe
     try:
@@ -125,9 +125,9 @@ def prepare_output(outdir):
     tempfile.TemporaryFile(dir=os.path.join(outdir, "tables")).close()
     if not os.path.exists(os.path.join(outdir, "report.md")):
         return
-    for name in ("report.md", "report.html"):
-        if os.path.exists(os.path.join(outdir, name)):
-            os.remove(os.path.join(outdir, name))
+    os.remove(os.path.join(outdir, "report.md"))
+    if os.path.exists(os.path.join(outdir, "report.html")):
+        os.remove(os.path.join(outdir, "report.html"))
     for name in os.listdir(outdir):
         if name.endswith(".png") and name.startswith(FIGURE_PREFIXES):
             os.remove(os.path.join(outdir, name))

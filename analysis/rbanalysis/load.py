@@ -157,6 +157,8 @@ def load(paths):
     archive.runs, copies = _drop_copies(runs)
     archive.refusals.extend(copies)
     _unique_labels(archive.runs)
+    for run in archive.runs:   # once the labels are final
+        _add_meta_columns(run)
     return archive
 
 
@@ -193,7 +195,6 @@ def _unique_labels(runs):
     for r in runs:
         if count[r.label] > 1:
             r.shown = os.path.relpath(os.path.abspath(r.path), base)
-            _add_meta_columns(r)
 
 
 def load_file(path):
@@ -315,7 +316,6 @@ def _load_run(path, name, grp):
     if any(_as_int(rec.attrs.get("timed_out"), 0) == 1 for rec in run.train):
         raise RunRefused("training stopped by its time limit (-T, timed_out=1): a partial "
                          "curve, not comparable with finished runs")
-    _add_meta_columns(run)
     return run
 
 
