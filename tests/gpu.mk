@@ -16,5 +16,5 @@ check_PROGRAMS += tests/gpu_kernels tests/gpu_device
 TESTS += tests/gpu_kernels tests/gpu_device.sh tests/gpu_micro.sh
 endif
 
-# The GPU microbenchmark (benchmarks/rb_gpubench.c) lives with the GPU files.
+# The GPU microbenchmark (benchmarks/gpubench/rb_gpubench.c) lives with the GPU files.
 include benchmarks/gpu.mk

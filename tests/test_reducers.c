@@ -1,6 +1,6 @@
 /* Multi-rank test of every exact reducer (registry trait RB_TRAIT_EXACT)
  * and of the algorithm variants of sparcml / parallax / omnireduce, on the
- * deterministic gradients of benchmarks/gradgen.h:
+ * deterministic gradients of benchmarks/harness/gradgen.h:
  *
  *   - result == exact average for densities {0, 1e-4, 1e-2, 0.3, 1},
  *     layouts {element, row, block}, overlaps {random, all, none}, sizes
@@ -17,7 +17,7 @@
  *     sub-communicator, and keeps a valid permutation.
  *
  * Usage: test_reducers [--big].  Exit 0 when every rank passed, 1 otherwise. */
-#include "gradgen.h"
+#include "harness/gradgen.h"
 #include "reducer.h"
 
 #include <math.h>

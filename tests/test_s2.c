@@ -11,7 +11,7 @@
  *  - a sketch growth that fails on one rank (its address space capped)
  *    fails on every rank, again on a retry, and a smaller call then works. */
 #include "countsketch.h"
-#include "gradgen.h"
+#include "harness/gradgen.h"
 #include "reducer.h"
 
 #include <math.h>

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "metadata.h"
+#include "harness/h5attr.h"
 #include "train.h"
 
 static int attr_num(hid_t loc, const char *name, hid_t type, const void *v)

@@ -10,11 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "archive.h"
-#include "bench_common.h"
 #include "data.h"
 #include "gpu_model.h"
 #include "models.h"
+#include "harness/archive.h"
+#include "harness/bench_common.h"
 #include "train.h"
 
 static const char *prog = "rb_train";

@@ -11,7 +11,7 @@
 #include <hwloc.h>
 #endif
 
-#include "metadata.h"
+#include "h5attr.h"
 #include "reducer.h"
 
 /* What this process knows about its placement (process-wide state, as the

@@ -2,16 +2,8 @@
  * sizes.  Options follow OSU Micro-Benchmarks / nccl-tests; the output is a
  * stable text table (one block per reducer, first column the size) and,
  * with -o, an HDF5 archive (results/README.md). */
-#include "archive.h"
-#include "bench_common.h"
-#include "bench_papi.h"
-#include "bench_device.h"
-#include "gradgen.h"
-#include "metadata.h"
-#include "micro_row.h"
+#include "harness/harness.h"
 #include "reducer.h"
-#include "simmeta.h"
-#include "topology.h"
 
 #include <float.h>
 #include <getopt.h>

@@ -1,6 +1,6 @@
 /* SimGrid SMPI support: see simmeta.h. */
 #include "simmeta.h"
-#include "metadata.h"
+#include "h5attr.h"
 
 #include <mpi.h>
 #include <stdint.h>

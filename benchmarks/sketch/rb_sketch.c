@@ -22,15 +22,15 @@
  * figure the >= 25% target is about.  The s2 scan (finding non-zero rows,
  * a read of the whole gradient) is timed on its own line.
  *
- * Error.  P ranks' gradients (benchmarks/gradgen, row layout, random
+ * Error.  P ranks' gradients (benchmarks/harness/gradgen, row layout, random
  * overlap) are sketched and summed exactly as s2 does on P ranks (merge =
  * sum-allreduce, then / P) and decoded on the union rows; against the exact
  * average: relative L2 error, recall of the true non-zero rows, max abs error,
  * for c = rows*cols*density*ratio x {0.25, 1, 4, 16} and r = 1, 3, 5, next to
  * sqrt(U/c), the relative error r = 1 should show (docs/s2.md). */
-#include "bench_common.h"
 #include "countsketch.h"
-#include "gradgen.h"
+#include "harness/bench_common.h"
+#include "harness/gradgen.h"
 #include "sparse.h"
 
 #include <math.h>

@@ -1,4 +1,4 @@
-/* Run metadata (root attributes) and HDF5 attribute helpers. */
+/* Run metadata: the archive's root attributes (metadata.h). */
 #include "metadata.h"
 
 #include <pwd.h>
@@ -12,14 +12,15 @@
 
 #include "bench_common.h"
 #include "bench_papi.h"
+#include "h5attr.h"
 #include "reducer.h"
 #include "simmeta.h"
 #include "topology.h"
 
 /* Generated at build time from `git describe --always --dirty`
- * (benchmarks/archive.mk); "unknown" outside a git checkout. */
-#if __has_include("benchmarks/rb_gitrev.h")
-#include "benchmarks/rb_gitrev.h"
+ * (benchmarks/harness.mk); "unknown" outside a git checkout. */
+#if __has_include("benchmarks/harness/rb_gitrev.h")
+#include "benchmarks/harness/rb_gitrev.h"
 #endif
 #ifndef RB_GIT_REVISION
 #define RB_GIT_REVISION "unknown"
@@ -33,112 +34,6 @@
 #endif
 
 #define HOST_LEN 256
-
-/* ---------------------------------------------------------- HDF5 helpers */
-
-static void drop_attr(hid_t obj, const char *name)
-{
-    if (H5Aexists(obj, name) > 0)
-        H5Adelete(obj, name);
-}
-
-static int write_attr(hid_t obj, const char *name, hid_t type, hid_t space, const void *buf)
-{
-    drop_attr(obj, name);
-    hid_t a = H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
-    int rc = a >= 0 && H5Awrite(a, type, buf) >= 0 ? 0 : -1;
-    if (a >= 0)
-        H5Aclose(a);
-    return rc;
-}
-
-static hid_t vlen_str_type(void)
-{
-    hid_t t = H5Tcopy(H5T_C_S1);
-    H5Tset_size(t, H5T_VARIABLE);
-    H5Tset_cset(t, H5T_CSET_UTF8);
-    return t;
-}
-
-static int scalar_attr(hid_t obj, const char *name, hid_t type, const void *buf)
-{
-    hid_t s = H5Screate(H5S_SCALAR);
-    int rc = write_attr(obj, name, type, s, buf);
-    H5Sclose(s);
-    return rc;
-}
-
-int rb_h5_attr_str(hid_t obj, const char *name, const char *value)
-{
-    hid_t t = vlen_str_type();
-    const char *v = value ? value : "";
-    int rc = scalar_attr(obj, name, t, &v);
-    H5Tclose(t);
-    return rc;
-}
-
-int rb_h5_attr_int(hid_t obj, const char *name, long long value)
-{
-    int64_t v = value;
-    return scalar_attr(obj, name, H5T_NATIVE_INT64, &v);
-}
-
-int rb_h5_attr_u64(hid_t obj, const char *name, unsigned long long value)
-{
-    uint64_t v = value;
-    return scalar_attr(obj, name, H5T_NATIVE_UINT64, &v);
-}
-
-int rb_h5_attr_double(hid_t obj, const char *name, double value)
-{
-    return scalar_attr(obj, name, H5T_NATIVE_DOUBLE, &value);
-}
-
-int rb_h5_attr_str_array(hid_t obj, const char *name, const char *const *values, size_t n)
-{
-    hsize_t dim = n;
-    hid_t s = n ? H5Screate_simple(1, &dim, NULL) : H5Screate(H5S_NULL);
-    hid_t t = vlen_str_type();
-    int rc = write_attr(obj, name, t, s, values);
-    H5Tclose(t);
-    H5Sclose(s);
-    return rc;
-}
-
-int rb_h5_attr_int_array(hid_t obj, const char *name, const int *values, size_t n)
-{
-    hsize_t dim = n;
-    hid_t s = n ? H5Screate_simple(1, &dim, NULL) : H5Screate(H5S_NULL);
-    int rc = write_attr(obj, name, H5T_NATIVE_INT, s, values);
-    H5Sclose(s);
-    return rc;
-}
-
-int rb_h5_dataset_str(hid_t loc, const char *name, const char *value)
-{
-    hid_t t = vlen_str_type(), s = H5Screate(H5S_SCALAR);
-    hid_t d = H5Dcreate2(loc, name, t, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    const char *v = value ? value : "";
-    int rc = d >= 0 && H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v) >= 0 ? 0 : -1;
-    if (d >= 0)
-        H5Dclose(d);
-    H5Sclose(s);
-    H5Tclose(t);
-    return rc;
-}
-
-hid_t rb_h5_group(hid_t file, const char *path)
-{
-    if (H5Lexists(file, path, H5P_DEFAULT) > 0)
-        return H5Gopen2(file, path, H5P_DEFAULT);
-    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
-    H5Pset_create_intermediate_group(lcpl, 1);
-    hid_t g = H5Gcreate2(file, path, lcpl, H5P_DEFAULT, H5P_DEFAULT);
-    H5Pclose(lcpl);
-    return g;
-}
-
-/* ---------------------------------------------------------- metadata */
 
 void rb_utc_now(char *buf, size_t len)
 {

@@ -1,27 +1,11 @@
-/* Run metadata for the results archive (root attributes, Adiak-style
- * names; results/README.md lists them) and the small HDF5 attribute
- * helpers every archive writer uses. */
-#ifndef RB_METADATA_H
-#define RB_METADATA_H
+/* HDF5 helpers every archive writer uses: typed attributes, a string
+ * dataset, a group opened or created by path.  The bottom of the harness:
+ * it includes nothing of reducerbench's own, so any file may call it. */
+#ifndef RB_H5ATTR_H
+#define RB_H5ATTR_H
 
 #include <hdf5.h>
-#include <mpi.h>
 #include <stddef.h>
-
-/* Schema of the files written (results/README.md); bump on any change a
- * reader could notice. */
-#define RB_SCHEMA_VERSION 1
-
-/* Collective (gathers host names).  Writes the metadata known at start on
- * root's file (ignored elsewhere).  Returns non-zero on every rank when
- * root failed. */
-int rb_metadata_write_start(MPI_Comm comm, int root, hid_t file, const char *tool,
-                            int argc, char **argv);
-/* Not collective: end_time, then complete = 1 (the last attribute). */
-int rb_metadata_write_end(hid_t file);
-
-/* ISO 8601 UTC time, e.g. 2026-11-22T18:45:20Z. */
-void rb_utc_now(char *buf, size_t len);
 
 /* Attribute writers: 0 on success, -1 on failure.  Strings are scalar,
  * variable-length UTF-8 (h5py reads them as str); an existing attribute of

@@ -19,8 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "metadata.h"
 #include "bench_papi.h"
+#include "h5attr.h"
+#include "metadata.h"
 #include "topology.h"
 
 #define ROOT 0

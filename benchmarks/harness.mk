@@ -1,0 +1,31 @@
+# benchmarks/harness: what every program shares (harness.h says what lives
+# where).  Results archive, run metadata, PAPI, hwloc (issue 5); SimGrid
+# SMPI support (issue 10); synthetic gradients, device buffers, helpers.
+benchmarks_libbench_a_SOURCES += \
+	benchmarks/harness/harness.h \
+	benchmarks/harness/h5attr.h benchmarks/harness/h5attr.c \
+	benchmarks/harness/bench_common.h benchmarks/harness/bench_common.c \
+	benchmarks/harness/bench_device.h benchmarks/harness/bench_device.c \
+	benchmarks/harness/gradgen.h benchmarks/harness/gradgen.c \
+	benchmarks/harness/simmeta.h benchmarks/harness/simmeta.c \
+	benchmarks/harness/bench_papi.h benchmarks/harness/bench_papi.c \
+	benchmarks/harness/topology.h benchmarks/harness/topology.c \
+	benchmarks/harness/metadata.h benchmarks/harness/metadata.c \
+	benchmarks/harness/micro_row.h \
+	benchmarks/harness/archive.h benchmarks/harness/archive.c
+
+# The git revision recorded in every result file, regenerated on every
+# build but rewritten only when it changes.  Outside a git checkout (a
+# release tarball, make distcheck) it is "unknown".
+benchmarks/harness/rb_gitrev.h: rb-gitrev-force
+	@$(MKDIR_P) benchmarks/harness; \
+	rev=unknown; \
+	if test -d '$(top_srcdir)/.git' || test -f '$(top_srcdir)/.git'; then \
+	  rev=`cd '$(top_srcdir)' && git describe --always --dirty 2>/dev/null` || rev=unknown; \
+	  test -n "$$rev" || rev=unknown; \
+	fi; \
+	echo "#define RB_GIT_REVISION \"$$rev\"" > $@.tmp; \
+	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
+.PHONY: rb-gitrev-force
+benchmarks/harness/libbench_a-metadata.$(OBJEXT): benchmarks/harness/rb_gitrev.h
+CLEANFILES += benchmarks/harness/rb_gitrev.h

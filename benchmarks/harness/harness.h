@@ -1,0 +1,45 @@
+/* benchmarks/harness: what every benchmark program shares.
+ *
+ * The floors (docs/architecture.md): the library (src/, libreducer) at the
+ * bottom, this harness above it, the programs (benchmarks/micro, train,
+ * sketch, gpubench) on top.  A file includes only its own floor and the
+ * floors below it; tests/include_graph.py fails `make check` on an upward
+ * include or an include circle.  Programs never include each other.
+ *
+ * One header per concern, from the bottom of the harness up:
+ *   h5attr.h       typed HDF5 attributes, string datasets, groups by path
+ *   bench_common.h exit codes, usage errors, strict number parsers, MPI
+ *                  start-up (malloc policy), rank agreement, quantiles,
+ *                  the -T watchdog
+ *   bench_device.h device buffers for -d cuda
+ *   gradgen.h      deterministic synthetic sparse gradients
+ *   simmeta.h      SimGrid SMPI: simulation metadata, shared buffers,
+ *                  modelled compute
+ *   bench_papi.h   PAPI counters per phase
+ *   topology.h     hwloc topology and binding by local rank
+ *   metadata.h     the archive's root attributes (calls simmeta, papi,
+ *                  topology, common)
+ *   micro_row.h    one measured row of rb_micro (table and archive)
+ *   archive.h      the HDF5 results archive (calls metadata, topology,
+ *                  papi)
+ * The harness may print (it serves programs) and returns status codes for
+ * the program to act on; it exits only in bench_usage_error, bench_exit
+ * and the watchdog.
+ *
+ * This header includes them all, for a program that wants the whole
+ * harness; harness files include the single headers they need. */
+#ifndef RB_HARNESS_H
+#define RB_HARNESS_H
+
+#include "h5attr.h"
+#include "bench_common.h"
+#include "bench_device.h"
+#include "gradgen.h"
+#include "simmeta.h"
+#include "bench_papi.h"
+#include "topology.h"
+#include "metadata.h"
+#include "micro_row.h"
+#include "archive.h"
+
+#endif
