@@ -5,6 +5,7 @@ benchmarks_libbench_a_SOURCES += \
 	benchmarks/harness/harness.h \
 	benchmarks/harness/h5attr.h benchmarks/harness/h5attr.c \
 	benchmarks/harness/bench_common.h benchmarks/harness/bench_common.c \
+	benchmarks/harness/bench_cli.h benchmarks/harness/bench_cli.c \
 	benchmarks/harness/bench_device.h benchmarks/harness/bench_device.c \
 	benchmarks/harness/gradgen.h benchmarks/harness/gradgen.c \
 	benchmarks/harness/simmeta.h benchmarks/harness/simmeta.c \

@@ -31,6 +31,7 @@ endif
 
 bin_PROGRAMS += benchmarks/rb_train
 benchmarks_rb_train_SOURCES = benchmarks/train/train_main.c benchmarks/train/train.h \
+	benchmarks/train/train_options.c \
 	benchmarks/train/train_archive.c
 benchmarks_rb_train_CPPFLAGS = $(AM_CPPFLAGS) $(BLAS_CFLAGS) $(HDF5_CFLAGS)
 benchmarks_rb_train_LDADD = benchmarks/train/libtrain.a $(BENCH_LIBS) $(TRAIN_GPU_LIBS) \

@@ -3,3 +3,15 @@
 # a floor above its own (library < harness < programs).
 TESTS += tests/include_graph.py
 dist_check_SCRIPTS += tests/include_graph.py
+
+# The programs' option tables (benchmarks/harness/bench_cli.h): the parser
+# and --help against each table, in-process (test_cli), and each program's
+# --help against its table and the options it had before (cli_help.sh).
+check_PROGRAMS += tests/test_cli
+tests_test_cli_SOURCES = tests/test_cli.c benchmarks/micro/micro_options.c \
+	benchmarks/train/train_options.c benchmarks/sketch/sketch_options.c \
+	benchmarks/gpubench/gpubench_options.c
+tests_test_cli_CPPFLAGS = $(AM_CPPFLAGS) $(HDF5_CFLAGS)
+tests_test_cli_LDADD = $(BENCH_LIBS)
+TESTS += tests/test_cli tests/cli_help.sh
+dist_check_SCRIPTS += tests/cli_help.sh

@@ -1,19 +1,19 @@
 /* rb_gpubench: throughput of the libreducer CUDA kernels against the
  * device's measured copy bandwidth, and the NCCL transport (dense
  * allreduce, bitmap merge methods).  Run on one rank per GPU:
- *     mpirun -np 1 rb_gpubench [-n ELEMENTS] [-i ITERS]
+ *     mpirun -np 1 rb_gpubench [-n ELEMENTS] [-i ITERS]   (gpubench_options.c)
  * Timing: CUDA events around ITERS back-to-back launches on one stream
  * (kernels); MPI_Wtime around calls that synchronise (NCCL, rb_reduce).
  * rate = gradient bytes (n x 4) / time; copy = cudaMemcpy D2D of the same
  * buffer, reported as bytes copied / time (it reads and writes each byte). */
+#include "gpubench.h"
+
 #include "cuda/rb_kernels.h"
 #include "sparse.h"
 #include "rb_device.h"
 #include "reducer.h"
 
 #include <cuda_runtime_api.h>
-#include <getopt.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,51 +52,14 @@ static void row(const char *what, double density, int r, size_t n, double sec, d
                100.0 * gbs / copy_gbs);
 }
 
-/* A decimal or 0x count in [1, max]; 0 when s is not one. */
-static uint64_t parse_count(const char *s, uint64_t max)
-{
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (!*s || strchr(s, '-') || errno || *end || v == 0 || v > max)
-        return 0;
-    return v;
-}
-
-static int usage(FILE *f, int rc)
-{
-    fprintf(f, "usage: rb_gpubench [-n ELEMENTS] [-i ITERATIONS]\n"
-               "  -n  floats per buffer, 1 to 2^32 - 1 (default 64 Mi = 256 MiB)\n"
-               "  -i  timed repetitions per figure, 1 to 10^6 (default 20)\n");
-    MPI_Finalize();
-    return rc;
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    size_t n = (size_t)64 << 20;   /* 64 Mi floats = 256 MiB */
-    int c;
-    while ((c = getopt(argc, argv, "n:i:h")) != -1) {
-        if (c == 'h')
-            return usage(stdout, 0);
-        if (c != 'n' && c != 'i')
-            return usage(stderr, 2);
-        uint64_t v = parse_count(optarg, c == 'n' ? RB_MAX_ELEMENTS : 1000000);
-        if (!v) {
-            fprintf(stderr, "rb_gpubench: bad value '%s' for -%c\n", optarg, c);
-            return usage(stderr, 2);
-        }
-        if (c == 'n')
-            n = (size_t)v;
-        else
-            iters = (int)v;
-    }
-    if (optind < argc) {
-        fprintf(stderr, "rb_gpubench: unexpected argument '%s'\n", argv[optind]);
-        return usage(stderr, 2);
-    }
+    gpubench_opts o;
+    gpubench_parse_options(argc, argv, &o);
+    size_t n = (size_t)o.n;
+    iters = (int)o.iters;
     if (rb_device_select(MPI_COMM_WORLD, NULL) != RB_OK) {
         fprintf(stderr, "rb_gpubench: %s\n", rb_last_error());
         MPI_Finalize();

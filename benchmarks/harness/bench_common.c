@@ -17,7 +17,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-static int world_rank(void)
+int bench_world_rank(void)
 {
     int init = 0, fin = 0, rank = 0;
     MPI_Initialized(&init);
@@ -89,7 +89,7 @@ const char *bench_malloc_policy(void) { return malloc_policies[malloc_policy]; }
 
 _Noreturn void bench_usage_error(const char *prog, const char *fmt, ...)
 {
-    if (world_rank() == 0) {
+    if (bench_world_rank() == 0) {
         va_list ap;
         va_start(ap, fmt);
         fprintf(stderr, "%s: ", prog);
@@ -102,7 +102,7 @@ _Noreturn void bench_usage_error(const char *prog, const char *fmt, ...)
 
 void bench_printf0(const char *fmt, ...)
 {
-    if (world_rank() != 0)
+    if (bench_world_rank() != 0)
         return;
     va_list ap;
     va_start(ap, fmt);

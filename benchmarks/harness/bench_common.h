@@ -14,6 +14,9 @@ enum { RB_EXIT_OK = 0, RB_EXIT_FAILED = 1, RB_EXIT_USAGE = 2, RB_EXIT_TIMEOUT = 
  * line, so every rank finds the same error), finalize MPI, exit 2. */
 _Noreturn void bench_usage_error(const char *prog, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* This process's rank in MPI_COMM_WORLD; 0 before MPI_Init or after
+ * MPI_Finalize. */
+int bench_world_rank(void);
 /* Print on rank 0 only. */
 void bench_printf0(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Finalize MPI and exit with code (after flushing stdout). */

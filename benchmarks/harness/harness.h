@@ -11,6 +11,7 @@
  *   bench_common.h exit codes, usage errors, strict number parsers, MPI
  *                  start-up (malloc policy), rank agreement, quantiles,
  *                  the -T watchdog
+ *   bench_cli.h    the table-driven command-line parser and --help
  *   bench_device.h device buffers for -d cuda
  *   gradgen.h      deterministic synthetic sparse gradients
  *   simmeta.h      SimGrid SMPI: simulation metadata, shared buffers,
@@ -33,6 +34,7 @@
 
 #include "h5attr.h"
 #include "bench_common.h"
+#include "bench_cli.h"
 #include "bench_device.h"
 #include "gradgen.h"
 #include "simmeta.h"

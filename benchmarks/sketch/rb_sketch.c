@@ -28,6 +28,8 @@
  * average: relative L2 error, recall of the true non-zero rows, max abs error,
  * for c = rows*cols*density*ratio x {0.25, 1, 4, 16} and r = 1, 3, 5, next to
  * sqrt(U/c), the relative error r = 1 should show (docs/s2.md). */
+#include "sketch.h"
+
 #include "countsketch.h"
 #include "harness/bench_common.h"
 #include "harness/gradgen.h"
@@ -48,76 +50,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-typedef struct args {
-    size_t rows, cols;
-    double density, ratio;
-    int ranks, iters, error;
-    uint64_t seed;
-} args;
-
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: rb_sketch [--rows N] [--cols M] [--density D] [--ratio R]\n"
-               "                 [--ranks P] [--iters I] [--seed S] [--no-error]\n"
-               "defaults: --rows 32317 --cols 1024 --density 0.02 --ratio 0.25 --ranks 8 --iters 5\n");
-}
-
-/* One option's value into a; 0 if the key is known and the value valid. */
-static int parse_value(const char *k, const char *v, args *a)
-{
-    uint64_t u = 0;
-    int rc = -1;
-    if (!strcmp(k, "--rows") && !(rc = bench_parse_u64(v, &u)))
-        a->rows = (size_t)u;
-    else if (!strcmp(k, "--cols") && !(rc = bench_parse_u64(v, &u)))
-        a->cols = (size_t)u;
-    else if (!strcmp(k, "--density"))
-        rc = bench_parse_double(v, 1e-300, 1.0, &a->density);
-    else if (!strcmp(k, "--ratio"))
-        rc = bench_parse_double(v, 1e-300, 1e300, &a->ratio);
-    else if (!strcmp(k, "--ranks"))
-        rc = bench_parse_int(v, 1, 1 << 20, &a->ranks);
-    else if (!strcmp(k, "--iters"))
-        rc = bench_parse_int(v, 1, 1 << 20, &a->iters);
-    else if (!strcmp(k, "--seed"))
-        rc = bench_parse_u64(v, &a->seed);
-    return rc;
-}
-
-static int parse(int argc, char **argv, args *a)
-{
-    *a = (args){.rows = 32317, .cols = 1024, .density = 0.02, .ratio = 0.25,
-                .ranks = 8, .iters = 5, .error = 1, .seed = 42};
-    for (int i = 1; i < argc; i++) {
-        const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(k, "--no-error")) { a->error = 0; continue; }
-        if (!strcmp(k, "-h") || !strcmp(k, "--help")) { usage(stdout); exit(0); }
-        static const char *const keys[] = {"--rows", "--cols", "--density", "--ratio",
-                                           "--ranks", "--iters", "--seed"};
-        int known = 0;
-        for (size_t j = 0; j < sizeof keys / sizeof keys[0]; j++)
-            known |= !strcmp(k, keys[j]);
-        if (!known) {
-            fprintf(stderr, "rb_sketch: unknown option '%s'\n", k);
-            usage(stderr);
-            return -1;
-        }
-        if (!v) { fprintf(stderr, "rb_sketch: %s needs a value\n", k); return -1; }
-        i++;
-        if (parse_value(k, v, a)) {
-            fprintf(stderr, "rb_sketch: bad value '%s' for %s (rows, cols: integers >= 1; "
-                    "0 < density <= 1; ratio > 0; ranks, iters: 1 to 2^20)\n", v, k);
-            return -1;
-        }
-    }
-    if (a->rows == 0 || a->cols == 0 || a->rows > RB_MAX_ELEMENTS / a->cols) {
-        fprintf(stderr, "rb_sketch: rows x cols must be 1 to %llu elements\n",
-                (unsigned long long)RB_MAX_ELEMENTS);
-        return -1;
-    }
-    return 0;
 }
 
 /* Visit maximal runs of set bits. */
@@ -171,13 +103,13 @@ static double memcpy_bandwidth(size_t bytes, int iters)
     return bytes / best;
 }
 
-static size_t sketch_width(const args *a, double scale)
+static size_t sketch_width(const sketch_args *a, double scale)
 {
     double c = ceil((double)a->rows * a->cols * a->density * a->ratio * scale);
     return c < 1 ? 1 : c > (double)RB_CS_MAX_COLS ? RB_CS_MAX_COLS : (size_t)c;
 }
 
-static int throughput(const args *a, const rb_gradgen *g, float *x, uint64_t *bm, double mbw)
+static int throughput(const sketch_args *a, const rb_gradgen *g, float *x, uint64_t *bm, double mbw)
 {
     size_t n = a->rows * a->cols;
     size_t elems = rb_gradgen_fill(g, 0, x);
@@ -232,7 +164,7 @@ static int throughput(const args *a, const rb_gradgen *g, float *x, uint64_t *bm
 }
 
 /* One s2 step on a.ranks simulated ranks; errors against the exact average. */
-static int error_table(const args *a, rb_gradgen g, float *x, uint64_t *bm)
+static int error_table(const sketch_args *a, rb_gradgen g, float *x, uint64_t *bm)
 {
     size_t n = a->rows * a->cols, words = rb_bitmap_words(a->rows);
     g.nranks = a->ranks;
@@ -310,12 +242,8 @@ static int error_table(const args *a, rb_gradgen g, float *x, uint64_t *bm)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    args a;
-    int rc = parse(argc, argv, &a);
-    if (rc != 0) {
-        MPI_Finalize();
-        return 2;
-    }
+    sketch_args a;
+    sketch_parse_options(argc, argv, &a);
     size_t n = a.rows * a.cols;
     rb_gradgen g = {.rows = a.rows, .cols = a.cols, .density = a.density, .layout = RB_LAYOUT_ROW,
                     .overlap = RB_OVERLAP_RANDOM, .nranks = a.ranks, .seed = a.seed};
@@ -327,11 +255,11 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("# rb_sketch: %zu x %zu floats, row density %g, c = rows*cols*density*%g, one core\n",
-           a.rows, a.cols, a.density, a.ratio);
+           (size_t)a.rows, (size_t)a.cols, a.density, a.ratio);
     printf("# times are thread CPU time (CLOCK_THREAD_CPUTIME_ID), best of %d iterations;\n"
            "# on a shared machine they are still noisy\n", a.iters);
     double mbw = memcpy_bandwidth(n * sizeof(float), a.iters + 2);
-    rc = throughput(&a, &g, x, bm, mbw);
+    int rc = throughput(&a, &g, x, bm, mbw);
     if (rc == 0 && a.error)
         rc = error_table(&a, g, x, bm);
     free(x);

@@ -6,7 +6,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "harness/bench_cli.h"
 #include "reducer.h"
+
+enum { SPARSIFY_NONE = 0, SPARSIFY_TOPK = 1, SPARSIFY_THRESHOLD = 2 };
 
 typedef struct train_opts {
     const char *model, *data, *format, *reducer, *output, *shuffle, *sparsify, *schedule;
@@ -17,10 +20,17 @@ typedef struct train_opts {
     long eval_every, log_every, warmup, max_iters;
     double lr, momentum, weight_decay, target_accuracy, target_perplexity, time_limit;
     uint64_t seed, train_limit, test_limit;
-    int sparsify_kind;      /* 0 none, 1 topk, 2 threshold */
+    int sparsify_kind;      /* SPARSIFY_* */
     double sparsify_value;
     rb_options ropts;
 } train_opts;
+
+/* rb_train's option table (for tests/test_cli). */
+extern const bench_cli train_cli;
+/* Parse the command line into o, with the defaults that depend on the
+ * model; exits 2 with a message naming the option on bad input, 0 after
+ * --help or --list-reducers (train_options.c). */
+void train_parse_options(int argc, char **argv, train_opts *o);
 
 /* One evaluation. */
 typedef struct train_curve_row {

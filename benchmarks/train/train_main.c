@@ -1,7 +1,6 @@
 /* rb_train: data-parallel SGD of real models on real data over MPI, with
  * any libreducer reducer aggregating the gradients.  See docs/training.md. */
 #include <cblas.h>
-#include <getopt.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdarg.h>
@@ -18,255 +17,10 @@
 #include "train.h"
 
 static const char *prog = "rb_train";
-#define DEFAULT_IMAGES "/usr/share/datasets/fashion-mnist"
-#define DEFAULT_TEXT "/usr/share/games/fortunes"
 
 static int rank, nranks;
 
-/* ------------------------------------------------------------- options */
-static void usage(void)
-{
-    if (rank)
-        return;
-    printf(
-        "Usage: rb_train [options]   (run under mpirun; every rank the same options)\n"
-        "Model and data:\n"
-        "  --model NAME          mlp | lenet | wordlm (default mlp)\n"
-        "  --data DIR            images: IDX or CIFAR-10 binary directory (default "
-        DEFAULT_IMAGES ");\n"
-        "                        wordlm: .tokens directory or fortune files (default " DEFAULT_TEXT ")\n"
-        "  --format F            auto | idx | cifar | tokens | fortunes (default auto)\n"
-        "  --train-limit N       use the first N training samples (default 0 = all)\n"
-        "  --test-limit N        use the first N test samples (default 0 = all)\n"
-        "  --vocab N             wordlm vocabulary incl. <unk>,<eos> (default 10000; 0 = all)\n"
-        "  --context K           wordlm: previous words seen (default 3)\n"
-        "  --embed-dim D         wordlm embedding width (default 64)\n"
-        "  --hidden H            wordlm hidden units (default 256)\n"
-        "  --write-corpus DIR    wordlm: also write the corpus as DIR/{train,valid,test}.tokens\n"
-        "Optimisation:\n"
-        "  --batch N             samples per rank per step; global batch = N x ranks (default 64)\n"
-        "  --lr X                learning rate for the global batch (default: mlp 0.05, lenet 0.1,\n"
-        "                        wordlm 0.1)\n"
-        "  --momentum X          (default 0.9)\n"
-        "  --weight-decay X      on dense parameters (default 5e-4)\n"
-        "  --warmup N            linear warm-up iterations (default 100)\n"
-        "  --schedule S          const | cosine | step (x0.1 at 50%% and 75%%) (default cosine)\n"
-        "  --epochs N            (default 1)\n"
-        "  --iterations N        stop after N steps (default 0 = epochs decide)\n"
-        "  --seed N              parameters, shuffling (default 1)\n"
-        "  --shuffle local|ring  ring: one batch moves one hop around the ranks each step (default local)\n"
-        "Reduction:\n"
-        "  --reducer NAME        one of libreducer's reducers (default dense):");
-    for (size_t i = 0; i < rb_reducer_count(); i++)
-        printf(" %s", rb_reducer_name_at(i));
-    printf("\n"
-        "  -O key=value          reducer option (repeatable); keys:");
-    for (size_t i = 0; i < rb_option_count(); i++)
-        printf(" %s", rb_option_info_at(i)->key);
-    printf("\n"
-        "  --sparsify S          none | topk:R (keep fraction R) | threshold:T (default none)\n"
-        "  --error-feedback 0|1  keep what sparsification dropped for the next step (default 1)\n"
-        "Run control and output:\n"
-        "  --eval-every N        evaluate every N iterations (default 0 = every epoch)\n"
-        "  --log-every N         progress line every N iterations (default 0 = 10 per epoch)\n"
-        "  --target-accuracy A   stop when test accuracy (%%) >= A (default 0 = off)\n"
-        "  --target-perplexity P stop when validation perplexity <= P (default 0 = off)\n"
-        "  -T SECONDS            time limit; exit 124 when hit (default 0 = none)\n"
-        "  --threads N           OpenBLAS threads per rank (default 1)\n"
-        "  -d, --device host|cuda  where the model trains: host (OpenBLAS) or cuda (cuDNN +\n"
-        "                        cuBLAS, one GPU per node-local rank; gradients reduced from\n"
-        "                        device memory) (default host)\n"
-        "  --bench-sgemm         measure OpenBLAS SGEMM GFLOP/s and the model's GFLOP/s\n"
-        "  -o FILE               HDF5 archive (default: under results/; 'none' = no archive)\n"
-        "  --force               overwrite an existing archive\n"
-        "  --list-reducers       print each reducer with its traits and exit\n"
-        "  -h, --help            this text\n"
-        "\n" BENCH_MALLOC_HELP);
-}
-
-/* "name exact|lossy|gossip|nocomm" lines, for scripts and tests. */
-static void list_reducers(void)
-{
-    static const char *names[] = {"exact", "lossy", "gossip", "nocomm"};
-    for (size_t i = 0; rank == 0 && i < rb_reducer_count(); i++) {
-        unsigned t = 0;
-        rb_reducer_traits(rb_reducer_name_at(i), &t);
-        printf("%s", rb_reducer_name_at(i));
-        for (int b = 0; b < 4; b++)
-            if (t & (1u << b))
-                printf(" %s", names[b]);
-        printf("\n");
-    }
-}
-
-enum {
-    OPT_MODEL = 256, OPT_DATA, OPT_FORMAT, OPT_TRAIN_LIMIT, OPT_TEST_LIMIT, OPT_VOCAB, OPT_CONTEXT,
-    OPT_EMBED, OPT_HIDDEN, OPT_WRITE_CORPUS, OPT_BATCH, OPT_LR, OPT_MOMENTUM, OPT_WD, OPT_WARMUP,
-    OPT_SCHEDULE, OPT_EPOCHS, OPT_ITERS, OPT_SEED, OPT_SHUFFLE, OPT_REDUCER, OPT_SPARSIFY,
-    OPT_EF, OPT_EVAL, OPT_LOG, OPT_TACC, OPT_TPPL, OPT_THREADS, OPT_BENCH, OPT_FORCE, OPT_LIST
-};
-
-static const struct option long_opts[] = {
-    {"model", 1, 0, OPT_MODEL}, {"data", 1, 0, OPT_DATA}, {"format", 1, 0, OPT_FORMAT},
-    {"train-limit", 1, 0, OPT_TRAIN_LIMIT}, {"test-limit", 1, 0, OPT_TEST_LIMIT},
-    {"vocab", 1, 0, OPT_VOCAB}, {"context", 1, 0, OPT_CONTEXT}, {"embed-dim", 1, 0, OPT_EMBED},
-    {"hidden", 1, 0, OPT_HIDDEN}, {"write-corpus", 1, 0, OPT_WRITE_CORPUS},
-    {"batch", 1, 0, OPT_BATCH}, {"lr", 1, 0, OPT_LR}, {"momentum", 1, 0, OPT_MOMENTUM},
-    {"weight-decay", 1, 0, OPT_WD}, {"warmup", 1, 0, OPT_WARMUP}, {"schedule", 1, 0, OPT_SCHEDULE},
-    {"epochs", 1, 0, OPT_EPOCHS}, {"iterations", 1, 0, OPT_ITERS}, {"seed", 1, 0, OPT_SEED},
-    {"shuffle", 1, 0, OPT_SHUFFLE}, {"reducer", 1, 0, OPT_REDUCER},
-    {"sparsify", 1, 0, OPT_SPARSIFY}, {"error-feedback", 1, 0, OPT_EF},
-    {"eval-every", 1, 0, OPT_EVAL}, {"log-every", 1, 0, OPT_LOG},
-    {"target-accuracy", 1, 0, OPT_TACC}, {"target-perplexity", 1, 0, OPT_TPPL},
-    {"threads", 1, 0, OPT_THREADS}, {"bench-sgemm", 0, 0, OPT_BENCH}, {"force", 0, 0, OPT_FORCE},
-    {"list-reducers", 0, 0, OPT_LIST},    {"device", 1, 0, 'd'}, {"help", 0, 0, 'h'},
-    {0, 0, 0, 0}};
-
-static void defaults(train_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->model = "mlp", o->format = "auto", o->reducer = "dense", o->shuffle = "local";
-    o->sparsify = "none", o->schedule = "cosine";
-    o->batch = 64, o->epochs = 1, o->threads = 1, o->ctx = 3, o->embed_dim = 64, o->hidden = 256;
-    o->vocab = 10000, o->error_feedback = 1, o->warmup = 100;
-    o->lr = -1.0, o->momentum = 0.9, o->weight_decay = 5e-4;
-    o->seed = 1, o->device = "host";
-    rb_options_default(&o->ropts);
-}
-
-static const char *optname(int c)
-{
-    for (const struct option *p = long_opts; p->name; p++)
-        if (p->val == c)
-            return p->name;
-    return "?";
-}
-
 #define BAD(...) bench_usage_error(prog, __VA_ARGS__)
-
-static int int_arg(int c, const char *s, long min, long max)
-{
-    int v;
-    if (bench_parse_int(s, min, max, &v) < 0)
-        BAD("--%s: '%s' is not an integer in %ld..%ld", optname(c), s, min, max);
-    return v;
-}
-
-static double dbl_arg(int c, const char *s, double min, double max)
-{
-    double v;
-    if (bench_parse_double(s, min, max, &v) < 0)
-        BAD("--%s: '%s' is not a number in %g..%g", optname(c), s, min, max);
-    return v;
-}
-
-static uint64_t u64_arg(int c, const char *s)
-{
-    uint64_t v;
-    if (bench_parse_u64(s, &v) < 0)
-        BAD("--%s: '%s' is not a non-negative integer", optname(c), s);
-    return v;
-}
-
-static void parse_sparsify(train_opts *o)
-{
-    const char *s = o->sparsify;
-    if (!strcmp(s, "none"))
-        return;
-    if (!strncmp(s, "topk:", 5)) {
-        o->sparsify_kind = 1;
-        if (bench_parse_double(s + 5, 1e-9, 1.0, &o->sparsify_value) < 0)
-            BAD("--sparsify: '%s': topk:R needs a fraction 0 < R <= 1", s);
-    } else if (!strncmp(s, "threshold:", 10)) {
-        o->sparsify_kind = 2;
-        if (bench_parse_double(s + 10, 0.0, 1e30, &o->sparsify_value) < 0)
-            BAD("--sparsify: '%s': threshold:T needs T >= 0", s);
-    } else
-        BAD("--sparsify: '%s' is not none, topk:R or threshold:T", s);
-}
-
-static void parse_args(int argc, char **argv, train_opts *o)
-{
-    defaults(o);
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":hO:o:T:d:", long_opts, NULL)) != -1) {
-        switch (c) {
-        case OPT_MODEL: o->model = optarg; break;
-        case OPT_DATA: o->data = optarg; break;
-        case OPT_FORMAT: o->format = optarg; break;
-        case OPT_TRAIN_LIMIT: o->train_limit = u64_arg(c, optarg); break;
-        case OPT_TEST_LIMIT: o->test_limit = u64_arg(c, optarg); break;
-        case OPT_VOCAB: o->vocab = int_arg(c, optarg, 0, 10000000); break;
-        case OPT_CONTEXT: o->ctx = int_arg(c, optarg, 1, 64); break;
-        case OPT_EMBED: o->embed_dim = int_arg(c, optarg, 1, 4096); break;
-        case OPT_HIDDEN: o->hidden = int_arg(c, optarg, 1, 65536); break;
-        case OPT_WRITE_CORPUS: o->write_corpus = optarg; break;
-        case OPT_BATCH: o->batch = int_arg(c, optarg, 1, 65536); break;
-        case OPT_LR: o->lr = dbl_arg(c, optarg, 0.0, 1e6); break;
-        case OPT_MOMENTUM: o->momentum = dbl_arg(c, optarg, 0.0, 0.999999); break;
-        case OPT_WD: o->weight_decay = dbl_arg(c, optarg, 0.0, 1.0); break;
-        case OPT_WARMUP: o->warmup = int_arg(c, optarg, 0, 1L << 30); break;
-        case OPT_SCHEDULE: o->schedule = optarg; break;
-        case OPT_EPOCHS: o->epochs = int_arg(c, optarg, 1, 1000000); break;
-        case OPT_ITERS: o->max_iters = int_arg(c, optarg, 0, 1L << 30); break;
-        case OPT_SEED: o->seed = u64_arg(c, optarg); break;
-        case OPT_SHUFFLE: o->shuffle = optarg; break;
-        case OPT_REDUCER: o->reducer = optarg; break;
-        case OPT_SPARSIFY: o->sparsify = optarg; break;
-        case OPT_EF: o->error_feedback = int_arg(c, optarg, 0, 1); break;
-        case OPT_EVAL: o->eval_every = int_arg(c, optarg, 0, 1L << 30); break;
-        case OPT_LOG: o->log_every = int_arg(c, optarg, 0, 1L << 30); break;
-        case OPT_TACC: o->target_accuracy = dbl_arg(c, optarg, 0.0, 100.0); break;
-        case OPT_TPPL: o->target_perplexity = dbl_arg(c, optarg, 0.0, 1e30); break;
-        case OPT_THREADS: o->threads = int_arg(c, optarg, 1, 1024); break;
-        case OPT_BENCH: o->bench_sgemm = 1; break;
-        case OPT_FORCE: o->force = 1; break;
-        case OPT_LIST: list_reducers(); bench_exit(RB_EXIT_OK);
-        case 'O':
-            if (rb_options_set(&o->ropts, optarg) != RB_OK)
-                BAD("-O %s: %s", optarg, rb_last_error());
-            break;
-        case 'o': o->output = optarg; break;
-        case 'd': o->device = optarg; break;
-        case 'T':
-            if (bench_parse_double(optarg, 0.0, 1e9, &o->time_limit) < 0)
-                BAD("-T: '%s' is not a number of seconds >= 0", optarg);
-            break;
-        case 'h': usage(); bench_exit(RB_EXIT_OK);
-        case ':': BAD("option '%s' needs a value (see --help)", argv[optind - 1]);
-        default: BAD("unknown option '%s' (see --help)", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        BAD("unexpected argument '%s' (see --help)", argv[optind]);
-    if (strcmp(o->model, "mlp") && strcmp(o->model, "lenet") && strcmp(o->model, "wordlm"))
-        BAD("--model: '%s' is not mlp, lenet or wordlm", o->model);
-    if (strcmp(o->device, "host") && strcmp(o->device, "cuda"))
-        BAD("--device: '%s' is not host or cuda", o->device);
-    if (!strcmp(o->device, "cuda") && !gpu_model_available())
-        BAD("--device cuda: %s", gpu_model_libraries());
-    if (strcmp(o->shuffle, "local") && strcmp(o->shuffle, "ring"))
-        BAD("--shuffle: '%s' is not local or ring", o->shuffle);
-    if (strcmp(o->schedule, "const") && strcmp(o->schedule, "cosine") && strcmp(o->schedule, "step"))
-        BAD("--schedule: '%s' is not const, cosine or step", o->schedule);
-    const char *fmts[] = {"auto", "idx", "cifar", "tokens", "fortunes"};
-    int fok = 0;
-    for (size_t i = 0; i < 5; i++)
-        fok |= !strcmp(o->format, fmts[i]);
-    if (!fok)
-        BAD("--format: '%s' is not auto, idx, cifar, tokens or fortunes", o->format);
-    unsigned traits;
-    if (rb_reducer_traits(o->reducer, &traits) != RB_OK)
-        BAD("--reducer: '%s' is not a reducer (see --help for the list)", o->reducer);
-    if (o->vocab == 1 || o->vocab == 2)
-        BAD("--vocab: %d leaves no room for words besides <unk> and <eos>", o->vocab);
-    parse_sparsify(o);
-    if (o->lr < 0)
-        o->lr = strcmp(o->model, "mlp") ? 0.1 : 0.05;
-    if (!o->data)
-        o->data = strcmp(o->model, "wordlm") ? DEFAULT_IMAGES : DEFAULT_TEXT;
-}
 
 /* ----------------------------------------------------------------- data */
 static int exists(const char *dir, const char *name)
@@ -467,7 +221,7 @@ static void sparsify(const train_opts *o, float *g, float *residual, float *scra
         for (size_t i = 0; i < n; i++)
             g[i] += residual[i];
     float thr = (float)o->sparsify_value;
-    if (o->sparsify_kind == 1) {
+    if (o->sparsify_kind == SPARSIFY_TOPK) {
         size_t k = (size_t)ceil(o->sparsify_value * (double)n);
         if (k < 1)
             k = 1;
@@ -663,7 +417,7 @@ static void sparsify_group(const train_opts *o, grad_group *g)
         return;
     if (!g->on_gpu)
         sparsify(o, g->grad, g->residual, g->scratch, g->n);
-    else if (gpu_sparsify(g->gpu_sparse, g->grad, o->sparsify_kind == 1, o->sparsify_value, err,
+    else if (gpu_sparsify(g->gpu_sparse, g->grad, o->sparsify_kind == SPARSIFY_TOPK, o->sparsify_value, err,
                           sizeof err))
         gpu_die("sparsify", err);
 }
@@ -753,7 +507,9 @@ int main(int argc, char **argv)
     if (!bench_argv_agree(MPI_COMM_WORLD, argc, argv))
         BAD("ranks were started with different command lines");
     train_opts o;
-    parse_args(argc, argv, &o);
+    train_parse_options(argc, argv, &o);
+    if (!strcmp(o.device, "cuda") && !gpu_model_available())
+        BAD("--device cuda: %s", gpu_model_libraries());
     openblas_set_num_threads(o.threads);
     int wordlm = !strcmp(o.model, "wordlm");
 

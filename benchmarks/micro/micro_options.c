@@ -1,0 +1,265 @@
+/* rb_micro's command line: the option table (names follow OSU
+ * Micro-Benchmarks and nccl-tests), its custom values and the checks that
+ * span several options. */
+#include "micro.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/bench_common.h"
+#include "harness/bench_papi.h"
+
+/* ---------------------------------------------------------- custom values */
+
+static int parse_reducers(const char *v, void *opts, char *msg, size_t len)
+{
+    micro_opts *o = opts;
+    if (strlen(v) >= sizeof o->reducers) {
+        snprintf(msg, len, "list too long");
+        return -1;
+    }
+    if (strcmp(v, "all")) {
+        char buf[sizeof o->reducers];
+        snprintf(buf, sizeof buf, "%s", v);
+        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            unsigned t;
+            if (rb_reducer_traits(tok, &t) != RB_OK) {
+                snprintf(msg, len, "unknown reducer '%s'", tok);
+                return -1;
+            }
+        }
+        if (!v[0] || v[0] == ',' || strstr(v, ",,") || v[strlen(v) - 1] == ',') {
+            snprintf(msg, len, "'%s' is not a comma list of names", v);
+            return -1;
+        }
+    }
+    snprintf(o->reducers, sizeof o->reducers, "%s", v);
+    return 0;
+}
+
+/* OSU's form: MIN:MAX, MIN: or :MAX keep the other bound, a bare MAX runs
+ * from the default first size (4K, or MAX itself when smaller). */
+static int parse_msg_range(const char *v, void *opts, char *msg, size_t len)
+{
+    micro_opts *o = opts;
+    const char *colon = strchr(v, ':');
+    if (!colon) {
+        if (bench_parse_size(v, &o->max_bytes)) {
+            snprintf(msg, len, "'%s' is not [MIN:]MAX (bytes, K/M/G suffixes)", v);
+            return -1;
+        }
+        o->min_bytes = o->max_bytes < 4096 ? o->max_bytes : 4096;
+        return 0;
+    }
+    char lo[64] = "", hi[64] = "";
+    if ((size_t)(colon - v) >= sizeof lo || strlen(colon + 1) >= sizeof hi) {
+        snprintf(msg, len, "'%s' is not [MIN:]MAX", v);
+        return -1;
+    }
+    memcpy(lo, v, (size_t)(colon - v));
+    strcpy(hi, colon + 1);
+    if ((lo[0] && bench_parse_size(lo, &o->min_bytes)) || (hi[0] && bench_parse_size(hi, &o->max_bytes))) {
+        snprintf(msg, len, "'%s' is not [MIN:]MAX (bytes, K/M/G suffixes)", v);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_shape(const char *v, void *opts, char *msg, size_t len)
+{
+    micro_opts *o = opts;
+    const char *x = strchr(v, 'x');
+    char r[32] = "";
+    if (!x || (size_t)(x - v) >= sizeof r) {
+        snprintf(msg, len, "'%s' is not ROWSxCOLS", v);
+        return -1;
+    }
+    memcpy(r, v, (size_t)(x - v));
+    if (bench_parse_u64(r, &o->shape_rows) || bench_parse_u64(x + 1, &o->shape_cols) || o->shape_cols == 0) {
+        snprintf(msg, len, "'%s' is not ROWSxCOLS (COLS >= 1)", v);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_device(const char *v, void *opts, char *msg, size_t len)
+{
+    micro_opts *o = opts;
+    if (!strcmp(v, "host") || !strcmp(v, "cuda")) {
+        o->device = !strcmp(v, "cuda") ? RB_DEVICE_CUDA : RB_DEVICE_HOST;
+        return 0;
+    }
+    snprintf(msg, len, "'%s' is not host or cuda", v);
+    return -1;
+}
+
+static int parse_layout(const char *v, void *opts, char *msg, size_t len)
+{
+    if (!rb_layout_parse(v, &((micro_opts *)opts)->layout))
+        return 0;
+    snprintf(msg, len, "'%s' is not element, row or block", v);
+    return -1;
+}
+
+static int parse_overlap(const char *v, void *opts, char *msg, size_t len)
+{
+    if (!rb_overlap_parse(v, &((micro_opts *)opts)->overlap))
+        return 0;
+    snprintf(msg, len, "'%s' is not random, all or none", v);
+    return -1;
+}
+
+static int parse_bind(const char *v, void *opts, char *msg, size_t len)
+{
+    if (!rb_bind_parse(v, &((micro_opts *)opts)->bind))
+        return 0;
+    snprintf(msg, len, "'%s' is not none, core or socket", v);
+    return -1;
+}
+
+/* ---------------------------------------------------------- --help */
+
+static const char *reducer_help(void)
+{
+    static char buf[512];
+    return bench_cli_reducer_names("reducers to run:", buf, sizeof buf);
+}
+
+static void epilogue(FILE *out)
+{
+    fprintf(out, "\n"
+"Timing: MPI_Barrier before every call, each rank times its own call with\n"
+"MPI_Wtime.  avg/min/max: over ranks of each rank's mean; p50/p99: over\n"
+"iterations of the slowest rank's time.  algbw = bytes/avg; busbw = algbw *\n"
+"2(p-1)/p (nccl-tests).  sent: payload bytes per rank per call (collectives\n"
+"by the ring model, docs/wire-bytes.md); bound: 2k(p-1)/p x 8 B for the k\n"
+"non-zeros of the aggregate.\n"
+"\n"
+"Reducer options (-O KEY=VALUE):\n");
+    rb_options defaults;
+    rb_options_default(&defaults);
+    for (size_t i = 0; i < rb_option_count(); i++) {
+        const rb_option_info *info = rb_option_info_at(i);
+        char val[64];
+        rb_option_format(&defaults, i, val, sizeof val);
+        fprintf(out, "  %-18s [%s] %s (default %s)\n", info->key, info->reducers, info->help, val);
+        if (info->type == RB_OPT_ENUM)   /* the values it takes, spelled as -O wants them */
+            fprintf(out, "  %-18s values: %s\n", "", info->choices[0] == '|' ? info->choices + 1
+                                                                          : info->choices);
+    }
+    fprintf(out, "\n" BENCH_MALLOC_HELP);
+    fprintf(out, "\nExit status: 0 ok, 1 validation failure or error, 2 usage error, 124 timeout.\n");
+}
+
+/* ---------------------------------------------------------- the table */
+
+#define F(field) offsetof(micro_opts, field)
+#define SECTION(text) {.type = BENCH_OPT_SECTION, .help = text}
+static const bench_opt options[] = {
+    SECTION("Reducers and data:"),
+    {BENCH_OPT_CUSTOM, "reducer", 0, "NAME[,NAME]|all", .def = "all", .parse = parse_reducers,
+     .help_fn = reducer_help},
+    {BENCH_OPT_DOUBLE, "density", 0, "D", F(density), 0.0, 1.0, "0.01",
+     .help = "fraction of non-zero units per rank, 0..1", .expect = "a number in [0, 1]"},
+    {BENCH_OPT_CUSTOM, "layout", 0, "element|row|block", .def = "element", .parse = parse_layout,
+     .help = "non-zero units: elements, rows of --cols, or blocks of block_size elements"},
+    {BENCH_OPT_CUSTOM, "overlap", 0, "random|all|none", .def = "random", .parse = parse_overlap,
+     .help = "how ranks' supports coincide (none needs density <= 1/ranks)"},
+    {BENCH_OPT_U64, "cols", 0, "C", F(cols), 1, 1.8e19, "1",
+     .help = "gradient columns (row layout; rows = count/C)", .expect = "a positive integer"},
+    {BENCH_OPT_CUSTOM, "shape", 0, "RxC", .parse = parse_shape,
+     .help = "one gradient of R rows x C columns instead of a sweep"},
+    {BENCH_OPT_U64, "seed", 0, "S", F(seed), .def = "1", .help = "seed of the synthetic gradients",
+     .expect = "an unsigned integer"},
+    {BENCH_OPT_REDUCER_OPTION, "option", 'O', "KEY=VALUE", F(ropts),
+     .help = "reducer option (repeatable), see below"},
+    SECTION("Sizes and timing (bytes of the dense float buffer):"),
+    {BENCH_OPT_CUSTOM, "message-size", 'm', "[MIN:]MAX", .def = "4K:4M", .parse = parse_msg_range,
+     .help = "sizes from MIN to MAX in --stepfactor steps; a bare MAX starts at 4K, or at MAX if "
+             "smaller"},
+    {BENCH_OPT_SIZE, "minbytes", 'b', "N", F(min_bytes), .help = "first size (K/M/G suffixes)",
+     .expect = "a size"},
+    {BENCH_OPT_SIZE, "maxbytes", 'e', "N", F(max_bytes), .help = "last size", .expect = "a size"},
+    {BENCH_OPT_DOUBLE, "stepfactor", 'f', "F", F(factor), 1.0 + 1e-9, 1e6, "2",
+     .help = "multiply the size by F each step", .expect = "a number > 1"},
+    {BENCH_OPT_INT, "iterations", 'i', "N", F(iters), 1, 100000000, "20", .help = "timed calls per size",
+     .expect = "an integer >= 1"},
+    {BENCH_OPT_INT, "warmup", 'x', "N", F(warmup), 0, 100000000, "3", .help = "untimed calls per size",
+     .expect = "an integer >= 0"},
+    {BENCH_OPT_INT, "check", 'c', "0|1", F(check), 0, 1, "1",
+     .help = "validate against the exact average: exact reducers count #wrong and exit 1 on any; s2 "
+     "reports rel. L2 error, recall, max error; gossip reports the consensus distance",
+     .def_text = "on", .expect = "0 or 1", .flag_value = 1, .optional = 1},
+    {BENCH_OPT_FLAG, "no-check", 0, NULL, F(check), .help = "no validation: faster sweeps of large sizes",
+     .flag_value = 0},
+    {BENCH_OPT_DOUBLE, "compute", 0, "SEC", F(compute), 0.0, 1e6, NULL,
+     .help = "SEC s of modelled compute before each timed call (training-iteration model; included in "
+     "the time; charged to simulated time under SimGrid SMPI)",
+     .expect = "a number of seconds >= 0"},
+    {BENCH_OPT_DOUBLE, "timeout", 'T', "SEC", F(timeout), 0.0, 1e9, "0",
+     .help = "stop after SEC seconds, exit 124", .def_text = "0 = none", .expect = "a number of seconds >= 0"},
+    {BENCH_OPT_CUSTOM, "device", 'd', "host|cuda", .def = "host", .parse = parse_device,
+     .help = "where the gradient lives"},
+    SECTION("Output:"),
+    {BENCH_OPT_STRING, "output", 'o', "FILE.h5", F(output),
+     .help = "HDF5 archive; 'none' writes no archive; a device, FIFO or link is refused",
+     .def_text = "under Slurm results/<job id>.h5, results/<job id>_<task>.h5 in an array; else "
+                 "results/rb_micro-<UTC time>-<pid>.h5"},
+    {BENCH_OPT_FLAG, "force", 0, NULL, F(force), .help = "overwrite an existing archive", .flag_value = 1},
+    {BENCH_OPT_STRING, "papi", 'P', "EVENTS", F(papi_events),
+     .help = "PAPI events counted per phase, comma list, 'none'; counted even in VMs: "
+             "sde:::reducerbench::EVENT, EVENT = cpu_time_ns minor_faults major_faults "
+             "vol_ctx_switches invol_ctx_switches",
+     .def_text = RB_PAPI_DEFAULT_EVENTS},
+    {BENCH_OPT_CUSTOM, "bind", 0, "none|core|socket", .def = "none", .parse = parse_bind,
+     .help = "bind each rank by its local rank"},
+    {BENCH_OPT_FLAG, "quiet", 'q', NULL, F(quiet), .help = "no preamble", .flag_value = 1},
+    {BENCH_OPT_ACTION, "help", 'h', .help = "this help", .action = bench_cli_help_action},
+    {.type = BENCH_OPT_END},
+};
+#undef SECTION
+#undef F
+
+const bench_cli micro_cli = {
+    .prog = PROG,
+    .usage = "Usage: " PROG " [OPTIONS]\n"
+             "Benchmark gradient reducers on synthetic sparse gradients (MPI; run with\n"
+             "mpirun/srun).  One table per reducer on stdout; -o writes an HDF5 archive.\n",
+    .opts = options,
+    .help_col = 29,
+    .epilogue = epilogue,
+};
+
+/* ---------------------------------------------------------- checks */
+
+/* What no single option can check. */
+static void check_combination(micro_opts *o, int ranks)
+{
+    if (o->min_bytes > o->max_bytes)
+        bench_usage_error(PROG, "-m/--message-size: MIN %llu > MAX %llu",
+                          (unsigned long long)o->min_bytes, (unsigned long long)o->max_bytes);
+    if (o->max_bytes / 4 > UINT32_MAX)
+        bench_usage_error(PROG, "-m/--message-size: MAX exceeds %llu bytes (2^32 elements)",
+                          4ULL * UINT32_MAX);
+    if (o->shape_rows && o->shape_rows > UINT32_MAX / o->shape_cols)   /* no wrap */
+        bench_usage_error(PROG, "--shape: more than 2^32 - 1 elements");
+    if (o->ropts.gossip_mix == RB_GOSSIP_MIX_PARAMS)   /* rb_reduce would time a no-op */
+        bench_usage_error(PROG, "-O gossip_mix=params: rb_micro times rb_reduce, which mixes "
+                          "nothing in that mode; use grad or both (rb_train mixes parameters)");
+    if (o->shape_rows)
+        o->cols = o->shape_cols;
+    if (o->layout == RB_LAYOUT_ROW && o->cols == 1 && !o->shape_rows)
+        bench_usage_error(PROG, "--layout row needs --cols C (> 1) or --shape RxC");
+    if (o->overlap == RB_OVERLAP_NONE && o->density * ranks > 1.0)
+        bench_usage_error(PROG, "--overlap none: density %g x %d ranks exceeds 1", o->density, ranks);
+}
+
+void micro_parse_options(int argc, char **argv, int ranks, micro_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    rb_options_default(&o->ropts);
+    bench_cli_parse_or_exit(&micro_cli, argc, argv, o);
+    check_combination(o, ranks);
+}

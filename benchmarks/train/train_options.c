@@ -1,0 +1,195 @@
+/* rb_train's command line: the option table, its custom values and the
+ * defaults that depend on the model. */
+#include "train.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "harness/bench_common.h"
+
+#define PROG "rb_train"
+#define DEFAULT_IMAGES "/usr/share/datasets/fashion-mnist"
+#define DEFAULT_TEXT "/usr/share/games/fortunes"
+
+/* ---------------------------------------------------------- custom values */
+
+static int parse_reducer(const char *v, void *opts, char *msg, size_t len)
+{
+    unsigned traits;
+    if (rb_reducer_traits(v, &traits) != RB_OK) {
+        snprintf(msg, len, "'%s' is not a reducer (see --help for the list)", v);
+        return -1;
+    }
+    ((train_opts *)opts)->reducer = v;
+    return 0;
+}
+
+/* none | topk:R | threshold:T into sparsify, sparsify_kind, sparsify_value. */
+static int parse_sparsify(const char *v, void *opts, char *msg, size_t len)
+{
+    train_opts *o = opts;
+    o->sparsify = v;
+    o->sparsify_kind = SPARSIFY_NONE;
+    if (!strcmp(v, "none"))
+        return 0;
+    if (!strncmp(v, "topk:", 5)) {
+        o->sparsify_kind = SPARSIFY_TOPK;
+        if (bench_parse_double(v + 5, 1e-9, 1.0, &o->sparsify_value) == 0)
+            return 0;
+        snprintf(msg, len, "'%s': topk:R needs a fraction 0 < R <= 1", v);
+    } else if (!strncmp(v, "threshold:", 10)) {
+        o->sparsify_kind = SPARSIFY_THRESHOLD;
+        if (bench_parse_double(v + 10, 0.0, 1e30, &o->sparsify_value) == 0)
+            return 0;
+        snprintf(msg, len, "'%s': threshold:T needs T >= 0", v);
+    } else {
+        snprintf(msg, len, "'%s' is not none, topk:R or threshold:T", v);
+    }
+    return -1;
+}
+
+/* --list-reducers: "name exact|lossy|gossip|nocomm" lines, for scripts. */
+static void list_reducers(const bench_cli *cli, void *opts)
+{
+    (void)cli, (void)opts;
+    static const char *names[] = {"exact", "lossy", "gossip", "nocomm"};
+    for (size_t i = 0; bench_world_rank() == 0 && i < rb_reducer_count(); i++) {
+        unsigned t = 0;
+        rb_reducer_traits(rb_reducer_name_at(i), &t);
+        printf("%s", rb_reducer_name_at(i));
+        for (int b = 0; b < 4; b++)
+            if (t & (1u << b))
+                printf(" %s", names[b]);
+        printf("\n");
+    }
+}
+
+/* ---------------------------------------------------------- --help */
+
+static const char *reducer_help(void)
+{
+    static char buf[512];
+    return bench_cli_reducer_names("one of libreducer's reducers:", buf, sizeof buf);
+}
+
+static const char *reducer_option_help(void)
+{
+    static char buf[1024];
+    size_t off = (size_t)snprintf(buf, sizeof buf, "reducer option (repeatable); keys:");
+    for (size_t i = 0; i < rb_option_count() && off < sizeof buf; i++)
+        off += (size_t)snprintf(buf + off, sizeof buf - off, " %s", rb_option_info_at(i)->key);
+    return buf;
+}
+
+static void epilogue(FILE *out)
+{
+    fprintf(out, "\n" BENCH_MALLOC_HELP);
+}
+
+/* ---------------------------------------------------------- the table */
+
+#define F(field) offsetof(train_opts, field)
+#define SECTION(text) {.type = BENCH_OPT_SECTION, .help = text}
+#define ITERS (1L << 30)
+static const bench_opt options[] = {
+    SECTION("Model and data:"),
+    {BENCH_OPT_CHOICE, "model", 0, "NAME", F(model), .def = "mlp", .choices = "mlp|lenet|wordlm",
+     .help = "mlp | lenet | wordlm"},
+    {BENCH_OPT_STRING, "data", 0, "DIR", F(data),
+     .help = "images: IDX or CIFAR-10 binary directory; wordlm: .tokens directory or fortune files",
+     .def_text = "images " DEFAULT_IMAGES ", wordlm " DEFAULT_TEXT},
+    {BENCH_OPT_CHOICE, "format", 0, "F", F(format), .def = "auto",
+     .choices = "auto|idx|cifar|tokens|fortunes", .help = "auto | idx | cifar | tokens | fortunes"},
+    {BENCH_OPT_U64, "train-limit", 0, "N", F(train_limit), .def = "0", .def_text = "0 = all",
+     .help = "use the first N training samples"},
+    {BENCH_OPT_U64, "test-limit", 0, "N", F(test_limit), .def = "0", .def_text = "0 = all",
+     .help = "use the first N test samples"},
+    {BENCH_OPT_INT, "vocab", 0, "N", F(vocab), 0, 10000000, "10000",
+     .help = "wordlm vocabulary incl. <unk>,<eos>", .def_text = "10000; 0 = all"},
+    {BENCH_OPT_INT, "context", 0, "K", F(ctx), 1, 64, "3", .help = "wordlm: previous words seen"},
+    {BENCH_OPT_INT, "embed-dim", 0, "D", F(embed_dim), 1, 4096, "64", .help = "wordlm embedding width"},
+    {BENCH_OPT_INT, "hidden", 0, "H", F(hidden), 1, 65536, "256", .help = "wordlm hidden units"},
+    {BENCH_OPT_STRING, "write-corpus", 0, "DIR", F(write_corpus),
+     .help = "wordlm: also write the corpus as DIR/{train,valid,test}.tokens"},
+    SECTION("Optimisation:"),
+    {BENCH_OPT_INT, "batch", 0, "N", F(batch), 1, 65536, "64",
+     .help = "samples per rank per step; global batch = N x ranks"},
+    {BENCH_OPT_DOUBLE, "lr", 0, "X", F(lr), 0.0, 1e6, NULL, .help = "learning rate for the global batch",
+     .def_text = "mlp 0.05, lenet 0.1, wordlm 0.1"},
+    {BENCH_OPT_DOUBLE, "momentum", 0, "X", F(momentum), 0.0, 0.999999, "0.9", .help = "SGD momentum"},
+    {BENCH_OPT_DOUBLE, "weight-decay", 0, "X", F(weight_decay), 0.0, 1.0, "5e-4",
+     .help = "on dense parameters"},
+    {BENCH_OPT_LONG, "warmup", 0, "N", F(warmup), 0, ITERS, "100", .help = "linear warm-up iterations"},
+    {BENCH_OPT_CHOICE, "schedule", 0, "S", F(schedule), .def = "cosine", .choices = "const|cosine|step",
+     .help = "const | cosine | step (x0.1 at 50% and 75%)"},
+    {BENCH_OPT_INT, "epochs", 0, "N", F(epochs), 1, 1000000, "1", .help = "passes over the training set"},
+    {BENCH_OPT_LONG, "iterations", 0, "N", F(max_iters), 0, ITERS, "0", .help = "stop after N steps",
+     .def_text = "0 = epochs decide"},
+    {BENCH_OPT_U64, "seed", 0, "N", F(seed), .def = "1", .help = "parameters, shuffling"},
+    {BENCH_OPT_CHOICE, "shuffle", 0, "local|ring", F(shuffle), .def = "local", .choices = "local|ring",
+     .help = "ring: one batch moves one hop around the ranks each step"},
+    SECTION("Reduction:"),
+    {BENCH_OPT_CUSTOM, "reducer", 0, "NAME", .def = "dense", .parse = parse_reducer,
+     .help_fn = reducer_help},
+    {BENCH_OPT_REDUCER_OPTION, NULL, 'O', "key=value", F(ropts),
+     .help_fn = reducer_option_help},
+    {BENCH_OPT_CUSTOM, "sparsify", 0, "S", .def = "none", .parse = parse_sparsify,
+     .help = "none | topk:R (keep fraction R) | threshold:T"},
+    {BENCH_OPT_INT, "error-feedback", 0, "0|1", F(error_feedback), 0, 1, "1",
+     .help = "keep what sparsification dropped for the next step"},
+    SECTION("Run control and output:"),
+    {BENCH_OPT_LONG, "eval-every", 0, "N", F(eval_every), 0, ITERS, "0", .help = "evaluate every N iterations",
+     .def_text = "0 = every epoch"},
+    {BENCH_OPT_LONG, "log-every", 0, "N", F(log_every), 0, ITERS, "0",
+     .help = "progress line every N iterations", .def_text = "0 = 10 per epoch"},
+    {BENCH_OPT_DOUBLE, "target-accuracy", 0, "A", F(target_accuracy), 0.0, 100.0, "0",
+     .help = "stop when test accuracy (%) >= A", .def_text = "0 = off"},
+    {BENCH_OPT_DOUBLE, "target-perplexity", 0, "P", F(target_perplexity), 0.0, 1e30, "0",
+     .help = "stop when validation perplexity <= P", .def_text = "0 = off"},
+    {BENCH_OPT_DOUBLE, NULL, 'T', "SECONDS", F(time_limit), 0.0, 1e9, "0",
+     .help = "time limit; exit 124 when hit", .def_text = "0 = none", .expect = "a number of seconds >= 0"},
+    {BENCH_OPT_INT, "threads", 0, "N", F(threads), 1, 1024, "1", .help = "OpenBLAS threads per rank"},
+    {BENCH_OPT_CHOICE, "device", 'd', "host|cuda", F(device), .def = "host", .choices = "host|cuda",
+     .help = "where the model trains: host (OpenBLAS) or cuda (cuDNN + cuBLAS, one GPU per "
+             "node-local rank; gradients reduced from device memory)"},
+    {BENCH_OPT_FLAG, "bench-sgemm", 0, NULL, F(bench_sgemm), .flag_value = 1,
+     .help = "measure OpenBLAS SGEMM GFLOP/s and the model's GFLOP/s"},
+    {BENCH_OPT_STRING, NULL, 'o', "FILE", F(output), .help = "HDF5 archive ('none' = no archive)",
+     .def_text = "under results/"},
+    {BENCH_OPT_FLAG, "force", 0, NULL, F(force), .flag_value = 1,
+     .help = "overwrite an existing archive"},
+    {BENCH_OPT_ACTION, "list-reducers", 0, .action = list_reducers,
+     .help = "print each reducer with its traits and exit"},
+    {BENCH_OPT_ACTION, "help", 'h', .action = bench_cli_help_action, .help = "this text"},
+    {.type = BENCH_OPT_END},
+};
+#undef ITERS
+#undef SECTION
+#undef F
+
+const bench_cli train_cli = {
+    .prog = PROG,
+    .usage = "Usage: " PROG " [options]   (run under mpirun; every rank the same options)\n"
+             "Data-parallel SGD of real models on real data; any libreducer reducer\n"
+             "aggregates the gradients (docs/training.md).\n",
+    .opts = options,
+    .help_col = 30,
+    .epilogue = epilogue,
+};
+
+/* ---------------------------------------------------------- parse */
+
+void train_parse_options(int argc, char **argv, train_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->lr = -1.0;   /* set below from the model unless given */
+    rb_options_default(&o->ropts);
+    bench_cli_parse_or_exit(&train_cli, argc, argv, o);
+    if (o->vocab == 1 || o->vocab == 2)
+        bench_usage_error(PROG, "--vocab: %d leaves no room for words besides <unk> and <eos>", o->vocab);
+    if (o->lr < 0)
+        o->lr = strcmp(o->model, "mlp") ? 0.1 : 0.05;
+    if (!o->data)
+        o->data = strcmp(o->model, "wordlm") ? DEFAULT_IMAGES : DEFAULT_TEXT;
+}
