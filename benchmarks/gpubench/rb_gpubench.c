@@ -52,45 +52,43 @@ static void row(const char *what, double density, int r, size_t n, double sec, d
                100.0 * gbs / copy_gbs);
 }
 
-int main(int argc, char **argv)
-{
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    gpubench_opts o;
-    gpubench_parse_options(argc, argv, &o);
-    size_t n = (size_t)o.n;
-    iters = (int)o.iters;
-    if (rb_device_select(MPI_COMM_WORLD, NULL) != RB_OK) {
-        fprintf(stderr, "rb_gpubench: %s\n", rb_last_error());
-        MPI_Finalize();
-        return 1;
-    }
-    char desc[512] = "";
-    rb_device_describe(desc, sizeof desc);
-    CU(cudaEventCreate(&ev0));
-    CU(cudaEventCreate(&ev1));
-
-    float *hx = malloc(n * 4), *dx, *dy, *dt;
-    if (!hx) {
-        fprintf(stderr, "rb_gpubench: no host memory for %zu floats\n", n);
-        MPI_Finalize();
-        return 1;
-    }
-    CU(cudaMalloc((void **)&dx, n * 4));
-    CU(cudaMalloc((void **)&dy, n * 4));
-    CU(cudaMalloc((void **)&dt, n * 4));     /* sketch tables up to n counters */
-    uint64_t *dbm;
-    CU(cudaMalloc((void **)&dbm, (n / 64 + 1) * 8));
+/* Device buffers of n floats (and what the kernels need besides). */
+typedef struct gpu_bufs {
+    size_t n;
+    float *hx;                   /* host copy of the gradient */
+    float *dx, *dy, *dt;         /* gradient, output, sketch tables up to n counters */
+    uint64_t *dbm;               /* bitmap of n bits */
     unsigned long long *dcount;
-    CU(cudaMalloc((void **)&dcount, 8));
-    void *scratch;
-    CU(cudaMalloc(&scratch, rbk_pack_scratch_bytes(n)));
+    void *scratch;               /* rbk_pack_nonzero's */
+} gpu_bufs;
 
-    /* copy bandwidth */
-    CU(cudaMemcpy(dy, dx, n * 4, cudaMemcpyDeviceToDevice));
+static void alloc_device(gpu_bufs *b)
+{
+    size_t n = b->n;
+    CU(cudaMalloc((void **)&b->dx, n * 4));
+    CU(cudaMalloc((void **)&b->dy, n * 4));
+    CU(cudaMalloc((void **)&b->dt, n * 4));
+    CU(cudaMalloc((void **)&b->dbm, (n / 64 + 1) * 8));
+    CU(cudaMalloc((void **)&b->dcount, 8));
+    CU(cudaMalloc(&b->scratch, rbk_pack_scratch_bytes(n)));
+}
+
+static void free_bufs(gpu_bufs *b)
+{
+    cudaFree(b->dx); cudaFree(b->dy); cudaFree(b->dt); cudaFree(b->dbm); cudaFree(b->dcount);
+    cudaFree(b->scratch);
+    free(b->hx);
+}
+
+/* The D2D copy rate every kernel is compared with (bytes copied / s), and
+ * the table's header. */
+static double copy_rate(gpu_bufs *b, const char *desc)
+{
+    size_t n = b->n;
+    CU(cudaMemcpy(b->dy, b->dx, n * 4, cudaMemcpyDeviceToDevice));
     tic();
     for (int i = 0; i < iters; i++)
-        CU(cudaMemcpyAsync(dy, dx, n * 4, cudaMemcpyDeviceToDevice, 0));
+        CU(cudaMemcpyAsync(b->dy, b->dx, n * 4, cudaMemcpyDeviceToDevice, 0));
     double t_copy = toc(), copy_gbs = (double)n * 4 / t_copy / 1e9;
     if (rank == 0) {
         printf("# rb_gpubench: %s\n", desc);
@@ -100,70 +98,101 @@ int main(int argc, char **argv)
         printf("# rate = n*4 bytes of gradient / time; %% of the D2D copy rate\n");
         printf("%-22s %8s %2s %12s %10s %9s %8s\n", "#kernel", "density", "r", "n", "time_us", "GB/s", "of_copy");
     }
+    return copy_gbs;
+}
 
-    static const double dens[] = {0.01, 0.1, 1.0};
-    for (size_t di = 0; di < sizeof dens / sizeof dens[0]; di++) {
-        fill_host(hx, n, dens[di], 1 + di);
-        CU(cudaMemcpy(dx, hx, n * 4, cudaMemcpyHostToDevice));
-        size_t nnz = 0;
-        for (size_t i = 0; i < n; i++)
-            nnz += hx[i] != 0.0f;
-        uint64_t *hbm_rows = calloc(n / 1024 / 64 + 1, 8);
-        for (size_t rr = 0; rr < n / 1024; rr++)
-            if (hx[rr * 1024 + 7] != 0.0f || dens[di] >= 1.0)   /* a `density` fraction of rows */
-                rb_bitmap_set(hbm_rows, rr);
-        for (int r = 1; r <= 5; r += 2) {
-            rb_countsketch cs;
-            size_t cols = nnz / 4 > 1024 ? nnz / 4 : 1024;   /* authors' unit-test ratio 0.25 */
-            if (cols * (size_t)r > n)
-                cols = n / (size_t)r;
-            rbk_sketch sk;
-            memset(&sk, 0, sizeof sk);
-            sk.rows = r;
-            sk.cols = cols;
-            for (int j = 0; j < r; j++)
-                rb_cs_row_coeffs(42, j, &sk.co[j]);
-            (void)cs;
-            CU(cudaMemset(dt, 0, cols * (size_t)r * 4));
-            tic();
-            for (int i = 0; i < iters; i++)
-                CU(rbk_cs_insert(&sk, dt, dx, n, 0, 0));
-            row("cs_insert", dens[di], r, n, toc(), copy_gbs);
-            /* decode every element (worst case: the union is everything) */
-            tic();
-            for (int i = 0; i < iters; i++)
-                CU(rbk_cs_decode(&sk, dt, dy, n, 1, NULL, 0, 0.5f, 0));
-            row("cs_decode(all)", dens[di], r, n, toc(), copy_gbs);
-            /* decode of the union rows of a 1024-column embedding when a
-             * `density` fraction of its rows is non-zero (the S2 case) */
-            CU(cudaMemcpy(dbm, hbm_rows, (n / 1024 / 64 + 1) * 8, cudaMemcpyHostToDevice));
-            tic();
-            for (int i = 0; i < iters; i++)
-                CU(rbk_cs_decode(&sk, dt, dy, n, 1024, dbm, 0, 0.5f, 0));
-            row("cs_decode(rows1024)", dens[di], r, n, toc(), copy_gbs);
-        }
-        free(hbm_rows);
+/* Count-sketch insert and decode with r = 1, 3, 5 rows; nnz: non-zeros of
+ * the gradient, hbm_rows: its non-zero 1024-element rows. */
+static void sketch_kernels(gpu_bufs *b, double density, size_t nnz, const uint64_t *hbm_rows,
+                           double copy_gbs)
+{
+    size_t n = b->n;
+    for (int r = 1; r <= 5; r += 2) {
+        size_t cols = nnz / 4 > 1024 ? nnz / 4 : 1024;   /* authors' unit-test ratio 0.25 */
+        if (cols * (size_t)r > n)
+            cols = n / (size_t)r;
+        rbk_sketch sk;
+        memset(&sk, 0, sizeof sk);
+        sk.rows = r;
+        sk.cols = cols;
+        for (int j = 0; j < r; j++)
+            rb_cs_row_coeffs(42, j, &sk.co[j]);
+        CU(cudaMemset(b->dt, 0, cols * (size_t)r * 4));
         tic();
         for (int i = 0; i < iters; i++)
-            CU(rbk_count_nonzero(dx, n, dcount, 0));
-        row("count_nonzero", dens[di], 0, n, toc(), copy_gbs);
-        if (dens[di] <= 0.1) {
-            tic();
-            for (int i = 0; i < iters; i++)
-                CU(rbk_pack_nonzero(dx, n, 0, (rb_pair *)dt, dcount, scratch, 0));
-            row("pack_nonzero", dens[di], 0, n, toc(), copy_gbs);
-        }
+            CU(rbk_cs_insert(&sk, b->dt, b->dx, n, 0, 0));
+        row("cs_insert", density, r, n, toc(), copy_gbs);
+        /* decode every element (worst case: the union is everything) */
         tic();
         for (int i = 0; i < iters; i++)
-            CU(rbk_bitmap_of_groups(dx, n, 1024, dbm, 0));
-        row("row_bitmap(1024)", dens[di], 0, n, toc(), copy_gbs);
+            CU(rbk_cs_decode(&sk, b->dt, b->dy, n, 1, NULL, 0, 0.5f, 0));
+        row("cs_decode(all)", density, r, n, toc(), copy_gbs);
+        /* decode of the union rows of a 1024-column embedding when a
+         * `density` fraction of its rows is non-zero (the S2 case) */
+        CU(cudaMemcpy(b->dbm, hbm_rows, (n / 1024 / 64 + 1) * 8, cudaMemcpyHostToDevice));
         tic();
         for (int i = 0; i < iters; i++)
-            CU(rbk_threshold(dx, NULL, n, 0.25f, 0));
-        row("threshold", dens[di], 0, n, toc(), copy_gbs);
+            CU(rbk_cs_decode(&sk, b->dt, b->dy, n, 1024, b->dbm, 0, 0.5f, 0));
+        row("cs_decode(rows1024)", density, r, n, toc(), copy_gbs);
     }
+}
 
-    /* dense over NCCL and the bitmap merge methods */
+/* Every kernel on a gradient of this density (seed: its generator's). */
+static void kernels_at(gpu_bufs *b, double density, uint64_t seed, double copy_gbs)
+{
+    size_t n = b->n;
+    fill_host(b->hx, n, density, seed);
+    CU(cudaMemcpy(b->dx, b->hx, n * 4, cudaMemcpyHostToDevice));
+    size_t nnz = 0;
+    for (size_t i = 0; i < n; i++)
+        nnz += b->hx[i] != 0.0f;
+    uint64_t *hbm_rows = calloc(n / 1024 / 64 + 1, 8);
+    for (size_t rr = 0; rr < n / 1024; rr++)
+        if (b->hx[rr * 1024 + 7] != 0.0f || density >= 1.0)   /* a `density` fraction of rows */
+            rb_bitmap_set(hbm_rows, rr);
+    sketch_kernels(b, density, nnz, hbm_rows, copy_gbs);
+    free(hbm_rows);
+    tic();
+    for (int i = 0; i < iters; i++)
+        CU(rbk_count_nonzero(b->dx, n, b->dcount, 0));
+    row("count_nonzero", density, 0, n, toc(), copy_gbs);
+    if (density <= 0.1) {
+        tic();
+        for (int i = 0; i < iters; i++)
+            CU(rbk_pack_nonzero(b->dx, n, 0, (rb_pair *)b->dt, b->dcount, b->scratch, 0));
+        row("pack_nonzero", density, 0, n, toc(), copy_gbs);
+    }
+    tic();
+    for (int i = 0; i < iters; i++)
+        CU(rbk_bitmap_of_groups(b->dx, n, 1024, b->dbm, 0));
+    row("row_bitmap(1024)", density, 0, n, toc(), copy_gbs);
+    tic();
+    for (int i = 0; i < iters; i++)
+        CU(rbk_threshold(b->dx, NULL, n, 0.25f, 0));
+    row("threshold", density, 0, n, toc(), copy_gbs);
+}
+
+/* The bitmap OR of m rows by both merge methods, through reducer r. */
+static void bitmap_merge(rb_reducer *r, gpu_bufs *b, size_t m)
+{
+    rb_stats st;
+    for (int method = 0; method < 2; method++) {
+        double t0 = MPI_Wtime();
+        for (int i = 0; i < iters; i++)
+            rb_device_bitmap_or(r, &st, b->dbm, m, method, b->dt);
+        double t = (MPI_Wtime() - t0) / iters;
+        if (rank == 0)
+            printf("# bitmap OR of %zu rows by %s: %.1f us, %llu bytes sent\n", m,
+                   method == RB_BITMAP_MAX_BYTES ? "byte-per-row ncclMax" : "allgather+OR",
+                   t * 1e6, (unsigned long long)st.bytes_sent);
+    }
+}
+
+/* The dense reducer over NCCL on device buffers from 1 Ki floats up to n
+ * in x4 steps, and the bitmap merge methods at the largest size. */
+static void dense_nccl(gpu_bufs *b)
+{
+    size_t n = b->n;
     int p = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     rb_config cfg;
@@ -184,37 +213,54 @@ int main(int argc, char **argv)
             break;
         }
         rb_stats st;
-        rb_reduce(r, dx, &st);
+        rb_reduce(r, b->dx, &st);
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
         for (int i = 0; i < iters; i++)
-            if (rb_reduce(r, dx, &st) != RB_OK && rank == 0)
+            if (rb_reduce(r, b->dx, &st) != RB_OK && rank == 0)
                 printf("# rb_reduce: %s\n", rb_last_error());
         double t = (MPI_Wtime() - t0) / iters;
         if (rank == 0)
             printf("%-14zu %12zu %10.1f %9.2f\n", m * 4, m, t * 1e6, (double)m * 4 / t / 1e9);
-        if (m == n || m * 4 > n) {
-            rb_destroy(r);
-            break;
-        }
-        /* bitmap merge on the largest size only */
-        if (m * 16 > n) {
-            size_t nbits = m;
-            for (int method = 0; method < 2; method++) {
-                t0 = MPI_Wtime();
-                for (int i = 0; i < iters; i++)
-                    rb_device_bitmap_or(r, &st, dbm, nbits, method, dt);
-                t = (MPI_Wtime() - t0) / iters;
-                if (rank == 0)
-                    printf("# bitmap OR of %zu rows by %s: %.1f us, %llu bytes sent\n", nbits,
-                           method == RB_BITMAP_MAX_BYTES ? "byte-per-row ncclMax" : "allgather+OR",
-                           t * 1e6, (unsigned long long)st.bytes_sent);
-            }
-        }
+        int last = m == n || m * 4 > n;
+        if (!last && m * 16 > n)   /* bitmap merge on the largest size only */
+            bitmap_merge(r, b, m);
         rb_destroy(r);
+        if (last)
+            break;
     }
-    cudaFree(dx); cudaFree(dy); cudaFree(dt); cudaFree(dbm); cudaFree(dcount); cudaFree(scratch);
-    free(hx);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    gpubench_opts o;
+    gpubench_parse_options(argc, argv, &o);
+    iters = (int)o.iters;
+    if (rb_device_select(MPI_COMM_WORLD, NULL) != RB_OK) {
+        fprintf(stderr, "rb_gpubench: %s\n", rb_last_error());
+        MPI_Finalize();
+        return 1;
+    }
+    char desc[512] = "";
+    rb_device_describe(desc, sizeof desc);
+    CU(cudaEventCreate(&ev0));
+    CU(cudaEventCreate(&ev1));
+    gpu_bufs b = {.n = (size_t)o.n};
+    b.hx = malloc(b.n * 4);
+    if (!b.hx) {
+        fprintf(stderr, "rb_gpubench: no host memory for %zu floats\n", b.n);
+        MPI_Finalize();
+        return 1;
+    }
+    alloc_device(&b);
+    double copy_gbs = copy_rate(&b, desc);
+    static const double dens[] = {0.01, 0.1, 1.0};
+    for (size_t di = 0; di < sizeof dens / sizeof dens[0]; di++)
+        kernels_at(&b, dens[di], 1 + di, copy_gbs);
+    dense_nccl(&b);
+    free_bufs(&b);
     MPI_Finalize();
     return 0;
 }

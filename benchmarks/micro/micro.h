@@ -2,22 +2,45 @@
  * synthetic sparse gradients, swept over sizes; a text table on stdout and
  * an HDF5 archive (results/README.md).
  *
- * What lives here, each file one step of a row:
- *   micro_options.c  the command line (table for bench_cli) and its checks
- *   rb_micro.c       main: set-up, the sweep, the exit status
- * The room calls the harness (benchmarks/harness) and the library (src/);
- * nothing below calls into it (docs/architecture.md). */
+ * One row, in the order its data flows (docs/architecture.md):
+ *   micro_input.c    the sweep's shapes, the buffers, this rank's synthetic
+ *                    gradient (harness/gradgen.h) and the exact average
+ *   micro_measure.c  one row: the reducer, warm-up and timed rb_reduce
+ *                    calls, failures agreed by every rank
+ *   micro_stats.c    the timed calls' per-rank figures -> the row's
+ *                    statistics (rb_micro_row, harness/micro_row.h)
+ *   micro_check.c    validation against the exact average
+ *   micro_output.c   the row's writers: the stdout table, the archive
+ * and around it:
+ *   micro_options.c  the command line (a bench_cli table) and its checks
+ *   rb_micro.c       main: set-up, the sweep over reducers and sizes, the
+ *                    exit status
+ *
+ * A new column: a field of rb_micro_row and of the archive's column table
+ * (harness/archive.c), its value in micro_stats.c, its printing in
+ * micro_output.c.  A new output format: a writer in micro_output.c that
+ * micro_write_row calls.  The room calls the harness and the library;
+ * nothing below calls into it. */
 #ifndef RB_MICRO_H
 #define RB_MICRO_H
 
+#include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "harness/archive.h"
 #include "harness/bench_cli.h"
+#include "harness/bench_papi.h"
 #include "harness/gradgen.h"
+#include "harness/micro_row.h"
 #include "harness/topology.h"
 #include "reducer.h"
 
 #define PROG "rb_micro"
+#define MICRO_MAX_SHAPES 64
+#define MICRO_MAX_REDUCERS 32
+
+/* ---------------------------------------------------------- options */
 
 /* What the command line asks for. */
 typedef struct micro_opts {
@@ -48,5 +71,80 @@ extern const bench_cli micro_cli;
  * option on bad input, 0 after --help.  ranks: for the checks that
  * depend on the job size. */
 void micro_parse_options(int argc, char **argv, int ranks, micro_opts *o);
+
+/* ---------------------------------------------------------- input */
+
+/* Buffers sized once for the largest size (page faults are slow). */
+typedef struct micro_bufs {
+    size_t cap;
+    float *input;    /* this rank's pristine gradient */
+    float *work;     /* handed to the reducer */
+    float *truth;    /* exact average */
+    float *scratch;
+    double *acc;
+    unsigned char *union_mask;
+    int shared;      /* input/work are SMPI shared buffers (garbage values) */
+} micro_bufs;
+
+/* Shapes (rows, cols) of the sweep, at most max; how many. */
+size_t micro_shapes(const micro_opts *o, uint64_t (*shapes)[2], size_t max);
+/* Buffers for n elements (the truth's only when check); 0 or -1. */
+int micro_bufs_alloc(micro_bufs *b, size_t n, int check);
+void micro_bufs_free(micro_bufs *b);
+/* Exact average of every rank's gradient g into b->truth, and the union
+ * support; returns the union's non-zero count. */
+uint64_t micro_truth(const rb_gradgen *g, micro_bufs *b);
+
+/* ---------------------------------------------------------- one row */
+
+/* What every row of the run shares. */
+typedef struct micro_run {
+    const micro_opts *o;
+    MPI_Comm comm;
+    int rank, p;
+    micro_bufs *bufs;
+    rb_archive *archive;
+    rb_papi *papi;       /* counters per phase (hook of every reducer) */
+    double *samples;     /* rank 0: iters x p */
+    double *times;       /* this rank's time of each timed call */
+    float *dev;          /* device copy of the gradient (-d cuda) */
+} micro_run;
+
+enum micro_row_status { ROW_OK = 0, ROW_WRONG = 1, ROW_ERROR = 2, ROW_TIMEOUT = 3 };
+
+/* Measure, validate and write one row (collective); a micro_row_status. */
+int micro_run_row(micro_run *c, const char *reducer, uint64_t rows, uint64_t cols, rb_micro_row *row);
+
+/* ---------------------------------------------------------- statistics */
+
+/* This rank's figures of the timed calls of one row. */
+typedef struct micro_calls {
+    double *times;       /* per iteration */
+    double phase[RB_PHASE_COUNT_];
+    double sent, recv, nnz_local;
+} micro_calls;
+
+/* Timed call i (t seconds, the reducer's stats) into c. */
+void micro_calls_add(micro_calls *c, int i, double t, const rb_stats *st);
+/* Collective: the row's statistics from every rank's calls; the samples
+ * (iteration x rank, microseconds) gathered into samples on rank 0. */
+void micro_summarise(const micro_calls *c, int iters, MPI_Comm comm, rb_micro_row *row,
+                     double *samples);
+
+/* ---------------------------------------------------------- validation */
+
+/* Largest error allowed for an exact reducer on p ranks. */
+double micro_exact_tolerance(int p);
+/* Collective: the result in c->bufs->work against the exact average of g
+ * into the row's error columns (checked = 1). */
+void micro_validate(micro_run *c, const rb_gradgen *g, unsigned traits, rb_micro_row *row);
+
+/* ---------------------------------------------------------- output */
+
+void micro_print_preamble(const micro_opts *o, int p, int argc, char **argv);
+void micro_print_block_header(const char *reducer, unsigned traits, const micro_opts *o);
+/* Collective: the row to every writer (the table on rank 0, the archive
+ * with its samples and PAPI counts); 0, or non-zero on every rank. */
+int micro_write_row(micro_run *c, const rb_micro_row *row, unsigned traits);
 
 #endif

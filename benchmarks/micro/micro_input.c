@@ -1,0 +1,78 @@
+/* rb_micro's input: the shapes of the sweep, the buffers, and the exact
+ * average every result is checked against. */
+#include "micro.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/simmeta.h"
+
+/* One shape for --shape, else min..max bytes by factor.  Sizes that are
+ * not a whole number of rows are rounded down to one. */
+size_t micro_shapes(const micro_opts *o, uint64_t (*shapes)[2], size_t max)
+{
+    if (o->shape_rows || (o->shape_cols && !o->shape_rows)) {
+        shapes[0][0] = o->shape_rows;
+        shapes[0][1] = o->shape_cols;
+        return 1;
+    }
+    size_t k = 0;
+    for (double b = (double)o->min_bytes; b <= (double)o->max_bytes && k < max;
+         b = b < 4.0 ? 4.0 : b * o->factor) {
+        uint64_t count = (uint64_t)b / 4;
+        shapes[k][0] = count / o->cols;
+        shapes[k][1] = o->cols;
+        if (k == 0 || shapes[k][0] != shapes[k - 1][0])
+            k++;
+        if (b == 0.0 && o->max_bytes == 0)
+            break;
+    }
+    return k;
+}
+
+/* Without validation (--no-check) the truth buffers are not needed, and
+ * under SimGrid SMPI large input/work buffers may be shared between the
+ * simulated ranks (harness/simmeta.c): never when validating. */
+int micro_bufs_alloc(micro_bufs *b, size_t n, int check)
+{
+    size_t cap = n ? n : 1;
+    b->cap = cap;
+    int shared_in = 0, shared_work = 0;
+    b->input = rb_sim_alloc(cap * sizeof(float), !check, &shared_in);
+    b->work = rb_sim_alloc(cap * sizeof(float), !check, &shared_work);
+    b->shared = shared_in || shared_work;
+    if (!check)
+        return b->input && b->work ? 0 : -1;
+    b->truth = calloc(cap, sizeof(float));
+    b->scratch = calloc(cap, sizeof(float));
+    b->acc = calloc(cap, sizeof(double));
+    b->union_mask = calloc(cap, 1);
+    return b->input && b->work && b->truth && b->scratch && b->acc && b->union_mask ? 0 : -1;
+}
+
+void micro_bufs_free(micro_bufs *b)
+{
+    rb_sim_free(b->input, b->shared), rb_sim_free(b->work, b->shared);
+    free(b->truth), free(b->scratch), free(b->acc), free(b->union_mask);
+}
+
+/* Double accumulation in rank order. */
+uint64_t micro_truth(const rb_gradgen *g, micro_bufs *b)
+{
+    size_t n = g->rows * g->cols;
+    memset(b->acc, 0, n * sizeof *b->acc);
+    memset(b->union_mask, 0, n);
+    for (int r = 0; r < g->nranks; r++) {
+        rb_gradgen_fill(g, r, b->scratch);
+        for (size_t i = 0; i < n; i++) {
+            b->acc[i] += b->scratch[i];
+            b->union_mask[i] |= (b->scratch[i] != 0.0f);
+        }
+    }
+    uint64_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        b->truth[i] = (float)(b->acc[i] / g->nranks);
+        k += b->union_mask[i];
+    }
+    return k;
+}

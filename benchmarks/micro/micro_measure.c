@@ -1,0 +1,205 @@
+/* rb_micro's measurement of one row: the reducer on this size, warm-up and
+ * timed calls of rb_reduce, then the statistics, the validation and the
+ * writers (micro.h gives the order). */
+#include "micro.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness/bench_common.h"
+#include "harness/bench_device.h"
+#include "harness/simmeta.h"
+
+/* Seconds a rank whose call failed waits for the others to agree. */
+#define AGREE_TIMEOUT_S 30.0
+
+/* ---------------------------------------------------------- one call */
+
+/* Copy the pristine input into the buffer the reducer works on (on the
+ * device for -d cuda); untimed. */
+static int load_input(micro_run *c, size_t n)
+{
+    if (!c->dev) {
+        memcpy(c->bufs->work, c->bufs->input, n * sizeof(float));
+        return RB_OK;
+    }
+    char msg[256];
+    if (bench_dev_upload(c->dev, c->bufs->input, n, msg, sizeof msg)) {
+        fprintf(stderr, PROG ": %s\n", msg);
+        return RB_ERR_DEVICE;
+    }
+    return RB_OK;
+}
+
+/* Bring the device result back for validation. */
+static int fetch_result(micro_run *c, size_t n)
+{
+    char msg[256];
+    if (c->dev && bench_dev_download(c->bufs->work, c->dev, n, msg, sizeof msg)) {
+        fprintf(stderr, PROG ": %s\n", msg);
+        return RB_ERR_DEVICE;
+    }
+    return RB_OK;
+}
+
+static int one_call(micro_run *c, rb_reducer *red, size_t n, rb_stats *st, double *t)
+{
+    int rc = load_input(c, n);
+    if (rc != RB_OK)
+        return rc;
+    MPI_Barrier(c->comm);
+    double t0 = MPI_Wtime();
+    rb_sim_compute(c->o->compute);  /* --compute: the training-iteration model */
+    rc = rb_reduce(red, c->dev ? c->dev : c->bufs->work, st);
+    *t = MPI_Wtime() - t0;
+    return rc;
+}
+
+/* All ranks learn whether any call failed (so no rank waits in the next
+ * collective for one that gave up).  A failure in the middle of an
+ * exchange (no memory for a stream, an MPI error; reducer.h says which
+ * errors are collective) leaves the peers inside the reducer's collective,
+ * where they would wait forever: the failing rank then aborts the job with
+ * the reason instead of hanging.  Non-blocking on every rank, since MPI
+ * never matches a blocking collective with a non-blocking one. */
+static int any_failed(MPI_Comm comm, int rc)
+{
+    int worst = 0;
+#ifdef HAVE_SIMGRID
+    /* SMPI 3.32 deadlocks on MPI_Iallreduce + MPI_Wait here (seen with the
+     * 'none' reducer at 4 ranks); a simulation is one process anyway. */
+    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, comm);
+#else
+    int done = 0;
+    MPI_Request req;
+    MPI_Iallreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, comm, &req);
+    if (rc == RB_OK) {
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        return worst;
+    }
+    double t0 = MPI_Wtime();
+    while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done) {
+        if (MPI_Wtime() - t0 > AGREE_TIMEOUT_S) {
+            int me = 0;
+            MPI_Comm_rank(comm, &me);
+            fprintf(stderr, PROG ": rank %d: the reducer failed (%s: %s) while the other ranks "
+                    "are still inside its exchange; aborting the job rather than hang\n",
+                    me, rb_strerror(rc), rb_last_error());
+            MPI_Abort(comm, RB_EXIT_FAILED);
+        }
+        usleep(1000);
+    }
+#endif
+    return worst;
+}
+
+/* ---------------------------------------------------------- one row */
+
+/* What the row measures: its reducer, shape and settings. */
+static void describe_row(const micro_run *c, const char *reducer, uint64_t rows, uint64_t cols,
+                         rb_micro_row *row)
+{
+    const micro_opts *o = c->o;
+    memset(row, 0, sizeof *row);
+    snprintf(row->reducer, sizeof row->reducer, "%s", reducer);
+    snprintf(row->layout, sizeof row->layout, "%s", rb_layout_name(o->layout));
+    snprintf(row->overlap, sizeof row->overlap, "%s", rb_overlap_name(o->overlap));
+    snprintf(row->device, sizeof row->device, "%s", o->device == RB_DEVICE_CUDA ? "cuda" : "host");
+    row->size_bytes = rows * cols * 4;
+    row->count = rows * cols;
+    row->rows = rows;
+    row->cols = cols;
+    row->density = o->density;
+    row->ranks = c->p;
+    row->iters = o->iters;
+    row->warmup = o->warmup;
+}
+
+/* This rank's gradient into the input buffer; the truth gives the union
+ * support (for the wire-byte bound) and the reference for validation.
+ * Without validation (--no-check) it is not computed: nnz_union = -1
+ * (unknown) and no bound. */
+static void prepare_input(micro_run *c, const rb_gradgen *g, unsigned traits, rb_micro_row *row)
+{
+    int check = c->o->check, p = c->p;
+    rb_gradgen_fill(g, c->rank, c->bufs->input);
+    uint64_t k = check ? micro_truth(g, c->bufs) : 0;
+    row->nnz_union = check ? (double)k : -1.0;
+    row->bound_bytes = check && p > 1 && (traits & (RB_TRAIT_EXACT | RB_TRAIT_LOSSY))
+                     ? 2.0 * (double)k * (p - 1) / p * 8.0 : 0.0;
+}
+
+static int create_reducer(micro_run *c, const char *reducer, uint64_t rows, uint64_t cols,
+                          rb_reducer **red)
+{
+    rb_config cfg;
+    rb_config_default(&cfg);
+    cfg.name = reducer;
+    cfg.comm = c->comm;
+    cfg.rows = rows;
+    cfg.cols = cols;
+    cfg.device = c->o->device;
+    cfg.opts = c->o->ropts;
+    cfg.hook = rb_papi_reducer_hook;
+    cfg.hook_ctx = c->papi;
+    int rc = rb_create(&cfg, red);
+    if (rc != RB_OK)
+        bench_printf0("# %s: cannot create reducer: %s: %s\n", reducer, rb_strerror(rc), rb_last_error());
+    return rc;
+}
+
+/* Warm-up calls, then the timed calls into calls; a micro_row_status. */
+static int time_calls(micro_run *c, rb_reducer *red, const rb_micro_row *row, micro_calls *calls)
+{
+    size_t n = row->count;
+    rb_stats st;
+    double t = 0.0;
+    int rc = RB_OK;
+    for (int i = 0; i < c->o->warmup && rc == RB_OK; i++)
+        rc = any_failed(c->comm, one_call(c, red, n, &st, &t));
+    rb_papi_reset(c->papi);  /* count the timed calls only */
+    for (int i = 0; i < c->o->iters && rc == RB_OK; i++) {
+        rc = any_failed(c->comm, one_call(c, red, n, &st, &t));
+        if (rc != RB_OK)
+            break;
+        micro_calls_add(calls, i, t, &st);
+        if (bench_deadline_passed(c->comm))
+            return ROW_TIMEOUT;
+    }
+    if (rc == RB_OK)
+        return ROW_OK;
+    bench_printf0("# %s: reduce failed at size %llu: %s: %s\n", row->reducer,
+                  (unsigned long long)row->size_bytes, rb_strerror(rc), rb_last_error());
+    return ROW_ERROR;
+}
+
+int micro_run_row(micro_run *c, const char *reducer, uint64_t rows, uint64_t cols, rb_micro_row *row)
+{
+    const micro_opts *o = c->o;
+    unsigned traits = 0;
+    rb_reducer_traits(reducer, &traits);
+    rb_gradgen g = {
+        .rows = rows, .cols = cols, .density = o->density, .layout = o->layout,
+        .block = (size_t)o->ropts.block_size, .overlap = o->overlap, .nranks = c->p, .seed = o->seed,
+    };
+    describe_row(c, reducer, rows, cols, row);
+    prepare_input(c, &g, traits, row);
+    rb_reducer *red = NULL;
+    if (create_reducer(c, reducer, rows, cols, &red) != RB_OK)
+        return ROW_ERROR;
+    micro_calls calls = {.times = c->times};
+    int status = time_calls(c, red, row, &calls);
+    rb_destroy(red);
+    if (status != ROW_OK)
+        return status;
+
+    micro_summarise(&calls, o->iters, c->comm, row, c->samples);
+    if (any_failed(c->comm, fetch_result(c, row->count)) != RB_OK)
+        return ROW_ERROR;
+    if (o->check && !(traits & RB_TRAIT_NOCOMM))
+        micro_validate(c, &g, traits, row);
+    if (micro_write_row(c, row, traits))
+        return ROW_ERROR;
+    return row->wrong > 0 ? ROW_WRONG : ROW_OK;
+}

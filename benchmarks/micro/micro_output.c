@@ -1,0 +1,85 @@
+/* rb_micro's output: the preamble and one table per reducer on stdout
+ * (stable columns, first the size), and each row into the archive. */
+#include "micro.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "harness/bench_common.h"
+
+void micro_print_preamble(const micro_opts *o, int p, int argc, char **argv)
+{
+    if (o->quiet)
+        return;
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    int len = 0;
+    MPI_Get_library_version(lib, &len);
+    char *nl = strchr(lib, '\n');
+    if (nl)
+        *nl = '\0';
+    bench_printf0("# " PROG " (reducerbench %s)\n# command:", RB_VERSION_STRING);
+    for (int i = 0; i < argc; i++)
+        bench_printf0(" %s", argv[i]);
+    bench_printf0("\n# MPI: %s\n# ranks: %d\n", lib, p);
+    bench_printf0("# data: density %g, layout %s, overlap %s, cols %llu, seed %llu, device %s\n",
+                  o->density, rb_layout_name(o->layout), rb_overlap_name(o->overlap),
+                  (unsigned long long)o->cols, (unsigned long long)o->seed,
+                  o->device == RB_DEVICE_CUDA ? "cuda" : "host");
+    bench_printf0("# timing: MPI_Barrier before each call, %d warm-up + %d timed calls per size;\n"
+                  "#   avg/min/max over ranks of per-rank means, p50/p99 over iterations of\n"
+                  "#   the slowest rank; algbw = size/avg (GB/s), busbw = algbw*2(p-1)/p\n",
+                  o->warmup, o->iters);
+    bench_printf0("# validation: %s (exact tolerance %.2e absolute)\n",
+                  o->check ? "on" : "off", micro_exact_tolerance(p));
+    bench_printf0("# malloc: %s\n", bench_malloc_policy());
+}
+
+void micro_print_block_header(const char *reducer, unsigned traits, const micro_opts *o)
+{
+    const char *kind = traits & RB_TRAIT_EXACT ? "exact" : traits & RB_TRAIT_LOSSY ? "lossy"
+                     : traits & RB_TRAIT_GOSSIP ? "gossip" : "no communication";
+    bench_printf0("#\n# Reducer: %s (%s): %s\n", reducer, kind, rb_reducer_description(reducer));
+    for (size_t i = 0; i < rb_option_count(); i++) {
+        char val[64];
+        if (rb_option_applies(i, reducer) && rb_option_format(&o->ropts, i, val, sizeof val) == RB_OK)
+            bench_printf0("#   option %s = %s\n", rb_option_info_at(i)->key, val);
+    }
+    const char *errcol = traits & RB_TRAIT_LOSSY ? "rel_l2_err" : traits & RB_TRAIT_GOSSIP ? "consensus" : "error";
+    bench_printf0("# %10s %12s %11s %11s %11s %11s %11s %11s %9s %9s %13s %13s %9s %8s %10s %7s\n",
+                  "size(B)", "count", "nnz/rank", "avg(us)", "min(us)", "max(us)", "p50(us)",
+                  "p99(us)", "algbw", "busbw", "sent(B)", "sent_max(B)", "wire/bnd", "#wrong",
+                  errcol, "recall");
+}
+
+/* One line of the table ("-" where a column does not apply). */
+static void print_row(const rb_micro_row *r, unsigned traits)
+{
+    char wrong[24], err[24], recall[24];
+    if (!r->checked) {
+        snprintf(wrong, sizeof wrong, "-");
+        snprintf(err, sizeof err, "-");
+        snprintf(recall, sizeof recall, "-");
+    } else {
+        snprintf(wrong, sizeof wrong, (traits & RB_TRAIT_EXACT) ? "%lld" : "-", (long long)r->wrong);
+        snprintf(err, sizeof err, "%.3e", traits & RB_TRAIT_GOSSIP ? r->consensus : r->rel_l2_err);
+        snprintf(recall, sizeof recall, "%.4f", r->recall);
+    }
+    char bound[24];
+    if (r->bound_bytes > 0)
+        snprintf(bound, sizeof bound, "%.3f", r->wire_to_bound);
+    else
+        snprintf(bound, sizeof bound, "-");
+    bench_printf0("%12llu %12llu %11.0f %11.2f %11.2f %11.2f %11.2f %11.2f %9.3f %9.3f %13.0f %13.0f %9s %8s %10s %7s\n",
+                  (unsigned long long)r->size_bytes, (unsigned long long)r->count,
+                  r->nnz_local_avg, r->t_avg_us, r->t_min_us, r->t_max_us, r->t_p50_us, r->t_p99_us,
+                  r->algbw_gbs, r->busbw_gbs, r->bytes_sent_avg, r->bytes_sent_max, bound, wrong,
+                  err, recall);
+    fflush(stdout);
+}
+
+int micro_write_row(micro_run *c, const rb_micro_row *row, unsigned traits)
+{
+    print_row(row, traits);
+    return rb_archive_micro_row(c->archive, row, &c->o->ropts, c->samples, c->o->iters, c->p)
+        || rb_archive_micro_papi(c->archive, c->papi);
+}
