@@ -30,8 +30,12 @@ benchmarks_train_libtrain_a_SOURCES += benchmarks/train/gpu_model_none.c
 endif
 
 bin_PROGRAMS += benchmarks/rb_train
-benchmarks_rb_train_SOURCES = benchmarks/train/train_main.c benchmarks/train/train.h \
-	benchmarks/train/train_options.c \
+benchmarks_rb_train_SOURCES = benchmarks/train/train.h benchmarks/train/train_main.c \
+	benchmarks/train/train_options.c benchmarks/train/train_data.c \
+	benchmarks/train/train_ring.c benchmarks/train/train_device.c \
+	benchmarks/train/train_sparsify.c benchmarks/train/train_reduce.c \
+	benchmarks/train/train_optim.c benchmarks/train/train_eval.c \
+	benchmarks/train/train_sgemm.c benchmarks/train/train_loop.c \
 	benchmarks/train/train_archive.c
 benchmarks_rb_train_CPPFLAGS = $(AM_CPPFLAGS) $(BLAS_CFLAGS) $(HDF5_CFLAGS)
 benchmarks_rb_train_LDADD = benchmarks/train/libtrain.a $(BENCH_LIBS) $(TRAIN_GPU_LIBS) \

@@ -171,6 +171,18 @@ int bench_parse_size(const char *s, uint64_t *out)
     return 0;
 }
 
+int bench_all_ok(MPI_Comm comm, const char *prog, int failed, const char *err)
+{
+    int rank, p, first;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+    int me = failed ? rank : p;
+    MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (first < p && rank == first)
+        fprintf(stderr, "%s: %s\n", prog, err);
+    return first < p ? -1 : 0;
+}
+
 int bench_argv_agree(MPI_Comm comm, int argc, char **argv)
 {
     uint64_t h = 0xcbf29ce484222325ULL;

@@ -47,6 +47,10 @@ int bench_parse_double(const char *s, double min, double max, double *out);
 /* Sizes accept K/M/G suffixes (powers of 1024). */
 int bench_parse_size(const char *s, uint64_t *out);
 
+/* Collective: 0 when no rank failed; else the lowest failing rank prints
+ * "PROG: err" (one message, not one per rank) and every rank gets -1. */
+int bench_all_ok(MPI_Comm comm, const char *prog, int failed, const char *err);
+
 /* Ranks must run the same command line; returns 1 if all agree. */
 int bench_argv_agree(MPI_Comm comm, int argc, char **argv);
 

@@ -1,13 +1,44 @@
-/* rb_train: what the training loop records and hands to the archive. */
+/* benchmarks/train: rb_train, data-parallel SGD of real models on real data
+ * over MPI, any libreducer reducer aggregating the gradients
+ * (docs/training.md).
+ *
+ * The model and its data (a library of their own, libtrain.a):
+ *   layers.c, small_gemm.c  layers (OpenBLAS, small-matrix kernels)
+ *   models.c         mlp, lenet, wordlm over flat parameter buffers
+ *   gpu_model.c      the same models on a GPU (cuDNN, cuBLAS; _none.c without)
+ *   data_*.c         IDX, CIFAR-10 and text loaders (data.h)
+ * The program, one responsibility a file (this header declares them):
+ *   train_options.c  the command line (a bench_cli table)
+ *   train_data.c     data selection: format, loading, shards, batches
+ *   train_ring.c     the ring shuffle (one batch one hop per step)
+ *   train_device.c   where the model trains: host or GPU, GPU set-up
+ *   train_sparsify.c top-k / threshold sparsification with error feedback
+ *   train_reduce.c   one reducer per gradient buffer (dense, embedding)
+ *   train_optim.c    momentum SGD and the learning-rate schedule
+ *   train_eval.c     evaluation on the test / validation split
+ *   train_sgemm.c    the SGEMM benchmark (--bench-sgemm)
+ *   train_loop.c     the training loop: steps, progress lines, evaluations
+ *   train_archive.c  the /train group of the archive
+ *   train_main.c     main: set-up, the loop, the final report, exit
+ * The room calls the harness (benchmarks/harness) and the library (src/);
+ * nothing below calls into it. */
 #ifndef RB_TRAIN_TRAIN_H
 #define RB_TRAIN_TRAIN_H
 
 #include <hdf5.h>
+#include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "data.h"
+#include "gpu_model.h"
 #include "harness/bench_cli.h"
+#include "models.h"
 #include "reducer.h"
+
+#define TRAIN_PROG "rb_train"
+
+/* ---------------------------------------------------------- options */
 
 enum { SPARSIFY_NONE = 0, SPARSIFY_TOPK = 1, SPARSIFY_THRESHOLD = 2 };
 
@@ -29,8 +60,110 @@ typedef struct train_opts {
 extern const bench_cli train_cli;
 /* Parse the command line into o, with the defaults that depend on the
  * model; exits 2 with a message naming the option on bad input, 0 after
- * --help or --list-reducers (train_options.c). */
+ * --help or --list-reducers. */
 void train_parse_options(int argc, char **argv, train_opts *o);
+
+/* ---------------------------------------------------------- data */
+
+/* The format of o->data: o->format, or found from the files (auto). */
+const char *train_detect_format(const train_opts *o);
+/* This rank's shards of the training and test (wordlm: validation) sets
+ * (the corpus too for wordlm); 0, or -1 with err filled. */
+int train_load_data(const train_opts *o, const char *fmt, int rank, int nranks, dataset *tr,
+                    dataset *te, corpus *c, char *err, size_t len);
+/* The samples at slots[0..B) as model input x and labels y: images as
+ * floats in [-1, 1], tokens as ids. */
+void train_make_batch(const dataset *d, const size_t *slots, int B, float *x, int32_t *y);
+/* p = a random permutation of 0..n-1 from seed. */
+void train_permute(size_t *p, size_t n, uint64_t seed);
+
+/* ---------------------------------------------------------- ring shuffle */
+
+/* GossipGraD-style: this step's batch goes to rank+1 while the previous
+ * rank's arrives, overlapped with the step's compute. */
+typedef struct train_ring {
+    int rank, nranks;
+    uint8_t *sx, *rx;
+    int32_t *sy, *ry;
+    MPI_Request req[4];
+    int active;
+} train_ring;
+
+/* Buffers for batches of B records of d; 0 or -1 (out of memory). */
+int train_ring_alloc(train_ring *g, const dataset *d, int B, int rank, int nranks);
+void train_ring_free(train_ring *g);
+/* Send the batch at slots, receive the previous rank's (no-op on 1 rank). */
+void train_ring_start(train_ring *g, const dataset *d, const size_t *slots, int B);
+/* Wait, and put the received batch where this rank's was. */
+void train_ring_finish(train_ring *g, dataset *d, const size_t *slots, int B);
+
+/* ---------------------------------------------------------- device */
+
+/* The model where it trains: the host layers (OpenBLAS), or their GPU
+ * mirror (cuDNN, cuBLAS) whose device buffers the reducers then see. */
+typedef struct trainer {
+    model *m;
+    gpu_model *g;   /* NULL on the host */
+} trainer;
+
+/* -d cuda: pick this rank's GPU, mirror the model there, describe it into
+ * o->device_desc.  Collective; -1 on every rank (after one message) if
+ * any rank failed. */
+int train_setup_gpu(train_opts *o, model *m, trainer *t);
+/* Returns the summed loss over the batch (and the loss gradient is kept). */
+double train_forward(trainer *t, const void *x, const int32_t *y, int b, int *correct);
+void train_backward(trainer *t, const void *x, const int32_t *y, int b);
+/* A GPU call failed: message, MPI_Abort. */
+_Noreturn void train_gpu_die(const char *what, const char *err);
+
+/* ---------------------------------------------------------- reduction */
+
+/* One reducer and the buffers it works on: grad and params are device
+ * memory under -d cuda, where velocity lives with the model and the
+ * sparsification (residual included) runs on the GPU too. */
+typedef struct grad_group {
+    rb_reducer *r;
+    float *grad, *params, *velocity, *residual, *scratch;
+    gpu_sparsifier *gpu_sparse;
+    size_t n;
+    int on_gpu, sparsified;
+} grad_group;
+
+/* A rows x cols gradient group (sparsified when sparsifiable and asked
+ * for).  Collective (rb_create); the RB_* code, rank 0 printing why. */
+int train_group_create(grad_group *g, const train_opts *o, size_t rows, size_t cols, float *grad,
+                       float *params, int sparsifiable);
+void train_group_free(grad_group *g);
+/* rc != RB_OK: message naming what failed, MPI_Abort. */
+void train_check_rb(int rc, const char *what);
+/* Progress r's asynchronous exchange between the layers of every backward
+ * pass (gossip_async). */
+void train_progress_during_backward(rb_reducer *r);
+/* Top-k / threshold where the gradient is (train_sparsify.c). */
+void train_sparsify_group(const train_opts *o, grad_group *g);
+
+/* ---------------------------------------------------------- optimiser */
+
+/* Learning rate of iteration t of total: warm-up, then the schedule. */
+double train_lr_at(const train_opts *o, long t, long total);
+/* Momentum SGD of the dense group (weight decay) and the embedding group
+ * (ge->r NULL: none), on the host or the GPU. */
+void train_update(trainer *t, grad_group *gd, grad_group *ge, const train_opts *o, double lr);
+
+/* ---------------------------------------------------------- evaluation */
+
+typedef struct eval_result {
+    double loss, accuracy, perplexity;
+} eval_result;
+
+/* Collective: mean loss, accuracy (%) and perplexity over every rank's
+ * share of te, in batches of B (x, y, slots: batch buffers). */
+eval_result train_evaluate(trainer *t, const dataset *te, int B, float *x, int32_t *y,
+                           size_t *slots);
+/* OpenBLAS SGEMM 512^3 GFLOP/s over about a second (NaN: no memory). */
+double train_sgemm_gflops(void);
+
+/* ---------------------------------------------------------- the archive */
 
 /* One evaluation. */
 typedef struct train_curve_row {
@@ -64,5 +197,45 @@ typedef struct train_summary {
 int train_archive_write(hid_t file, const train_opts *o, const train_summary *s,
                         const train_curve_row *curve, size_t ncurve,
                         const train_phase_row *phases, size_t nphases);
+
+/* ---------------------------------------------------------- the loop */
+
+/* A table that grows by one row at a time. */
+typedef struct growable {
+    void *v;
+    size_t n, cap, size;
+} growable;
+
+/* Everything the loop reads and writes (train_main.c sets it up). */
+typedef struct train_run {
+    train_opts o;
+    int rank, nranks, wordlm;
+    const char *fmt;            /* data format (train_detect_format) */
+    dataset tr, te;
+    corpus cor;                 /* wordlm's */
+    model m;
+    trainer trn;
+    grad_group gd, ge;          /* dense parameters; embedding (ge.r NULL: none) */
+    int mix_params;             /* gossip mixes parameters (rb_mix_params) */
+    int async;                  /* gossip_async: flushed when the loop ends */
+    long steps_per_epoch, total_iters, eval_every, log_every;
+    unsigned long long n_local; /* training samples of the smallest shard */
+    float *xb;                  /* batch buffers */
+    int32_t *yb;
+    size_t *perm, *slots;
+    train_ring ring;
+    int use_ring;
+    /* What the loop records. */
+    growable curve, phases;     /* train_curve_row, train_phase_row (rank 0) */
+    double t_start, compute_s, steps_s;
+    long it;                    /* iterations done */
+    int timed_out, reached;
+    eval_result last;
+    double last_train_loss;
+} train_run;
+
+/* Train until the iterations, the target or the time limit end it (the
+ * time limit starts here), then flush an asynchronous reducer. */
+void train_loop(train_run *r);
 
 #endif

@@ -1,492 +1,113 @@
 /* rb_train: data-parallel SGD of real models on real data over MPI, with
- * any libreducer reducer aggregating the gradients.  See docs/training.md. */
+ * any libreducer reducer aggregating the gradients.  See docs/training.md;
+ * train.h maps the files.  This one sets the run up (data, model,
+ * reducers, buffers), runs the loop, reports and archives. */
+#include "train.h"
+
 #include <cblas.h>
 #include <math.h>
-#include <mpi.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "data.h"
-#include "gpu_model.h"
-#include "models.h"
 #include "harness/archive.h"
 #include "harness/bench_common.h"
-#include "train.h"
 
-static const char *prog = "rb_train";
+#define BAD(...) bench_usage_error(TRAIN_PROG, __VA_ARGS__)
 
-static int rank, nranks;
+/* ---------------------------------------------------------- set-up */
 
-#define BAD(...) bench_usage_error(prog, __VA_ARGS__)
-
-/* ----------------------------------------------------------------- data */
-static int exists(const char *dir, const char *name)
+/* Every rank's shards; exits 2 (after one message) when any rank fails. */
+static void load_data(train_run *r, rb_archive *arch)
 {
-    char p[4096];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    return access(p, R_OK) == 0;
-}
-
-/* First of name / name.gz present in dir, into path. */
-static void idx_path(const char *dir, const char *name, char *path, size_t len)
-{
-    snprintf(path, len, "%s/%s.gz", dir, name);
-    if (access(path, R_OK) != 0)
-        snprintf(path, len, "%s/%s", dir, name);
-}
-
-static const char *detect_format(const train_opts *o)
-{
-    if (strcmp(o->format, "auto"))
-        return o->format;
-    const char *d = o->data;
-    if (!strcmp(o->model, "wordlm"))
-        return exists(d, "train.tokens") || exists(d, "wiki.train.tokens") ? "tokens" : "fortunes";
-    if (exists(d, "data_batch_1.bin") || exists(d, "test_batch.bin"))
-        return "cifar";
-    return "idx";
-}
-
-static int load_images(const train_opts *o, const char *fmt, dataset *tr, dataset *te, char *err,
-                       size_t len)
-{
-    shard s_tr = {rank, nranks, o->train_limit}, s_te = {rank, nranks, o->test_limit};
-    if (!strcmp(fmt, "idx")) {
-        char im[4096], lb[4096];
-        idx_path(o->data, "train-images-idx3-ubyte", im, sizeof im);
-        idx_path(o->data, "train-labels-idx1-ubyte", lb, sizeof lb);
-        if (idx_load(im, lb, &s_tr, tr, err, len) < 0)
-            return -1;
-        idx_path(o->data, "t10k-images-idx3-ubyte", im, sizeof im);
-        idx_path(o->data, "t10k-labels-idx1-ubyte", lb, sizeof lb);
-        return idx_load(im, lb, &s_te, te, err, len);
+    const train_opts *o = &r->o;
+    char err[4600] = "";
+    r->fmt = train_detect_format(o);
+    int failed = train_load_data(o, r->fmt, r->rank, r->nranks, &r->tr, &r->te, &r->cor, err,
+                                 sizeof err) != 0;
+    if (bench_all_ok(MPI_COMM_WORLD, TRAIN_PROG, failed, err) < 0) {
+        rb_archive_close(arch, 0);
+        bench_exit(RB_EXIT_USAGE);
     }
-    if (!strcmp(fmt, "cifar")) {
-        char p[6][4096];
-        const char *files[6];
-        for (int i = 0; i < 6; i++) {
-            if (i < 5)
-                snprintf(p[i], sizeof p[i], "%s/data_batch_%d.bin", o->data, i + 1);
-            else
-                snprintf(p[i], sizeof p[i], "%s/test_batch.bin", o->data);
-            files[i] = p[i];
-        }
-        if (cifar_load(files, 5, &s_tr, tr, err, len) < 0)
-            return -1;
-        return cifar_load(files + 5, 1, &s_te, te, err, len);
+    const corpus *c = &r->cor;
+    if (r->wordlm)
+        bench_printf0("corpus: %s (%s): %zu distinct training words, vocabulary %d; "
+                      "tokens train %zu valid %zu test %zu\n",
+                      o->data, r->fmt, c->distinct, c->vocab, c->len[0], c->len[1], c->len[2]);
+    unsigned long long mine = r->tr.n;
+    MPI_Allreduce(&mine, &r->n_local, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    r->steps_per_epoch = (long)(r->n_local / (unsigned long long)o->batch);
+    if (r->steps_per_epoch < 1)
+        BAD("--batch %d exceeds the smallest shard (%llu training samples per rank)", o->batch,
+            r->n_local);
+}
+
+/* The model (on the GPU for -d cuda) and one reducer per gradient buffer. */
+static void build_model(train_run *r, rb_archive *arch)
+{
+    train_opts *o = &r->o;
+    char err[4600] = "";
+    const dataset *tr = &r->tr;
+    model_shape shape = {tr->c, tr->h, tr->w, tr->classes, o->ctx, o->embed_dim, o->hidden};
+    if (model_build(&r->m, o->model, &shape, o->batch, o->seed, err, sizeof err) < 0)
+        BAD("%s", err);
+    r->trn = (trainer){&r->m, NULL};
+    if (!strcmp(o->device, "cuda") && train_setup_gpu(o, &r->m, &r->trn) < 0) {
+        rb_archive_close(arch, 0);
+        bench_exit(RB_EXIT_FAILED);
     }
-    snprintf(err, len, "--format %s does not hold images (model %s)", fmt, o->model);
-    return -1;
-}
-
-static int load_text(const train_opts *o, const char *fmt, dataset *tr, dataset *te, corpus *c,
-                     char *err, size_t len)
-{
-    int rc;
-    if (!strcmp(fmt, "tokens"))
-        rc = corpus_load_tokens(o->data, o->vocab, c, err, len);
-    else if (!strcmp(fmt, "fortunes"))
-        rc = corpus_build_fortunes(o->data, o->vocab, c, err, len);
-    else {
-        snprintf(err, len, "--format %s does not hold text (model wordlm)", fmt);
-        return -1;
-    }
-    if (rc < 0)
-        return -1;
-    if (o->write_corpus && rank == 0 && corpus_write_tokens(c, o->write_corpus, err, len) < 0)
-        return -1;
-    shard s_tr = {rank, nranks, o->train_limit}, s_te = {rank, nranks, o->test_limit};
-    if (corpus_samples(c, SPLIT_TRAIN, o->ctx, &s_tr, tr, err, len) < 0)
-        return -1;
-    return corpus_samples(c, SPLIT_VALID, o->ctx, &s_te, te, err, len);
-}
-
-/* 0 when every rank succeeded; otherwise the lowest failing rank prints. */
-static int agree_ok(int failed, const char *err)
-{
-    int me = failed ? rank : nranks, first;
-    MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (first < nranks && rank == first)
-        fprintf(stderr, "%s: %s\n", prog, err);
-    return first < nranks ? -1 : 0;
-}
-
-/* ------------------------------------------------------------- batches */
-/* Images: bytes -> floats in [-1, 1]; tokens: copy the ids. */
-static void make_batch(const dataset *d, const size_t *slots, int B, float *x, int32_t *y)
-{
-    for (int s = 0; s < B; s++) {
-        const uint8_t *r = d->x + slots[s] * d->rec;
-        if (d->kind == DATA_IMAGES) {
-            float *xs = x + (size_t)s * d->rec;
-            for (size_t i = 0; i < d->rec; i++)
-                xs[i] = (float)r[i] * (2.0f / 255.0f) - 1.0f;
-        } else
-            memcpy((int32_t *)(void *)x + (size_t)s * d->ctx, r, d->rec);
-        y[s] = d->y[slots[s]];
-    }
-}
-
-static void permute(size_t *p, size_t n, uint64_t seed)
-{
-    for (size_t i = 0; i < n; i++)
-        p[i] = i;
-    for (size_t i = n; i > 1; i--) {
-        size_t j = (size_t)(train_rng_next(&seed) % i);
-        size_t t = p[i - 1];
-        p[i - 1] = p[j], p[j] = t;
-    }
-}
-
-/* GossipGraD-style ring shuffle: this step's batch goes to rank+1 while the
- * previous rank's arrives, overlapped with the step's compute. */
-typedef struct ring {
-    uint8_t *sx, *rx;
-    int32_t *sy, *ry;
-    MPI_Request req[4];
-    int active;
-} ring;
-
-static void ring_start(ring *g, const dataset *d, const size_t *slots, int B)
-{
-    if (nranks < 2)
-        return;
-    for (int s = 0; s < B; s++) {
-        memcpy(g->sx + (size_t)s * d->rec, d->x + slots[s] * d->rec, d->rec);
-        g->sy[s] = d->y[slots[s]];
-    }
-    int to = (rank + 1) % nranks, from = (rank + nranks - 1) % nranks;
-    int bytes = (int)((size_t)B * d->rec);
-    MPI_Irecv(g->rx, bytes, MPI_BYTE, from, 71, MPI_COMM_WORLD, &g->req[0]);
-    MPI_Irecv(g->ry, B, MPI_INT32_T, from, 72, MPI_COMM_WORLD, &g->req[1]);
-    MPI_Isend(g->sx, bytes, MPI_BYTE, to, 71, MPI_COMM_WORLD, &g->req[2]);
-    MPI_Isend(g->sy, B, MPI_INT32_T, to, 72, MPI_COMM_WORLD, &g->req[3]);
-    g->active = 1;
-}
-
-static void ring_finish(ring *g, dataset *d, const size_t *slots, int B)
-{
-    if (!g->active)
-        return;
-    MPI_Waitall(4, g->req, MPI_STATUSES_IGNORE);
-    for (int s = 0; s < B; s++) {
-        memcpy(d->x + slots[s] * d->rec, g->rx + (size_t)s * d->rec, d->rec);
-        d->y[slots[s]] = g->ry[s];
-    }
-    g->active = 0;
-}
-
-/* ------------------------------------------------------- sparsification */
-/* k-th largest of v[0..n) (0-based), partially reordering v. */
-static float kth_largest(float *v, size_t n, size_t k)
-{
-    size_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        float pivot = v[lo + (hi - lo) / 2];
-        size_t i = lo, j = hi;
-        while (i <= j) {
-            while (v[i] > pivot)
-                i++;
-            while (v[j] < pivot)
-                j--;
-            if (i <= j) {
-                float t = v[i];
-                v[i] = v[j], v[j] = t;
-                i++;
-                if (j == 0)
-                    break;
-                j--;
-            }
-        }
-        if (k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
-        else
-            break;
-    }
-    return v[k];
-}
-
-/* g += residual; keep entries selected by top-k / threshold; residual =
- * what was dropped (error feedback) or 0. */
-static void sparsify(const train_opts *o, float *g, float *residual, float *scratch, size_t n)
-{
-    if (!o->sparsify_kind || n == 0)
-        return;
-    if (o->error_feedback)
-        for (size_t i = 0; i < n; i++)
-            g[i] += residual[i];
-    float thr = (float)o->sparsify_value;
-    if (o->sparsify_kind == SPARSIFY_TOPK) {
-        size_t k = (size_t)ceil(o->sparsify_value * (double)n);
-        if (k < 1)
-            k = 1;
-        for (size_t i = 0; i < n; i++)
-            scratch[i] = fabsf(g[i]);
-        thr = kth_largest(scratch, n, k - 1);
-        if (thr == 0.0f)
-            thr = 1e-38f;   /* never send zeros as selected entries */
-    }
-    for (size_t i = 0; i < n; i++) {
-        int keep = fabsf(g[i]) >= thr;
-        residual[i] = keep || !o->error_feedback ? 0.0f : g[i];
-        if (!keep)
-            g[i] = 0.0f;
-    }
-}
-
-/* --------------------------------------------------------------- update */
-static double lr_at(const train_opts *o, long t, long total)
-{
-    double lr = o->lr;
-    if (o->warmup > 0 && t < o->warmup)
-        lr *= (double)(t + 1) / (double)o->warmup;
-    double f = total > 0 ? (double)t / (double)total : 0.0;
-    if (!strcmp(o->schedule, "cosine"))
-        lr *= 0.5 * (1.0 + cos(M_PI * f));
-    else if (!strcmp(o->schedule, "step"))
-        lr *= f >= 0.75 ? 0.01 : f >= 0.5 ? 0.1 : 1.0;
-    return lr;
-}
-
-/* Momentum SGD (PyTorch form): v = mu v + (g + wd w); w -= lr v. */
-static void sgd(float *w, const float *g, float *v, size_t n, double lr, double mu, double wd)
-{
-    float flr = (float)lr, fmu = (float)mu, fwd = (float)wd;
-    for (size_t i = 0; i < n; i++) {
-        v[i] = fmu * v[i] + g[i] + fwd * w[i];
-        w[i] -= flr * v[i];
-    }
-}
-
-/* -------------------------------------------------------------- trainer */
-/* The model where it trains: the host layers (OpenBLAS), or their GPU
- * mirror (cuDNN, cuBLAS) whose device buffers the reducers then see. */
-typedef struct trainer {
-    model *m;
-    gpu_model *g;   /* NULL on the host */
-} trainer;
-
-static void gpu_die(const char *what, const char *err)
-{
-    fprintf(stderr, "%s: rank %d: %s: %s\n", prog, rank, what, err);
-    MPI_Abort(MPI_COMM_WORLD, RB_EXIT_FAILED);
-}
-
-/* Returns the summed loss over the batch (and the loss gradient is kept). */
-static double train_forward(trainer *t, const void *x, const int32_t *y, int b, int *correct)
-{
-    if (!t->g)
-        return model_forward(t->m, x, y, b, correct);
-    double loss = 0.0;
-    char err[512];
-    if (gpu_model_forward(t->g, x, y, b, &loss, correct, err, sizeof err))
-        gpu_die("GPU forward", err);
-    return loss;
-}
-
-static void train_backward(trainer *t, const void *x, const int32_t *y, int b)
-{
-    char err[512];
-    if (t->g) {
-        if (gpu_model_backward(t->g, b, err, sizeof err))
-            gpu_die("GPU backward", err);
-        return;
-    }
-    if (t->m->egrads)
-        memset(t->m->egrads, 0, t->m->n_embed * sizeof(float));
-    model_backward(t->m, x, y, b);
-}
-
-/* ------------------------------------------------------------ evaluation */
-typedef struct eval_result {
-    double loss, accuracy, perplexity;
-} eval_result;
-
-static eval_result evaluate(trainer *t, const dataset *te, int B, float *x, int32_t *y,
-                            size_t *slots)
-{
-    double sums[3] = {0, 0, 0}, tot[3];   /* loss, correct, count */
-    for (size_t at = 0; at < te->n; at += (size_t)B) {
-        int b = te->n - at < (size_t)B ? (int)(te->n - at) : B, correct;
-        for (int s = 0; s < b; s++)
-            slots[s] = at + (size_t)s;
-        make_batch(te, slots, b, x, y);
-        sums[0] += train_forward(t, x, y, b, &correct);
-        sums[1] += correct;
-        sums[2] += b;
-    }
-    MPI_Allreduce(sums, tot, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    eval_result r;
-    r.loss = tot[2] > 0 ? tot[0] / tot[2] : NAN;
-    r.accuracy = tot[2] > 0 ? 100.0 * tot[1] / tot[2] : NAN;
-    r.perplexity = exp(r.loss);
-    return r;
-}
-
-/* -------------------------------------------------------- SGEMM bench */
-static double sgemm_gflops(void)
-{
-    const int n = 512;
-    float *a = malloc((size_t)n * n * sizeof *a), *b = malloc((size_t)n * n * sizeof *b),
-          *c = malloc((size_t)n * n * sizeof *c);
-    if (!a || !b || !c) {
-        free(a), free(b), free(c);
-        return NAN;
-    }
-    for (size_t i = 0; i < (size_t)n * n; i++)
-        a[i] = (float)(i % 7) * 0.1f, b[i] = (float)(i % 5) * 0.1f;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-    int reps = 0;
-    double t0 = MPI_Wtime(), t;
-    do {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-        reps++;
-    } while ((t = MPI_Wtime() - t0) < 1.0);
-    free(a), free(b), free(c);
-    return 2.0 * n * n * (double)n * reps / t / 1e9;
-}
-
-/* ------------------------------------------------------------ reducers */
-/* One reducer and the buffers it works on: grad and params are device
- * memory under -d cuda, where velocity lives with the model and the
- * sparsification (residual included) runs on the GPU too. */
-typedef struct grad_group {
-    rb_reducer *r;
-    float *grad, *params, *velocity, *residual, *scratch;
-    gpu_sparsifier *gpu_sparse;
-    size_t n;
-    int on_gpu, sparsified;
-} grad_group;
-
-static int make_group(grad_group *g, const train_opts *o, size_t rows, size_t cols, float *grad,
-                      float *params, int sparsifiable)
-{
-    memset(g, 0, sizeof *g);
-    g->n = rows * cols, g->grad = grad, g->params = params;
-    g->on_gpu = !strcmp(o->device, "cuda");
-    g->velocity = g->on_gpu ? NULL : calloc(g->n + 1, sizeof(float));
-    g->sparsified = sparsifiable && o->sparsify_kind;
-    if (g->sparsified && !g->on_gpu) {
-        g->residual = calloc(g->n + 1, sizeof(float));
-        g->scratch = calloc(g->n + 1, sizeof(float));
-    }
-    char err[512];
-    if (g->sparsified && g->on_gpu &&
-        gpu_sparsifier_create(g->n, o->error_feedback, &g->gpu_sparse, err, sizeof err))
-        gpu_die("sparsification on the GPU", err);
-    rb_config cfg;
-    rb_config_default(&cfg);
-    cfg.name = o->reducer, cfg.comm = MPI_COMM_WORLD, cfg.rows = rows, cfg.cols = cols;
-    cfg.opts = o->ropts;
-    cfg.device = g->on_gpu ? RB_DEVICE_CUDA : RB_DEVICE_HOST;
-    int rc = rb_create(&cfg, &g->r);
-    if (rc != RB_OK && rank == 0)
-        fprintf(stderr, "%s: reducer %s (%zu x %zu gradient): %s: %s\n", prog, o->reducer, rows,
-                cols, rb_strerror(rc), rb_last_error());
-    return rc;
-}
-
-static void free_group(grad_group *g)
-{
-    if (g->r)
-        rb_destroy(g->r);
-    free(g->velocity), free(g->residual), free(g->scratch);
-    gpu_sparsifier_free(g->gpu_sparse);
-}
-
-static void check_rb(int rc, const char *what)
-{
-    if (rc == RB_OK)
-        return;
-    fprintf(stderr, "%s: rank %d: %s failed: %s: %s\n", prog, rank, what, rb_strerror(rc),
-            rb_last_error());
-    MPI_Abort(MPI_COMM_WORLD, RB_EXIT_FAILED);
-}
-
-/* Top-k / threshold where the gradient is: the host, or the GPU (same
- * selection: the k-th largest |g| is exact either way). */
-static void sparsify_group(const train_opts *o, grad_group *g)
-{
-    char err[512];
-    if (!g->sparsified)
-        return;
-    if (!g->on_gpu)
-        sparsify(o, g->grad, g->residual, g->scratch, g->n);
-    else if (gpu_sparsify(g->gpu_sparse, g->grad, o->sparsify_kind == SPARSIFY_TOPK, o->sparsify_value, err,
-                          sizeof err))
-        gpu_die("sparsify", err);
-}
-
-static void train_update(trainer *t, grad_group *gd, grad_group *ge, const train_opts *o,
-                         double lr)
-{
-    char err[512];
-    if (t->g) {
-        if (gpu_model_update(t->g, lr, o->momentum, o->weight_decay, err, sizeof err))
-            gpu_die("GPU update", err);
-        return;
-    }
-    sgd(gd->params, gd->grad, gd->velocity, gd->n, lr, o->momentum, o->weight_decay);
-    if (ge->r)
-        sgd(ge->params, ge->grad, ge->velocity, ge->n, lr, o->momentum, 0.0);
-}
-
-/* -d cuda: pick this rank's GPU, mirror the model there, describe it.
- * Every rank learns whether all succeeded; -1 (after a message) if not. */
-static int setup_gpu(train_opts *o, model *m, trainer *t)
-{
-    char err[1024] = "";
-    int dev = -1, failed = 0;
-    int rc = rb_device_select(MPI_COMM_WORLD, &dev);
+    gpu_model *g = r->trn.g;
+    model *m = &r->m;
+    int rc = train_group_create(&r->gd, o, m->n_dense, 1, g ? gpu_model_grads(g) : m->grads,
+                                g ? gpu_model_params(g) : m->params, 1);
+    if (rc == RB_OK && m->n_embed)
+        rc = train_group_create(&r->ge, o, (size_t)r->cor.vocab, (size_t)o->embed_dim,
+                                g ? gpu_model_egrads(g) : m->egrads,
+                                g ? gpu_model_eparams(g) : m->eparams, 0);
     if (rc != RB_OK) {
-        snprintf(err, sizeof err, "--device cuda: %s: %s", rb_strerror(rc), rb_last_error());
-        failed = 1;
-    } else if (gpu_model_create(m, &t->g, err, sizeof err)) {
-        failed = 1;
+        rb_archive_close(arch, 0);
+        bench_exit(rc == RB_ERR_ARG || rc == RB_ERR_UNKNOWN_REDUCER ? RB_EXIT_USAGE : RB_EXIT_FAILED);
     }
-    if (agree_ok(failed, err) < 0)
-        return -1;
-    char desc[400] = "";
-    rb_device_describe(desc, sizeof desc);
-    snprintf(o->device_desc, sizeof o->device_desc, "GPU %d: %s; %s", dev, desc,
-             gpu_model_libraries());
-    bench_printf0("device: rank 0 on %s; phases timed with host clocks after the GPU "
-                  "synchronises (the batch upload counts as forward)\n", o->device_desc);
-    return 0;
+    unsigned traits = 0;
+    rb_reducer_traits(o->reducer, &traits);
+    r->mix_params = (traits & RB_TRAIT_GOSSIP) && (o->ropts.gossip_mix & RB_GOSSIP_MIX_PARAMS);
+    r->async = (traits & RB_TRAIT_GOSSIP) && o->ropts.gossip_async;
+    if (r->async)
+        train_progress_during_backward(r->gd.r);
 }
 
-static rb_reducer *progress_target;
-static void progress_hook(void *ctx)
+/* Iterations, evaluation and log periods; the run's first line. */
+static void plan(train_run *r)
 {
-    (void)ctx;
-    if (progress_target)
-        rb_progress(progress_target);
+    const train_opts *o = &r->o;
+    long spe = r->steps_per_epoch;
+    r->total_iters = spe * o->epochs;
+    if (o->max_iters && o->max_iters < r->total_iters)
+        r->total_iters = o->max_iters;
+    r->eval_every = o->eval_every ? o->eval_every : spe;
+    r->log_every = o->log_every ? o->log_every : (spe >= 10 ? spe / 10 : 1);
+    bench_printf0("rb_train: model %s (%zu dense + %zu embedding parameters, %.3g MFLOP/sample "
+                  "forward), data %s (%s), %llu train / %zu test samples, %d ranks x batch %d, "
+                  "%ld steps/epoch, reducer %s, sparsify %s, shuffle %s\n",
+                  o->model, r->m.n_dense, r->m.n_embed, model_flops(&r->m) / 1e6, o->data, r->fmt,
+                  (unsigned long long)r->tr.total, r->te.total, r->nranks, o->batch, spe,
+                  o->reducer, o->sparsify, o->shuffle);
 }
 
-/* ------------------------------------------------------------ main loop */
-typedef struct growable {
-    void *v;
-    size_t n, cap, size;
-} growable;
-
-static void *grow(growable *g)
+static void alloc_buffers(train_run *r)
 {
-    if (g->n == g->cap) {
-        size_t nc = g->cap ? g->cap * 2 : 256;
-        void *nv = realloc(g->v, nc * g->size);
-        if (!nv) {
-            fprintf(stderr, "%s: out of memory\n", prog);
-            MPI_Abort(MPI_COMM_WORLD, RB_EXIT_FAILED);
-        }
-        g->v = nv, g->cap = nc;
-    }
-    return (char *)g->v + g->size * g->n++;
+    int B = r->o.batch;
+    r->xb = malloc((size_t)B * model_in_size(&r->m) * sizeof(float) + 64);
+    r->yb = malloc((size_t)B * sizeof(int32_t) + 64);
+    r->perm = malloc((r->n_local + 1) * sizeof *r->perm);
+    r->slots = malloc((size_t)B * sizeof *r->slots);
+    r->use_ring = !strcmp(r->o.shuffle, "ring") && r->nranks > 1;
+    int ring_ok = !r->use_ring || train_ring_alloc(&r->ring, &r->tr, B, r->rank, r->nranks) == 0;
+    if (!r->xb || !r->yb || !r->perm || !r->slots || !ring_ok)
+        BAD("out of memory for batch buffers");
 }
+
+/* ---------------------------------------------------------- the end */
 
 static double checksum(const model *m, int squares)
 {
@@ -498,260 +119,101 @@ static double checksum(const model *m, int squares)
     return s;
 }
 
-int main(int argc, char **argv)
+/* The model's speed, the timing and the final line; the model's GFLOP/s
+ * (forward + backward ~ 3x forward flops, over rank 0's compute time). */
+static double report(train_run *r, double sgemm, double wall)
 {
-    bench_mpi_init(&argc, &argv, "rb_train");
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    /* Before parsing: a bad option on some ranks only must stop every rank. */
-    if (!bench_argv_agree(MPI_COMM_WORLD, argc, argv))
-        BAD("ranks were started with different command lines");
-    train_opts o;
-    train_parse_options(argc, argv, &o);
-    if (!strcmp(o.device, "cuda") && !gpu_model_available())
-        BAD("--device cuda: %s", gpu_model_libraries());
-    openblas_set_num_threads(o.threads);
-    int wordlm = !strcmp(o.model, "wordlm");
-
-    rb_archive *arch = NULL;
-    if (rb_archive_open(MPI_COMM_WORLD, "rb_train", o.output, o.force, argc, argv, &arch) != 0)
-        bench_exit(RB_EXIT_USAGE);
-
-    /* Data. */
-    const char *fmt = detect_format(&o);
-    dataset tr, te;
-    corpus cor = {0};
-    char err[4600] = "";
-    int failed = wordlm ? load_text(&o, fmt, &tr, &te, &cor, err, sizeof err)
-                        : load_images(&o, fmt, &tr, &te, err, sizeof err);
-    if (agree_ok(failed, err) < 0) {
-        rb_archive_close(arch, 0);
-        bench_exit(RB_EXIT_USAGE);
-    }
-    if (wordlm)
-        bench_printf0("corpus: %s (%s): %zu distinct training words, vocabulary %d; "
-                      "tokens train %zu valid %zu test %zu\n",
-                      o.data, fmt, cor.distinct, cor.vocab, cor.len[0], cor.len[1], cor.len[2]);
-    unsigned long long mine = tr.n, n_local;
-    MPI_Allreduce(&mine, &n_local, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
-    long steps_per_epoch = (long)(n_local / (unsigned long long)o.batch);
-    if (steps_per_epoch < 1)
-        BAD("--batch %d exceeds the smallest shard (%llu training samples per rank)", o.batch,
-            n_local);
-
-    /* Model and reducers. */
-    model m;
-    model_shape shape = {tr.c, tr.h, tr.w, tr.classes, o.ctx, o.embed_dim, o.hidden};
-    if (model_build(&m, o.model, &shape, o.batch, o.seed, err, sizeof err) < 0)
-        BAD("%s", err);
-    trainer trn = {&m, NULL};
-    if (!strcmp(o.device, "cuda") && setup_gpu(&o, &m, &trn) < 0) {
-        rb_archive_close(arch, 0);
-        bench_exit(RB_EXIT_FAILED);
-    }
-    float *grads = trn.g ? gpu_model_grads(trn.g) : m.grads;
-    float *params = trn.g ? gpu_model_params(trn.g) : m.params;
-    float *egrads = trn.g ? gpu_model_egrads(trn.g) : m.egrads;
-    float *eparams = trn.g ? gpu_model_eparams(trn.g) : m.eparams;
-    grad_group gd, ge = {0};
-    int rc = make_group(&gd, &o, m.n_dense, 1, grads, params, 1);
-    if (rc == RB_OK && m.n_embed)
-        rc = make_group(&ge, &o, (size_t)cor.vocab, (size_t)o.embed_dim, egrads, eparams, 0);
-    if (rc != RB_OK) {
-        rb_archive_close(arch, 0);
-        bench_exit(rc == RB_ERR_ARG || rc == RB_ERR_UNKNOWN_REDUCER ? RB_EXIT_USAGE : RB_EXIT_FAILED);
-    }
-    const rb_options *ro = &o.ropts;
-    unsigned traits = 0;
-    rb_reducer_traits(o.reducer, &traits);
-    int mix_params = (traits & RB_TRAIT_GOSSIP) && (ro->gossip_mix & RB_GOSSIP_MIX_PARAMS);
-    int async = (traits & RB_TRAIT_GOSSIP) && ro->gossip_async;
-    if (async) {
-        progress_target = gd.r;
-        model_set_backward_hook(progress_hook, NULL);
-    }
-
-    long total_iters = steps_per_epoch * o.epochs;
-    if (o.max_iters && o.max_iters < total_iters)
-        total_iters = o.max_iters;
-    long eval_every = o.eval_every ? o.eval_every : steps_per_epoch;
-    long log_every = o.log_every ? o.log_every : (steps_per_epoch >= 10 ? steps_per_epoch / 10 : 1);
-    bench_printf0("rb_train: model %s (%zu dense + %zu embedding parameters, %.3g MFLOP/sample "
-                  "forward), data %s (%s), %llu train / %zu test samples, %d ranks x batch %d, "
-                  "%ld steps/epoch, reducer %s, sparsify %s, shuffle %s\n",
-                  o.model, m.n_dense, m.n_embed, model_flops(&m) / 1e6, o.data, fmt,
-                  (unsigned long long)tr.total, te.total, nranks, o.batch, steps_per_epoch,
-                  o.reducer, o.sparsify, o.shuffle);
-    double sgemm = NAN;
-    if (o.bench_sgemm) {
-        sgemm = sgemm_gflops();
-        bench_printf0("sgemm: OpenBLAS SGEMM 512^3, %s kernels, %d thread(s): %.2f GFLOP/s "
-                      "(rank 0)\n", openblas_get_corename(), o.threads, sgemm);
-    }
-
-    /* Buffers. */
-    size_t insz = model_in_size(&m);
-    float *xb = malloc((size_t)o.batch * insz * sizeof(float) + 64);
-    int32_t *yb = malloc((size_t)o.batch * sizeof(int32_t) + 64);
-    size_t *perm = malloc((n_local + 1) * sizeof *perm), *slots = malloc((size_t)o.batch * sizeof *slots);
-    ring rg = {0};
-    int use_ring = !strcmp(o.shuffle, "ring") && nranks > 1;
-    if (use_ring) {
-        rg.sx = malloc((size_t)o.batch * tr.rec), rg.rx = malloc((size_t)o.batch * tr.rec);
-        rg.sy = malloc((size_t)o.batch * sizeof(int32_t)), rg.ry = malloc((size_t)o.batch * sizeof(int32_t));
-    }
-    if (!xb || !yb || !perm || !slots || (use_ring && (!rg.sx || !rg.rx || !rg.sy || !rg.ry)))
-        BAD("out of memory for batch buffers");
-
-    growable curve = {.size = sizeof(train_curve_row)}, phases = {.size = sizeof(train_phase_row)};
-    bench_watchdog_start(o.time_limit);
-    double t_start = MPI_Wtime(), t_log = t_start, compute_s = 0.0, steps_s = 0.0;
-    double acc_loss = 0.0, acc_correct = 0.0, acc_count = 0.0;      /* since the last eval */
-    double log_loss = 0.0, log_correct = 0.0, log_count = 0.0;      /* since the last log line */
-    long it = 0;
-    int stop = 0, timed_out = 0, reached = 0;
-    eval_result last = {NAN, NAN, NAN};
-    double last_train_loss = NAN;
-
-    for (int epoch = 0; !stop && it < total_iters; epoch++) {
-        permute(perm, n_local, o.seed * 1000003u + (uint64_t)epoch * 7919u + (uint64_t)rank);
-        for (long step = 0; step < steps_per_epoch && it < total_iters; step++, it++) {
-            if (bench_deadline_passed(MPI_COMM_WORLD)) {
-                stop = timed_out = 1;
-                break;
-            }
-            const size_t *bslots = perm + (size_t)step * (size_t)o.batch;
-            double t0 = MPI_Wtime();
-            make_batch(&tr, bslots, o.batch, xb, yb);
-            if (use_ring)
-                ring_start(&rg, &tr, bslots, o.batch);
-            int correct;
-            double loss = train_forward(&trn, xb, yb, o.batch, &correct);
-            double t1 = MPI_Wtime();
-            train_backward(&trn, xb, yb, o.batch);
-            double t2 = MPI_Wtime();
-            rb_stats st, st2;
-            sparsify_group(&o, &gd);
-            check_rb(rb_reduce(gd.r, gd.grad, &st), "rb_reduce (dense parameters)");
-            uint64_t embed_nnz = 0;
-            if (ge.r) {
-                check_rb(rb_reduce(ge.r, ge.grad, &st2), "rb_reduce (embedding)");
-                embed_nnz = st2.nnz_local;
-            }
-            double t3 = MPI_Wtime();
-            double lr = lr_at(&o, it, total_iters);
-            train_update(&trn, &gd, &ge, &o, lr);
-            if (mix_params) {
-                check_rb(rb_mix_params(gd.r, gd.params, &st), "rb_mix_params");
-                if (ge.r)
-                    check_rb(rb_mix_params(ge.r, ge.params, &st2), "rb_mix_params (embedding)");
-            }
-            double t4 = MPI_Wtime();
-            steps_s += t4 - t0;
-            if (use_ring)
-                ring_finish(&rg, &tr, bslots, o.batch);
-            compute_s += (t2 - t0);
-            acc_loss += loss, acc_correct += correct, acc_count += o.batch;
-            log_loss += loss, log_correct += correct, log_count += o.batch;
-            if (rank == 0) {
-                train_phase_row *p = grow(&phases);
-                *p = (train_phase_row){it + 1, t1 - t0, t2 - t1, t3 - t2, t4 - t3, loss / o.batch,
-                                       st.bytes_sent + (ge.r ? st2.bytes_sent : 0),
-                                       st.bytes_recv + (ge.r ? st2.bytes_recv : 0),
-                                       embed_nnz};
-            }
-            if ((it + 1) % log_every == 0) {
-                double v[3] = {log_loss, log_correct, log_count}, s[3];
-                MPI_Allreduce(v, s, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-                double now = MPI_Wtime();
-                bench_printf0("epoch %d iter %ld loss %.4f acc %.2f%% lr %.4g samples/s %.0f\n",
-                              epoch + 1, it + 1, s[0] / s[2], 100.0 * s[1] / s[2], lr,
-                              s[2] / (now - t_log));
-                t_log = now;
-                log_loss = log_correct = log_count = 0.0;
-            }
-            if ((it + 1) % eval_every == 0 || it + 1 == total_iters) {
-                double v[3] = {acc_loss, acc_correct, acc_count}, s[3];
-                MPI_Allreduce(v, s, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-                last = evaluate(&trn, &te, o.batch, xb, yb, slots);
-                last_train_loss = s[0] / s[2];
-                train_curve_row *c = grow(&curve);
-                *c = (train_curve_row){it + 1, (double)(it + 1) / steps_per_epoch,
-                                       MPI_Wtime() - t_start, last_train_loss, 100.0 * s[1] / s[2],
-                                       last.loss, wordlm ? NAN : last.accuracy,
-                                       wordlm ? last.perplexity : NAN};
-                if (wordlm)
-                    bench_printf0("eval epoch %.2f iter %ld wall %.1f s train_loss %.4f "
-                                  "val_loss %.4f val_perplexity %.2f\n",
-                                  c->epoch, it + 1, c->wall_s, c->train_loss, last.loss,
-                                  last.perplexity);
-                else
-                    bench_printf0("eval epoch %.2f iter %ld wall %.1f s train_loss %.4f "
-                                  "test_loss %.4f test_accuracy %.2f%%\n",
-                                  c->epoch, it + 1, c->wall_s, c->train_loss, last.loss,
-                                  last.accuracy);
-                acc_loss = acc_correct = acc_count = 0.0;
-                if ((o.target_accuracy > 0 && !wordlm && last.accuracy >= o.target_accuracy) ||
-                    (o.target_perplexity > 0 && wordlm && last.perplexity <= o.target_perplexity)) {
-                    reached = stop = 1;
-                    bench_printf0("target reached at iteration %ld (%.1f s)\n", it + 1, c->wall_s);
-                    it++;
-                    break;
-                }
-            }
-        }
-    }
-    if (async) {
-        rb_stats st;
-        check_rb(rb_flush(gd.r, gd.grad, gd.params, &st), "rb_flush");
-        if (ge.r)
-            check_rb(rb_flush(ge.r, ge.grad, ge.params, &st), "rb_flush (embedding)");
-    }
-    double wall = MPI_Wtime() - t_start;
-
-    /* Model GFLOP/s: forward + backward ~ 3x forward flops, over compute time. */
+    const train_opts *o = &r->o;
     double cs_max;
-    MPI_Allreduce(&compute_s, &cs_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    double gflops = 3.0 * model_flops(&m) * (double)it * o.batch / compute_s / 1e9;
-    if (trn.g && gpu_model_download(trn.g, &m))
-        gpu_die("download", "cannot copy the parameters from the GPU");
-    if (o.bench_sgemm && !trn.g)
+    MPI_Allreduce(&r->compute_s, &cs_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    double gflops = 3.0 * model_flops(&r->m) * (double)r->it * o->batch / r->compute_s / 1e9;
+    if (r->trn.g && gpu_model_download(r->trn.g, &r->m))
+        train_gpu_die("download", "cannot copy the parameters from the GPU");
+    if (o->bench_sgemm && !r->trn.g)
         bench_printf0("model: %s forward+backward %.2f GFLOP/s on rank 0 (%.1f%% of SGEMM)\n",
-                      o.model, gflops, 100.0 * gflops / sgemm);
-    else if (trn.g)
-        bench_printf0("model: %s forward+backward %.2f GFLOP/s on rank 0's GPU\n", o.model, gflops);
+                      o->model, gflops, 100.0 * gflops / sgemm);
+    else if (r->trn.g)
+        bench_printf0("model: %s forward+backward %.2f GFLOP/s on rank 0's GPU\n", o->model, gflops);
+    long it = r->it, spe = r->steps_per_epoch;
     bench_printf0("timing: rank 0 forward+backward %.3f s, whole iterations %.3f s "
                   "(%.3f s per epoch of %ld steps)\n",
-                  compute_s, steps_s, it ? steps_s / (double)it * (double)steps_per_epoch : 0.0,
-                  steps_per_epoch);
+                  r->compute_s, r->steps_s, it ? r->steps_s / (double)it * (double)spe : 0.0, spe);
     bench_printf0("final: iterations %ld wall_s %.2f train_loss %.9g %s %.9g param_sum %.9g "
                   "param_sq %.9g%s\n",
-                  it, wall, last_train_loss, wordlm ? "val_perplexity" : "test_accuracy",
-                  wordlm ? last.perplexity : last.accuracy, checksum(&m, 0), checksum(&m, 1),
-                  timed_out ? " (time limit)" : reached ? " (target reached)" : "");
+                  it, wall, r->last_train_loss, r->wordlm ? "val_perplexity" : "test_accuracy",
+                  r->wordlm ? r->last.perplexity : r->last.accuracy, checksum(&r->m, 0),
+                  checksum(&r->m, 1),
+                  r->timed_out ? " (time limit)" : r->reached ? " (target reached)" : "");
+    return gflops;
+}
 
-    train_summary sum = {nranks, tr.classes, tr.c, tr.h, tr.w, fmt, o.data, tr.total, te.total,
-                         m.n_dense, m.n_embed, it, steps_per_epoch, model_flops(&m), gflops, sgemm,
-                         wall, last_train_loss, wordlm ? NAN : last.accuracy,
-                         wordlm ? last.perplexity : NAN, reached, timed_out, openblas_get_corename()};
+/* /train on rank 0, then close the archive; the exit code. */
+static int archive_run(train_run *r, rb_archive *arch, double gflops, double sgemm, double wall)
+{
+    const dataset *tr = &r->tr;
+    int lm = r->wordlm;
+    train_summary sum = {r->nranks, tr->classes, tr->c, tr->h, tr->w, r->fmt, r->o.data, tr->total,
+                         r->te.total, r->m.n_dense, r->m.n_embed, r->it, r->steps_per_epoch,
+                         model_flops(&r->m), gflops, sgemm, wall, r->last_train_loss,
+                         lm ? NAN : r->last.accuracy, lm ? r->last.perplexity : NAN, r->reached,
+                         r->timed_out, openblas_get_corename()};
     int aok = 0;
     hid_t file = rb_archive_file(arch);
-    if (rank == 0 && file != H5I_INVALID_HID)
-        aok = train_archive_write(file, &o, &sum, curve.v, curve.n, phases.v, phases.n);
+    if (r->rank == 0 && file != H5I_INVALID_HID)
+        aok = train_archive_write(file, &r->o, &sum, r->curve.v, r->curve.n, r->phases.v, r->phases.n);
     MPI_Bcast(&aok, 1, MPI_INT, 0, MPI_COMM_WORLD);
     char apath[4096] = "";
     if (rb_archive_path(arch))
         snprintf(apath, sizeof apath, "%s", rb_archive_path(arch));
     int cok = rb_archive_close(arch, aok == 0);
-    if (rank == 0 && apath[0] && !cok && !aok)
+    if (r->rank == 0 && apath[0] && !cok && !aok)
         printf("archive: %s\n", apath);
+    return r->timed_out ? RB_EXIT_TIMEOUT : aok || cok ? RB_EXIT_FAILED : RB_EXIT_OK;
+}
 
-    free(curve.v), free(phases.v), free(xb), free(yb), free(perm), free(slots);
-    free(rg.sx), free(rg.rx), free(rg.sy), free(rg.ry);
-    free_group(&gd), free_group(&ge);
-    gpu_model_free(trn.g);
-    model_free(&m);
-    dataset_free(&tr), dataset_free(&te);
-    corpus_free(&cor);
-    bench_exit(timed_out ? RB_EXIT_TIMEOUT : aok || cok ? RB_EXIT_FAILED : RB_EXIT_OK);
+static void free_run(train_run *r)
+{
+    free(r->curve.v), free(r->phases.v), free(r->xb), free(r->yb), free(r->perm), free(r->slots);
+    train_ring_free(&r->ring);
+    train_group_free(&r->gd), train_group_free(&r->ge);
+    gpu_model_free(r->trn.g);
+    model_free(&r->m);
+    dataset_free(&r->tr), dataset_free(&r->te);
+    corpus_free(&r->cor);
+}
+
+int main(int argc, char **argv)
+{
+    static train_run run;   /* zero-initialised */
+    train_run *r = &run;
+    bench_mpi_init(&argc, &argv, TRAIN_PROG);
+    MPI_Comm_rank(MPI_COMM_WORLD, &r->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &r->nranks);
+    /* Before parsing: a bad option on some ranks only must stop every rank. */
+    if (!bench_argv_agree(MPI_COMM_WORLD, argc, argv))
+        BAD("ranks were started with different command lines");
+    train_parse_options(argc, argv, &r->o);
+    if (!strcmp(r->o.device, "cuda") && !gpu_model_available())
+        BAD("--device cuda: %s", gpu_model_libraries());
+    openblas_set_num_threads(r->o.threads);
+    r->wordlm = !strcmp(r->o.model, "wordlm");
+    rb_archive *arch = NULL;
+    if (rb_archive_open(MPI_COMM_WORLD, TRAIN_PROG, r->o.output, r->o.force, argc, argv, &arch) != 0)
+        bench_exit(RB_EXIT_USAGE);
+    load_data(r, arch);
+    build_model(r, arch);
+    plan(r);
+    double sgemm = NAN;
+    if (r->o.bench_sgemm) {
+        sgemm = train_sgemm_gflops();
+        bench_printf0("sgemm: OpenBLAS SGEMM 512^3, %s kernels, %d thread(s): %.2f GFLOP/s "
+                      "(rank 0)\n", openblas_get_corename(), r->o.threads, sgemm);
+    }
+    alloc_buffers(r);
+    train_loop(r);
+    double wall = MPI_Wtime() - r->t_start;
+    double gflops = report(r, sgemm, wall);
+    int code = archive_run(r, arch, gflops, sgemm, wall);
+    free_run(r);
+    bench_exit(code);
 }

@@ -1,0 +1,122 @@
+/* rb_train's data selection: which format, this rank's shards of the
+ * training and test sets, and the batches drawn from them. */
+#include "train.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int exists(const char *dir, const char *name)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return access(p, R_OK) == 0;
+}
+
+/* First of name / name.gz present in dir, into path. */
+static void idx_path(const char *dir, const char *name, char *path, size_t len)
+{
+    snprintf(path, len, "%s/%s.gz", dir, name);
+    if (access(path, R_OK) != 0)
+        snprintf(path, len, "%s/%s", dir, name);
+}
+
+const char *train_detect_format(const train_opts *o)
+{
+    if (strcmp(o->format, "auto"))
+        return o->format;
+    const char *d = o->data;
+    if (!strcmp(o->model, "wordlm"))
+        return exists(d, "train.tokens") || exists(d, "wiki.train.tokens") ? "tokens" : "fortunes";
+    if (exists(d, "data_batch_1.bin") || exists(d, "test_batch.bin"))
+        return "cifar";
+    return "idx";
+}
+
+static int load_images(const train_opts *o, const char *fmt, const shard *s_tr, const shard *s_te,
+                       dataset *tr, dataset *te, char *err, size_t len)
+{
+    if (!strcmp(fmt, "idx")) {
+        char im[4096], lb[4096];
+        idx_path(o->data, "train-images-idx3-ubyte", im, sizeof im);
+        idx_path(o->data, "train-labels-idx1-ubyte", lb, sizeof lb);
+        if (idx_load(im, lb, s_tr, tr, err, len) < 0)
+            return -1;
+        idx_path(o->data, "t10k-images-idx3-ubyte", im, sizeof im);
+        idx_path(o->data, "t10k-labels-idx1-ubyte", lb, sizeof lb);
+        return idx_load(im, lb, s_te, te, err, len);
+    }
+    if (!strcmp(fmt, "cifar")) {
+        char p[6][4096];
+        const char *files[6];
+        for (int i = 0; i < 6; i++) {
+            if (i < 5)
+                snprintf(p[i], sizeof p[i], "%s/data_batch_%d.bin", o->data, i + 1);
+            else
+                snprintf(p[i], sizeof p[i], "%s/test_batch.bin", o->data);
+            files[i] = p[i];
+        }
+        if (cifar_load(files, 5, s_tr, tr, err, len) < 0)
+            return -1;
+        return cifar_load(files + 5, 1, s_te, te, err, len);
+    }
+    snprintf(err, len, "--format %s does not hold images (model %s)", fmt, o->model);
+    return -1;
+}
+
+/* wordlm: the corpus (rank 0 writes it with --write-corpus), then the
+ * training and validation samples. */
+static int load_text(const train_opts *o, const char *fmt, const shard *s_tr, const shard *s_te,
+                     dataset *tr, dataset *te, corpus *c, char *err, size_t len)
+{
+    int rc;
+    if (!strcmp(fmt, "tokens"))
+        rc = corpus_load_tokens(o->data, o->vocab, c, err, len);
+    else if (!strcmp(fmt, "fortunes"))
+        rc = corpus_build_fortunes(o->data, o->vocab, c, err, len);
+    else {
+        snprintf(err, len, "--format %s does not hold text (model wordlm)", fmt);
+        return -1;
+    }
+    if (rc < 0)
+        return -1;
+    if (o->write_corpus && s_tr->rank == 0 && corpus_write_tokens(c, o->write_corpus, err, len) < 0)
+        return -1;
+    if (corpus_samples(c, SPLIT_TRAIN, o->ctx, s_tr, tr, err, len) < 0)
+        return -1;
+    return corpus_samples(c, SPLIT_VALID, o->ctx, s_te, te, err, len);
+}
+
+int train_load_data(const train_opts *o, const char *fmt, int rank, int nranks, dataset *tr,
+                    dataset *te, corpus *c, char *err, size_t len)
+{
+    shard s_tr = {rank, nranks, o->train_limit}, s_te = {rank, nranks, o->test_limit};
+    if (!strcmp(o->model, "wordlm"))
+        return load_text(o, fmt, &s_tr, &s_te, tr, te, c, err, len);
+    return load_images(o, fmt, &s_tr, &s_te, tr, te, err, len);
+}
+
+void train_make_batch(const dataset *d, const size_t *slots, int B, float *x, int32_t *y)
+{
+    for (int s = 0; s < B; s++) {
+        const uint8_t *r = d->x + slots[s] * d->rec;
+        if (d->kind == DATA_IMAGES) {
+            float *xs = x + (size_t)s * d->rec;
+            for (size_t i = 0; i < d->rec; i++)
+                xs[i] = (float)r[i] * (2.0f / 255.0f) - 1.0f;
+        } else
+            memcpy((int32_t *)(void *)x + (size_t)s * d->ctx, r, d->rec);
+        y[s] = d->y[slots[s]];
+    }
+}
+
+void train_permute(size_t *p, size_t n, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = i;
+    for (size_t i = n; i > 1; i--) {
+        size_t j = (size_t)(train_rng_next(&seed) % i);
+        size_t t = p[i - 1];
+        p[i - 1] = p[j], p[j] = t;
+    }
+}

@@ -1,0 +1,61 @@
+/* Where rb_train's model trains: the host layers (OpenBLAS) or their GPU
+ * mirror (-d cuda: cuDNN, cuBLAS), and setting the GPU up. */
+#include "train.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "harness/bench_common.h"
+
+_Noreturn void train_gpu_die(const char *what, const char *err)
+{
+    fprintf(stderr, "%s: rank %d: %s: %s\n", TRAIN_PROG, bench_world_rank(), what, err);
+    MPI_Abort(MPI_COMM_WORLD, RB_EXIT_FAILED);
+    bench_exit(RB_EXIT_FAILED);   /* not reached: MPI_Abort does not return */
+}
+
+int train_setup_gpu(train_opts *o, model *m, trainer *t)
+{
+    char err[1024] = "";
+    int dev = -1, failed = 0;
+    int rc = rb_device_select(MPI_COMM_WORLD, &dev);
+    if (rc != RB_OK) {
+        snprintf(err, sizeof err, "--device cuda: %s: %s", rb_strerror(rc), rb_last_error());
+        failed = 1;
+    } else if (gpu_model_create(m, &t->g, err, sizeof err)) {
+        failed = 1;
+    }
+    if (bench_all_ok(MPI_COMM_WORLD, TRAIN_PROG, failed, err) < 0)
+        return -1;
+    char desc[400] = "";
+    rb_device_describe(desc, sizeof desc);
+    snprintf(o->device_desc, sizeof o->device_desc, "GPU %d: %s; %s", dev, desc,
+             gpu_model_libraries());
+    bench_printf0("device: rank 0 on %s; phases timed with host clocks after the GPU "
+                  "synchronises (the batch upload counts as forward)\n", o->device_desc);
+    return 0;
+}
+
+double train_forward(trainer *t, const void *x, const int32_t *y, int b, int *correct)
+{
+    if (!t->g)
+        return model_forward(t->m, x, y, b, correct);
+    double loss = 0.0;
+    char err[512];
+    if (gpu_model_forward(t->g, x, y, b, &loss, correct, err, sizeof err))
+        train_gpu_die("GPU forward", err);
+    return loss;
+}
+
+void train_backward(trainer *t, const void *x, const int32_t *y, int b)
+{
+    char err[512];
+    if (t->g) {
+        if (gpu_model_backward(t->g, b, err, sizeof err))
+            train_gpu_die("GPU backward", err);
+        return;
+    }
+    if (t->m->egrads)
+        memset(t->m->egrads, 0, t->m->n_embed * sizeof(float));
+    model_backward(t->m, x, y, b);
+}

@@ -1,0 +1,201 @@
+/* rb_train's training loop: each step forward, backward, reduce, update;
+ * a progress line every --log-every steps; an evaluation (a row of the
+ * curve) every --eval-every steps, which may stop at the target. */
+#include "train.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "harness/bench_common.h"
+
+/* Loss, correct predictions and samples summed over steps. */
+typedef struct tally {
+    double loss, correct, count;
+} tally;
+
+/* What the loop keeps between steps besides train_run. */
+typedef struct loop_state {
+    tally since_log, since_eval;
+    double t_log;          /* when the last progress line was printed */
+} loop_state;
+
+/* One step's figures. */
+typedef struct step_figures {
+    double loss, lr;
+    int correct;
+    double t[5];           /* start, forward done, backward done, reduced, updated */
+    rb_stats st, st2;      /* dense and embedding reducers */
+    uint64_t embed_nnz;
+} step_figures;
+
+static void *grow(growable *g)
+{
+    if (g->n == g->cap) {
+        size_t nc = g->cap ? g->cap * 2 : 256;
+        void *nv = realloc(g->v, nc * g->size);
+        if (!nv) {
+            fprintf(stderr, "%s: out of memory\n", TRAIN_PROG);
+            MPI_Abort(MPI_COMM_WORLD, RB_EXIT_FAILED);
+        }
+        g->v = nv, g->cap = nc;
+    }
+    return (char *)g->v + g->size * g->n++;
+}
+
+/* ---------------------------------------------------------- one step */
+
+static void reduce_gradients(train_run *r, step_figures *f)
+{
+    train_sparsify_group(&r->o, &r->gd);
+    train_check_rb(rb_reduce(r->gd.r, r->gd.grad, &f->st), "rb_reduce (dense parameters)");
+    f->embed_nnz = 0;
+    if (r->ge.r) {
+        train_check_rb(rb_reduce(r->ge.r, r->ge.grad, &f->st2), "rb_reduce (embedding)");
+        f->embed_nnz = f->st2.nnz_local;
+    }
+}
+
+static void update_parameters(train_run *r, step_figures *f)
+{
+    f->lr = train_lr_at(&r->o, r->it, r->total_iters);
+    train_update(&r->trn, &r->gd, &r->ge, &r->o, f->lr);
+    if (r->mix_params) {
+        train_check_rb(rb_mix_params(r->gd.r, r->gd.params, &f->st), "rb_mix_params");
+        if (r->ge.r)
+            train_check_rb(rb_mix_params(r->ge.r, r->ge.params, &f->st2), "rb_mix_params (embedding)");
+    }
+}
+
+/* One iteration on the batch at slots (the ring shuffle overlaps it). */
+static void step(train_run *r, const size_t *slots, step_figures *f)
+{
+    int B = r->o.batch;
+    f->t[0] = MPI_Wtime();
+    train_make_batch(&r->tr, slots, B, r->xb, r->yb);
+    if (r->use_ring)
+        train_ring_start(&r->ring, &r->tr, slots, B);
+    f->loss = train_forward(&r->trn, r->xb, r->yb, B, &f->correct);
+    f->t[1] = MPI_Wtime();
+    train_backward(&r->trn, r->xb, r->yb, B);
+    f->t[2] = MPI_Wtime();
+    reduce_gradients(r, f);
+    f->t[3] = MPI_Wtime();
+    update_parameters(r, f);
+    f->t[4] = MPI_Wtime();
+    r->steps_s += f->t[4] - f->t[0];
+    if (r->use_ring)
+        train_ring_finish(&r->ring, &r->tr, slots, B);
+    r->compute_s += f->t[2] - f->t[0];
+}
+
+static void record_step(train_run *r, loop_state *s, const step_figures *f)
+{
+    int B = r->o.batch;
+    tally *t[2] = {&s->since_eval, &s->since_log};
+    for (int i = 0; i < 2; i++)
+        t[i]->loss += f->loss, t[i]->correct += f->correct, t[i]->count += B;
+    if (r->rank != 0)
+        return;
+    const rb_stats *st = &f->st, *st2 = &f->st2;
+    train_phase_row *p = grow(&r->phases);
+    *p = (train_phase_row){r->it + 1, f->t[1] - f->t[0], f->t[2] - f->t[1], f->t[3] - f->t[2],
+                           f->t[4] - f->t[3], f->loss / B,
+                           st->bytes_sent + (r->ge.r ? st2->bytes_sent : 0),
+                           st->bytes_recv + (r->ge.r ? st2->bytes_recv : 0), f->embed_nnz};
+}
+
+/* ---------------------------------------------------------- reports */
+
+/* Collective: t summed over ranks, then zeroed. */
+static tally sum_and_reset(tally *t)
+{
+    double v[3] = {t->loss, t->correct, t->count}, s[3];
+    MPI_Allreduce(v, s, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    *t = (tally){0, 0, 0};
+    return (tally){s[0], s[1], s[2]};
+}
+
+static void progress_line(train_run *r, loop_state *s, int epoch, double lr)
+{
+    tally all = sum_and_reset(&s->since_log);
+    double now = MPI_Wtime();
+    bench_printf0("epoch %d iter %ld loss %.4f acc %.2f%% lr %.4g samples/s %.0f\n", epoch + 1,
+                  r->it + 1, all.loss / all.count, 100.0 * all.correct / all.count, lr,
+                  all.count / (now - s->t_log));
+    s->t_log = now;
+}
+
+/* Evaluate, add a row to the curve, print it; 1 when the target is reached. */
+static int evaluation(train_run *r, loop_state *s)
+{
+    tally all = sum_and_reset(&s->since_eval);
+    eval_result *last = &r->last;
+    *last = train_evaluate(&r->trn, &r->te, r->o.batch, r->xb, r->yb, r->slots);
+    r->last_train_loss = all.loss / all.count;
+    int lm = r->wordlm;
+    train_curve_row *c = grow(&r->curve);
+    *c = (train_curve_row){r->it + 1, (double)(r->it + 1) / r->steps_per_epoch,
+                           MPI_Wtime() - r->t_start, r->last_train_loss, 100.0 * all.correct / all.count,
+                           last->loss, lm ? NAN : last->accuracy, lm ? last->perplexity : NAN};
+    if (lm)
+        bench_printf0("eval epoch %.2f iter %ld wall %.1f s train_loss %.4f "
+                      "val_loss %.4f val_perplexity %.2f\n",
+                      c->epoch, r->it + 1, c->wall_s, c->train_loss, last->loss, last->perplexity);
+    else
+        bench_printf0("eval epoch %.2f iter %ld wall %.1f s train_loss %.4f "
+                      "test_loss %.4f test_accuracy %.2f%%\n",
+                      c->epoch, r->it + 1, c->wall_s, c->train_loss, last->loss, last->accuracy);
+    const train_opts *o = &r->o;
+    if ((o->target_accuracy > 0 && !lm && last->accuracy >= o->target_accuracy) ||
+        (o->target_perplexity > 0 && lm && last->perplexity <= o->target_perplexity)) {
+        bench_printf0("target reached at iteration %ld (%.1f s)\n", r->it + 1, c->wall_s);
+        return 1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------- the loop */
+
+/* The steps of one epoch; 1 when training stops (time limit, target). */
+static int epoch(train_run *r, loop_state *s, int e)
+{
+    int B = r->o.batch;
+    train_permute(r->perm, r->n_local, r->o.seed * 1000003u + (uint64_t)e * 7919u + (uint64_t)r->rank);
+    for (long k = 0; k < r->steps_per_epoch && r->it < r->total_iters; k++, r->it++) {
+        if (bench_deadline_passed(MPI_COMM_WORLD)) {
+            r->timed_out = 1;
+            return 1;
+        }
+        step_figures f;
+        step(r, r->perm + (size_t)k * (size_t)B, &f);
+        record_step(r, s, &f);
+        if ((r->it + 1) % r->log_every == 0)
+            progress_line(r, s, e, f.lr);
+        if (((r->it + 1) % r->eval_every == 0 || r->it + 1 == r->total_iters) && evaluation(r, s)) {
+            r->reached = 1;
+            r->it++;   /* this step counts: the loop's increment is skipped */
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void train_loop(train_run *r)
+{
+    r->curve = (growable){.size = sizeof(train_curve_row)};
+    r->phases = (growable){.size = sizeof(train_phase_row)};
+    r->last = (eval_result){NAN, NAN, NAN};
+    r->last_train_loss = NAN;
+    bench_watchdog_start(r->o.time_limit);
+    r->t_start = MPI_Wtime();
+    loop_state s = {.t_log = r->t_start};
+    for (int e = 0; r->it < r->total_iters && !epoch(r, &s, e); e++)
+        ;
+    if (r->async) {
+        rb_stats st;
+        train_check_rb(rb_flush(r->gd.r, r->gd.grad, r->gd.params, &st), "rb_flush");
+        if (r->ge.r)
+            train_check_rb(rb_flush(r->ge.r, r->ge.grad, r->ge.params, &st), "rb_flush (embedding)");
+    }
+}

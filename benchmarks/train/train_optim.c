@@ -1,0 +1,42 @@
+/* rb_train's optimiser: momentum SGD (PyTorch's form) and the learning-rate
+ * schedule (linear warm-up, then const, cosine or step). */
+#include "train.h"
+
+#include <math.h>
+#include <string.h>
+
+double train_lr_at(const train_opts *o, long t, long total)
+{
+    double lr = o->lr;
+    if (o->warmup > 0 && t < o->warmup)
+        lr *= (double)(t + 1) / (double)o->warmup;
+    double f = total > 0 ? (double)t / (double)total : 0.0;
+    if (!strcmp(o->schedule, "cosine"))
+        lr *= 0.5 * (1.0 + cos(M_PI * f));
+    else if (!strcmp(o->schedule, "step"))
+        lr *= f >= 0.75 ? 0.01 : f >= 0.5 ? 0.1 : 1.0;
+    return lr;
+}
+
+/* v = mu v + (g + wd w); w -= lr v. */
+static void sgd(float *w, const float *g, float *v, size_t n, double lr, double mu, double wd)
+{
+    float flr = (float)lr, fmu = (float)mu, fwd = (float)wd;
+    for (size_t i = 0; i < n; i++) {
+        v[i] = fmu * v[i] + g[i] + fwd * w[i];
+        w[i] -= flr * v[i];
+    }
+}
+
+void train_update(trainer *t, grad_group *gd, grad_group *ge, const train_opts *o, double lr)
+{
+    char err[512];
+    if (t->g) {
+        if (gpu_model_update(t->g, lr, o->momentum, o->weight_decay, err, sizeof err))
+            train_gpu_die("GPU update", err);
+        return;
+    }
+    sgd(gd->params, gd->grad, gd->velocity, gd->n, lr, o->momentum, o->weight_decay);
+    if (ge->r)
+        sgd(ge->params, ge->grad, ge->velocity, ge->n, lr, o->momentum, 0.0);
+}
