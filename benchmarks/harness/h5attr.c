@@ -104,3 +104,43 @@ hid_t rb_h5_group(hid_t file, const char *path)
     H5Pclose(lcpl);
     return g;
 }
+
+/* The compound type of a row of `size` bytes with these fields, in this
+ * order. */
+static hid_t compound_type(size_t size, const rb_h5_field *fields, size_t n)
+{
+    hid_t t = H5Tcreate(H5T_COMPOUND, size);
+    for (size_t i = 0; i < n; i++) {
+        const rb_h5_field *f = &fields[i];
+        if (f->kind == RB_H5_CHARS) {
+            hid_t s = H5Tcopy(H5T_C_S1);
+            H5Tset_size(s, f->size);
+            H5Tset_strpad(s, H5T_STR_NULLPAD);
+            H5Tinsert(t, f->name, f->offset, s);
+            H5Tclose(s);
+            continue;
+        }
+        hid_t native = f->kind == RB_H5_INT32 ? H5T_NATIVE_INT32
+                     : f->kind == RB_H5_INT64 ? H5T_NATIVE_INT64
+                     : f->kind == RB_H5_UINT64 ? H5T_NATIVE_UINT64 : H5T_NATIVE_DOUBLE;
+        H5Tinsert(t, f->name, f->offset, native);
+    }
+    return t;
+}
+
+int rb_h5_table(hid_t loc, const char *name, const rb_h5_field *fields, size_t nfields,
+                size_t row_size, const void *rows, size_t n, const char *description)
+{
+    hid_t type = compound_type(row_size, fields, nfields);
+    hsize_t dim = n;
+    hid_t s = H5Screate_simple(1, &dim, NULL);
+    hid_t d = H5Dcreate2(loc, name, type, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = d < 0 || (n && H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0) ? -1 : 0;
+    if (d >= 0 && description)
+        rc |= rb_h5_attr_str(d, "description", description);
+    if (d >= 0)
+        H5Dclose(d);
+    H5Sclose(s);
+    H5Tclose(type);
+    return rc;
+}

@@ -7,7 +7,8 @@
  * include or an include circle.  Programs never include each other.
  *
  * One header per concern, from the bottom of the harness up:
- *   h5attr.h       typed HDF5 attributes, string datasets, groups by path
+ *   h5attr.h       typed HDF5 attributes, string datasets, tables of C
+ *                  structs, groups by path
  *   bench_common.h exit codes, usage errors, strict number parsers, MPI
  *                  start-up (malloc policy), rank agreement, quantiles,
  *                  the -T watchdog

@@ -2,6 +2,7 @@
 #include "topology.h"
 
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,45 +156,20 @@ static void affinity_list(char *buf, size_t len)
     }
 }
 
-static hid_t binding_type(void)
-{
-    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(binding_row));
-    H5Tinsert(t, "rank", HOFFSET(binding_row, rank), H5T_NATIVE_INT32);
-    H5Tinsert(t, "local_rank", HOFFSET(binding_row, local_rank), H5T_NATIVE_INT32);
-    H5Tinsert(t, "local_size", HOFFSET(binding_row, local_size), H5T_NATIVE_INT32);
-    struct { const char *name; size_t off, size; } s[] = {
-        {"local_rank_source", HOFFSET(binding_row, local_rank_source), sizeof ((binding_row *)0)->local_rank_source},
-        {"host", HOFFSET(binding_row, host), sizeof ((binding_row *)0)->host},
-        {"mode", HOFFSET(binding_row, mode), sizeof ((binding_row *)0)->mode},
-        {"target", HOFFSET(binding_row, target), sizeof ((binding_row *)0)->target},
-        {"cpuset", HOFFSET(binding_row, cpuset), sizeof ((binding_row *)0)->cpuset},
-    };
-    for (size_t i = 0; i < sizeof s / sizeof *s; i++) {
-        hid_t st = H5Tcopy(H5T_C_S1);
-        H5Tset_size(st, s[i].size);
-        H5Tset_strpad(st, H5T_STR_NULLPAD);
-        H5Tinsert(t, s[i].name, s[i].off, st);
-        H5Tclose(st);
-    }
-    H5Tinsert(t, "gpu", HOFFSET(binding_row, gpu), H5T_NATIVE_INT32);
-    return t;
-}
+#define FIELD(member, kind) RB_H5_FIELD(binding_row, member, kind)
+static const rb_h5_field binding_fields[] = {
+    FIELD(rank, RB_H5_INT32), FIELD(local_rank, RB_H5_INT32), FIELD(local_size, RB_H5_INT32),
+    FIELD(local_rank_source, RB_H5_CHARS), FIELD(host, RB_H5_CHARS), FIELD(mode, RB_H5_CHARS),
+    FIELD(target, RB_H5_CHARS), FIELD(cpuset, RB_H5_CHARS), FIELD(gpu, RB_H5_INT32),
+};
+#undef FIELD
 
 static int write_binding(hid_t group, const binding_row *rows, int p)
 {
-    hsize_t dim = (hsize_t)p;
-    hid_t t = binding_type(), s = H5Screate_simple(1, &dim, NULL);
-    hid_t d = H5Dcreate2(group, "binding", t, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    int rc = d >= 0 && H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0 ? 0 : -1;
-    if (d >= 0) {
-        rc |= rb_h5_attr_str(d, "description",
-                             "one row per rank: local rank (and where it came from), host, --bind mode, "
-                             "object bound to, CPUs the rank may run on when the archive was opened");
-        H5Dclose(d);
-    }
-    H5Sclose(s);
-    H5Tclose(t);
-    return rc;
+    return rb_h5_table(group, "binding", binding_fields, sizeof binding_fields / sizeof *binding_fields,
+                       sizeof *rows, rows, (size_t)p,
+                       "one row per rank: local rank (and where it came from), host, --bind mode, "
+                       "object bound to, CPUs the rank may run on when the archive was opened");
 }
 
 #ifdef HAVE_HWLOC

@@ -1,73 +1,27 @@
 /* rb_train's part of the results archive: the /train group (layout in
  * docs/training.md).  Rank 0 only; the archive owns the file. */
 #include <hdf5.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "harness/h5attr.h"
 #include "train.h"
 
-static int attr_num(hid_t loc, const char *name, hid_t type, const void *v)
-{
-    hid_t sp = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(loc, name, type, sp, H5P_DEFAULT, H5P_DEFAULT);
-    int rc = a < 0 || H5Awrite(a, type, v) < 0 ? -1 : 0;
-    if (a >= 0)
-        H5Aclose(a);
-    H5Sclose(sp);
-    return rc;
-}
-
-static int attr_d(hid_t loc, const char *name, double v) { return attr_num(loc, name, H5T_NATIVE_DOUBLE, &v); }
-static int attr_i(hid_t loc, const char *name, int64_t v) { return attr_num(loc, name, H5T_NATIVE_INT64, &v); }
-static int attr_u(hid_t loc, const char *name, uint64_t v) { return attr_num(loc, name, H5T_NATIVE_UINT64, &v); }
-
-static int write_table(hid_t loc, const char *name, hid_t type, const void *rows, size_t n)
-{
-    hsize_t dims[1] = {n};
-    hid_t sp = H5Screate_simple(1, dims, NULL);
-    hid_t d = H5Dcreate2(loc, name, type, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    int rc = d < 0 || (n && H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0) ? -1 : 0;
-    if (d >= 0)
-        H5Dclose(d);
-    H5Sclose(sp);
-    return rc;
-}
-
-#define FIELD(t, s, f, h) H5Tinsert(t, #f, HOFFSET(s, f), h)
-
-static int write_curves(hid_t g, const train_curve_row *c, size_t n)
-{
-    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(train_curve_row));
-    FIELD(t, train_curve_row, iteration, H5T_NATIVE_INT64);
-    FIELD(t, train_curve_row, epoch, H5T_NATIVE_DOUBLE);
-    FIELD(t, train_curve_row, wall_s, H5T_NATIVE_DOUBLE);
-    FIELD(t, train_curve_row, train_loss, H5T_NATIVE_DOUBLE);
-    FIELD(t, train_curve_row, train_accuracy, H5T_NATIVE_DOUBLE);
-    FIELD(t, train_curve_row, test_loss, H5T_NATIVE_DOUBLE);
-    FIELD(t, train_curve_row, test_accuracy, H5T_NATIVE_DOUBLE);
-    FIELD(t, train_curve_row, val_perplexity, H5T_NATIVE_DOUBLE);
-    int rc = write_table(g, "curves", t, c, n);
-    H5Tclose(t);
-    return rc;
-}
-
-static int write_phases(hid_t g, const train_phase_row *p, size_t n)
-{
-    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(train_phase_row));
-    FIELD(t, train_phase_row, iteration, H5T_NATIVE_INT64);
-    FIELD(t, train_phase_row, forward_s, H5T_NATIVE_DOUBLE);
-    FIELD(t, train_phase_row, backward_s, H5T_NATIVE_DOUBLE);
-    FIELD(t, train_phase_row, reduce_s, H5T_NATIVE_DOUBLE);
-    FIELD(t, train_phase_row, update_s, H5T_NATIVE_DOUBLE);
-    FIELD(t, train_phase_row, loss, H5T_NATIVE_DOUBLE);
-    FIELD(t, train_phase_row, bytes_sent, H5T_NATIVE_UINT64);
-    FIELD(t, train_phase_row, bytes_recv, H5T_NATIVE_UINT64);
-    FIELD(t, train_phase_row, embed_nnz, H5T_NATIVE_UINT64);
-    int rc = write_table(g, "phases", t, p, n);
-    H5Tclose(t);
-    return rc;
-}
+#define C(member, kind) RB_H5_FIELD(train_curve_row, member, kind)
+static const rb_h5_field curve_fields[] = {
+    C(iteration, RB_H5_INT64), C(epoch, RB_H5_DOUBLE), C(wall_s, RB_H5_DOUBLE),
+    C(train_loss, RB_H5_DOUBLE), C(train_accuracy, RB_H5_DOUBLE), C(test_loss, RB_H5_DOUBLE),
+    C(test_accuracy, RB_H5_DOUBLE), C(val_perplexity, RB_H5_DOUBLE),
+};
+#undef C
+#define P(member, kind) RB_H5_FIELD(train_phase_row, member, kind)
+static const rb_h5_field phase_fields[] = {
+    P(iteration, RB_H5_INT64), P(forward_s, RB_H5_DOUBLE), P(backward_s, RB_H5_DOUBLE),
+    P(reduce_s, RB_H5_DOUBLE), P(update_s, RB_H5_DOUBLE), P(loss, RB_H5_DOUBLE),
+    P(bytes_sent, RB_H5_UINT64), P(bytes_recv, RB_H5_UINT64), P(embed_nnz, RB_H5_UINT64),
+};
+#undef P
 
 static int write_hyper(hid_t g, const train_opts *o, const train_summary *s)
 {
@@ -79,46 +33,46 @@ static int write_hyper(hid_t g, const train_opts *o, const train_summary *s)
     rc |= rb_h5_attr_str(g, "device", o->device);
     rc |= rb_h5_attr_str(g, "device_description", o->device_desc);
     rc |= rb_h5_attr_str(g, "sparsify", o->sparsify);
-    rc |= attr_i(g, "error_feedback", o->error_feedback);
+    rc |= rb_h5_attr_int(g, "error_feedback", o->error_feedback);
     rc |= rb_h5_attr_str(g, "shuffle", o->shuffle);
     rc |= rb_h5_attr_str(g, "schedule", o->schedule);
-    rc |= attr_i(g, "ranks", s->ranks);
-    rc |= attr_i(g, "batch_per_rank", o->batch);
-    rc |= attr_i(g, "global_batch", (int64_t)o->batch * s->ranks);
-    rc |= attr_d(g, "lr", o->lr);
-    rc |= attr_d(g, "momentum", o->momentum);
-    rc |= attr_d(g, "weight_decay", o->weight_decay);
-    rc |= attr_i(g, "warmup", o->warmup);
-    rc |= attr_i(g, "epochs", o->epochs);
-    rc |= attr_u(g, "seed", o->seed);
-    rc |= attr_i(g, "threads", o->threads);
-    rc |= attr_u(g, "train_samples", s->train_samples);
-    rc |= attr_u(g, "test_samples", s->test_samples);
-    rc |= attr_i(g, "classes", s->classes);
-    rc |= attr_i(g, "input_c", s->in_c);
-    rc |= attr_i(g, "input_h", s->in_h);
-    rc |= attr_i(g, "input_w", s->in_w);
-    rc |= attr_u(g, "dense_parameters", s->n_dense);
-    rc |= attr_u(g, "embedding_parameters", s->n_embed);
+    rc |= rb_h5_attr_int(g, "ranks", s->ranks);
+    rc |= rb_h5_attr_int(g, "batch_per_rank", o->batch);
+    rc |= rb_h5_attr_int(g, "global_batch", (int64_t)o->batch * s->ranks);
+    rc |= rb_h5_attr_double(g, "lr", o->lr);
+    rc |= rb_h5_attr_double(g, "momentum", o->momentum);
+    rc |= rb_h5_attr_double(g, "weight_decay", o->weight_decay);
+    rc |= rb_h5_attr_int(g, "warmup", o->warmup);
+    rc |= rb_h5_attr_int(g, "epochs", o->epochs);
+    rc |= rb_h5_attr_u64(g, "seed", o->seed);
+    rc |= rb_h5_attr_int(g, "threads", o->threads);
+    rc |= rb_h5_attr_u64(g, "train_samples", s->train_samples);
+    rc |= rb_h5_attr_u64(g, "test_samples", s->test_samples);
+    rc |= rb_h5_attr_int(g, "classes", s->classes);
+    rc |= rb_h5_attr_int(g, "input_c", s->in_c);
+    rc |= rb_h5_attr_int(g, "input_h", s->in_h);
+    rc |= rb_h5_attr_int(g, "input_w", s->in_w);
+    rc |= rb_h5_attr_u64(g, "dense_parameters", s->n_dense);
+    rc |= rb_h5_attr_u64(g, "embedding_parameters", s->n_embed);
     if (!strcmp(o->model, "wordlm")) {
-        rc |= attr_i(g, "context", o->ctx);
-        rc |= attr_i(g, "embed_dim", o->embed_dim);
-        rc |= attr_i(g, "hidden", o->hidden);
+        rc |= rb_h5_attr_int(g, "context", o->ctx);
+        rc |= rb_h5_attr_int(g, "embed_dim", o->embed_dim);
+        rc |= rb_h5_attr_int(g, "hidden", o->hidden);
     }
-    rc |= attr_d(g, "flops_per_sample_forward", s->flops_per_sample);
-    rc |= attr_i(g, "iterations", s->iterations);
-    rc |= attr_i(g, "steps_per_epoch", s->steps_per_epoch);
-    rc |= attr_d(g, "wall_s", s->wall_s);
-    rc |= attr_d(g, "model_gflops", s->model_gflops);
-    rc |= attr_d(g, "sgemm_gflops", s->sgemm_gflops);
+    rc |= rb_h5_attr_double(g, "flops_per_sample_forward", s->flops_per_sample);
+    rc |= rb_h5_attr_int(g, "iterations", s->iterations);
+    rc |= rb_h5_attr_int(g, "steps_per_epoch", s->steps_per_epoch);
+    rc |= rb_h5_attr_double(g, "wall_s", s->wall_s);
+    rc |= rb_h5_attr_double(g, "model_gflops", s->model_gflops);
+    rc |= rb_h5_attr_double(g, "sgemm_gflops", s->sgemm_gflops);
     rc |= rb_h5_attr_str(g, "blas_core", s->blas_core);
-    rc |= attr_d(g, "final_train_loss", s->final_train_loss);
-    rc |= attr_d(g, "final_test_accuracy", s->final_test_accuracy);
-    rc |= attr_d(g, "final_val_perplexity", s->final_val_perplexity);
-    rc |= attr_d(g, "target_accuracy", o->target_accuracy);
-    rc |= attr_d(g, "target_perplexity", o->target_perplexity);
-    rc |= attr_i(g, "reached_target", s->reached_target);
-    rc |= attr_i(g, "timed_out", s->timed_out);
+    rc |= rb_h5_attr_double(g, "final_train_loss", s->final_train_loss);
+    rc |= rb_h5_attr_double(g, "final_test_accuracy", s->final_test_accuracy);
+    rc |= rb_h5_attr_double(g, "final_val_perplexity", s->final_val_perplexity);
+    rc |= rb_h5_attr_double(g, "target_accuracy", o->target_accuracy);
+    rc |= rb_h5_attr_double(g, "target_perplexity", o->target_perplexity);
+    rc |= rb_h5_attr_int(g, "reached_target", s->reached_target);
+    rc |= rb_h5_attr_int(g, "timed_out", s->timed_out);
     return rc;
 }
 
@@ -150,8 +104,11 @@ int train_archive_write(hid_t file, const train_opts *o, const train_summary *s,
         fprintf(stderr, "rb_train: archive: cannot create /train\n");
         return -1;
     }
-    int rc = write_hyper(g, o, s) | write_reducer_options(g, o) | write_curves(g, curve, ncurve) |
-             write_phases(g, phases, nphases);
+    int rc = write_hyper(g, o, s) | write_reducer_options(g, o) |
+             rb_h5_table(g, "curves", curve_fields, sizeof curve_fields / sizeof *curve_fields,
+                         sizeof *curve, curve, ncurve, NULL) |
+             rb_h5_table(g, "phases", phase_fields, sizeof phase_fields / sizeof *phase_fields,
+                         sizeof *phases, phases, nphases, NULL);
     H5Gclose(g);
     if (rc)
         fprintf(stderr, "rb_train: archive: writing /train failed\n");
