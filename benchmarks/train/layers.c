@@ -9,6 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Loops that GCC vectorises get a copy per x86-64 level, picked when the
+ * program loads (the build has no -march: CI machines differ).  Level 4
+ * is AVX-512, 3 AVX2 + FMA. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define RB_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define RB_VECTOR_CLONES
+#endif
+
 static void shape_in(layer *l, int c, int h, int w) { l->in_c = c, l->in_h = h, l->in_w = w; }
 static void shape_out(layer *l, int c, int h, int w) { l->out_c = c, l->out_h = h, l->out_w = w; }
 
@@ -477,27 +486,138 @@ void layer_backward(layer *l, const void *in, const float *out, const float *dou
     }
 }
 
+/* ---------------------------------------------------------------- softmax */
+/* Rows of logits are processed SUM_LANES floats at a time as GCC vectors,
+ * compiled once per x86-64 level (RB_VECTOR_CLONES): loops over a float
+ * accumulator do not vectorise without -ffast-math.  Vectors are passed
+ * by pointer or through macros: a 64-byte vector argument or return
+ * value has no ABI without AVX-512, which GCC reports (-Wpsabi). */
+enum { SUM_LANES = 16 };
+typedef float vfloat __attribute__((vector_size(SUM_LANES * sizeof(float))));
+typedef int32_t vint __attribute__((vector_size(SUM_LANES * sizeof(int32_t))));
+
+#define VSPLAT(x) ((vfloat){0} + (float)(x))
+/* Lanes of a where mask is all ones, else of b (C has no vector ?:). */
+#define VSELECT(mask, a, b) ((vfloat)(((vint)(a) & (mask)) | ((vint)(b) & ~(mask))))
+#define VLOAD(v, p) memcpy(&(v), (p), sizeof(vfloat))
+#define VSTORE(p, v) memcpy((p), &(v), sizeof(vfloat))
+
+/* e^x in place for x <= 0, branch-free (glibc's exp in double, twice per
+ * logit, was 28% of a wordlm step: 64 x 10,000 logits).  Cephes' expf: x
+ * = n ln2 + r, |r| <= ln2/2, e^r by a degree-5 polynomial (about 1 ulp),
+ * 2^n put into the exponent bits.  x is clamped at -87 (e^-87 = 1.6e-38,
+ * the order of the smallest normal float), which only changes terms below
+ * 1e-37 of the row's largest. */
+static inline void exp_nonpositive(vfloat *v)
+{
+    const vfloat shifter = VSPLAT(12582912.0f);   /* 1.5 * 2^23: rounds to integers */
+    vfloat x = VSELECT(*v > VSPLAT(-87.0f), *v, VSPLAT(-87.0f));
+    vfloat big = x * 1.44269504088896341f + shifter;
+    vfloat n = big - shifter;
+    vfloat r = x - n * 0.693359375f + n * 2.12194440e-4f;
+    vfloat p = VSPLAT(1.9875691500e-4f);
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    /* the low bits of big hold n (in [-126, 0]); add it to the exponent */
+    vint nb = (vint)big - (vint)shifter;
+    *v = (vfloat)((vint)p + (nb << 23));
+}
+
+static float exp_nonpositive_1(float x)
+{
+    vfloat v = VSPLAT(x);
+    exp_nonpositive(&v);
+    return v[0];
+}
+
+/* The largest of z[0..n) (n >= 1). */
+static RB_VECTOR_CLONES float row_max(const float *z, size_t n)
+{
+    vfloat m = VSPLAT(z[0]), v;
+    size_t c = 0;
+    for (; c + SUM_LANES <= n; c += SUM_LANES) {
+        VLOAD(v, z + c);
+        m = VSELECT(v > m, v, m);
+    }
+    float best = m[0];
+    for (int l = 1; l < SUM_LANES; l++)
+        best = m[l] > best ? m[l] : best;
+    for (; c < n; c++)
+        best = z[c] > best ? z[c] : best;
+    return best;
+}
+
+/* The first c with z[c] == top, or 0 if none (a NaN row). */
+static RB_VECTOR_CLONES size_t row_find(const float *z, float top, size_t n)
+{
+    size_t c = 0;
+    vfloat v;
+    for (; c + SUM_LANES <= n; c += SUM_LANES) {
+        VLOAD(v, z + c);
+        vint hit = v == VSPLAT(top), none = {0};
+        if (memcmp(&hit, &none, sizeof hit))
+            break;
+    }
+    for (; c < n; c++)
+        if (z[c] == top)
+            return c;
+    return 0;
+}
+
+/* e[c] = exp(z[c] - top) (e may be NULL: not kept); returns their sum. */
+static RB_VECTOR_CLONES double row_exp_sum(const float *z, float top, size_t n, float *e)
+{
+    vfloat acc = {0}, t = VSPLAT(top), v;
+    size_t c = 0;
+    for (; c + SUM_LANES <= n; c += SUM_LANES) {
+        VLOAD(v, z + c);
+        v -= t;
+        exp_nonpositive(&v);
+        if (e)
+            VSTORE(e + c, v);
+        acc += v;
+    }
+    double sum = 0.0;
+    for (; c < n; c++) {
+        float v = exp_nonpositive_1(z[c] - top);
+        if (e)
+            e[c] = v;
+        sum += v;
+    }
+    for (int l = 0; l < SUM_LANES; l++)
+        sum += acc[l];
+    return sum;
+}
+
+static RB_VECTOR_CLONES void row_scale(float *g, float by, size_t n)
+{
+    for (size_t c = 0; c < n; c++)
+        g[c] *= by;
+}
+
+/* One exp per logit: the gradient softmax(z) - onehot is the stored e
+ * scaled by 1 / sum.  The first of equal maxima is the prediction. */
 double softmax_xent(const float *logits, const int32_t *labels, int batch, int classes,
                     float *dlogits, double scale, int *correct)
 {
     double loss = 0.0;
     int ok = 0;
+    size_t n = (size_t)classes;
     for (int s = 0; s < batch; s++) {
-        const float *z = logits + (size_t)s * classes;
-        int arg = 0;
-        for (int c = 1; c < classes; c++)
-            if (z[c] > z[arg])
-                arg = c;
-        double sum = 0.0;
-        for (int c = 0; c < classes; c++)
-            sum += exp((double)z[c] - z[arg]);
-        double logsum = log(sum) + z[arg];
+        const float *z = logits + (size_t)s * n;
+        float top = row_max(z, n);
+        float *g = dlogits ? dlogits + (size_t)s * n : NULL;
+        double sum = row_exp_sum(z, top, n, g);
+        double logsum = log(sum) + top;
         loss += logsum - z[labels[s]];
-        ok += arg == labels[s];
-        if (dlogits) {
-            float *g = dlogits + (size_t)s * classes;
-            for (int c = 0; c < classes; c++)
-                g[c] = (float)((exp((double)z[c] - logsum) - (c == labels[s])) / scale);
+        ok += row_find(z, top, n) == (size_t)labels[s];
+        if (g) {
+            row_scale(g, (float)(1.0 / (sum * scale)), n);
+            g[labels[s]] -= (float)(1.0 / scale);
         }
     }
     if (correct)

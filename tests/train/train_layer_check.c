@@ -170,6 +170,49 @@ static void check_softmax(void)
     failures += worst >= 1e-3;
 }
 
+/* Wide rows (the vectorised path, 16 logits at a time, and its tail)
+ * against the loss and gradient computed in double with libm's exp:
+ * logits spread over +-40 so that some terms underflow, a tie for the
+ * largest logit (the first one is the prediction), and a label whose
+ * probability is ~e^-80. */
+static void check_softmax_wide(void)
+{
+    enum { B = 3, C = 1003 };
+    float *z = malloc(B * C * sizeof *z), *dz = malloc(B * C * sizeof *dz);
+    int32_t lab[B] = {5, 1002, 17};
+    for (int i = 0; i < B * C; i++)
+        z[i] = 40.0f * urand();
+    z[0 * C + 900] = z[0 * C + 901] = 45.0f;   /* tie: 900 is the prediction */
+    lab[0] = 900;
+    z[2 * C + 17] = -41.0f;
+    int correct = -1;
+    double loss = softmax_xent(z, lab, B, C, dz, B, &correct), ref_loss = 0.0, worst = 0.0;
+    int ref_correct = 0;
+    for (int s = 0; s < B; s++) {
+        const float *r = z + (size_t)s * C;
+        int arg = 0;
+        for (int c = 1; c < C; c++)
+            if (r[c] > r[arg])
+                arg = c;
+        double sum = 0.0;
+        for (int c = 0; c < C; c++)
+            sum += exp((double)r[c] - r[arg]);
+        double logsum = log(sum) + r[arg];
+        ref_loss += logsum - r[lab[s]];
+        ref_correct += arg == lab[s];
+        for (int c = 0; c < C; c++) {
+            double g = (exp((double)r[c] - logsum) - (c == lab[s])) / B;
+            worst = fmax(worst, fabs(g - dz[(size_t)s * C + c]));
+        }
+    }
+    double loss_err = fabs(loss - ref_loss) / ref_loss;
+    int ok = loss_err < 1e-6 && worst < 1e-7 && correct == ref_correct && ref_correct == 1;
+    printf("%-28s loss rel. error %.1e, gradient abs. error %.1e, %d correct  %s\n",
+           "softmax, 1003 classes", loss_err, worst, correct, ok ? "ok" : "FAIL");
+    failures += !ok;
+    free(z), free(dz);
+}
+
 /* Central difference of the mean loss in the parameter *v, step h. */
 static double model_difference(model *m, const float *x, const int32_t *y, int B, float *v, float h)
 {
@@ -337,6 +380,7 @@ int main(void)
     check_pool("maxpool 3x3", 2, 7, 6, 3);
     check_embedding();
     check_softmax();
+    check_softmax_wide();
     model_shape img = {1, 12, 12, 5, 0, 0, 0}, txt = {0, 0, 0, 30, 3, 4, 8};
     check_model("mlp", &img, 4);
     check_model("lenet", &img, 4);
