@@ -78,6 +78,35 @@ int layer_relu(layer *l, int c, int h, int w, int max_batch)
     return 0;
 }
 
+static int reference_kernels;
+
+void layer_set_reference_kernels(int on) { reference_kernels = on; }
+
+static conv_geom geometry(const layer *l)
+{
+    return (conv_geom){l->in_c, l->k, l->out_c, l->out_h, l->out_w, padded_w(l) * l->in_c};
+}
+
+/* 64-byte aligned floats (the direct kernels load packed weights aligned). */
+static float *aligned_floats(size_t n)
+{
+    size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
+    return aligned_alloc(64, bytes ? bytes : 64);
+}
+
+/* The direct kernels' buffers, where they can run; 0 or -1 (no memory). */
+static int conv_direct_buffers(layer *l)
+{
+    conv_geom g = geometry(l);
+    if (!conv_direct_usable(&g, 0))
+        return 0;
+    size_t n = conv_direct_packed_size(&g);
+    l->wt = aligned_floats(n);
+    l->dwt = aligned_floats(n);
+    l->dxpad = malloc(padded_size(l) * sizeof(float));
+    return l->wt && l->dwt && l->dxpad ? 0 : -1;
+}
+
 int layer_conv(layer *l, int in_c, int h, int w, int out_c, int k, int pad, int max_batch)
 {
     memset(l, 0, sizeof *l);
@@ -92,6 +121,8 @@ int layer_conv(layer *l, int in_c, int h, int w, int out_c, int k, int pad, int 
     l->col = malloc((n + COPY_VEC) * sizeof(float));   /* slack: see im2col */
     l->dcol = malloc(n * sizeof(float));
     l->xpad = malloc((chunk * padded_size(l) + COPY_VEC) * sizeof(float));
+    if (conv_direct_buffers(l) < 0)
+        return -1;
     return l->col && l->dcol && l->xpad ? 0 : -1;
 }
 
@@ -129,7 +160,10 @@ void layer_free(layer *l)
     free(l->xpad);
     free(l->argmax);
     free(l->rowarg);
-    l->col = l->dcol = l->xpad = NULL;
+    free(l->wt);
+    free(l->dwt);
+    free(l->dxpad);
+    l->col = l->dcol = l->xpad = l->wt = l->dwt = l->dxpad = NULL;
     l->argmax = l->rowarg = NULL;
 }
 
@@ -299,8 +333,60 @@ static int chunk_at(const layer *l, int s, int batch)
     return batch - s < step ? batch - s : step;
 }
 
+/* ---------------------------------------------------- conv, direct kernels */
+static int use_direct(const layer *l, int need_dx)
+{
+    conv_geom g = geometry(l);
+    return !reference_kernels && l->wt && conv_direct_usable(&g, need_dx);
+}
+
+/* Sample s of x, with its zero border (in xpad) when the layer pads. */
+static const float *padded_sample(const layer *l, const float *x, int s)
+{
+    const float *xs = x + (size_t)s * layer_in_size(l);
+    if (!l->pad)
+        return xs;
+    pad_input(l, xs, l->xpad, 1);
+    return l->xpad;
+}
+
+static void conv_forward_direct(layer *l, const float *x, float *y, int batch)
+{
+    conv_geom g = geometry(l);
+    conv_direct_pack_forward(&g, l->w, l->wt);
+    for (int s = 0; s < batch; s++)
+        conv_direct_forward(&g, padded_sample(l, x, s), l->wt, l->b,
+                            y + (size_t)s * layer_out_size(l));
+}
+
+static void conv_backward_direct(layer *l, const float *x, const float *dy, float *dx, int batch)
+{
+    conv_geom g = geometry(l);
+    memset(l->dwt, 0, conv_direct_packed_size(&g) * sizeof(float));
+    if (dx)
+        conv_direct_pack_grad_x(&g, l->w, l->wt);
+    for (int s = 0; s < batch; s++) {
+        const float *dys = dy + (size_t)s * layer_out_size(l);
+        conv_direct_grad_w(&g, padded_sample(l, x, s), dys, l->dwt);
+        if (!dx)
+            continue;
+        float *dxs = dx + (size_t)s * layer_in_size(l), *acc = l->pad ? l->dxpad : dxs;
+        memset(acc, 0, padded_size(l) * sizeof(float));
+        conv_direct_grad_x(&g, dys, l->wt, acc);
+        if (l->pad)
+            crop_input(l, acc, dxs, 1);
+    }
+    conv_direct_unpack_grad_w(&g, l->dwt, l->dw);
+    bias_grad(l->db, dy, batch_pixels(l, batch), (size_t)l->out_c);
+}
+
+/* ------------------------------------------------- conv, im2col + GEMM */
 static void conv_forward(layer *l, const float *x, float *y, int batch)
 {
+    if (use_direct(l, 0)) {
+        conv_forward_direct(l, x, y, batch);
+        return;
+    }
     int KC = (int)conv_patch(l), OC = l->out_c;
     for (int s = 0, n; s < batch; s += n) {
         n = chunk_at(l, s, batch);
@@ -320,6 +406,10 @@ static void conv_forward(layer *l, const float *x, float *y, int batch)
  * memory and reading it back (LeNet's conv1: 5 MB per batch of 64). */
 static void conv_backward(layer *l, const float *x, const float *dy, float *dx, int batch)
 {
+    if (use_direct(l, dx != NULL)) {
+        conv_backward_direct(l, x, dy, dx, batch);
+        return;
+    }
     int KC = (int)conv_patch(l), OC = l->out_c;
     memset(l->dw, 0, l->n_w * sizeof(float));
     for (int s = 0, n; s < batch; s += n) {

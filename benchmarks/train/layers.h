@@ -29,6 +29,9 @@ typedef struct layer {
     int32_t *argmax;           /* pool: input index of each output */
     int32_t *rowarg;           /* pool scratch: indices of a row of window maxima
                                   (their values in col) */
+    float *wt, *dwt, *dxpad;   /* conv, direct kernels (NULL without AVX-512): packed
+                                  weights, packed weight gradient, one sample's padded
+                                  input gradient */
 } layer;
 
 /* Fill shapes and parameter counts; allocate scratch for max_batch
@@ -39,6 +42,11 @@ int layer_conv(layer *l, int in_c, int h, int w, int out_c, int k, int pad, int 
 int layer_maxpool(layer *l, int c, int h, int w, int k, int max_batch);
 int layer_embed(layer *l, int vocab, int dim, int ctx, int max_batch);
 void layer_free(layer *l);
+
+/* 1: convolutions take im2col + GEMM even where the direct AVX-512
+ * kernels (small_gemm.h) would run; the tests compare the two.  0
+ * (default): direct where the CPU and shape allow. */
+void layer_set_reference_kernels(int on);
 
 size_t layer_in_size(const layer *l);   /* floats per sample */
 size_t layer_out_size(const layer *l);

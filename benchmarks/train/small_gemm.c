@@ -117,6 +117,269 @@ int small_gemm_atb(size_t rows, int n, int k, const float *dy, const float *a, f
     return 0;
 }
 
+/* ------------------------------------------- direct convolution, AVX-512 */
+#define AVX512 __attribute__((target("avx512f")))
+#define INLINE_AVX512 static inline __attribute__((always_inline, target("avx512f")))
+
+/* Clear the upper halves of the vector registers before returning to code
+ * built for SSE2: GCC left them dirty here, and on this Zen 5 that made
+ * the (SSE2) max pooling after a convolution 4.5x slower. */
+INLINE_AVX512 void leave_avx512(void) { _mm256_zeroupper(); }
+
+/* LANES output channels per vector.  FWD_PIXELS pixels of a row are
+ * accumulated at once (one weight load feeds that many FMAs, and 8+
+ * independent chains cover the FMA latency); the weight gradient takes
+ * DW_TAPS taps x 2 pixels; the input gradient keeps DX_VECTORS vectors of
+ * a pixel's k rows of k*c values. */
+enum { LANES = 16, FWD_PIXELS = 14, DW_TAPS = 12, DX_VECTORS = 20 };
+
+static int groups(const conv_geom *g) { return (g->oc + LANES - 1) / LANES; }
+static int taps(const conv_geom *g) { return g->k * g->k * g->c; }
+static int row_taps(const conv_geom *g) { return g->k * g->c; }
+/* Vectors per kernel row of the input gradient, and per pixel. */
+static int dx_row_vectors(const conv_geom *g) { return (row_taps(g) + LANES - 1) / LANES; }
+static int dx_vectors(const conv_geom *g) { return g->k * dx_row_vectors(g); }
+
+int conv_direct_usable(const conv_geom *g, int need_dx)
+{
+    if (g->c < 1 || g->k < 1 || g->oc < 1 || g->oh < 1 || g->ow < 1)
+        return 0;
+    if (need_dx && dx_vectors(g) > DX_VECTORS)
+        return 0;
+    return __builtin_cpu_supports("avx512f");
+}
+
+size_t conv_direct_packed_size(const conv_geom *g)
+{
+    size_t fwd = (size_t)groups(g) * (size_t)taps(g) * LANES;
+    size_t dx = (size_t)g->oc * (size_t)dx_vectors(g) * LANES;
+    return fwd > dx ? fwd : dx;
+}
+
+/* wt[group][tap][lane] = w[group * LANES + lane][tap], zero past oc. */
+void conv_direct_pack_forward(const conv_geom *g, const float *w, float *wt)
+{
+    int kkc = taps(g);
+    for (int grp = 0; grp < groups(g); grp++)
+        for (int t = 0; t < kkc; t++)
+            for (int lane = 0; lane < LANES; lane++) {
+                int o = grp * LANES + lane;
+                *wt++ = o < g->oc ? w[(size_t)o * kkc + t] : 0.0f;
+            }
+}
+
+/* wt[o][ky][v][lane] = w[o][ky][v * LANES + lane], zero past k*c: each
+ * kernel row padded to whole vectors. */
+void conv_direct_pack_grad_x(const conv_geom *g, const float *w, float *wt)
+{
+    int kc = row_taps(g), nv = dx_row_vectors(g);
+    for (int o = 0; o < g->oc; o++)
+        for (int ky = 0; ky < g->k; ky++)
+            for (int i = 0; i < nv * LANES; i++)
+                *wt++ = i < kc ? w[((size_t)o * g->k + (size_t)ky) * kc + (size_t)i] : 0.0f;
+}
+
+void conv_direct_unpack_grad_w(const conv_geom *g, const float *dwt, float *dw)
+{
+    int kkc = taps(g);
+    for (int o = 0; o < g->oc; o++)
+        for (int t = 0; t < kkc; t++)
+            dw[(size_t)o * kkc + t] = dwt[((size_t)(o / LANES) * kkc + t) * LANES + o % LANES];
+}
+
+INLINE_AVX512 __mmask16 group_mask(const conv_geom *g, int grp)
+{
+    int n = g->oc - grp * LANES;
+    return n >= LANES ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1u);
+}
+
+/* Pixels [0, r) of an output row from x (the padded input at the row's
+ * first pixel): acc = bias + sum over taps.  r and c are constants at
+ * each call, so acc stays in registers and the broadcasts address x at
+ * fixed displacements. */
+INLINE_AVX512 void fwd_pixels(int r, int c, const conv_geom *g, const float *x, const float *wt,
+                              __m512 bias, __mmask16 m, float *y)
+{
+    __m512 acc[FWD_PIXELS];
+    for (int i = 0; i < r; i++)
+        acc[i] = bias;
+    int kc = g->k * c;
+    for (int ky = 0; ky < g->k; ky++) {
+        const float *xr = x + (size_t)ky * g->prow, *wk = wt + (size_t)ky * kc * LANES;
+        for (int j = 0; j < kc; j++) {
+            __m512 w = _mm512_load_ps(wk + (size_t)j * LANES);
+            for (int i = 0; i < r; i++)
+                acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(xr[i * c + j]), w, acc[i]);
+        }
+    }
+    for (int i = 0; i < r; i++)
+        _mm512_mask_storeu_ps(y + (size_t)i * g->oc, m, acc[i]);
+}
+
+/* Switch cases that call CALL(n) with n a constant, for the register
+ * blocks above: `switch (n) { CASES_2_TO_12(F) default: F(1); }`. */
+#define CASE(n, CALL)                                                                             \
+    case n: CALL(n); break;
+#define CASES_2_TO_12(CALL)                                                                       \
+    CASE(12, CALL) CASE(11, CALL) CASE(10, CALL) CASE(9, CALL) CASE(8, CALL) CASE(7, CALL)        \
+    CASE(6, CALL) CASE(5, CALL) CASE(4, CALL) CASE(3, CALL) CASE(2, CALL)
+#define CASES_13_TO_14(CALL) CASE(14, CALL) CASE(13, CALL)
+#define CASES_15_TO_20(CALL)                                                                      \
+    CASE(20, CALL) CASE(19, CALL) CASE(18, CALL) CASE(17, CALL) CASE(16, CALL) CASE(15, CALL)
+
+/* Blocks of at most `most` items, as even as possible: block b of nb
+ * starts at n * b / nb. */
+static int block_count(int n, int most) { return (n + most - 1) / most; }
+static int block_start(int n, int nb, int b) { return (int)((long)n * b / nb); }
+
+/* Every output row of one group of channels; c is a constant per caller. */
+INLINE_AVX512 void fwd_group(int c, const conv_geom *g, const float *xpad, const float *wt,
+                             __m512 bias, __mmask16 m, float *y)
+{
+    int nb = block_count(g->ow, FWD_PIXELS);
+    for (int oy = 0; oy < g->oh; oy++)
+        for (int b = 0; b < nb; b++) {
+            int ox = block_start(g->ow, nb, b), r = block_start(g->ow, nb, b + 1) - ox;
+            const float *x = xpad + (size_t)oy * g->prow + (size_t)ox * c;
+            float *yp = y + ((size_t)oy * g->ow + (size_t)ox) * g->oc;
+#define FWD(R) fwd_pixels(R, c, g, x, wt, bias, m, yp)
+            switch (r) { CASES_13_TO_14(FWD) CASES_2_TO_12(FWD) default: FWD(1); }
+#undef FWD
+        }
+}
+
+/* Channel counts of LeNet's layers (1: MNIST, 3: CIFAR, 6: conv2) get
+ * their own copy, where the input offsets are constants. */
+#define FWD_FOR_C(name, C)                                                                        \
+    static AVX512 void name(const conv_geom *g, const float *xpad, const float *wt, __m512 bias,  \
+                            __mmask16 m, float *y)                                                \
+    {                                                                                             \
+        fwd_group(C, g, xpad, wt, bias, m, y);                                                    \
+    }
+FWD_FOR_C(fwd_group_c1, 1)
+FWD_FOR_C(fwd_group_c3, 3)
+FWD_FOR_C(fwd_group_c6, 6)
+FWD_FOR_C(fwd_group_any, g->c)
+
+AVX512 void conv_direct_forward(const conv_geom *g, const float *xpad, const float *wt,
+                                const float *bias, float *y)
+{
+    int kkc = taps(g);
+    for (int grp = 0; grp < groups(g); grp++) {
+        __mmask16 m = group_mask(g, grp);
+        __m512 b = _mm512_maskz_loadu_ps(m, bias + grp * LANES);
+        const float *w = wt + (size_t)grp * kkc * LANES;
+        float *yg = y + grp * LANES;
+        switch (g->c) {
+        case 1: fwd_group_c1(g, xpad, w, b, m, yg); break;
+        case 3: fwd_group_c3(g, xpad, w, b, m, yg); break;
+        case 6: fwd_group_c6(g, xpad, w, b, m, yg); break;
+        default: fwd_group_any(g, xpad, w, b, m, yg); break;
+        }
+    }
+    leave_avx512();
+}
+
+/* dwt[t][lane] += sum over the sample's pixels of dy[pixel][lane] x the
+ * input at tap t, for the n taps [t0, t0 + n) of kernel row ky.  Two
+ * pixels at a time into two sets of sums (more independent chains). */
+INLINE_AVX512 void dw_taps(int n, const conv_geom *g, int ky, int t0, const float *xpad,
+                           const float *dy, __mmask16 m, float *dwt)
+{
+    __m512 a0[DW_TAPS], a1[DW_TAPS];
+    for (int j = 0; j < n; j++) {
+        a0[j] = _mm512_load_ps(dwt + (size_t)j * LANES);
+        a1[j] = _mm512_setzero_ps();
+    }
+    size_t c = (size_t)g->c;
+    for (int oy = 0; oy < g->oh; oy++) {
+        const float *x = xpad + (size_t)(oy + ky) * g->prow + (size_t)t0;
+        const float *d = dy + (size_t)oy * g->ow * g->oc;
+        int ox = 0;
+        for (; ox + 2 <= g->ow; ox += 2, x += 2 * c, d += 2 * (size_t)g->oc) {
+            __m512 d0 = _mm512_maskz_loadu_ps(m, d), d1 = _mm512_maskz_loadu_ps(m, d + g->oc);
+            for (int j = 0; j < n; j++) {
+                a0[j] = _mm512_fmadd_ps(_mm512_set1_ps(x[j]), d0, a0[j]);
+                a1[j] = _mm512_fmadd_ps(_mm512_set1_ps(x[c + (size_t)j]), d1, a1[j]);
+            }
+        }
+        if (ox < g->ow) {
+            __m512 d0 = _mm512_maskz_loadu_ps(m, d);
+            for (int j = 0; j < n; j++)
+                a0[j] = _mm512_fmadd_ps(_mm512_set1_ps(x[j]), d0, a0[j]);
+        }
+    }
+    for (int j = 0; j < n; j++)
+        _mm512_store_ps(dwt + (size_t)j * LANES, _mm512_add_ps(a0[j], a1[j]));
+}
+
+AVX512 void conv_direct_grad_w(const conv_geom *g, const float *xpad, const float *dy, float *dwt)
+{
+    int kc = row_taps(g), kkc = taps(g), nb = block_count(kc, DW_TAPS);
+    for (int grp = 0; grp < groups(g); grp++) {
+        __mmask16 m = group_mask(g, grp);
+        const float *d = dy + grp * LANES;
+        for (int ky = 0; ky < g->k; ky++)
+            for (int b = 0; b < nb; b++) {
+                int t0 = block_start(kc, nb, b), n = block_start(kc, nb, b + 1) - t0;
+                float *acc = dwt + ((size_t)grp * kkc + (size_t)ky * kc + (size_t)t0) * LANES;
+#define DW(N) dw_taps(N, g, ky, t0, xpad, d, m, acc)
+                switch (n) { CASES_2_TO_12(DW) default: DW(1); }
+#undef DW
+            }
+    }
+    leave_avx512();
+}
+
+/* One pixel's input gradient: for each of the k kernel rows, the k*c
+ * values sum over o of dy[o] w[o][ky][...], added into the padded input
+ * row where the pixel's window lies.  n = k x vectors per row is a
+ * constant; where vector v of the pixel goes: row_at[v] (its padded row,
+ * from the window's first pixel) and mask[v] (the row's last vector is
+ * partial). */
+INLINE_AVX512 void dx_pixel(int n, int oc, const float *dy, const float *wt, float *const *row_at,
+                            const __mmask16 *mask)
+{
+    __m512 acc[DX_VECTORS];
+    for (int v = 0; v < n; v++)
+        acc[v] = _mm512_setzero_ps();
+    for (int o = 0; o < oc; o++, wt += (size_t)n * LANES) {
+        __m512 d = _mm512_set1_ps(dy[o]);
+        for (int v = 0; v < n; v++)
+            acc[v] = _mm512_fmadd_ps(d, _mm512_load_ps(wt + (size_t)v * LANES), acc[v]);
+    }
+    for (int v = 0; v < n; v++) {
+        float *p = row_at[v];
+        _mm512_mask_storeu_ps(p, mask[v], _mm512_add_ps(_mm512_maskz_loadu_ps(mask[v], p), acc[v]));
+    }
+}
+
+AVX512 void conv_direct_grad_x(const conv_geom *g, const float *dy, const float *wt, float *dxpad)
+{
+    int n = dx_vectors(g), nv = dx_row_vectors(g), kc = row_taps(g);
+    __mmask16 mask[DX_VECTORS];
+    size_t offset[DX_VECTORS];   /* of vector v from the window's first value */
+    for (int v = 0; v < n; v++) {
+        int ky = v / nv, first = v % nv * LANES, left = kc - first;
+        offset[v] = (size_t)ky * g->prow + (size_t)first;
+        mask[v] = left >= LANES ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+    }
+    float *row_at[DX_VECTORS];
+    for (int oy = 0; oy < g->oh; oy++)
+        for (int ox = 0; ox < g->ow; ox++) {
+            float *win = dxpad + (size_t)oy * g->prow + (size_t)ox * g->c;
+            for (int v = 0; v < n; v++)
+                row_at[v] = win + offset[v];
+            const float *d = dy + ((size_t)oy * g->ow + (size_t)ox) * g->oc;
+#define DX(N) dx_pixel(N, g->oc, d, wt, row_at, mask)
+            switch (n) {
+                CASES_15_TO_20(DX) CASES_13_TO_14(DX) CASES_2_TO_12(DX) default: DX(1);
+            }
+#undef DX
+        }
+    leave_avx512();
+}
+
 #else /* not x86-64 GCC/Clang: OpenBLAS does all GEMMs */
 
 int small_gemm_add_abt(size_t rows, int n, int k, const float *a, const float *w, float *y)
@@ -129,6 +392,40 @@ int small_gemm_atb(size_t rows, int n, int k, const float *dy, const float *a, f
 {
     (void)rows, (void)n, (void)k, (void)dy, (void)a, (void)dw;
     return -1;
+}
+
+
+int conv_direct_usable(const conv_geom *g, int need_dx)
+{
+    (void)g, (void)need_dx;
+    return 0;
+}
+
+/* Never called: conv_direct_usable says no. */
+size_t conv_direct_packed_size(const conv_geom *g)
+{
+    (void)g;
+    return 0;
+}
+
+void conv_direct_pack_forward(const conv_geom *g, const float *w, float *wt) { (void)g, (void)w, (void)wt; }
+void conv_direct_pack_grad_x(const conv_geom *g, const float *w, float *wt) { (void)g, (void)w, (void)wt; }
+void conv_direct_unpack_grad_w(const conv_geom *g, const float *dwt, float *dw) { (void)g, (void)dwt, (void)dw; }
+
+void conv_direct_forward(const conv_geom *g, const float *xpad, const float *wt,
+                         const float *bias, float *y)
+{
+    (void)g, (void)xpad, (void)wt, (void)bias, (void)y;
+}
+
+void conv_direct_grad_w(const conv_geom *g, const float *xpad, const float *dy, float *dwt)
+{
+    (void)g, (void)xpad, (void)dy, (void)dwt;
+}
+
+void conv_direct_grad_x(const conv_geom *g, const float *dy, const float *wt, float *dxpad)
+{
+    (void)g, (void)dy, (void)wt, (void)dxpad;
 }
 
 #endif
