@@ -5,6 +5,8 @@
 #include <cblas.h>
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,178 @@
 #else
 #define RB_VECTOR_CLONES
 #endif
+
+/* ---------------------------------------------------------------- threads */
+/* With rb_train --threads N (OpenBLAS's thread count when a layer is
+ * called) a layer splits its work into N parts: samples for convolution,
+ * pooling and softmax; weight rows (output columns) and batch rows for
+ * dense layers.  Part 0 runs on the calling thread, the others on a pool
+ * of N - 1 threads started on first use, while OpenBLAS runs one thread
+ * (set for the call, restored after): OpenBLAS's own threads would fight
+ * the pool for the cores.  A layer whose work is too small for the split
+ * to pay runs as one part; with one thread every layer does, and computes
+ * exactly what the serial code computed. */
+enum { MAX_PARTS = 64 };
+/* Spins (x86 `pause`, ~65 cycles on Zen) before a waiting thread sleeps:
+ * ~60 us, longer than the serial work between two parallel layers. */
+enum { SPIN_ROUNDS = 1 << 12 };
+
+typedef void (*part_fn)(void *ctx, int part, int parts);
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t start, done;
+    int workers;            /* threads started */
+    atomic_uint job;        /* incremented for every job */
+    atomic_int pending;     /* workers not done with the job */
+    part_fn fn;
+    void *ctx;
+    int parts;
+} pool = {.mu = PTHREAD_MUTEX_INITIALIZER,
+            .start = PTHREAD_COND_INITIALIZER,
+            .done = PTHREAD_COND_INITIALIZER};
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+typedef struct worker_arg {
+    int part;
+    unsigned seen;   /* the job counter when the worker started */
+} worker_arg;
+
+static worker_arg worker_args[MAX_PARTS];
+
+/* Waits (spinning, then sleeping) for a job newer than `seen`. */
+static unsigned next_job(unsigned seen)
+{
+    unsigned job;
+    for (int i = 0; (job = atomic_load_explicit(&pool.job, memory_order_acquire)) == seen; i++) {
+        if (i < SPIN_ROUNDS) {
+            cpu_relax();
+            continue;
+        }
+        pthread_mutex_lock(&pool.mu);
+        while ((job = atomic_load_explicit(&pool.job, memory_order_acquire)) == seen)
+            pthread_cond_wait(&pool.start, &pool.mu);
+        pthread_mutex_unlock(&pool.mu);
+        break;
+    }
+    return job;
+}
+
+static void *worker(void *arg)
+{
+    const worker_arg *a = arg;
+    for (unsigned seen = a->seen;;) {
+        seen = next_job(seen);
+        if (a->part < pool.parts)
+            pool.fn(pool.ctx, a->part, pool.parts);
+        if (atomic_fetch_sub_explicit(&pool.pending, 1, memory_order_acq_rel) == 1) {
+            pthread_mutex_lock(&pool.mu);
+            pthread_cond_signal(&pool.done);
+            pthread_mutex_unlock(&pool.mu);
+        }
+    }
+    return NULL;
+}
+
+/* At least n workers; fewer if threads cannot be started. */
+static int ensure_workers(int n)
+{
+    while (pool.workers < n) {
+        worker_arg *a = &worker_args[pool.workers + 1];
+        a->part = pool.workers + 1;
+        a->seen = atomic_load(&pool.job);
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int rc = pthread_create(&t, &attr, worker, a);
+        pthread_attr_destroy(&attr);
+        if (rc != 0)
+            break;
+        pool.workers++;
+    }
+    return pool.workers;
+}
+
+/* fn(ctx, p, parts) for p < parts, part 0 on this thread; returns when
+ * all are done.  Without the threads, all parts run here in turn. */
+static void run_parts(int parts, part_fn fn, void *ctx)
+{
+    if (parts > 1 && ensure_workers(parts - 1) < parts - 1) {
+        for (int p = 0; p < parts; p++)
+            fn(ctx, p, parts);
+        return;
+    }
+    if (parts <= 1) {
+        fn(ctx, 0, 1);
+        return;
+    }
+    pool.fn = fn, pool.ctx = ctx, pool.parts = parts;
+    atomic_store_explicit(&pool.pending, pool.workers, memory_order_relaxed);
+    pthread_mutex_lock(&pool.mu);
+    atomic_fetch_add_explicit(&pool.job, 1, memory_order_release);
+    pthread_cond_broadcast(&pool.start);
+    pthread_mutex_unlock(&pool.mu);
+    fn(ctx, 0, parts);
+    for (int i = 0; atomic_load_explicit(&pool.pending, memory_order_acquire) > 0; i++) {
+        if (i < SPIN_ROUNDS) {
+            cpu_relax();
+            continue;
+        }
+        pthread_mutex_lock(&pool.mu);
+        while (atomic_load_explicit(&pool.pending, memory_order_acquire) > 0)
+            pthread_cond_wait(&pool.done, &pool.mu);
+        pthread_mutex_unlock(&pool.mu);
+        break;
+    }
+}
+
+/* Item range [start(p), start(p + 1)) of part p: as even as possible. */
+static size_t part_start(size_t n, int parts, int p) { return n * (size_t)p / (size_t)parts; }
+
+/* Threads for this call (OpenBLAS's count), OpenBLAS set to one. */
+static int begin_threads(void)
+{
+    int t = openblas_get_num_threads();
+    if (t > 1)
+        openblas_set_num_threads(1);
+    return t < 1 ? 1 : t > MAX_PARTS ? MAX_PARTS : t;
+}
+
+static void end_threads(int t)
+{
+    if (t > 1)
+        openblas_set_num_threads(t);
+}
+
+/* Parts for work of `work` multiply-adds (or elements) over `items`
+ * independent items: one part unless each would get at least `least`. */
+static int parts_for(int threads, double work, double least, size_t items)
+{
+    int parts = threads;
+    while (parts > 1 && (work / parts < least || (size_t)parts > items))
+        parts--;
+    return parts;
+}
+
+/* Floats per part of a scratch buffer that holds n per part: whole
+ * 128-byte blocks, so that no two parts write the same cache line (a
+ * shared line between the parts' pooling rows made 2 threads no faster
+ * than 1). */
+static size_t part_stride(size_t n) { return (n + 31) / 32 * 32; }
+
+/* Parts whose scratch a layer keeps: the thread count when it is built. */
+static int layer_parts(void)
+{
+    int t = openblas_get_num_threads();
+    return t < 1 ? 1 : t > MAX_PARTS ? MAX_PARTS : t;
+}
 
 static void shape_in(layer *l, int c, int h, int w) { l->in_c = c, l->in_h = h, l->in_w = w; }
 static void shape_out(layer *l, int c, int h, int w) { l->out_c = c, l->out_h = h, l->out_w = w; }
@@ -94,16 +268,41 @@ static float *aligned_floats(size_t n)
     return aligned_alloc(64, bytes ? bytes : 64);
 }
 
+/* Floats per part of each conv scratch buffer. */
+static size_t col_stride(const layer *l)
+{
+    /* slack: see im2col */
+    return part_stride((size_t)chunk_samples(l) * out_pixels(l) * conv_patch(l) + COPY_VEC);
+}
+
+static size_t xpad_stride(const layer *l)
+{
+    return part_stride((size_t)chunk_samples(l) * padded_size(l) + COPY_VEC);
+}
+
+static size_t dxpad_stride(const layer *l) { return part_stride(padded_size(l)); }
+
+static size_t pool_row_stride(const layer *l)
+{
+    return part_stride((size_t)l->in_w * (size_t)l->in_c);
+}
+
+static size_t packed_stride(const layer *l)
+{
+    conv_geom g = geometry(l);
+    return conv_direct_packed_size(&g);   /* a multiple of 16 floats: parts stay aligned */
+}
+
 /* The direct kernels' buffers, where they can run; 0 or -1 (no memory). */
 static int conv_direct_buffers(layer *l)
 {
     conv_geom g = geometry(l);
     if (!conv_direct_usable(&g, 0))
         return 0;
-    size_t n = conv_direct_packed_size(&g);
-    l->wt = aligned_floats(n);
-    l->dwt = aligned_floats(n);
-    l->dxpad = malloc(padded_size(l) * sizeof(float));
+    size_t parts = (size_t)l->parts;
+    l->wt = aligned_floats(packed_stride(l));
+    l->dwt = aligned_floats(parts * packed_stride(l));
+    l->dxpad = malloc(parts * dxpad_stride(l) * sizeof(float));
     return l->wt && l->dwt && l->dxpad ? 0 : -1;
 }
 
@@ -117,13 +316,16 @@ int layer_conv(layer *l, int in_c, int h, int w, int out_c, int k, int pad, int 
     l->n_w = (size_t)out_c * conv_patch(l);
     l->n_b = (size_t)out_c;
     l->max_batch = max_batch;
-    size_t chunk = (size_t)chunk_samples(l), n = chunk * out_pixels(l) * conv_patch(l);
-    l->col = malloc((n + COPY_VEC) * sizeof(float));   /* slack: see im2col */
-    l->dcol = malloc(n * sizeof(float));
-    l->xpad = malloc((chunk * padded_size(l) + COPY_VEC) * sizeof(float));
+    l->parts = layer_parts();
+    size_t parts = (size_t)l->parts;
+    l->col = malloc(parts * col_stride(l) * sizeof(float));
+    l->dcol = malloc(parts * col_stride(l) * sizeof(float));
+    l->xpad = malloc(parts * xpad_stride(l) * sizeof(float));
+    l->dbpart = malloc(parts * part_stride(l->n_b) * sizeof(float));
+    l->dwpart = parts > 1 ? malloc((parts - 1) * part_stride(l->n_w) * sizeof(float)) : NULL;
     if (conv_direct_buffers(l) < 0)
         return -1;
-    return l->col && l->dcol && l->xpad ? 0 : -1;
+    return l->col && l->dcol && l->xpad && l->dbpart && (parts == 1 || l->dwpart) ? 0 : -1;
 }
 
 int layer_maxpool(layer *l, int c, int h, int w, int k, int max_batch)
@@ -135,9 +337,10 @@ int layer_maxpool(layer *l, int c, int h, int w, int k, int max_batch)
     shape_out(l, c, h / k, w / k);
     l->max_batch = max_batch;
     l->argmax = malloc((size_t)max_batch * layer_out_size(l) * sizeof(int32_t));
-    size_t row = (size_t)w * (size_t)c;
-    l->col = malloc(row * sizeof(float));
-    l->rowarg = malloc(row * sizeof(int32_t));
+    l->parts = layer_parts();
+    size_t rows = pool_row_stride(l) * (size_t)l->parts;
+    l->col = malloc(rows * sizeof(float));
+    l->rowarg = malloc(rows * sizeof(int32_t));
     return l->argmax && l->col && l->rowarg ? 0 : -1;
 }
 
@@ -163,7 +366,9 @@ void layer_free(layer *l)
     free(l->wt);
     free(l->dwt);
     free(l->dxpad);
-    l->col = l->dcol = l->xpad = l->wt = l->dwt = l->dxpad = NULL;
+    free(l->dwpart);
+    free(l->dbpart);
+    l->col = l->dcol = l->xpad = l->wt = l->dwt = l->dxpad = l->dwpart = l->dbpart = NULL;
     l->argmax = l->rowarg = NULL;
 }
 
@@ -177,26 +382,49 @@ double layer_flops(const layer *l)
 }
 
 /* ------------------------------------------------------------------ dense */
-static void dense_forward(layer *l, const float *x, float *y, int batch)
+/* Work below which a layer runs as one part: ~10 us of one core. */
+enum { PART_MIN_MACS = 1 << 18 };
+
+typedef struct dense_job {
+    layer *l;
+    const float *x, *dy;
+    float *y, *dx;
+    int batch;
+} dense_job;
+
+/* Output columns [o0, o1) of part p: y = bias + x W^T. */
+static void dense_forward_part(void *ctx, int p, int parts)
 {
+    const dense_job *j = ctx;
+    const layer *l = j->l;
     int in = l->in_c, out = l->out_c;
-    for (int s = 0; s < batch; s++)
-        memcpy(y + (size_t)s * out, l->b, (size_t)out * sizeof(float));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, batch, out, in, 1.0f, x, in, l->w, in,
-                1.0f, y, out);
+    int o0 = (int)part_start((size_t)out, parts, p), o1 = (int)part_start((size_t)out, parts, p + 1);
+    for (int s = 0; s < j->batch; s++)
+        memcpy(j->y + (size_t)s * out + o0, l->b + o0, (size_t)(o1 - o0) * sizeof(float));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->batch, o1 - o0, in, 1.0f, j->x, in,
+                l->w + (size_t)o0 * in, in, 1.0f, j->y + o0, out);
 }
 
-/* db = the column sums of dy[rows x cols].  Summed ROW_BLOCK rows at a
- * time as one flat block of ROW_BLOCK * cols floats when that fits the
- * accumulator: a loop over conv1's 6 columns did not vectorise (175 us per
- * LeNet batch of 64, 25 us this way). */
+static void dense_forward(layer *l, const float *x, float *y, int batch, int threads)
+{
+    dense_job j = {l, x, NULL, y, NULL, batch};
+    double macs = (double)batch * (double)l->n_w;
+    run_parts(parts_for(threads, macs, PART_MIN_MACS, (size_t)l->out_c), dense_forward_part, &j);
+}
+
+/* db[c] = the sum over rows of dy[r * ld + c], c < cols.  Summed
+ * ROW_BLOCK rows at a time as one flat block of ROW_BLOCK * cols floats
+ * when the rows are contiguous and that fits the accumulator: a loop over
+ * conv1's 6 columns did not vectorise (175 us per LeNet batch of 64, 25 us
+ * this way). */
 enum { ROW_BLOCK = 8, BLOCK_SUMS = 256 };
 
-static void bias_grad(float *db, const float *dy, size_t rows, size_t cols)
+static RB_VECTOR_CLONES void bias_grad(float *db, const float *dy, size_t rows, size_t cols,
+                                       size_t ld)
 {
     float acc[BLOCK_SUMS] = {0};
     size_t block = ROW_BLOCK * cols, r = 0;
-    if (block <= BLOCK_SUMS)
+    if (block <= BLOCK_SUMS && ld == cols)
         for (; r + ROW_BLOCK <= rows; r += ROW_BLOCK)
             for (size_t i = 0; i < block; i++)
                 acc[i] += dy[r * cols + i];
@@ -205,18 +433,35 @@ static void bias_grad(float *db, const float *dy, size_t rows, size_t cols)
         db[i % cols] += acc[i];
     for (; r < rows; r++)
         for (size_t c = 0; c < cols; c++)
-            db[c] += dy[r * cols + c];
+            db[c] += dy[r * ld + c];
 }
 
-static void dense_backward(layer *l, const float *x, const float *dy, float *dx, int batch)
+/* Part p: the weight and bias gradients of output columns [o0, o1) and
+ * the input gradient of batch rows [s0, s1); no two parts write the same
+ * float, so nothing is summed across parts. */
+static void dense_backward_part(void *ctx, int p, int parts)
 {
-    int in = l->in_c, out = l->out_c;
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, batch, 1.0f, dy, out, x, in,
-                0.0f, l->dw, in);
-    bias_grad(l->db, dy, (size_t)batch, (size_t)out);
-    if (dx)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, batch, in, out, 1.0f, dy, out,
-                    l->w, in, 0.0f, dx, in);
+    const dense_job *j = ctx;
+    const layer *l = j->l;
+    int in = l->in_c, out = l->out_c, B = j->batch;
+    int o0 = (int)part_start((size_t)out, parts, p), o1 = (int)part_start((size_t)out, parts, p + 1);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, o1 - o0, in, B, 1.0f, j->dy + o0, out,
+                j->x, in, 0.0f, l->dw + (size_t)o0 * in, in);
+    bias_grad(l->db + o0, j->dy + o0, (size_t)B, (size_t)(o1 - o0), (size_t)out);
+    if (!j->dx)
+        return;
+    int s0 = (int)part_start((size_t)B, parts, p), s1 = (int)part_start((size_t)B, parts, p + 1);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s1 - s0, in, out, 1.0f,
+                j->dy + (size_t)s0 * out, out, l->w, in, 0.0f, j->dx + (size_t)s0 * in, in);
+}
+
+static void dense_backward(layer *l, const float *x, const float *dy, float *dx, int batch,
+                           int threads)
+{
+    dense_job j = {l, x, dy, NULL, dx, batch};
+    double macs = (double)batch * (double)l->n_w * (dx ? 2 : 1);
+    size_t items = (size_t)(l->out_c < batch ? l->out_c : batch);
+    run_parts(parts_for(threads, macs, PART_MIN_MACS, items), dense_backward_part, &j);
 }
 
 /* ------------------------------------------------------------------- conv */
@@ -300,17 +545,18 @@ static inline void scatter_add_run(float *seg, float *in, size_t run)
         in[i] += seg[i];
 }
 
-static void im2col(const layer *l, const float *x, float *col, int batch)
+/* xpad: scratch for the padded samples. */
+static void im2col(const layer *l, const float *x, float *col, float *xpad, int batch)
 {
-    pad_input(l, x, l->xpad, batch);
-    for_each_patch_row(l, l->xpad, col, batch, gather_run);
+    pad_input(l, x, xpad, batch);
+    for_each_patch_row(l, xpad, col, batch, gather_run);
 }
 
 /* Adjoint of im2col: dx = crop(sum of the scattered dcol runs).  Without a
  * border the padded layout is dx's own, so the sum goes there directly. */
-static void col2im(const layer *l, const float *dcol, float *dx, int batch)
+static void col2im(const layer *l, const float *dcol, float *dx, float *xpad, int batch)
 {
-    float *acc = l->pad ? l->xpad : dx;
+    float *acc = l->pad ? xpad : dx;
     memset(acc, 0, (size_t)batch * padded_size(l) * sizeof(float));
     /* scatter_add_run only reads through `seg` */
     for_each_patch_row(l, acc, (float *)(uintptr_t)dcol, batch, scatter_add_run);
@@ -326,109 +572,194 @@ static void fill_rows(float *y, const float *b, size_t rows, size_t cols)
             y[r * cols + c] = b[c];
 }
 
-/* Samples s..s+n-1 of the batch, where n is what is left of a chunk. */
-static int chunk_at(const layer *l, int s, int batch)
+/* ---------------------------------------------------- conv, by samples */
+/* A part convolves the samples [s0, s1) of the batch with its own
+ * scratch: the direct kernels one sample at a time, im2col + GEMM a chunk
+ * of samples at a time.  Weight and bias gradients go to the part's own
+ * buffers (part 0: the layer's weight gradient) and are summed after. */
+typedef struct conv_scratch {
+    float *col, *dcol, *xpad, *dxpad, *dwt, *dw, *db;
+} conv_scratch;
+
+static conv_scratch scratch_of(const layer *l, int p, int parts)
 {
-    int step = chunk_samples(l);
-    return batch - s < step ? batch - s : step;
+    size_t q = (size_t)p;
+    conv_scratch sc = {l->col + q * col_stride(l), l->dcol + q * col_stride(l),
+                       l->xpad + q * xpad_stride(l), NULL, NULL,
+                       p ? l->dwpart + (q - 1) * part_stride(l->n_w) : l->dw,
+                       parts > 1 ? l->dbpart + q * part_stride(l->n_b) : l->db};
+    if (l->wt) {
+        sc.dxpad = l->dxpad + q * dxpad_stride(l);
+        sc.dwt = l->dwt + q * packed_stride(l);
+    }
+    return sc;
 }
 
-/* ---------------------------------------------------- conv, direct kernels */
+typedef struct conv_job {
+    layer *l;
+    const float *x, *dy;
+    float *y, *dx;
+    int batch, direct;
+} conv_job;
+
+/* Sample s of x, with its zero border (in xpad) when the layer pads. */
+static const float *padded_sample(const layer *l, const float *x, int s, float *xpad)
+{
+    const float *xs = x + (size_t)s * layer_in_size(l);
+    if (!l->pad)
+        return xs;
+    pad_input(l, xs, xpad, 1);
+    return xpad;
+}
+
+/* Samples s..s+n-1, where n is what is left of a chunk before s1. */
+static int chunk_at(const layer *l, int s, int s1)
+{
+    int step = chunk_samples(l);
+    return s1 - s < step ? s1 - s : step;
+}
+
+static void conv_forward_samples(const conv_job *j, int s0, int s1, conv_scratch *sc)
+{
+    const layer *l = j->l;
+    int KC = (int)conv_patch(l), OC = l->out_c;
+    if (j->direct) {
+        conv_geom g = geometry(l);
+        for (int s = s0; s < s1; s++)
+            conv_direct_forward(&g, padded_sample(l, j->x, s, sc->xpad), l->wt, l->b,
+                                j->y + (size_t)s * layer_out_size(l));
+        return;
+    }
+    for (int s = s0, n; s < s1; s += n) {
+        n = chunk_at(l, s, s1);
+        int P = (int)batch_pixels(l, n);
+        float *ys = j->y + batch_pixels(l, s) * (size_t)OC;
+        im2col(l, j->x + (size_t)s * layer_in_size(l), sc->col, sc->xpad, n);
+        fill_rows(ys, l->b, (size_t)P, (size_t)OC);
+        /* y[P x OC] += col[P x KC] W^T */
+        if (small_gemm_add_abt((size_t)P, OC, KC, sc->col, l->w, ys) != 0)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, P, OC, KC, 1.0f, sc->col, KC,
+                        l->w, KC, 1.0f, ys, OC);
+    }
+}
+
+/* im2col + GEMM redoes each chunk's im2col rather than keep the whole
+ * batch's from the forward pass: in L2 that costs less than writing the
+ * patch matrix to memory and reading it back (LeNet's conv1: 5 MB per
+ * batch of 64). */
+static void conv_backward_samples(const conv_job *j, int s0, int s1, conv_scratch *sc)
+{
+    const layer *l = j->l;
+    int KC = (int)conv_patch(l), OC = l->out_c;
+    const float *dy = j->dy;
+    if (j->direct) {
+        conv_geom g = geometry(l);
+        memset(sc->dwt, 0, packed_stride(l) * sizeof(float));
+        for (int s = s0; s < s1; s++) {
+            const float *dys = dy + (size_t)s * layer_out_size(l);
+            conv_direct_grad_w(&g, padded_sample(l, j->x, s, sc->xpad), dys, sc->dwt);
+            if (!j->dx)
+                continue;
+            float *dxs = j->dx + (size_t)s * layer_in_size(l), *acc = l->pad ? sc->dxpad : dxs;
+            memset(acc, 0, padded_size(l) * sizeof(float));
+            conv_direct_grad_x(&g, dys, l->wt, acc);
+            if (l->pad)
+                crop_input(l, acc, dxs, 1);
+        }
+        conv_direct_unpack_grad_w(&g, sc->dwt, sc->dw);
+    } else {
+        memset(sc->dw, 0, l->n_w * sizeof(float));
+        for (int s = s0, n; s < s1; s += n) {
+            n = chunk_at(l, s, s1);
+            int P = (int)batch_pixels(l, n);
+            const float *dys = dy + batch_pixels(l, s) * (size_t)OC;
+            im2col(l, j->x + (size_t)s * layer_in_size(l), sc->col, sc->xpad, n);
+            /* dW[OC x KC] += dy^T col */
+            if (small_gemm_atb((size_t)P, OC, KC, dys, sc->col, sc->dw) != 0)
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, KC, P, 1.0f, dys, OC,
+                            sc->col, KC, 1.0f, sc->dw, KC);
+            if (!j->dx)
+                continue;
+            /* dcol[P x KC] = dy W */
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, P, KC, OC, 1.0f, dys, OC, l->w,
+                        KC, 0.0f, sc->dcol, KC);
+            col2im(l, sc->dcol, j->dx + (size_t)s * layer_in_size(l), sc->xpad, n);
+        }
+    }
+    size_t pixels = out_pixels(l);
+    bias_grad(sc->db, dy + (size_t)s0 * pixels * OC, (size_t)(s1 - s0) * pixels, (size_t)OC,
+              (size_t)OC);
+}
+
+static void conv_forward_part(void *ctx, int p, int parts)
+{
+    const conv_job *j = ctx;
+    conv_scratch sc = scratch_of(j->l, p, parts);
+    size_t B = (size_t)j->batch;
+    conv_forward_samples(j, (int)part_start(B, parts, p), (int)part_start(B, parts, p + 1), &sc);
+}
+
+static void conv_backward_part(void *ctx, int p, int parts)
+{
+    const conv_job *j = ctx;
+    conv_scratch sc = scratch_of(j->l, p, parts);
+    size_t B = (size_t)j->batch;
+    conv_backward_samples(j, (int)part_start(B, parts, p), (int)part_start(B, parts, p + 1), &sc);
+}
+
 static int use_direct(const layer *l, int need_dx)
 {
     conv_geom g = geometry(l);
     return !reference_kernels && l->wt && conv_direct_usable(&g, need_dx);
 }
 
-/* Sample s of x, with its zero border (in xpad) when the layer pads. */
-static const float *padded_sample(const layer *l, const float *x, int s)
+static int conv_parts(const layer *l, int batch, int threads)
 {
-    const float *xs = x + (size_t)s * layer_in_size(l);
-    if (!l->pad)
-        return xs;
-    pad_input(l, xs, l->xpad, 1);
-    return l->xpad;
+    int t = threads < l->parts ? threads : l->parts;
+    return parts_for(t, (double)batch * (double)l->n_w * (double)out_pixels(l), PART_MIN_MACS,
+                     (size_t)batch);
 }
 
-static void conv_forward_direct(layer *l, const float *x, float *y, int batch)
+static void conv_forward(layer *l, const float *x, float *y, int batch, int threads)
 {
-    conv_geom g = geometry(l);
-    conv_direct_pack_forward(&g, l->w, l->wt);
-    for (int s = 0; s < batch; s++)
-        conv_direct_forward(&g, padded_sample(l, x, s), l->wt, l->b,
-                            y + (size_t)s * layer_out_size(l));
+    conv_job j = {l, x, NULL, y, NULL, batch, use_direct(l, 0)};
+    if (j.direct) {
+        conv_geom g = geometry(l);
+        conv_direct_pack_forward(&g, l->w, l->wt);
+    }
+    run_parts(conv_parts(l, batch, threads), conv_forward_part, &j);
 }
 
-static void conv_backward_direct(layer *l, const float *x, const float *dy, float *dx, int batch)
+/* Parts 1.. hold their weight and bias gradients apart: add them up in
+ * part order (the same sums for the same thread count). */
+static void sum_part_gradients(layer *l, int parts)
 {
-    conv_geom g = geometry(l);
-    memset(l->dwt, 0, conv_direct_packed_size(&g) * sizeof(float));
-    if (dx)
+    if (parts == 1)
+        return;
+    for (int p = 1; p < parts; p++) {
+        const float *dw = l->dwpart + (size_t)(p - 1) * part_stride(l->n_w);
+        for (size_t i = 0; i < l->n_w; i++)
+            l->dw[i] += dw[i];
+    }
+    for (size_t c = 0; c < l->n_b; c++) {
+        float sum = 0.0f;
+        for (int p = 0; p < parts; p++)
+            sum += l->dbpart[(size_t)p * part_stride(l->n_b) + c];
+        l->db[c] = sum;
+    }
+}
+
+static void conv_backward(layer *l, const float *x, const float *dy, float *dx, int batch,
+                          int threads)
+{
+    conv_job j = {l, x, dy, NULL, dx, batch, use_direct(l, dx != NULL)};
+    if (j.direct && dx) {
+        conv_geom g = geometry(l);
         conv_direct_pack_grad_x(&g, l->w, l->wt);
-    for (int s = 0; s < batch; s++) {
-        const float *dys = dy + (size_t)s * layer_out_size(l);
-        conv_direct_grad_w(&g, padded_sample(l, x, s), dys, l->dwt);
-        if (!dx)
-            continue;
-        float *dxs = dx + (size_t)s * layer_in_size(l), *acc = l->pad ? l->dxpad : dxs;
-        memset(acc, 0, padded_size(l) * sizeof(float));
-        conv_direct_grad_x(&g, dys, l->wt, acc);
-        if (l->pad)
-            crop_input(l, acc, dxs, 1);
     }
-    conv_direct_unpack_grad_w(&g, l->dwt, l->dw);
-    bias_grad(l->db, dy, batch_pixels(l, batch), (size_t)l->out_c);
-}
-
-/* ------------------------------------------------- conv, im2col + GEMM */
-static void conv_forward(layer *l, const float *x, float *y, int batch)
-{
-    if (use_direct(l, 0)) {
-        conv_forward_direct(l, x, y, batch);
-        return;
-    }
-    int KC = (int)conv_patch(l), OC = l->out_c;
-    for (int s = 0, n; s < batch; s += n) {
-        n = chunk_at(l, s, batch);
-        int P = (int)batch_pixels(l, n);
-        float *ys = y + batch_pixels(l, s) * (size_t)OC;
-        im2col(l, x + (size_t)s * layer_in_size(l), l->col, n);
-        fill_rows(ys, l->b, (size_t)P, (size_t)OC);
-        /* y[P x OC] += col[P x KC] W^T */
-        if (small_gemm_add_abt((size_t)P, OC, KC, l->col, l->w, ys) != 0)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, P, OC, KC, 1.0f, l->col, KC, l->w,
-                        KC, 1.0f, ys, OC);
-    }
-}
-
-/* Redoes each chunk's im2col rather than keep the whole batch's from the
- * forward pass: in L2 that costs less than writing the patch matrix to
- * memory and reading it back (LeNet's conv1: 5 MB per batch of 64). */
-static void conv_backward(layer *l, const float *x, const float *dy, float *dx, int batch)
-{
-    if (use_direct(l, dx != NULL)) {
-        conv_backward_direct(l, x, dy, dx, batch);
-        return;
-    }
-    int KC = (int)conv_patch(l), OC = l->out_c;
-    memset(l->dw, 0, l->n_w * sizeof(float));
-    for (int s = 0, n; s < batch; s += n) {
-        n = chunk_at(l, s, batch);
-        int P = (int)batch_pixels(l, n);
-        const float *dys = dy + batch_pixels(l, s) * (size_t)OC;
-        im2col(l, x + (size_t)s * layer_in_size(l), l->col, n);
-        /* dW[OC x KC] += dy^T col */
-        if (small_gemm_atb((size_t)P, OC, KC, dys, l->col, l->dw) != 0)
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, KC, P, 1.0f, dys, OC, l->col,
-                        KC, 1.0f, l->dw, KC);
-        if (!dx)
-            continue;
-        /* dcol[P x KC] = dy W */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, P, KC, OC, 1.0f, dys, OC, l->w, KC,
-                    0.0f, l->dcol, KC);
-        col2im(l, l->dcol, dx + (size_t)s * layer_in_size(l), n);
-    }
-    bias_grad(l->db, dy, batch_pixels(l, batch), (size_t)OC);
+    int parts = conv_parts(l, batch, threads);
+    run_parts(parts, conv_backward_part, &j);
+    sum_part_gradients(l, parts);
 }
 
 /* ------------------------------------------------------------ pool, relu */
@@ -456,13 +787,15 @@ static void pool_take_larger(float *restrict m, int32_t *restrict at, const floa
     }
 }
 
-static void pool_forward(layer *l, const float *x, float *y, int batch)
+/* Samples [s0, s1); m, at: the part's row scratch. */
+static RB_VECTOR_CLONES void pool_forward_samples(const layer *l, const float *x, float *y,
+                                                  size_t s0, size_t s1, float *m, int32_t *at)
 {
     size_t C = (size_t)l->in_c, K = (size_t)l->k, row = (size_t)l->in_w * C;
     size_t n = ((size_t)l->in_w - K + 1) * C;   /* pixels where a window can start */
-    float *m = l->col;
-    int32_t *at = l->rowarg, *out_at = l->argmax;
-    for (size_t s = 0; s < (size_t)batch; s++)
+    int32_t *out_at = l->argmax + s0 * layer_out_size(l);
+    y += s0 * layer_out_size(l);
+    for (size_t s = s0; s < s1; s++)
         for (size_t oy = 0; oy < (size_t)l->out_h; oy++) {
             size_t base = (s * (size_t)l->in_h + oy * K) * row;
             memcpy(m, x + base, n * sizeof(float));
@@ -480,12 +813,54 @@ static void pool_forward(layer *l, const float *x, float *y, int batch)
         }
 }
 
-static void pool_backward(layer *l, const float *dy, float *dx, int batch)
+/* Samples [s0, s1): argmax of sample s points into sample s of dx. */
+static void pool_backward_samples(const layer *l, const float *dy, float *dx, size_t s0, size_t s1)
 {
-    memset(dx, 0, (size_t)batch * layer_in_size(l) * sizeof(float));
-    size_t n = (size_t)batch * layer_out_size(l);
-    for (size_t o = 0; o < n; o++)
+    size_t in = layer_in_size(l), out = layer_out_size(l);
+    memset(dx + s0 * in, 0, (s1 - s0) * in * sizeof(float));
+    for (size_t o = s0 * out; o < s1 * out; o++)
         dx[l->argmax[o]] += dy[o];
+}
+
+typedef struct pool_job {
+    const layer *l;
+    const float *x, *dy;
+    float *y, *dx;
+    int batch;
+} pool_job;
+
+static void pool_forward_part(void *ctx, int p, int parts)
+{
+    const pool_job *j = ctx;
+    size_t B = (size_t)j->batch, row = pool_row_stride(j->l) * (size_t)p;
+    pool_forward_samples(j->l, j->x, j->y, part_start(B, parts, p), part_start(B, parts, p + 1),
+                         j->l->col + row, j->l->rowarg + row);
+}
+
+static void pool_backward_part(void *ctx, int p, int parts)
+{
+    const pool_job *j = ctx;
+    size_t B = (size_t)j->batch;
+    pool_backward_samples(j->l, j->dy, j->dx, part_start(B, parts, p), part_start(B, parts, p + 1));
+}
+
+/* Parts for pooling: ~2 float operations per input element. */
+static int pool_parts(const layer *l, int batch, int threads)
+{
+    int t = threads < l->parts ? threads : l->parts;
+    return parts_for(t, (double)batch * (double)layer_in_size(l), PART_MIN_MACS / 2, (size_t)batch);
+}
+
+static void pool_forward(layer *l, const float *x, float *y, int batch, int threads)
+{
+    pool_job j = {l, x, NULL, y, NULL, batch};
+    run_parts(pool_parts(l, batch, threads), pool_forward_part, &j);
+}
+
+static void pool_backward(layer *l, const float *dy, float *dx, int batch, int threads)
+{
+    pool_job j = {l, NULL, dy, NULL, dx, batch};
+    run_parts(pool_parts(l, batch, threads), pool_backward_part, &j);
 }
 
 /* ReLU with a sign mask instead of a compare: the sign of a conv output is
@@ -508,7 +883,7 @@ static float bits_float(uint32_t b)
 /* All ones when the sign bit of b is clear, else zero. */
 static uint32_t keep_if_positive(uint32_t b) { return (b >> 31) - 1u; }
 
-static void relu_forward(const float *x, float *y, size_t n)
+static RB_VECTOR_CLONES void relu_forward(const float *x, float *y, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         uint32_t b = float_bits(x[i]);
@@ -518,7 +893,7 @@ static void relu_forward(const float *x, float *y, size_t n)
 
 /* y is the forward output, so y > 0 exactly when its bits are non-zero
  * (ReLU never returns -0.0: a negative input gives +0.0). */
-static void relu_backward(const float *y, const float *dy, float *dx, size_t n)
+static RB_VECTOR_CLONES void relu_backward(const float *y, const float *dy, float *dx, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         uint32_t nonzero = 0u - (uint32_t)(float_bits(y[i]) != 0u);
@@ -536,7 +911,7 @@ static void embed_forward(layer *l, const int32_t *ids, float *y, int batch)
         memcpy(y + i * d, l->w + (size_t)ids[i] * d, d * sizeof(float));
 }
 
-static void embed_backward(layer *l, const int32_t *ids, const float *dy, int batch)
+static RB_VECTOR_CLONES void embed_backward(layer *l, const int32_t *ids, const float *dy, int batch)
 {
     size_t d = (size_t)embed_dim(l);
     for (size_t i = 0; i < (size_t)batch * (size_t)l->ctx; i++) {
@@ -549,24 +924,27 @@ static void embed_backward(layer *l, const int32_t *ids, const float *dy, int ba
 /* ---------------------------------------------------------------- dispatch */
 void layer_forward(layer *l, const void *in, float *out, int batch)
 {
+    int threads = begin_threads();
     switch (l->kind) {
-    case LAYER_DENSE: dense_forward(l, in, out, batch); break;
-    case LAYER_CONV: conv_forward(l, in, out, batch); break;
-    case LAYER_MAXPOOL: pool_forward(l, in, out, batch); break;
+    case LAYER_DENSE: dense_forward(l, in, out, batch, threads); break;
+    case LAYER_CONV: conv_forward(l, in, out, batch, threads); break;
+    case LAYER_MAXPOOL: pool_forward(l, in, out, batch, threads); break;
     case LAYER_RELU: relu_forward(in, out, (size_t)batch * layer_out_size(l)); break;
     case LAYER_EMBED: embed_forward(l, in, out, batch); break;
     }
+    end_threads(threads);
 }
 
 void layer_backward(layer *l, const void *in, const float *out, const float *dout, float *din,
                     int batch)
 {
+    int threads = begin_threads();
     switch (l->kind) {
-    case LAYER_DENSE: dense_backward(l, in, dout, din, batch); break;
-    case LAYER_CONV: conv_backward(l, in, dout, din, batch); break;
+    case LAYER_DENSE: dense_backward(l, in, dout, din, batch, threads); break;
+    case LAYER_CONV: conv_backward(l, in, dout, din, batch, threads); break;
     case LAYER_MAXPOOL:
         if (din)
-            pool_backward(l, dout, din, batch);
+            pool_backward(l, dout, din, batch, threads);
         break;
     case LAYER_RELU:
         if (din)
@@ -574,6 +952,7 @@ void layer_backward(layer *l, const void *in, const float *out, const float *dou
         break;
     case LAYER_EMBED: embed_backward(l, in, dout, batch); break;
     }
+    end_threads(threads);
 }
 
 /* ---------------------------------------------------------------- softmax */
@@ -691,25 +1070,53 @@ static RB_VECTOR_CLONES void row_scale(float *g, float by, size_t n)
 
 /* One exp per logit: the gradient softmax(z) - onehot is the stored e
  * scaled by 1 / sum.  The first of equal maxima is the prediction. */
+typedef struct softmax_job {
+    const float *logits;
+    const int32_t *labels;
+    float *dlogits;
+    double scale;
+    int batch, classes;
+    double loss[MAX_PARTS];
+    int correct[MAX_PARTS];
+} softmax_job;
+
+static void softmax_part(void *ctx, int p, int parts)
+{
+    softmax_job *j = ctx;
+    size_t n = (size_t)j->classes, B = (size_t)j->batch;
+    double loss = 0.0;
+    int ok = 0;
+    for (size_t s = part_start(B, parts, p); s < part_start(B, parts, p + 1); s++) {
+        const float *z = j->logits + s * n;
+        float top = row_max(z, n);
+        float *g = j->dlogits ? j->dlogits + s * n : NULL;
+        double sum = row_exp_sum(z, top, n, g);
+        double logsum = log(sum) + top;
+        int32_t label = j->labels[s];
+        loss += logsum - z[label];
+        ok += row_find(z, top, n) == (size_t)label;
+        if (g) {
+            row_scale(g, (float)(1.0 / (sum * j->scale)), n);
+            g[label] -= (float)(1.0 / j->scale);
+        }
+    }
+    j->loss[p] = loss;
+    j->correct[p] = ok;
+}
+
 double softmax_xent(const float *logits, const int32_t *labels, int batch, int classes,
                     float *dlogits, double scale, int *correct)
 {
+    softmax_job j = {logits, labels, dlogits, scale, batch, classes, {0}, {0}};
+    int threads = begin_threads();
+    /* ~30 float operations per logit */
+    int parts = parts_for(threads, 30.0 * batch * classes, PART_MIN_MACS, (size_t)batch);
+    run_parts(parts, softmax_part, &j);
+    end_threads(threads);
     double loss = 0.0;
     int ok = 0;
-    size_t n = (size_t)classes;
-    for (int s = 0; s < batch; s++) {
-        const float *z = logits + (size_t)s * n;
-        float top = row_max(z, n);
-        float *g = dlogits ? dlogits + (size_t)s * n : NULL;
-        double sum = row_exp_sum(z, top, n, g);
-        double logsum = log(sum) + top;
-        loss += logsum - z[labels[s]];
-        ok += row_find(z, top, n) == (size_t)labels[s];
-        if (g) {
-            row_scale(g, (float)(1.0 / (sum * scale)), n);
-            g[labels[s]] -= (float)(1.0 / scale);
-        }
-    }
+    for (int p = 0; p < parts; p++)
+        loss += j.loss[p], ok += j.correct[p];
     if (correct)
         *correct = ok;
     return loss;

@@ -32,10 +32,16 @@ typedef struct layer {
     float *wt, *dwt, *dxpad;   /* conv, direct kernels (NULL without AVX-512): packed
                                   weights, packed weight gradient, one sample's padded
                                   input gradient */
+    int parts;                 /* conv, pool: parts (threads) whose scratch is kept: col,
+                                  dcol, xpad, dwt, dxpad, pool rows hold one block each */
+    float *dwpart, *dbpart;    /* conv with parts > 1: weight gradients of parts 1..,
+                                  bias gradients of every part */
 } layer;
 
 /* Fill shapes and parameter counts; allocate scratch for max_batch
- * samples.  0 on success, -1 on allocation failure. */
+ * samples and for as many threads as OpenBLAS has now (rb_train sets it
+ * to --threads first; see "threads" in layers.c).  0 on success, -1 on
+ * allocation failure. */
 int layer_dense(layer *l, int in, int out, int max_batch);
 int layer_relu(layer *l, int c, int h, int w, int max_batch);
 int layer_conv(layer *l, int in_c, int h, int w, int out_c, int k, int pad, int max_batch);

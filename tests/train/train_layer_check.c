@@ -447,6 +447,108 @@ static void check_pool(const char *name, int c, int h, int w, int k)
     layer_free(&l);
 }
 
+/* Largest |x - ref| over n floats, relative to the largest |ref|. */
+static double rel_to_max(const float *x, const float *ref, size_t n)
+{
+    double err = 0.0, top = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)x[i] - ref[i]);
+        if (isnan(d) || d > err)   /* fmax would drop a NaN */
+            err = d;
+        top = fmax(top, fabs((double)ref[i]));
+    }
+    return top > 0.0 ? err / top : err;
+}
+
+/* A model's loss, correct count and gradients with `threads` threads
+ * (OpenBLAS's count, which the layers split their work by). */
+static double threaded_pass(model *m, const float *x, const int32_t *y, int B, int threads,
+                            int *correct, float *grads, float *egrads)
+{
+    /* NaN in everything the pass should write: what a part leaves
+     * unwritten shows (a previous pass's values would hide it) */
+    for (int i = 0; i < m->n; i++)
+        for (size_t k = 0; k < (size_t)B * layer_out_size(&m->L[i]); k++)
+            m->act[i][k] = m->dact[i][k] = NAN;
+    for (size_t k = 0; k < m->n_dense; k++)
+        m->grads[k] = NAN;
+    openblas_set_num_threads(threads);
+    if (m->egrads)
+        memset(m->egrads, 0, m->n_embed * sizeof(float));
+    double loss = model_forward(m, x, y, B, correct);
+    model_backward(m, x, y, B);
+    openblas_set_num_threads(1);
+    memcpy(grads, m->grads, m->n_dense * sizeof(float));
+    if (m->egrads)
+        memcpy(egrads, m->egrads, m->n_embed * sizeof(float));
+    return loss;
+}
+
+/* Whole LeNet and wordlm passes at rb_train's sizes split over 3 threads
+ * (every layer big enough splits: samples, weight rows, batch rows)
+ * against one thread: the same loss and predictions, gradients equal up
+ * to the order of the per-part sums; LeNet with the direct and with the
+ * im2col + GEMM convolutions. */
+static void check_threads(void)
+{
+    static const struct {
+        const char *name;
+        model_shape s;
+        int reference;
+    } cases[] = {{"lenet", {1, 28, 28, 10, 0, 0, 0}, 0},
+                 {"lenet", {1, 28, 28, 10, 0, 0, 0}, 1},
+                 {"wordlm", {0, 0, 0, 2000, 3, 64, 256}, 0}};
+    enum { B = 64 };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        model m;
+        char err[256];
+        openblas_set_num_threads(3);   /* scratch for 3 parts */
+        int rc = model_build(&m, cases[c].name, &cases[c].s, B, 11, err, sizeof err);
+        openblas_set_num_threads(1);
+        if (rc < 0) {
+            printf("%s: %s\n", cases[c].name, err);
+            failures++;
+            continue;
+        }
+        layer_set_reference_kernels(cases[c].reference);
+        size_t nin = (size_t)B * model_in_size(&m);
+        float *x = malloc(nin * sizeof *x);
+        int32_t *ids = (int32_t *)(void *)x, y[B];
+        for (size_t i = 0; i < nin; i++) {
+            if (m.n_embed)
+                ids[i] = (int32_t)(train_rng_next(&rng) % (uint64_t)cases[c].s.classes);
+            else
+                x[i] = urand();
+        }
+        for (int i = 0; i < B; i++)
+            y[i] = (int32_t)(train_rng_next(&rng) % (uint64_t)cases[c].s.classes);
+        float *g[2], *e[2];
+        int correct[2];
+        double loss[2];
+        for (int r = 0; r < 2; r++) {
+            g[r] = malloc(m.n_dense * sizeof(float));
+            e[r] = malloc((m.n_embed + 1) * sizeof(float));
+            loss[r] = threaded_pass(&m, x, y, B, r ? 3 : 1, &correct[r], g[r], e[r]);
+        }
+        layer_set_reference_kernels(0);
+        double gerr = rel_to_max(g[1], g[0], m.n_dense), eerr = rel_to_max(e[1], e[0], m.n_embed);
+        if (isnan(eerr) || eerr > gerr)
+            gerr = eerr;
+        double lerr = fabs(loss[1] - loss[0]) / loss[0];
+        int ok = gerr < 1e-5 && lerr < 1e-6 && correct[0] == correct[1];   /* NaN fails */
+        char what[64];
+        snprintf(what, sizeof what, "%s, 3 threads%s", cases[c].name,
+                 cases[c].reference ? " (im2col)" : "");
+        printf("%-28s loss rel. error %.1e, gradients %.1e  %s\n", what, lerr, gerr,
+               ok ? "ok" : "FAIL");
+        failures += !ok;
+        for (int r = 0; r < 2; r++)
+            free(g[r]), free(e[r]);
+        free(x);
+        model_free(&m);
+    }
+}
+
 int main(void)
 {
     openblas_set_num_threads(1);
@@ -476,6 +578,7 @@ int main(void)
     check_model("mlp", &img, 4);
     check_model("lenet", &img, 4);
     check_model("wordlm", &txt, 4);
+    check_threads();
     if (failures)
         printf("%d check(s) failed\n", failures);
     return failures ? 1 : 0;
