@@ -230,6 +230,8 @@ static int chunk_samples(const layer *l)
     return n < (size_t)l->max_batch ? (int)n : l->max_batch;
 }
 
+static float *aligned_floats(size_t n);
+
 int layer_dense(layer *l, int in, int out, int max_batch)
 {
     memset(l, 0, sizeof *l);
@@ -239,7 +241,10 @@ int layer_dense(layer *l, int in, int out, int max_batch)
     l->n_w = (size_t)in * (size_t)out;
     l->n_b = (size_t)out;
     l->max_batch = max_batch;
-    return 0;
+    if (!dense512_usable())
+        return 0;
+    l->xt = aligned_floats(dense512_packed_size(max_batch, in));
+    return l->xt ? 0 : -1;
 }
 
 int layer_relu(layer *l, int c, int h, int w, int max_batch)
@@ -368,6 +373,8 @@ void layer_free(layer *l)
     free(l->dxpad);
     free(l->dwpart);
     free(l->dbpart);
+    free(l->xt);
+    l->xt = NULL;
     l->col = l->dcol = l->xpad = l->wt = l->dwt = l->dxpad = l->dwpart = l->dbpart = NULL;
     l->argmax = l->rowarg = NULL;
 }
@@ -389,8 +396,10 @@ typedef struct dense_job {
     layer *l;
     const float *x, *dy;
     float *y, *dx;
-    int batch;
+    int batch, avx512;
 } dense_job;
+
+static int dense_avx512(const layer *l) { return !reference_kernels && l->xt; }
 
 /* Output columns [o0, o1) of part p: y = bias + x W^T. */
 static void dense_forward_part(void *ctx, int p, int parts)
@@ -399,6 +408,10 @@ static void dense_forward_part(void *ctx, int p, int parts)
     const layer *l = j->l;
     int in = l->in_c, out = l->out_c;
     int o0 = (int)part_start((size_t)out, parts, p), o1 = (int)part_start((size_t)out, parts, p + 1);
+    if (j->avx512) {
+        dense512_forward(l->xt, j->batch, in, l->w, l->b, out, o0, o1, j->y);
+        return;
+    }
     for (int s = 0; s < j->batch; s++)
         memcpy(j->y + (size_t)s * out + o0, l->b + o0, (size_t)(o1 - o0) * sizeof(float));
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->batch, o1 - o0, in, 1.0f, j->x, in,
@@ -407,7 +420,9 @@ static void dense_forward_part(void *ctx, int p, int parts)
 
 static void dense_forward(layer *l, const float *x, float *y, int batch, int threads)
 {
-    dense_job j = {l, x, NULL, y, NULL, batch};
+    dense_job j = {l, x, NULL, y, NULL, batch, dense_avx512(l)};
+    if (j.avx512)
+        dense512_pack_input(x, batch, l->in_c, l->xt);
     double macs = (double)batch * (double)l->n_w;
     run_parts(parts_for(threads, macs, PART_MIN_MACS, (size_t)l->out_c), dense_forward_part, &j);
 }
@@ -437,7 +452,7 @@ static RB_VECTOR_CLONES void bias_grad(float *db, const float *dy, size_t rows, 
 }
 
 /* Part p: the weight and bias gradients of output columns [o0, o1) and
- * the input gradient of batch rows [s0, s1); no two parts write the same
+ * the input gradient's columns [i0, i1); no two parts write the same
  * float, so nothing is summed across parts. */
 static void dense_backward_part(void *ctx, int p, int parts)
 {
@@ -445,22 +460,28 @@ static void dense_backward_part(void *ctx, int p, int parts)
     const layer *l = j->l;
     int in = l->in_c, out = l->out_c, B = j->batch;
     int o0 = (int)part_start((size_t)out, parts, p), o1 = (int)part_start((size_t)out, parts, p + 1);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, o1 - o0, in, B, 1.0f, j->dy + o0, out,
-                j->x, in, 0.0f, l->dw + (size_t)o0 * in, in);
+    int i0 = (int)part_start((size_t)in, parts, p), i1 = (int)part_start((size_t)in, parts, p + 1);
+    if (j->avx512)
+        dense512_grad_w(j->dy, j->x, B, in, out, o0, o1, l->dw);
+    else
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, o1 - o0, in, B, 1.0f, j->dy + o0, out,
+                    j->x, in, 0.0f, l->dw + (size_t)o0 * in, in);
     bias_grad(l->db + o0, j->dy + o0, (size_t)B, (size_t)(o1 - o0), (size_t)out);
     if (!j->dx)
         return;
-    int s0 = (int)part_start((size_t)B, parts, p), s1 = (int)part_start((size_t)B, parts, p + 1);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s1 - s0, in, out, 1.0f,
-                j->dy + (size_t)s0 * out, out, l->w, in, 0.0f, j->dx + (size_t)s0 * in, in);
+    if (j->avx512)
+        dense512_grad_x(j->dy, l->w, B, in, out, i0, i1, j->dx);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, i1 - i0, out, 1.0f, j->dy, out,
+                    l->w + i0, in, 0.0f, j->dx + i0, in);
 }
 
 static void dense_backward(layer *l, const float *x, const float *dy, float *dx, int batch,
                            int threads)
 {
-    dense_job j = {l, x, dy, NULL, dx, batch};
+    dense_job j = {l, x, dy, NULL, dx, batch, dense_avx512(l)};
     double macs = (double)batch * (double)l->n_w * (dx ? 2 : 1);
-    size_t items = (size_t)(l->out_c < batch ? l->out_c : batch);
+    size_t items = (size_t)(l->out_c < l->in_c ? l->out_c : l->in_c);
     run_parts(parts_for(threads, macs, PART_MIN_MACS, items), dense_backward_part, &j);
 }
 

@@ -36,6 +36,8 @@ typedef struct layer {
                                   dcol, xpad, dwt, dxpad, pool rows hold one block each */
     float *dwpart, *dbpart;    /* conv with parts > 1: weight gradients of parts 1..,
                                   bias gradients of every part */
+    float *xt;                 /* dense, AVX-512 kernels (NULL without): the input
+                                  transposed (dense512_pack_input) */
 } layer;
 
 /* Fill shapes and parameter counts; allocate scratch for max_batch
@@ -49,9 +51,9 @@ int layer_maxpool(layer *l, int c, int h, int w, int k, int max_batch);
 int layer_embed(layer *l, int vocab, int dim, int ctx, int max_batch);
 void layer_free(layer *l);
 
-/* 1: convolutions take im2col + GEMM even where the direct AVX-512
- * kernels (small_gemm.h) would run; the tests compare the two.  0
- * (default): direct where the CPU and shape allow. */
+/* 1: convolutions take im2col + GEMM and dense layers OpenBLAS even where
+ * the AVX-512 kernels (small_gemm.h) would run; the tests compare the
+ * two.  0 (default): AVX-512 kernels where the CPU and shape allow. */
 void layer_set_reference_kernels(int on);
 
 size_t layer_in_size(const layer *l);   /* floats per sample */

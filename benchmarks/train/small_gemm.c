@@ -6,6 +6,7 @@
 #include "small_gemm.h"
 
 #include <cblas.h>
+#include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -380,6 +381,182 @@ AVX512 void conv_direct_grad_x(const conv_geom *g, const float *dy, const float 
     leave_avx512();
 }
 
+/* ------------------------------------------------ dense layers, AVX-512 */
+/* Register tiles: DENSE_VECS vectors of 16 columns (64) by DENSE_ROWS
+ * rows (6: 24 accumulators, 4 loads and 6 broadcasts feed 24 FMAs), and
+ * for the forward pass FWD_ROWS weight rows by 64 batch columns. */
+enum { DENSE_VECS = 4, DENSE_COLS = DENSE_VECS * LANES, DENSE_ROWS = 6, FWD_ROWS = 6 };
+/* The input gradient sums over `out` in blocks of GRADX_DEPTH, so that a
+ * block of w (GRADX_DEPTH x 64 floats, 64 KB) stays in L2 for every
+ * block of batch rows. */
+enum { GRADX_DEPTH = 256 };
+
+int dense512_usable(void) { return __builtin_cpu_supports("avx512f"); }
+
+static size_t padded_batch(int batch) { return ((size_t)batch + DENSE_COLS - 1) / DENSE_COLS * DENSE_COLS; }
+
+size_t dense512_packed_size(int batch, int in) { return padded_batch(batch) * (size_t)in; }
+
+/* xt[i][b] = x[b][i], zero for b >= batch. */
+void dense512_pack_input(const float *x, int batch, int in, float *xt)
+{
+    size_t ld = padded_batch(batch);
+    for (size_t i = 0; i < (size_t)in; i++) {
+        float *row = xt + i * ld;
+        for (size_t b = 0; b < (size_t)batch; b++)
+            row[b] = x[b * (size_t)in + i];
+        memset(row + batch, 0, (ld - (size_t)batch) * sizeof(float));
+    }
+}
+
+/* Masks of the DENSE_VECS vectors from column i of n columns. */
+INLINE_AVX512 void column_masks(int i, int n, __mmask16 *m)
+{
+    for (int v = 0; v < DENSE_VECS; v++) {
+        int left = n - i - v * LANES;
+        m[v] = left >= LANES ? (__mmask16)0xFFFF : left <= 0 ? 0 : (__mmask16)((1u << left) - 1u);
+    }
+}
+
+/* y rows [b0, b0 + nb) (nb <= 64) x weight rows [o, o + r): the tile
+ * y^T[o..][b0..] over all of `in`, stored transposed with the bias. */
+INLINE_AVX512 void fwd_tile(int r, const float *xt, size_t ld, int in, const float *w,
+                            const float *bias, int nb, size_t out, float *y)
+{
+    __m512 acc[FWD_ROWS][DENSE_VECS];
+    for (int j = 0; j < r; j++)
+        for (int v = 0; v < DENSE_VECS; v++)
+            acc[j][v] = _mm512_setzero_ps();
+    for (size_t i = 0; i < (size_t)in; i++) {
+        const float *xr = xt + i * ld;
+        __m512 x[DENSE_VECS];
+        for (int v = 0; v < DENSE_VECS; v++)
+            x[v] = _mm512_load_ps(xr + v * LANES);
+        for (int j = 0; j < r; j++) {
+            __m512 a = _mm512_set1_ps(w[(size_t)j * in + i]);
+            for (int v = 0; v < DENSE_VECS; v++)
+                acc[j][v] = _mm512_fmadd_ps(a, x[v], acc[j][v]);
+        }
+    }
+    _Alignas(64) float t[FWD_ROWS][DENSE_COLS];
+    for (int j = 0; j < r; j++)
+        for (int v = 0; v < DENSE_VECS; v++)
+            _mm512_store_ps(&t[j][v * LANES], acc[j][v]);
+    for (int b = 0; b < nb; b++)
+        for (int j = 0; j < r; j++)
+            y[(size_t)b * out + j] = t[j][b] + bias[j];
+}
+
+AVX512 void dense512_forward(const float *xt, int batch, int in, const float *w, const float *bias,
+                             int out, int o0, int o1, float *y)
+{
+    size_t ld = padded_batch(batch);
+    for (int b0 = 0; b0 < batch; b0 += DENSE_COLS) {
+        int nb = batch - b0 < DENSE_COLS ? batch - b0 : DENSE_COLS;
+        for (int o = o0; o < o1; o += FWD_ROWS) {
+            int r = o1 - o < FWD_ROWS ? o1 - o : FWD_ROWS;
+            const float *wo = w + (size_t)o * in;
+            float *yo = y + (size_t)b0 * out + o;
+#define FWD(R) fwd_tile(R, xt + b0, ld, in, wo, bias + o, nb, (size_t)out, yo)
+            switch (r) { CASE(6, FWD) CASE(5, FWD) CASE(4, FWD) CASE(3, FWD) CASE(2, FWD) default: FWD(1); }
+#undef FWD
+        }
+    }
+    leave_avx512();
+}
+
+/* dw rows [o, o + r) x columns [i, i + 64) (masked at `in`): sum over
+ * the batch of dy[b][o..] x x[b][i..]. */
+INLINE_AVX512 void grad_w_tile(int r, const float *dy, const float *x, int batch, int in,
+                               int out, int i, const __mmask16 *m, float *dw)
+{
+    __m512 acc[DENSE_ROWS][DENSE_VECS];
+    for (int j = 0; j < r; j++)
+        for (int v = 0; v < DENSE_VECS; v++)
+            acc[j][v] = _mm512_setzero_ps();
+    for (size_t b = 0; b < (size_t)batch; b++) {
+        const float *xr = x + b * (size_t)in + i, *d = dy + b * (size_t)out;
+        __m512 xv[DENSE_VECS];
+        for (int v = 0; v < DENSE_VECS; v++)
+            xv[v] = _mm512_maskz_loadu_ps(m[v], xr + v * LANES);
+        for (int j = 0; j < r; j++) {
+            __m512 a = _mm512_set1_ps(d[j]);
+            for (int v = 0; v < DENSE_VECS; v++)
+                acc[j][v] = _mm512_fmadd_ps(a, xv[v], acc[j][v]);
+        }
+    }
+    for (int j = 0; j < r; j++)
+        for (int v = 0; v < DENSE_VECS; v++)
+            _mm512_mask_storeu_ps(dw + (size_t)j * in + i + v * LANES, m[v], acc[j][v]);
+}
+
+AVX512 void dense512_grad_w(const float *dy, const float *x, int batch, int in, int out, int o0,
+                            int o1, float *dw)
+{
+    __mmask16 m[DENSE_VECS];
+    /* rows outer: a block's dy columns are read once, its dw rows written
+     * in one stretch */
+    for (int o = o0; o < o1; o += DENSE_ROWS) {
+        int r = o1 - o < DENSE_ROWS ? o1 - o : DENSE_ROWS;
+        const float *d = dy + o;
+        float *dwo = dw + (size_t)o * in;
+        for (int i = 0; i < in; i += DENSE_COLS) {
+            column_masks(i, in, m);
+#define GW(R) grad_w_tile(R, d, x, batch, in, out, i, m, dwo)
+            switch (r) { CASE(6, GW) CASE(5, GW) CASE(4, GW) CASE(3, GW) CASE(2, GW) default: GW(1); }
+#undef GW
+        }
+    }
+    leave_avx512();
+}
+
+/* dx rows [b, b + r) x columns [i, i + 64) (masked at i1): dx (or 0 when
+ * `first`) + sum over o in [oa, oz) of dy[b..][o] x w[o][i..]. */
+INLINE_AVX512 void grad_x_tile(int r, const float *dy, const float *w, int in, int out, int oa,
+                               int oz, int i, const __mmask16 *m, int first, float *dx)
+{
+    __m512 acc[DENSE_ROWS][DENSE_VECS];
+    for (int j = 0; j < r; j++)
+        for (int v = 0; v < DENSE_VECS; v++)
+            acc[j][v] = first ? _mm512_setzero_ps()
+                              : _mm512_maskz_loadu_ps(m[v], dx + (size_t)j * in + i + v * LANES);
+    for (size_t o = (size_t)oa; o < (size_t)oz; o++) {
+        const float *wr = w + o * (size_t)in + i;
+        __m512 wv[DENSE_VECS];
+        for (int v = 0; v < DENSE_VECS; v++)
+            wv[v] = _mm512_maskz_loadu_ps(m[v], wr + v * LANES);
+        for (int j = 0; j < r; j++) {
+            __m512 a = _mm512_set1_ps(dy[(size_t)j * out + o]);
+            for (int v = 0; v < DENSE_VECS; v++)
+                acc[j][v] = _mm512_fmadd_ps(a, wv[v], acc[j][v]);
+        }
+    }
+    for (int j = 0; j < r; j++)
+        for (int v = 0; v < DENSE_VECS; v++)
+            _mm512_mask_storeu_ps(dx + (size_t)j * in + i + v * LANES, m[v], acc[j][v]);
+}
+
+AVX512 void dense512_grad_x(const float *dy, const float *w, int batch, int in, int out, int i0,
+                            int i1, float *dx)
+{
+    __mmask16 m[DENSE_VECS];
+    for (int oa = 0; oa < out; oa += GRADX_DEPTH) {
+        int oz = out - oa < GRADX_DEPTH ? out : oa + GRADX_DEPTH;
+        for (int i = i0; i < i1; i += DENSE_COLS) {
+            column_masks(i, i1, m);
+            for (int b = 0; b < batch; b += DENSE_ROWS) {
+                int r = batch - b < DENSE_ROWS ? batch - b : DENSE_ROWS;
+                const float *d = dy + (size_t)b * out;
+                float *dxb = dx + (size_t)b * in;
+#define GX(R) grad_x_tile(R, d, w, in, out, oa, oz, i, m, oa == 0, dxb)
+                switch (r) { CASE(6, GX) CASE(5, GX) CASE(4, GX) CASE(3, GX) CASE(2, GX) default: GX(1); }
+#undef GX
+            }
+        }
+    }
+    leave_avx512();
+}
+
 #else /* not x86-64 GCC/Clang: OpenBLAS does all GEMMs */
 
 int small_gemm_add_abt(size_t rows, int n, int k, const float *a, const float *w, float *y)
@@ -426,6 +603,39 @@ void conv_direct_grad_w(const conv_geom *g, const float *xpad, const float *dy, 
 void conv_direct_grad_x(const conv_geom *g, const float *dy, const float *wt, float *dxpad)
 {
     (void)g, (void)dy, (void)wt, (void)dxpad;
+}
+
+
+int dense512_usable(void) { return 0; }
+
+/* Never called: dense512_usable says no. */
+size_t dense512_packed_size(int batch, int in)
+{
+    (void)batch, (void)in;
+    return 0;
+}
+
+void dense512_pack_input(const float *x, int batch, int in, float *xt)
+{
+    (void)x, (void)batch, (void)in, (void)xt;
+}
+
+void dense512_forward(const float *xt, int batch, int in, const float *w, const float *bias,
+                      int out, int o0, int o1, float *y)
+{
+    (void)xt, (void)batch, (void)in, (void)w, (void)bias, (void)out, (void)o0, (void)o1, (void)y;
+}
+
+void dense512_grad_w(const float *dy, const float *x, int batch, int in, int out, int o0, int o1,
+                     float *dw)
+{
+    (void)dy, (void)x, (void)batch, (void)in, (void)out, (void)o0, (void)o1, (void)dw;
+}
+
+void dense512_grad_x(const float *dy, const float *w, int batch, int in, int out, int i0, int i1,
+                     float *dx)
+{
+    (void)dy, (void)w, (void)batch, (void)in, (void)out, (void)i0, (void)i1, (void)dx;
 }
 
 #endif

@@ -439,6 +439,76 @@ static void check_conv_direct(void)
     failures += !ok;
 }
 
+/* The AVX-512 dense kernels against OpenBLAS on whole and partial ranges
+ * (as the layers' parts use them): batches below, at and above the
+ * 64-column panel, widths that leave partial vectors, output counts that
+ * leave partial row blocks and span two depth blocks of the input
+ * gradient (300 > 256); guard floats around every range. */
+static void check_dense512(void)
+{
+    static const int shapes[][3] = {
+        /* batch, in, out */
+        {64, 256, 300}, {64, 400, 120}, {1, 1, 1}, {13, 7, 5}, {70, 65, 13}, {3, 63, 257},
+        {64, 84, 10}, {65, 17, 6},
+    };
+    if (!dense512_usable()) {
+        printf("AVX-512 dense kernels        not used here (no AVX-512F): OpenBLAS does all\n");
+        return;
+    }
+    double worst = 0.0;
+    int clobbered = 0, n = (int)(sizeof shapes / sizeof *shapes);
+    for (int c = 0; c < n; c++) {
+        int B = shapes[c][0], in = shapes[c][1], out = shapes[c][2];
+        size_t nx = (size_t)B * in, nw = (size_t)out * in, ny = (size_t)B * out;
+        float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *dy = malloc(ny * sizeof *dy);
+        float *bias = malloc((size_t)out * sizeof *bias);
+        float *xt = aligned_alloc(64, (dense512_packed_size(B, in) * sizeof(float) + 63) / 64 * 64);
+        float *got[3], *ref[3];
+        size_t len[3] = {ny, nw, nx};
+        for (int k = 0; k < 3; k++) {
+            got[k] = malloc((len[k] + 2) * sizeof(float));
+            ref[k] = malloc(len[k] * sizeof(float));
+            for (size_t i = 0; i < len[k] + 2; i++)
+                got[k][i] = 5.0f;
+        }
+        for (size_t i = 0; i < nx; i++)
+            x[i] = urand();
+        for (size_t i = 0; i < nw; i++)
+            w[i] = urand();
+        for (size_t i = 0; i < ny; i++)
+            dy[i] = urand();
+        for (int o = 0; o < out; o++)
+            bias[o] = urand();
+        for (int b = 0; b < B; b++)
+            memcpy(ref[0] + (size_t)b * out, bias, (size_t)out * sizeof(float));
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, out, in, 1.0f, x, in, w, in, 1.0f,
+                    ref[0], out);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, B, 1.0f, dy, out, x, in, 0.0f,
+                    ref[1], in);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, in, out, 1.0f, dy, out, w, in,
+                    0.0f, ref[2], in);
+        dense512_pack_input(x, B, in, xt);
+        /* two ranges each, as two parts would: [0, m) and [m, n) */
+        int om = out / 3, im = in / 2;
+        float *y = got[0] + 1, *dw = got[1] + 1, *dx = got[2] + 1;
+        dense512_forward(xt, B, in, w, bias, out, 0, om, y);
+        dense512_forward(xt, B, in, w, bias, out, om, out, y);
+        dense512_grad_w(dy, x, B, in, out, 0, om, dw);
+        dense512_grad_w(dy, x, B, in, out, om, out, dw);
+        dense512_grad_x(dy, w, B, in, out, 0, im, dx);
+        dense512_grad_x(dy, w, B, in, out, im, in, dx);
+        for (int k = 0; k < 3; k++) {
+            worst = fmax(worst, rel_diff(got[k] + 1, ref[k], len[k]));
+            clobbered += got[k][0] != 5.0f || got[k][len[k] + 1] != 5.0f;
+            free(got[k]), free(ref[k]);
+        }
+        free(x), free(w), free(dy), free(bias), free(xt);
+    }
+    int ok = worst < 1e-5 && !clobbered;
+    printf("AVX-512 dense, %d shapes      max rel. error %.2e  %s\n", n, worst, ok ? "ok" : "FAIL");
+    failures += !ok;
+}
+
 static void check_pool(const char *name, int c, int h, int w, int k)
 {
     layer l;
@@ -554,6 +624,7 @@ int main(void)
     openblas_set_num_threads(1);
     check_small_gemm();
     check_conv_direct();
+    check_dense512();
     layer l;
     layer_dense(&l, 7, 5, 3);
     check_layer("dense 7->5", &l, 3, 1);
