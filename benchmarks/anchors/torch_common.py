@@ -93,22 +93,29 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
-def _positive(s):
-    v = int(s)
-    if v < 1:
-        raise argparse.ArgumentTypeError("'%s' is not an integer >= 1" % s)
+def _integer(s, least):
+    try:
+        v = int(s)
+    except ValueError:
+        v = least - 1
+    if v < least:
+        raise argparse.ArgumentTypeError("'%s' is not an integer >= %d" % (s, least))
     return v
+
+
+def positive(s):
+    return _integer(s, 1)
 
 
 def _non_negative(s):
-    v = int(s)
-    if v < 0:
-        raise argparse.ArgumentTypeError("'%s' is not an integer >= 0" % s)
-    return v
+    return _integer(s, 0)
 
 
 def _non_negative_float(s):
-    v = float(s)
+    try:
+        v = float(s)
+    except ValueError:
+        v = -1.0
     if not v >= 0.0 or math.isinf(v):
         raise argparse.ArgumentTypeError("'%s' is not a number >= 0" % s)
     return v
@@ -118,10 +125,10 @@ def parser(prog, description, data_default, lr_default):
     """Options with rb_train's names and defaults."""
     p = _Parser(prog=prog, description=description)
     p.add_argument("--data", default=data_default, help="default %(default)s")
-    p.add_argument("--batch", type=_positive, default=64, help="samples per step (default 64)")
-    p.add_argument("--threads", type=_positive, default=1,
+    p.add_argument("--batch", type=positive, default=64, help="samples per step (default 64)")
+    p.add_argument("--threads", type=positive, default=1,
                    help="torch.set_num_threads, as rb_train --threads (default 1)")
-    p.add_argument("--epochs", type=_positive, default=1, help="(default 1)")
+    p.add_argument("--epochs", type=positive, default=1, help="(default 1)")
     p.add_argument("--iterations", type=_non_negative, default=0,
                    help="stop after N steps (default 0 = epochs decide)")
     p.add_argument("--lr", type=_non_negative_float, default=lr_default,
@@ -237,7 +244,10 @@ def train(torch, a, net, groups, n_train, batch_fn, loss_fn, evaluate, header):
           % (compute_s, steps_s, steps_s / it * steps if it else 0.0, steps), flush=True)
     train_loss = loss_sum / it if it else float("nan")
     line = "final: iterations %d wall_s %.2f train_loss %.9g" % (it, wall, train_loss)
-    if not a.no_eval:
-        with torch.no_grad():
+    with torch.no_grad():
+        if not a.no_eval:
             line += " " + evaluate()
-    print(line, flush=True)
+        # rb_train's checksums (sums in double over every parameter)
+        ps = sum(q.double().sum().item() for q in net.parameters())
+        pq = sum((q.double() ** 2).sum().item() for q in net.parameters())
+    print(line + " param_sum %.9g param_sq %.9g" % (ps, pq), flush=True)

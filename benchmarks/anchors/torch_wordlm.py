@@ -172,9 +172,9 @@ def main():
                   "/usr/share/games/fortunes", 0.1)
     p.add_argument("--vocab", type=int, default=10000,
                    help="vocabulary incl. <unk>, <eos> (default 10000; 0 = all)")
-    p.add_argument("--context", type=tc._positive, default=3, help="(default 3)")
-    p.add_argument("--embed-dim", type=tc._positive, default=64, help="(default 64)")
-    p.add_argument("--hidden", type=tc._positive, default=256, help="(default 256)")
+    p.add_argument("--context", type=tc.positive, default=3, help="(default 3)")
+    p.add_argument("--embed-dim", type=tc.positive, default=64, help="(default 64)")
+    p.add_argument("--hidden", type=tc.positive, default=256, help="(default 256)")
     a = p.parse_args()
     if a.vocab < 0 or a.vocab in (1, 2):
         p.error("--vocab: %d leaves no room for words besides <unk> and <eos>" % a.vocab)
