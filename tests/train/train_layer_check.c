@@ -628,6 +628,7 @@ int main(void)
     layer l;
     layer_dense(&l, 7, 5, 3);
     check_layer("dense 7->5", &l, 3, 1);
+    layer_free(&l);
     layer_relu(&l, 4, 3, 3, 2);
     check_layer("relu", &l, 2, 1);
     /* name, in_c, h, w, out_c, k, pad, batch, input gradient */
