@@ -407,7 +407,7 @@ static double direct_vs_reference(int c, int h, int w, int oc, int k, int pad, i
 /* The direct AVX-512 convolutions (small_gemm.h) against im2col + GEMM:
  * LeNet's shapes, the channel counts with their own code (1, 3, 6) and
  * others, more than 16 output channels (several vector groups, a partial
- * one), odd sizes (rows of pixels that split into uneven blocks, a last
+ * one), one input channel (pixel pairs), odd sizes (rows of pixels that split into uneven blocks, a last
  * odd pixel), padding, and input gradients of 1 to 20 vectors per pixel
  * (and one too wide for them, which takes the GEMM path). */
 static void check_conv_direct(void)
@@ -418,6 +418,9 @@ static void check_conv_direct(void)
         {1, 9, 13, 1, 3, 1, 2, 1},   {2, 7, 11, 17, 3, 1, 2, 1},  {5, 8, 9, 33, 1, 0, 2, 1},
         {6, 13, 31, 7, 5, 2, 1, 1},  {12, 9, 9, 16, 5, 2, 2, 1},  {3, 10, 17, 20, 7, 3, 1, 1},
         {16, 6, 6, 5, 5, 0, 2, 1},   {20, 5, 30, 9, 3, 1, 1, 1},  {4, 3, 3, 40, 3, 0, 5, 1},
+        /* one input channel, <= 8 outputs, k <= 5: pixel pairs (odd rows
+         * end with a single pixel); k = 7 does not take them */
+        {1, 10, 11, 8, 5, 0, 2, 1},  {1, 7, 8, 3, 2, 1, 2, 0},    {1, 12, 12, 4, 7, 1, 2, 1},
     };
     conv_geom g0 = {1, 5, 6, 28, 28, 32};
     if (!conv_direct_usable(&g0, 0)) {
