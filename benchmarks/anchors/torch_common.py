@@ -121,13 +121,19 @@ def _non_negative_float(s):
     return v
 
 
-def parser(prog, description, data_default, lr_default):
-    """Options with rb_train's names and defaults."""
+def parser(prog, description, data_default, lr_default, blas_threads, omp_wait):
+    """Options with rb_train's names and defaults; blas_threads (0 = as
+    --threads) and omp_wait: this model's fastest PyTorch setting here."""
     p = _Parser(prog=prog, description=description)
     p.add_argument("--data", default=data_default, help="default %(default)s")
     p.add_argument("--batch", type=positive, default=64, help="samples per step (default 64)")
     p.add_argument("--threads", type=positive, default=1,
                    help="torch.set_num_threads, as rb_train --threads (default 1)")
+    p.add_argument("--blas-threads", type=positive, default=blas_threads or None,
+                   help="OpenBLAS threads (torch.nn.Linear) (default %s)"
+                   % (blas_threads or "as --threads"))
+    p.add_argument("--omp-wait", choices=("active", "passive"), default=omp_wait,
+                   help="OMP_WAIT_POLICY of torch's OpenMP threads (default %(default)s)")
     p.add_argument("--epochs", type=positive, default=1, help="(default 1)")
     p.add_argument("--iterations", type=_non_negative, default=0,
                    help="stop after N steps (default 0 = epochs decide)")
@@ -162,21 +168,23 @@ def _openblas():
         return None
 
 
-def import_torch(prog, threads):
-    """torch, with OpenMP (oneDNN, ATen) and OpenBLAS (torch.nn.Linear in
-    Debian's build) at `threads` threads: torch.set_num_threads does not
-    reach OpenBLAS, which otherwise runs one thread per core (2 here)."""
-    os.environ["OMP_NUM_THREADS"] = str(threads)
+def import_torch(prog, a):
+    """torch, with OpenMP (oneDNN, ATen) at --threads threads, waiting as
+    --omp-wait says, and OpenBLAS (torch.nn.Linear in Debian's build) at
+    --blas-threads: torch.set_num_threads does not reach OpenBLAS, which
+    otherwise runs one thread per core (2 here) beside OpenMP's."""
+    os.environ["OMP_NUM_THREADS"] = str(a.threads)
+    os.environ["OMP_WAIT_POLICY"] = a.omp_wait.upper()
     try:
         import torch
     except ImportError as e:
         sys.stderr.write("%s: PyTorch is not importable (%s); Debian: apt-get install "
                          "python3-torch, run with /usr/bin/python3\n" % (prog, e))
         sys.exit(1)
-    torch.set_num_threads(threads)
+    torch.set_num_threads(a.threads)
     ob = _openblas()
     if ob:
-        ob.openblas_set_num_threads(threads)
+        ob.openblas_set_num_threads(a.blas_threads or a.threads)
     return torch
 
 
@@ -205,10 +213,10 @@ def train(torch, a, net, groups, n_train, batch_fn, loss_fn, evaluate, header):
     total = steps * a.epochs
     if a.iterations and a.iterations < total:
         total = a.iterations
-    print("%s: %s, torch %s, %d thread(s) (OpenBLAS: %s), batch %d, %d steps/epoch, %d steps, lr %g, "
+    print("%s: %s, torch %s, %d thread(s) (OpenMP wait %s; OpenBLAS: %s), batch %d, %d steps/epoch, %d steps, lr %g, "
           "momentum %g, weight decay %g, warmup %d, schedule %s"
           % (header["prog"], header["what"], torch.__version__, torch.get_num_threads(),
-             blas_threads(), a.batch, steps, total, a.lr, a.momentum, a.weight_decay, a.warmup, a.schedule),
+             a.omp_wait, blas_threads(), a.batch, steps, total, a.lr, a.momentum, a.weight_decay, a.warmup, a.schedule),
           flush=True)
     opt = torch.optim.SGD(groups, lr=a.lr, momentum=a.momentum)
     compute_s = steps_s = 0.0

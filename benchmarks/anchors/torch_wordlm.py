@@ -168,8 +168,12 @@ def build(torch, vocab, ctx, dim, hidden, seed):
 
 
 def main():
+    # The 64 x 256 x 10,000 output layer wants OpenBLAS's threads; beside
+    # them OpenMP's must wait passively: --threads 2 took 0.64-0.66 s per
+    # 80 steps so, 1.8-2.0 s with active waiting, 0.92-0.96 s with one
+    # OpenBLAS thread
     p = tc.parser(PROG, "rb_train's wordlm in PyTorch (forward+backward time, perplexity)",
-                  "/usr/share/games/fortunes", 0.1)
+                  "/usr/share/games/fortunes", 0.1, 0, "passive")
     p.add_argument("--vocab", type=int, default=10000,
                    help="vocabulary incl. <unk>, <eos> (default 10000; 0 = all)")
     p.add_argument("--context", type=tc.positive, default=3, help="(default 3)")
@@ -178,7 +182,7 @@ def main():
     a = p.parse_args()
     if a.vocab < 0 or a.vocab in (1, 2):
         p.error("--vocab: %d leaves no room for words besides <unk> and <eos>" % a.vocab)
-    torch = tc.import_torch(PROG, a.threads)
+    torch = tc.import_torch(PROG, a)
     tokens = os.path.exists(os.path.join(a.data, "train.tokens")) or \
         os.path.exists(os.path.join(a.data, "wiki.train.tokens"))
     splits = token_splits(a.data) if tokens else fortune_splits(a.data)
