@@ -581,6 +581,23 @@ void dense512_pack_input(const float *x, int batch, int in, float *xt)
     }
 }
 
+/* Loads and stores of a tile's row: masked only where the 64 columns run
+ * past the matrix (`full` is a constant at each call: GCC kept the four
+ * masks on the stack and reloaded them for every load, which was the
+ * input gradient's hottest instruction). */
+INLINE_AVX512 __m512 load_cols(int full, __mmask16 m, const float *p)
+{
+    return full ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(m, p);
+}
+
+INLINE_AVX512 void store_cols(int full, __mmask16 m, float *p, __m512 v)
+{
+    if (full)
+        _mm512_storeu_ps(p, v);
+    else
+        _mm512_mask_storeu_ps(p, m, v);
+}
+
 /* Masks of the DENSE_VECS vectors from column i of n columns. */
 INLINE_AVX512 void column_masks(int i, int n, __mmask16 *m)
 {
@@ -639,7 +656,7 @@ AVX512 void dense512_forward(const float *xt, int batch, int in, const float *w,
 
 /* dw rows [o, o + r) x columns [i, i + 64) (masked at `in`): sum over
  * the batch of dy[b][o..] x x[b][i..]. */
-INLINE_AVX512 void grad_w_tile(int r, const float *dy, const float *x, int batch, int in,
+INLINE_AVX512 void grad_w_tile(int r, int full, const float *dy, const float *x, int batch, int in,
                                int out, int i, const __mmask16 *m, float *dw)
 {
     __m512 acc[DENSE_ROWS][DENSE_VECS];
@@ -650,7 +667,7 @@ INLINE_AVX512 void grad_w_tile(int r, const float *dy, const float *x, int batch
         const float *xr = x + b * (size_t)in + i, *d = dy + b * (size_t)out;
         __m512 xv[DENSE_VECS];
         for (int v = 0; v < DENSE_VECS; v++)
-            xv[v] = _mm512_maskz_loadu_ps(m[v], xr + v * LANES);
+            xv[v] = load_cols(full, m[v], xr + v * LANES);
         for (int j = 0; j < r; j++) {
             __m512 a = _mm512_set1_ps(d[j]);
             for (int v = 0; v < DENSE_VECS; v++)
@@ -659,7 +676,7 @@ INLINE_AVX512 void grad_w_tile(int r, const float *dy, const float *x, int batch
     }
     for (int j = 0; j < r; j++)
         for (int v = 0; v < DENSE_VECS; v++)
-            _mm512_mask_storeu_ps(dw + (size_t)j * in + i + v * LANES, m[v], acc[j][v]);
+            store_cols(full, m[v], dw + (size_t)j * in + i + v * LANES, acc[j][v]);
 }
 
 AVX512 void dense512_grad_w(const float *dy, const float *x, int batch, int in, int out, int o0,
@@ -674,7 +691,9 @@ AVX512 void dense512_grad_w(const float *dy, const float *x, int batch, int in, 
         float *dwo = dw + (size_t)o * in;
         for (int i = 0; i < in; i += DENSE_COLS) {
             column_masks(i, in, m);
-#define GW(R) grad_w_tile(R, d, x, batch, in, out, i, m, dwo)
+#define GW(R)                                                                                     \
+    (in - i >= DENSE_COLS ? grad_w_tile(R, 1, d, x, batch, in, out, i, m, dwo)                    \
+                          : grad_w_tile(R, 0, d, x, batch, in, out, i, m, dwo))
             switch (r) { CASE(6, GW) CASE(5, GW) CASE(4, GW) CASE(3, GW) CASE(2, GW) default: GW(1); }
 #undef GW
         }
@@ -684,19 +703,19 @@ AVX512 void dense512_grad_w(const float *dy, const float *x, int batch, int in, 
 
 /* dx rows [b, b + r) x columns [i, i + 64) (masked at i1): dx (or 0 when
  * `first`) + sum over o in [oa, oz) of dy[b..][o] x w[o][i..]. */
-INLINE_AVX512 void grad_x_tile(int r, const float *dy, const float *w, int in, int out, int oa,
-                               int oz, int i, const __mmask16 *m, int first, float *dx)
+INLINE_AVX512 void grad_x_tile(int r, int full, const float *dy, const float *w, int in, int out,
+                               int oa, int oz, int i, const __mmask16 *m, int first, float *dx)
 {
     __m512 acc[DENSE_ROWS][DENSE_VECS];
     for (int j = 0; j < r; j++)
         for (int v = 0; v < DENSE_VECS; v++)
             acc[j][v] = first ? _mm512_setzero_ps()
-                              : _mm512_maskz_loadu_ps(m[v], dx + (size_t)j * in + i + v * LANES);
+                              : load_cols(full, m[v], dx + (size_t)j * in + i + v * LANES);
     for (size_t o = (size_t)oa; o < (size_t)oz; o++) {
         const float *wr = w + o * (size_t)in + i;
         __m512 wv[DENSE_VECS];
         for (int v = 0; v < DENSE_VECS; v++)
-            wv[v] = _mm512_maskz_loadu_ps(m[v], wr + v * LANES);
+            wv[v] = load_cols(full, m[v], wr + v * LANES);
         for (int j = 0; j < r; j++) {
             __m512 a = _mm512_set1_ps(dy[(size_t)j * out + o]);
             for (int v = 0; v < DENSE_VECS; v++)
@@ -705,7 +724,7 @@ INLINE_AVX512 void grad_x_tile(int r, const float *dy, const float *w, int in, i
     }
     for (int j = 0; j < r; j++)
         for (int v = 0; v < DENSE_VECS; v++)
-            _mm512_mask_storeu_ps(dx + (size_t)j * in + i + v * LANES, m[v], acc[j][v]);
+            store_cols(full, m[v], dx + (size_t)j * in + i + v * LANES, acc[j][v]);
 }
 
 AVX512 void dense512_grad_x(const float *dy, const float *w, int batch, int in, int out, int i0,
@@ -720,7 +739,9 @@ AVX512 void dense512_grad_x(const float *dy, const float *w, int batch, int in, 
                 int r = batch - b < DENSE_ROWS ? batch - b : DENSE_ROWS;
                 const float *d = dy + (size_t)b * out;
                 float *dxb = dx + (size_t)b * in;
-#define GX(R) grad_x_tile(R, d, w, in, out, oa, oz, i, m, oa == 0, dxb)
+#define GX(R)                                                                                     \
+    (i1 - i >= DENSE_COLS ? grad_x_tile(R, 1, d, w, in, out, oa, oz, i, m, oa == 0, dxb)          \
+                          : grad_x_tile(R, 0, d, w, in, out, oa, oz, i, m, oa == 0, dxb))
                 switch (r) { CASE(6, GX) CASE(5, GX) CASE(4, GX) CASE(3, GX) CASE(2, GX) default: GX(1); }
 #undef GX
             }
