@@ -20,6 +20,22 @@
 #define RB_VECTOR_CLONES
 #endif
 
+/* GCC vectors of VEC_LANES floats / ints, for loops GCC would not
+ * vectorise as written (reductions over a float, selects between values
+ * and their indices); compiled once per x86-64 level with the functions
+ * that use them (RB_VECTOR_CLONES).  They are passed by pointer or
+ * through macros: a 64-byte vector argument or return value has no ABI
+ * without AVX-512, which GCC reports (-Wpsabi). */
+enum { VEC_LANES = 16 };
+typedef float vfloat __attribute__((vector_size(VEC_LANES * sizeof(float))));
+typedef int32_t vint __attribute__((vector_size(VEC_LANES * sizeof(int32_t))));
+
+#define VSPLAT(x) ((vfloat){0} + (float)(x))
+/* Lanes of a where mask is all ones, else of b (C has no vector ?:). */
+#define VSELECT(mask, a, b) ((vfloat)(((vint)(a) & (mask)) | ((vint)(b) & ~(mask))))
+#define VLOAD(v, p) memcpy(&(v), (p), sizeof(vfloat))
+#define VSTORE(p, v) memcpy((p), &(v), sizeof(vfloat))
+
 /* ---------------------------------------------------------------- threads */
 /* With rb_train --threads N (OpenBLAS's thread count when a layer is
  * called) a layer splits its work into N parts: samples for convolution,
@@ -792,19 +808,41 @@ static void conv_backward(layer *l, const float *x, const float *dy, float *dx, 
  * strictly greater, so ties go to the first element of the window.
  * Selects, not branches: which input wins is unpredictable. */
 
-/* The index follows the value by a mask: written as a select on `v > old`
- * GCC turned it into a branch and vectorised nothing. */
-static int32_t pick(int32_t keep_mask, int32_t a, int32_t b) { return (a & keep_mask) | (b & ~keep_mask); }
-
-/* m, at = r[j], first + j where r[j] > m[j], for j < n. */
-static void pool_take_larger(float *restrict m, int32_t *restrict at, const float *restrict r,
-                             int32_t first, size_t n)
+/* m[j], at[j] for the window starts j < n of an output row whose first
+ * input value is x[base] (k x k windows, rows of `row` floats, c
+ * channels): the largest value over the window positions in row-major
+ * order and its index, kept in registers for VEC_LANES starts at a time
+ * (a pass over memory per position took twice as long). */
+static inline void pool_row(const float *x, size_t base, size_t row, size_t c, size_t k,
+                            size_t n, float *m, int32_t *at)
 {
-    for (size_t j = 0; j < n; j++) {
-        float v = r[j], old = m[j];
-        int32_t better = -(int32_t)(v > old);
-        m[j] = v > old ? v : old;
-        at[j] = pick(better, first + (int32_t)j, at[j]);
+    vint iota;
+    for (int i = 0; i < VEC_LANES; i++)
+        iota[i] = i;
+    size_t j = 0;
+    for (; j + VEC_LANES <= n; j += VEC_LANES) {
+        vfloat best, v;
+        VLOAD(best, x + base + j);
+        vint idx = iota + (int32_t)(base + j);
+        for (size_t ky = 0; ky < k; ky++)
+            for (size_t kx = !ky; kx < k; kx++) {
+                size_t a = base + ky * row + kx * c + j;
+                VLOAD(v, x + a);
+                vint better = v > best;   /* strictly: ties keep the first */
+                best = VSELECT(better, v, best);
+                idx = (idx & ~better) | ((iota + (int32_t)a) & better);
+            }
+        VSTORE(m + j, best);
+        memcpy(at + j, &idx, sizeof idx);
+    }
+    for (; j < n; j++) {
+        size_t best_at = base + j;
+        for (size_t ky = 0; ky < k; ky++)
+            for (size_t kx = !ky; kx < k; kx++)
+                if (x[base + ky * row + kx * c + j] > x[best_at])
+                    best_at = base + ky * row + kx * c + j;
+        m[j] = x[best_at];
+        at[j] = (int32_t)best_at;
     }
 }
 
@@ -818,14 +856,7 @@ static RB_VECTOR_CLONES void pool_forward_samples(const layer *l, const float *x
     y += s0 * layer_out_size(l);
     for (size_t s = s0; s < s1; s++)
         for (size_t oy = 0; oy < (size_t)l->out_h; oy++) {
-            size_t base = (s * (size_t)l->in_h + oy * K) * row;
-            memcpy(m, x + base, n * sizeof(float));
-            for (size_t j = 0; j < n; j++)
-                at[j] = (int32_t)(base + j);
-            for (size_t w = 1; w < K * K; w++) {
-                size_t at0 = base + w / K * row + w % K * C;
-                pool_take_larger(m, at, x + at0, (int32_t)at0, n);
-            }
+            pool_row(x, (s * (size_t)l->in_h + oy * K) * row, row, C, K, n, m, at);
             for (size_t ox = 0; ox < (size_t)l->out_w; ox++, y += C, out_at += C)
                 for (size_t c = 0; c < C; c++) {
                     y[c] = m[ox * K * C + c];
@@ -977,20 +1008,9 @@ void layer_backward(layer *l, const void *in, const float *out, const float *dou
 }
 
 /* ---------------------------------------------------------------- softmax */
-/* Rows of logits are processed SUM_LANES floats at a time as GCC vectors,
- * compiled once per x86-64 level (RB_VECTOR_CLONES): loops over a float
- * accumulator do not vectorise without -ffast-math.  Vectors are passed
- * by pointer or through macros: a 64-byte vector argument or return
- * value has no ABI without AVX-512, which GCC reports (-Wpsabi). */
-enum { SUM_LANES = 16 };
-typedef float vfloat __attribute__((vector_size(SUM_LANES * sizeof(float))));
-typedef int32_t vint __attribute__((vector_size(SUM_LANES * sizeof(int32_t))));
-
-#define VSPLAT(x) ((vfloat){0} + (float)(x))
-/* Lanes of a where mask is all ones, else of b (C has no vector ?:). */
-#define VSELECT(mask, a, b) ((vfloat)(((vint)(a) & (mask)) | ((vint)(b) & ~(mask))))
-#define VLOAD(v, p) memcpy(&(v), (p), sizeof(vfloat))
-#define VSTORE(p, v) memcpy((p), &(v), sizeof(vfloat))
+/* Rows of logits are processed VEC_LANES floats at a time (GCC vectors,
+ * above): loops over a float accumulator do not vectorise without
+ * -ffast-math. */
 
 /* e^x in place for x <= 0, branch-free (glibc's exp in double, twice per
  * logit, was 28% of a wordlm step: 64 x 10,000 logits).  Cephes' expf: x
@@ -1029,12 +1049,12 @@ static RB_VECTOR_CLONES float row_max(const float *z, size_t n)
 {
     vfloat m = VSPLAT(z[0]), v;
     size_t c = 0;
-    for (; c + SUM_LANES <= n; c += SUM_LANES) {
+    for (; c + VEC_LANES <= n; c += VEC_LANES) {
         VLOAD(v, z + c);
         m = VSELECT(v > m, v, m);
     }
     float best = m[0];
-    for (int l = 1; l < SUM_LANES; l++)
+    for (int l = 1; l < VEC_LANES; l++)
         best = m[l] > best ? m[l] : best;
     for (; c < n; c++)
         best = z[c] > best ? z[c] : best;
@@ -1046,7 +1066,7 @@ static RB_VECTOR_CLONES size_t row_find(const float *z, float top, size_t n)
 {
     size_t c = 0;
     vfloat v;
-    for (; c + SUM_LANES <= n; c += SUM_LANES) {
+    for (; c + VEC_LANES <= n; c += VEC_LANES) {
         VLOAD(v, z + c);
         vint hit = v == VSPLAT(top), none = {0};
         if (memcmp(&hit, &none, sizeof hit))
@@ -1063,7 +1083,7 @@ static RB_VECTOR_CLONES double row_exp_sum(const float *z, float top, size_t n, 
 {
     vfloat acc = {0}, t = VSPLAT(top), v;
     size_t c = 0;
-    for (; c + SUM_LANES <= n; c += SUM_LANES) {
+    for (; c + VEC_LANES <= n; c += VEC_LANES) {
         VLOAD(v, z + c);
         v -= t;
         exp_nonpositive(&v);
@@ -1078,7 +1098,7 @@ static RB_VECTOR_CLONES double row_exp_sum(const float *z, float top, size_t n, 
             e[c] = v;
         sum += v;
     }
-    for (int l = 0; l < SUM_LANES; l++)
+    for (int l = 0; l < VEC_LANES; l++)
         sum += acc[l];
     return sum;
 }

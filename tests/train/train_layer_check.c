@@ -622,6 +622,39 @@ static void check_threads(void)
     }
 }
 
+/* Ties in max pooling go to the first position of the window in row-major
+ * order (the GPU models rely on the CPU's choice being fixed): flat
+ * windows (every position ties) and windows where the maximum appears at
+ * (0, 1) and (1, 0), on rows long enough for the vector path and its
+ * tail. */
+static void check_pool_ties(void)
+{
+    enum { C = 3, H = 4, W = 13, K = 2, B = 2 };
+    layer l;
+    layer_maxpool(&l, C, H, W, K, B);
+    size_t nin = (size_t)B * layer_in_size(&l), nout = (size_t)B * layer_out_size(&l);
+    float *x = calloc(nin, sizeof *x), *y = malloc(nout * sizeof *y);
+    size_t row = (size_t)W * C;
+    for (int s = 0; s < B; s++)   /* window (oy 1, ox 2), channel 1, of each sample */
+        for (int w = 1; w <= 2; w++) {
+            size_t ky = (size_t)(w == 2), kx = (size_t)(w == 1);
+            x[(size_t)s * H * row + (2 + ky) * row + (4 + kx) * C + 1] = 1.0f;
+        }
+    layer_forward(&l, x, y, B);
+    int bad = 0;
+    for (size_t o = 0; o < nout; o++) {
+        size_t s = o / layer_out_size(&l), r = o % layer_out_size(&l);
+        size_t oy = r / ((size_t)l.out_w * C), ox = r / C % l.out_w, c = r % C;
+        size_t first = s * H * row + oy * K * row + ox * K * C + c;
+        size_t want = oy == 1 && ox == 2 && c == 1 ? first + C : first;   /* (0, 1) */
+        bad += (size_t)l.argmax[o] != want;
+    }
+    printf("%-28s %d of %zu windows wrong  %s\n", "maxpool ties", bad, nout, bad ? "FAIL" : "ok");
+    failures += bad != 0;
+    free(x), free(y);
+    layer_free(&l);
+}
+
 int main(void)
 {
     openblas_set_num_threads(1);
@@ -646,6 +679,7 @@ int main(void)
     check_pool("maxpool 2x2", 3, 4, 6, 2);
     check_pool("maxpool 2x2, 5x7 input", 3, 5, 7, 2);
     check_pool("maxpool 3x3", 2, 7, 6, 3);
+    check_pool_ties();
     check_embedding();
     check_softmax();
     check_softmax_wide();
