@@ -1,4 +1,6 @@
-/* Layer forward/backward on the CPU with CBLAS (see layers.h). */
+/* Layer forward/backward on the CPU (see layers.h): OpenBLAS, the AVX2 and
+ * AVX-512 kernels of small_gemm.c where the CPU has them, and loops GCC
+ * vectorises; split over threads (below). */
 #include "layers.h"
 #include "small_gemm.h"
 
@@ -39,16 +41,17 @@ typedef int32_t vint __attribute__((vector_size(VEC_LANES * sizeof(int32_t))));
 /* ---------------------------------------------------------------- threads */
 /* With rb_train --threads N (OpenBLAS's thread count when a layer is
  * called) a layer splits its work into N parts: samples for convolution,
- * pooling and softmax; weight rows (output columns) and batch rows for
- * dense layers.  Part 0 runs on the calling thread, the others on a pool
+ * pooling and softmax; for dense layers weight rows (the output's columns
+ * and the weight gradient) and input columns (the input gradient).  Part 0 runs on the calling thread, the others on a pool
  * of N - 1 threads started on first use, while OpenBLAS runs one thread
  * (set for the call, restored after): OpenBLAS's own threads would fight
  * the pool for the cores.  A layer whose work is too small for the split
  * to pay runs as one part; with one thread every layer does, and computes
  * exactly what the serial code computed. */
 enum { MAX_PARTS = 64 };
-/* Spins (x86 `pause`, ~65 cycles on Zen) before a waiting thread sleeps:
- * ~60 us, longer than the serial work between two parallel layers. */
+/* Spins (x86 `pause`: 24 ns on this Zen 5) before a waiting thread
+ * sleeps: ~100 us, longer than the serial work between two parallel
+ * layers. */
 enum { SPIN_ROUNDS = 1 << 12 };
 
 typedef void (*part_fn)(void *ctx, int part, int parts);
@@ -170,19 +173,20 @@ static void run_parts(int parts, part_fn fn, void *ctx)
 /* Item range [start(p), start(p + 1)) of part p: as even as possible. */
 static size_t part_start(size_t n, int parts, int p) { return n * (size_t)p / (size_t)parts; }
 
-/* Threads for this call (OpenBLAS's count), OpenBLAS set to one. */
-static int begin_threads(void)
+/* Threads for this call: OpenBLAS's count (in *blas, to restore), at
+ * most MAX_PARTS; OpenBLAS is set to one. */
+static int begin_threads(int *blas)
 {
-    int t = openblas_get_num_threads();
+    int t = *blas = openblas_get_num_threads();
     if (t > 1)
         openblas_set_num_threads(1);
     return t < 1 ? 1 : t > MAX_PARTS ? MAX_PARTS : t;
 }
 
-static void end_threads(int t)
+static void end_threads(int blas)
 {
-    if (t > 1)
-        openblas_set_num_threads(t);
+    if (blas > 1)
+        openblas_set_num_threads(blas);
 }
 
 /* Parts for work of `work` multiply-adds (or elements) over `items`
@@ -390,8 +394,7 @@ void layer_free(layer *l)
     free(l->dwpart);
     free(l->dbpart);
     free(l->xt);
-    l->xt = NULL;
-    l->col = l->dcol = l->xpad = l->wt = l->dwt = l->dxpad = l->dwpart = l->dbpart = NULL;
+    l->col = l->dcol = l->xpad = l->wt = l->dwt = l->dxpad = l->dwpart = l->dbpart = l->xt = NULL;
     l->argmax = l->rowarg = NULL;
 }
 
@@ -976,7 +979,7 @@ static RB_VECTOR_CLONES void embed_backward(layer *l, const int32_t *ids, const 
 /* ---------------------------------------------------------------- dispatch */
 void layer_forward(layer *l, const void *in, float *out, int batch)
 {
-    int threads = begin_threads();
+    int blas, threads = begin_threads(&blas);
     switch (l->kind) {
     case LAYER_DENSE: dense_forward(l, in, out, batch, threads); break;
     case LAYER_CONV: conv_forward(l, in, out, batch, threads); break;
@@ -984,13 +987,13 @@ void layer_forward(layer *l, const void *in, float *out, int batch)
     case LAYER_RELU: relu_forward(in, out, (size_t)batch * layer_out_size(l)); break;
     case LAYER_EMBED: embed_forward(l, in, out, batch); break;
     }
-    end_threads(threads);
+    end_threads(blas);
 }
 
 void layer_backward(layer *l, const void *in, const float *out, const float *dout, float *din,
                     int batch)
 {
-    int threads = begin_threads();
+    int blas, threads = begin_threads(&blas);
     switch (l->kind) {
     case LAYER_DENSE: dense_backward(l, in, dout, din, batch, threads); break;
     case LAYER_CONV: conv_backward(l, in, dout, din, batch, threads); break;
@@ -1004,7 +1007,7 @@ void layer_backward(layer *l, const void *in, const float *out, const float *dou
         break;
     case LAYER_EMBED: embed_backward(l, in, dout, batch); break;
     }
-    end_threads(threads);
+    end_threads(blas);
 }
 
 /* ---------------------------------------------------------------- softmax */
@@ -1149,11 +1152,11 @@ double softmax_xent(const float *logits, const int32_t *labels, int batch, int c
                     float *dlogits, double scale, int *correct)
 {
     softmax_job j = {logits, labels, dlogits, scale, batch, classes, {0}, {0}};
-    int threads = begin_threads();
+    int blas, threads = begin_threads(&blas);
     /* ~30 float operations per logit */
     int parts = parts_for(threads, 30.0 * batch * classes, PART_MIN_MACS, (size_t)batch);
     run_parts(parts, softmax_part, &j);
-    end_threads(threads);
+    end_threads(blas);
     double loss = 0.0;
     int ok = 0;
     for (int p = 0; p < parts; p++)
