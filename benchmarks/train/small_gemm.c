@@ -1,8 +1,9 @@
-/* Small-n GEMMs with AVX2 + FMA (see small_gemm.h).  One pixel's n <= 8
- * channels fill one 8-lane register (masked loads and stores), so no lane
- * work is lost to a 16-wide tile and nothing is packed.  Built with a
- * per-function target attribute and chosen at run time, so the library
- * still runs on CPUs without AVX2 (the functions then return -1). */
+/* rb_train's AVX2 and AVX-512 kernels (see small_gemm.h).  Small-n GEMMs
+ * with AVX2 + FMA: one pixel's n <= 8 channels fill one 8-lane register
+ * (masked loads and stores), so no lane work is lost to a 16-wide tile
+ * and nothing is packed.  Then the AVX-512 direct convolutions and dense
+ * GEMMs.  Built with per-function target attributes and chosen at run
+ * time, so the program still runs on CPUs without AVX2 / AVX-512. */
 #include "small_gemm.h"
 
 #include <cblas.h>

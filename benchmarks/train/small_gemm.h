@@ -1,12 +1,20 @@
-/* GEMMs of a convolution with at most 8 output channels, for the CPUs
- * with AVX2 and FMA.  OpenBLAS runs these shapes at a third of its SGEMM
+/* Kernels of rb_train's layers for what OpenBLAS (0.3.21, AVX2 kernels on
+ * every x86 CPU it knows) does poorly, each built with a per-function
+ * target attribute and chosen at run time, so the program runs on any
+ * x86-64 CPU (and elsewhere, where they report that they do not run):
+ *
+ * 1. GEMMs of a convolution with at most 8 output channels, for the CPUs
+ * with AVX2 and FMA (the im2col path).  OpenBLAS runs these shapes at a third of its SGEMM
  * rate (LeNet's conv1 has 6 channels and K = 25: a third of its 16-wide
  * AVX2 tile does work, and it packs the tall matrix first); a kernel that
  * keeps one pixel's channels in one 8-lane register runs them about twice
  * as fast.  Each function returns 0 when it did the work, and -1, having
  * touched nothing, when the CPU lacks AVX2/FMA, the shape does not fit, or
  * OpenBLAS has more than one thread (these kernels use one): the caller
- * then calls cblas_sgemm. */
+ * then calls cblas_sgemm.
+ *
+ * 2. Direct convolutions and 3. dense-layer GEMMs with AVX-512F (below):
+ * callers ask conv_direct_usable / dense512_usable first. */
 #ifndef RB_TRAIN_SMALL_GEMM_H
 #define RB_TRAIN_SMALL_GEMM_H
 
@@ -20,7 +28,7 @@ int small_gemm_add_abt(size_t rows, int n, int k, const float *a, const float *w
 /* dw[n x k] += dy[rows x n]^T a[rows x k]. */
 int small_gemm_atb(size_t rows, int n, int k, const float *dy, const float *a, float *dw);
 
-/* Direct convolution (no im2col) with AVX-512F, one sample at a time.
+/* 2. Direct convolution (no im2col) with AVX-512F, one sample at a time.
  * The input is NHWC with its zero border already added (`prow` floats per
  * padded row); the output and dy are NHWC; filters are KRSC (oc x k x k x
  * c), as the layers keep them.  Vectorised over 16 output channels: the
@@ -52,7 +60,7 @@ void conv_direct_unpack_grad_w(const conv_geom *g, const float *dwt, float *dw);
  * conv_direct_pack_grad_x). */
 void conv_direct_grad_x(const conv_geom *g, const float *dy, const float *wt, float *dxpad);
 
-/* The three GEMMs of a dense layer with AVX-512F, on row-major buffers
+/* 3. The three GEMMs of a dense layer with AVX-512F, on row-major buffers
  * as the layers keep them: x (batch x in), w (out x in), y and dy (batch
  * x out).  OpenBLAS 0.3.21 runs this CPU (AVX-512) with its AVX2 kernels
  * at half the FMA width; these keep 6-8 rows x 64 columns of the result
