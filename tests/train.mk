@@ -10,6 +10,11 @@ tests_train_train_loader_fuzz_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/benchmar
 tests_train_train_loader_fuzz_LDADD = benchmarks/train/libtrain.a $(BLAS_LIBS) -lm
 TESTS += tests/train/train_layer_check tests/train/train-loaders.sh tests/train/train-mpi.sh
 dist_check_SCRIPTS += tests/train/train-loaders.sh tests/train/train-mpi.sh
+# PyTorch anchors (issue 23): SKIP where /usr/bin/python3 has no torch.
+TESTS += tests/train/train-anchors.sh
+dist_check_SCRIPTS += tests/train/train-anchors.sh
+EXTRA_DIST += benchmarks/anchors/torch_common.py benchmarks/anchors/torch_lenet.py \
+	benchmarks/anchors/torch_wordlm.py benchmarks/anchors/torch_compare.py
 EXTRA_DIST += tests/train/train_lib.sh
 # GPU models (issue 9): rb_train -d cuda is refused cleanly without a GPU
 # (then SKIP); with one, CPU/GPU agreement of every layer and of training.

@@ -1,13 +1,216 @@
-/* Layer forward/backward on the CPU with CBLAS (see layers.h). */
+/* Layer forward/backward on the CPU (see layers.h): OpenBLAS, the AVX2 and
+ * AVX-512 kernels of small_gemm.c where the CPU has them, and loops GCC
+ * vectorises; split over threads (below). */
 #include "layers.h"
 #include "small_gemm.h"
 
 #include <cblas.h>
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Loops that GCC vectorises get a copy per x86-64 level, picked when the
+ * program loads (the build has no -march: CI machines differ).  Level 4
+ * is AVX-512, 3 AVX2 + FMA. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define RB_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define RB_VECTOR_CLONES
+#endif
+
+/* GCC vectors of VEC_LANES floats / ints, for loops GCC would not
+ * vectorise as written (reductions over a float, selects between values
+ * and their indices); compiled once per x86-64 level with the functions
+ * that use them (RB_VECTOR_CLONES).  They are passed by pointer or
+ * through macros: a 64-byte vector argument or return value has no ABI
+ * without AVX-512, which GCC reports (-Wpsabi). */
+enum { VEC_LANES = 16 };
+typedef float vfloat __attribute__((vector_size(VEC_LANES * sizeof(float))));
+typedef int32_t vint __attribute__((vector_size(VEC_LANES * sizeof(int32_t))));
+
+#define VSPLAT(x) ((vfloat){0} + (float)(x))
+/* Lanes of a where mask is all ones, else of b (C has no vector ?:). */
+#define VSELECT(mask, a, b) ((vfloat)(((vint)(a) & (mask)) | ((vint)(b) & ~(mask))))
+#define VLOAD(v, p) memcpy(&(v), (p), sizeof(vfloat))
+#define VSTORE(p, v) memcpy((p), &(v), sizeof(vfloat))
+
+/* ---------------------------------------------------------------- threads */
+/* With rb_train --threads N (OpenBLAS's thread count when a layer is
+ * called) a layer splits its work into N parts: samples for convolution,
+ * pooling and softmax; for dense layers weight rows (the output's columns
+ * and the weight gradient) and input columns (the input gradient).  Part 0 runs on the calling thread, the others on a pool
+ * of N - 1 threads started on first use, while OpenBLAS runs one thread
+ * (set for the call, restored after): OpenBLAS's own threads would fight
+ * the pool for the cores.  A layer whose work is too small for the split
+ * to pay runs as one part; with one thread every layer does, and computes
+ * exactly what the serial code computed. */
+enum { MAX_PARTS = 64 };
+/* Spins (x86 `pause`: 24 ns on this Zen 5) before a waiting thread
+ * sleeps: ~100 us, longer than the serial work between two parallel
+ * layers. */
+enum { SPIN_ROUNDS = 1 << 12 };
+
+typedef void (*part_fn)(void *ctx, int part, int parts);
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t start, done;
+    int workers;            /* threads started */
+    atomic_uint job;        /* incremented for every job */
+    atomic_int pending;     /* workers not done with the job */
+    part_fn fn;
+    void *ctx;
+    int parts;
+} pool = {.mu = PTHREAD_MUTEX_INITIALIZER,
+            .start = PTHREAD_COND_INITIALIZER,
+            .done = PTHREAD_COND_INITIALIZER};
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+typedef struct worker_arg {
+    int part;
+    unsigned seen;   /* the job counter when the worker started */
+} worker_arg;
+
+static worker_arg worker_args[MAX_PARTS];
+
+/* Waits (spinning, then sleeping) for a job newer than `seen`. */
+static unsigned next_job(unsigned seen)
+{
+    unsigned job;
+    for (int i = 0; (job = atomic_load_explicit(&pool.job, memory_order_acquire)) == seen; i++) {
+        if (i < SPIN_ROUNDS) {
+            cpu_relax();
+            continue;
+        }
+        pthread_mutex_lock(&pool.mu);
+        while ((job = atomic_load_explicit(&pool.job, memory_order_acquire)) == seen)
+            pthread_cond_wait(&pool.start, &pool.mu);
+        pthread_mutex_unlock(&pool.mu);
+        break;
+    }
+    return job;
+}
+
+static void *worker(void *arg)
+{
+    const worker_arg *a = arg;
+    for (unsigned seen = a->seen;;) {
+        seen = next_job(seen);
+        if (a->part < pool.parts)
+            pool.fn(pool.ctx, a->part, pool.parts);
+        if (atomic_fetch_sub_explicit(&pool.pending, 1, memory_order_acq_rel) == 1) {
+            pthread_mutex_lock(&pool.mu);
+            pthread_cond_signal(&pool.done);
+            pthread_mutex_unlock(&pool.mu);
+        }
+    }
+    return NULL;
+}
+
+/* At least n workers; fewer if threads cannot be started. */
+static int ensure_workers(int n)
+{
+    while (pool.workers < n) {
+        worker_arg *a = &worker_args[pool.workers + 1];
+        a->part = pool.workers + 1;
+        a->seen = atomic_load(&pool.job);
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int rc = pthread_create(&t, &attr, worker, a);
+        pthread_attr_destroy(&attr);
+        if (rc != 0)
+            break;
+        pool.workers++;
+    }
+    return pool.workers;
+}
+
+/* fn(ctx, p, parts) for p < parts, part 0 on this thread; returns when
+ * all are done.  Without the threads, all parts run here in turn. */
+static void run_parts(int parts, part_fn fn, void *ctx)
+{
+    if (parts > 1 && ensure_workers(parts - 1) < parts - 1) {
+        for (int p = 0; p < parts; p++)
+            fn(ctx, p, parts);
+        return;
+    }
+    if (parts <= 1) {
+        fn(ctx, 0, 1);
+        return;
+    }
+    pool.fn = fn, pool.ctx = ctx, pool.parts = parts;
+    atomic_store_explicit(&pool.pending, pool.workers, memory_order_relaxed);
+    pthread_mutex_lock(&pool.mu);
+    atomic_fetch_add_explicit(&pool.job, 1, memory_order_release);
+    pthread_cond_broadcast(&pool.start);
+    pthread_mutex_unlock(&pool.mu);
+    fn(ctx, 0, parts);
+    for (int i = 0; atomic_load_explicit(&pool.pending, memory_order_acquire) > 0; i++) {
+        if (i < SPIN_ROUNDS) {
+            cpu_relax();
+            continue;
+        }
+        pthread_mutex_lock(&pool.mu);
+        while (atomic_load_explicit(&pool.pending, memory_order_acquire) > 0)
+            pthread_cond_wait(&pool.done, &pool.mu);
+        pthread_mutex_unlock(&pool.mu);
+        break;
+    }
+}
+
+/* Item range [start(p), start(p + 1)) of part p: as even as possible. */
+static size_t part_start(size_t n, int parts, int p) { return n * (size_t)p / (size_t)parts; }
+
+/* Threads for this call: OpenBLAS's count (in *blas, to restore), at
+ * most MAX_PARTS; OpenBLAS is set to one. */
+static int begin_threads(int *blas)
+{
+    int t = *blas = openblas_get_num_threads();
+    if (t > 1)
+        openblas_set_num_threads(1);
+    return t < 1 ? 1 : t > MAX_PARTS ? MAX_PARTS : t;
+}
+
+static void end_threads(int blas)
+{
+    if (blas > 1)
+        openblas_set_num_threads(blas);
+}
+
+/* Parts for work of `work` multiply-adds (or elements) over `items`
+ * independent items: one part unless each would get at least `least`. */
+static int parts_for(int threads, double work, double least, size_t items)
+{
+    int parts = threads;
+    while (parts > 1 && (work / parts < least || (size_t)parts > items))
+        parts--;
+    return parts;
+}
+
+/* Floats per part of a scratch buffer that holds n per part: whole
+ * 128-byte blocks, so that no two parts write the same cache line (a
+ * shared line between the parts' pooling rows made 2 threads no faster
+ * than 1). */
+static size_t part_stride(size_t n) { return (n + 31) / 32 * 32; }
+
+/* Parts whose scratch a layer keeps: the thread count when it is built. */
+static int layer_parts(void)
+{
+    int t = openblas_get_num_threads();
+    return t < 1 ? 1 : t > MAX_PARTS ? MAX_PARTS : t;
+}
 
 static void shape_in(layer *l, int c, int h, int w) { l->in_c = c, l->in_h = h, l->in_w = w; }
 static void shape_out(layer *l, int c, int h, int w) { l->out_c = c, l->out_h = h, l->out_w = w; }
@@ -47,6 +250,8 @@ static int chunk_samples(const layer *l)
     return n < (size_t)l->max_batch ? (int)n : l->max_batch;
 }
 
+static float *aligned_floats(size_t n);
+
 int layer_dense(layer *l, int in, int out, int max_batch)
 {
     memset(l, 0, sizeof *l);
@@ -56,7 +261,10 @@ int layer_dense(layer *l, int in, int out, int max_batch)
     l->n_w = (size_t)in * (size_t)out;
     l->n_b = (size_t)out;
     l->max_batch = max_batch;
-    return 0;
+    if (!dense512_usable())
+        return 0;
+    l->xt = aligned_floats(dense512_packed_size(max_batch, in));
+    return l->xt ? 0 : -1;
 }
 
 int layer_relu(layer *l, int c, int h, int w, int max_batch)
@@ -69,6 +277,60 @@ int layer_relu(layer *l, int c, int h, int w, int max_batch)
     return 0;
 }
 
+static int reference_kernels;
+
+void layer_set_reference_kernels(int on) { reference_kernels = on; }
+
+static conv_geom geometry(const layer *l)
+{
+    return (conv_geom){l->in_c, l->k, l->out_c, l->out_h, l->out_w, padded_w(l) * l->in_c};
+}
+
+/* 64-byte aligned floats (the direct kernels load packed weights aligned). */
+static float *aligned_floats(size_t n)
+{
+    size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
+    return aligned_alloc(64, bytes ? bytes : 64);
+}
+
+/* Floats per part of each conv scratch buffer. */
+static size_t col_stride(const layer *l)
+{
+    /* slack: see im2col */
+    return part_stride((size_t)chunk_samples(l) * out_pixels(l) * conv_patch(l) + COPY_VEC);
+}
+
+static size_t xpad_stride(const layer *l)
+{
+    return part_stride((size_t)chunk_samples(l) * padded_size(l) + COPY_VEC);
+}
+
+static size_t dxpad_stride(const layer *l) { return part_stride(padded_size(l)); }
+
+static size_t pool_row_stride(const layer *l)
+{
+    return part_stride((size_t)l->in_w * (size_t)l->in_c);
+}
+
+static size_t packed_stride(const layer *l)
+{
+    conv_geom g = geometry(l);
+    return conv_direct_packed_size(&g);   /* a multiple of 16 floats: parts stay aligned */
+}
+
+/* The direct kernels' buffers, where they can run; 0 or -1 (no memory). */
+static int conv_direct_buffers(layer *l)
+{
+    conv_geom g = geometry(l);
+    if (!conv_direct_usable(&g, 0))
+        return 0;
+    size_t parts = (size_t)l->parts;
+    l->wt = aligned_floats(packed_stride(l));
+    l->dwt = aligned_floats(parts * packed_stride(l));
+    l->dxpad = malloc(parts * dxpad_stride(l) * sizeof(float));
+    return l->wt && l->dwt && l->dxpad ? 0 : -1;
+}
+
 int layer_conv(layer *l, int in_c, int h, int w, int out_c, int k, int pad, int max_batch)
 {
     memset(l, 0, sizeof *l);
@@ -79,11 +341,16 @@ int layer_conv(layer *l, int in_c, int h, int w, int out_c, int k, int pad, int 
     l->n_w = (size_t)out_c * conv_patch(l);
     l->n_b = (size_t)out_c;
     l->max_batch = max_batch;
-    size_t chunk = (size_t)chunk_samples(l), n = chunk * out_pixels(l) * conv_patch(l);
-    l->col = malloc((n + COPY_VEC) * sizeof(float));   /* slack: see im2col */
-    l->dcol = malloc(n * sizeof(float));
-    l->xpad = malloc((chunk * padded_size(l) + COPY_VEC) * sizeof(float));
-    return l->col && l->dcol && l->xpad ? 0 : -1;
+    l->parts = layer_parts();
+    size_t parts = (size_t)l->parts;
+    l->col = malloc(parts * col_stride(l) * sizeof(float));
+    l->dcol = malloc(parts * col_stride(l) * sizeof(float));
+    l->xpad = malloc(parts * xpad_stride(l) * sizeof(float));
+    l->dbpart = malloc(parts * part_stride(l->n_b) * sizeof(float));
+    l->dwpart = parts > 1 ? malloc((parts - 1) * part_stride(l->n_w) * sizeof(float)) : NULL;
+    if (conv_direct_buffers(l) < 0)
+        return -1;
+    return l->col && l->dcol && l->xpad && l->dbpart && (parts == 1 || l->dwpart) ? 0 : -1;
 }
 
 int layer_maxpool(layer *l, int c, int h, int w, int k, int max_batch)
@@ -95,9 +362,10 @@ int layer_maxpool(layer *l, int c, int h, int w, int k, int max_batch)
     shape_out(l, c, h / k, w / k);
     l->max_batch = max_batch;
     l->argmax = malloc((size_t)max_batch * layer_out_size(l) * sizeof(int32_t));
-    size_t row = (size_t)w * (size_t)c;
-    l->col = malloc(row * sizeof(float));
-    l->rowarg = malloc(row * sizeof(int32_t));
+    l->parts = layer_parts();
+    size_t rows = pool_row_stride(l) * (size_t)l->parts;
+    l->col = malloc(rows * sizeof(float));
+    l->rowarg = malloc(rows * sizeof(int32_t));
     return l->argmax && l->col && l->rowarg ? 0 : -1;
 }
 
@@ -120,7 +388,13 @@ void layer_free(layer *l)
     free(l->xpad);
     free(l->argmax);
     free(l->rowarg);
-    l->col = l->dcol = l->xpad = NULL;
+    free(l->wt);
+    free(l->dwt);
+    free(l->dxpad);
+    free(l->dwpart);
+    free(l->dbpart);
+    free(l->xt);
+    l->col = l->dcol = l->xpad = l->wt = l->dwt = l->dxpad = l->dwpart = l->dbpart = l->xt = NULL;
     l->argmax = l->rowarg = NULL;
 }
 
@@ -134,26 +408,57 @@ double layer_flops(const layer *l)
 }
 
 /* ------------------------------------------------------------------ dense */
-static void dense_forward(layer *l, const float *x, float *y, int batch)
+/* Work below which a layer runs as one part: ~10 us of one core. */
+enum { PART_MIN_MACS = 1 << 18 };
+
+typedef struct dense_job {
+    layer *l;
+    const float *x, *dy;
+    float *y, *dx;
+    int batch, avx512;
+} dense_job;
+
+static int dense_avx512(const layer *l) { return !reference_kernels && l->xt; }
+
+/* Output columns [o0, o1) of part p: y = bias + x W^T. */
+static void dense_forward_part(void *ctx, int p, int parts)
 {
+    const dense_job *j = ctx;
+    const layer *l = j->l;
     int in = l->in_c, out = l->out_c;
-    for (int s = 0; s < batch; s++)
-        memcpy(y + (size_t)s * out, l->b, (size_t)out * sizeof(float));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, batch, out, in, 1.0f, x, in, l->w, in,
-                1.0f, y, out);
+    int o0 = (int)part_start((size_t)out, parts, p), o1 = (int)part_start((size_t)out, parts, p + 1);
+    if (j->avx512) {
+        dense512_forward(l->xt, j->batch, in, l->w, l->b, out, o0, o1, j->y);
+        return;
+    }
+    for (int s = 0; s < j->batch; s++)
+        memcpy(j->y + (size_t)s * out + o0, l->b + o0, (size_t)(o1 - o0) * sizeof(float));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->batch, o1 - o0, in, 1.0f, j->x, in,
+                l->w + (size_t)o0 * in, in, 1.0f, j->y + o0, out);
 }
 
-/* db = the column sums of dy[rows x cols].  Summed ROW_BLOCK rows at a
- * time as one flat block of ROW_BLOCK * cols floats when that fits the
- * accumulator: a loop over conv1's 6 columns did not vectorise (175 us per
- * LeNet batch of 64, 25 us this way). */
+static void dense_forward(layer *l, const float *x, float *y, int batch, int threads)
+{
+    dense_job j = {l, x, NULL, y, NULL, batch, dense_avx512(l)};
+    if (j.avx512)
+        dense512_pack_input(x, batch, l->in_c, l->xt);
+    double macs = (double)batch * (double)l->n_w;
+    run_parts(parts_for(threads, macs, PART_MIN_MACS, (size_t)l->out_c), dense_forward_part, &j);
+}
+
+/* db[c] = the sum over rows of dy[r * ld + c], c < cols.  Summed
+ * ROW_BLOCK rows at a time as one flat block of ROW_BLOCK * cols floats
+ * when the rows are contiguous and that fits the accumulator: a loop over
+ * conv1's 6 columns did not vectorise (175 us per LeNet batch of 64, 25 us
+ * this way). */
 enum { ROW_BLOCK = 8, BLOCK_SUMS = 256 };
 
-static void bias_grad(float *db, const float *dy, size_t rows, size_t cols)
+static RB_VECTOR_CLONES void bias_grad(float *db, const float *dy, size_t rows, size_t cols,
+                                       size_t ld)
 {
     float acc[BLOCK_SUMS] = {0};
     size_t block = ROW_BLOCK * cols, r = 0;
-    if (block <= BLOCK_SUMS)
+    if (block <= BLOCK_SUMS && ld == cols)
         for (; r + ROW_BLOCK <= rows; r += ROW_BLOCK)
             for (size_t i = 0; i < block; i++)
                 acc[i] += dy[r * cols + i];
@@ -162,18 +467,41 @@ static void bias_grad(float *db, const float *dy, size_t rows, size_t cols)
         db[i % cols] += acc[i];
     for (; r < rows; r++)
         for (size_t c = 0; c < cols; c++)
-            db[c] += dy[r * cols + c];
+            db[c] += dy[r * ld + c];
 }
 
-static void dense_backward(layer *l, const float *x, const float *dy, float *dx, int batch)
+/* Part p: the weight and bias gradients of output columns [o0, o1) and
+ * the input gradient's columns [i0, i1); no two parts write the same
+ * float, so nothing is summed across parts. */
+static void dense_backward_part(void *ctx, int p, int parts)
 {
-    int in = l->in_c, out = l->out_c;
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, batch, 1.0f, dy, out, x, in,
-                0.0f, l->dw, in);
-    bias_grad(l->db, dy, (size_t)batch, (size_t)out);
-    if (dx)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, batch, in, out, 1.0f, dy, out,
-                    l->w, in, 0.0f, dx, in);
+    const dense_job *j = ctx;
+    const layer *l = j->l;
+    int in = l->in_c, out = l->out_c, B = j->batch;
+    int o0 = (int)part_start((size_t)out, parts, p), o1 = (int)part_start((size_t)out, parts, p + 1);
+    int i0 = (int)part_start((size_t)in, parts, p), i1 = (int)part_start((size_t)in, parts, p + 1);
+    if (j->avx512)
+        dense512_grad_w(j->dy, j->x, B, in, out, o0, o1, l->dw);
+    else
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, o1 - o0, in, B, 1.0f, j->dy + o0, out,
+                    j->x, in, 0.0f, l->dw + (size_t)o0 * in, in);
+    bias_grad(l->db + o0, j->dy + o0, (size_t)B, (size_t)(o1 - o0), (size_t)out);
+    if (!j->dx)
+        return;
+    if (j->avx512)
+        dense512_grad_x(j->dy, l->w, B, in, out, i0, i1, j->dx);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, i1 - i0, out, 1.0f, j->dy, out,
+                    l->w + i0, in, 0.0f, j->dx + i0, in);
+}
+
+static void dense_backward(layer *l, const float *x, const float *dy, float *dx, int batch,
+                           int threads)
+{
+    dense_job j = {l, x, dy, NULL, dx, batch, dense_avx512(l)};
+    double macs = (double)batch * (double)l->n_w * (dx ? 2 : 1);
+    size_t items = (size_t)(l->out_c < l->in_c ? l->out_c : l->in_c);
+    run_parts(parts_for(threads, macs, PART_MIN_MACS, items), dense_backward_part, &j);
 }
 
 /* ------------------------------------------------------------------- conv */
@@ -257,17 +585,18 @@ static inline void scatter_add_run(float *seg, float *in, size_t run)
         in[i] += seg[i];
 }
 
-static void im2col(const layer *l, const float *x, float *col, int batch)
+/* xpad: scratch for the padded samples. */
+static void im2col(const layer *l, const float *x, float *col, float *xpad, int batch)
 {
-    pad_input(l, x, l->xpad, batch);
-    for_each_patch_row(l, l->xpad, col, batch, gather_run);
+    pad_input(l, x, xpad, batch);
+    for_each_patch_row(l, xpad, col, batch, gather_run);
 }
 
 /* Adjoint of im2col: dx = crop(sum of the scattered dcol runs).  Without a
  * border the padded layout is dx's own, so the sum goes there directly. */
-static void col2im(const layer *l, const float *dcol, float *dx, int batch)
+static void col2im(const layer *l, const float *dcol, float *dx, float *xpad, int batch)
 {
-    float *acc = l->pad ? l->xpad : dx;
+    float *acc = l->pad ? xpad : dx;
     memset(acc, 0, (size_t)batch * padded_size(l) * sizeof(float));
     /* scatter_add_run only reads through `seg` */
     for_each_patch_row(l, acc, (float *)(uintptr_t)dcol, batch, scatter_add_run);
@@ -283,53 +612,194 @@ static void fill_rows(float *y, const float *b, size_t rows, size_t cols)
             y[r * cols + c] = b[c];
 }
 
-/* Samples s..s+n-1 of the batch, where n is what is left of a chunk. */
-static int chunk_at(const layer *l, int s, int batch)
+/* ---------------------------------------------------- conv, by samples */
+/* A part convolves the samples [s0, s1) of the batch with its own
+ * scratch: the direct kernels one sample at a time, im2col + GEMM a chunk
+ * of samples at a time.  Weight and bias gradients go to the part's own
+ * buffers (part 0: the layer's weight gradient) and are summed after. */
+typedef struct conv_scratch {
+    float *col, *dcol, *xpad, *dxpad, *dwt, *dw, *db;
+} conv_scratch;
+
+static conv_scratch scratch_of(const layer *l, int p, int parts)
+{
+    size_t q = (size_t)p;
+    conv_scratch sc = {l->col + q * col_stride(l), l->dcol + q * col_stride(l),
+                       l->xpad + q * xpad_stride(l), NULL, NULL,
+                       p ? l->dwpart + (q - 1) * part_stride(l->n_w) : l->dw,
+                       parts > 1 ? l->dbpart + q * part_stride(l->n_b) : l->db};
+    if (l->wt) {
+        sc.dxpad = l->dxpad + q * dxpad_stride(l);
+        sc.dwt = l->dwt + q * packed_stride(l);
+    }
+    return sc;
+}
+
+typedef struct conv_job {
+    layer *l;
+    const float *x, *dy;
+    float *y, *dx;
+    int batch, direct;
+} conv_job;
+
+/* Sample s of x, with its zero border (in xpad) when the layer pads. */
+static const float *padded_sample(const layer *l, const float *x, int s, float *xpad)
+{
+    const float *xs = x + (size_t)s * layer_in_size(l);
+    if (!l->pad)
+        return xs;
+    pad_input(l, xs, xpad, 1);
+    return xpad;
+}
+
+/* Samples s..s+n-1, where n is what is left of a chunk before s1. */
+static int chunk_at(const layer *l, int s, int s1)
 {
     int step = chunk_samples(l);
-    return batch - s < step ? batch - s : step;
+    return s1 - s < step ? s1 - s : step;
 }
 
-static void conv_forward(layer *l, const float *x, float *y, int batch)
+static void conv_forward_samples(const conv_job *j, int s0, int s1, conv_scratch *sc)
 {
+    const layer *l = j->l;
     int KC = (int)conv_patch(l), OC = l->out_c;
-    for (int s = 0, n; s < batch; s += n) {
-        n = chunk_at(l, s, batch);
+    if (j->direct) {
+        conv_geom g = geometry(l);
+        for (int s = s0; s < s1; s++)
+            conv_direct_forward(&g, padded_sample(l, j->x, s, sc->xpad), l->wt, l->b,
+                                j->y + (size_t)s * layer_out_size(l));
+        return;
+    }
+    for (int s = s0, n; s < s1; s += n) {
+        n = chunk_at(l, s, s1);
         int P = (int)batch_pixels(l, n);
-        float *ys = y + batch_pixels(l, s) * (size_t)OC;
-        im2col(l, x + (size_t)s * layer_in_size(l), l->col, n);
+        float *ys = j->y + batch_pixels(l, s) * (size_t)OC;
+        im2col(l, j->x + (size_t)s * layer_in_size(l), sc->col, sc->xpad, n);
         fill_rows(ys, l->b, (size_t)P, (size_t)OC);
         /* y[P x OC] += col[P x KC] W^T */
-        if (small_gemm_add_abt((size_t)P, OC, KC, l->col, l->w, ys) != 0)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, P, OC, KC, 1.0f, l->col, KC, l->w,
-                        KC, 1.0f, ys, OC);
+        if (small_gemm_add_abt((size_t)P, OC, KC, sc->col, l->w, ys) != 0)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, P, OC, KC, 1.0f, sc->col, KC,
+                        l->w, KC, 1.0f, ys, OC);
     }
 }
 
-/* Redoes each chunk's im2col rather than keep the whole batch's from the
- * forward pass: in L2 that costs less than writing the patch matrix to
- * memory and reading it back (LeNet's conv1: 5 MB per batch of 64). */
-static void conv_backward(layer *l, const float *x, const float *dy, float *dx, int batch)
+/* im2col + GEMM redoes each chunk's im2col rather than keep the whole
+ * batch's from the forward pass: in L2 that costs less than writing the
+ * patch matrix to memory and reading it back (LeNet's conv1: 5 MB per
+ * batch of 64). */
+static void conv_backward_samples(const conv_job *j, int s0, int s1, conv_scratch *sc)
 {
+    const layer *l = j->l;
     int KC = (int)conv_patch(l), OC = l->out_c;
-    memset(l->dw, 0, l->n_w * sizeof(float));
-    for (int s = 0, n; s < batch; s += n) {
-        n = chunk_at(l, s, batch);
-        int P = (int)batch_pixels(l, n);
-        const float *dys = dy + batch_pixels(l, s) * (size_t)OC;
-        im2col(l, x + (size_t)s * layer_in_size(l), l->col, n);
-        /* dW[OC x KC] += dy^T col */
-        if (small_gemm_atb((size_t)P, OC, KC, dys, l->col, l->dw) != 0)
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, KC, P, 1.0f, dys, OC, l->col,
-                        KC, 1.0f, l->dw, KC);
-        if (!dx)
-            continue;
-        /* dcol[P x KC] = dy W */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, P, KC, OC, 1.0f, dys, OC, l->w, KC,
-                    0.0f, l->dcol, KC);
-        col2im(l, l->dcol, dx + (size_t)s * layer_in_size(l), n);
+    const float *dy = j->dy;
+    if (j->direct) {
+        conv_geom g = geometry(l);
+        memset(sc->dwt, 0, packed_stride(l) * sizeof(float));
+        for (int s = s0; s < s1; s++) {
+            const float *dys = dy + (size_t)s * layer_out_size(l);
+            conv_direct_grad_w(&g, padded_sample(l, j->x, s, sc->xpad), dys, sc->dwt);
+            if (!j->dx)
+                continue;
+            float *dxs = j->dx + (size_t)s * layer_in_size(l), *acc = l->pad ? sc->dxpad : dxs;
+            memset(acc, 0, padded_size(l) * sizeof(float));
+            conv_direct_grad_x(&g, dys, l->wt, acc);
+            if (l->pad)
+                crop_input(l, acc, dxs, 1);
+        }
+        conv_direct_unpack_grad_w(&g, sc->dwt, sc->dw);
+    } else {
+        memset(sc->dw, 0, l->n_w * sizeof(float));
+        for (int s = s0, n; s < s1; s += n) {
+            n = chunk_at(l, s, s1);
+            int P = (int)batch_pixels(l, n);
+            const float *dys = dy + batch_pixels(l, s) * (size_t)OC;
+            im2col(l, j->x + (size_t)s * layer_in_size(l), sc->col, sc->xpad, n);
+            /* dW[OC x KC] += dy^T col */
+            if (small_gemm_atb((size_t)P, OC, KC, dys, sc->col, sc->dw) != 0)
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, KC, P, 1.0f, dys, OC,
+                            sc->col, KC, 1.0f, sc->dw, KC);
+            if (!j->dx)
+                continue;
+            /* dcol[P x KC] = dy W */
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, P, KC, OC, 1.0f, dys, OC, l->w,
+                        KC, 0.0f, sc->dcol, KC);
+            col2im(l, sc->dcol, j->dx + (size_t)s * layer_in_size(l), sc->xpad, n);
+        }
     }
-    bias_grad(l->db, dy, batch_pixels(l, batch), (size_t)OC);
+    size_t pixels = out_pixels(l);
+    bias_grad(sc->db, dy + (size_t)s0 * pixels * OC, (size_t)(s1 - s0) * pixels, (size_t)OC,
+              (size_t)OC);
+}
+
+static void conv_forward_part(void *ctx, int p, int parts)
+{
+    const conv_job *j = ctx;
+    conv_scratch sc = scratch_of(j->l, p, parts);
+    size_t B = (size_t)j->batch;
+    conv_forward_samples(j, (int)part_start(B, parts, p), (int)part_start(B, parts, p + 1), &sc);
+}
+
+static void conv_backward_part(void *ctx, int p, int parts)
+{
+    const conv_job *j = ctx;
+    conv_scratch sc = scratch_of(j->l, p, parts);
+    size_t B = (size_t)j->batch;
+    conv_backward_samples(j, (int)part_start(B, parts, p), (int)part_start(B, parts, p + 1), &sc);
+}
+
+static int use_direct(const layer *l, int need_dx)
+{
+    conv_geom g = geometry(l);
+    return !reference_kernels && l->wt && conv_direct_usable(&g, need_dx);
+}
+
+static int conv_parts(const layer *l, int batch, int threads)
+{
+    int t = threads < l->parts ? threads : l->parts;
+    return parts_for(t, (double)batch * (double)l->n_w * (double)out_pixels(l), PART_MIN_MACS,
+                     (size_t)batch);
+}
+
+static void conv_forward(layer *l, const float *x, float *y, int batch, int threads)
+{
+    conv_job j = {l, x, NULL, y, NULL, batch, use_direct(l, 0)};
+    if (j.direct) {
+        conv_geom g = geometry(l);
+        conv_direct_pack_forward(&g, l->w, l->wt);
+    }
+    run_parts(conv_parts(l, batch, threads), conv_forward_part, &j);
+}
+
+/* Parts 1.. hold their weight and bias gradients apart: add them up in
+ * part order (the same sums for the same thread count). */
+static void sum_part_gradients(layer *l, int parts)
+{
+    if (parts == 1)
+        return;
+    for (int p = 1; p < parts; p++) {
+        const float *dw = l->dwpart + (size_t)(p - 1) * part_stride(l->n_w);
+        for (size_t i = 0; i < l->n_w; i++)
+            l->dw[i] += dw[i];
+    }
+    for (size_t c = 0; c < l->n_b; c++) {
+        float sum = 0.0f;
+        for (int p = 0; p < parts; p++)
+            sum += l->dbpart[(size_t)p * part_stride(l->n_b) + c];
+        l->db[c] = sum;
+    }
+}
+
+static void conv_backward(layer *l, const float *x, const float *dy, float *dx, int batch,
+                          int threads)
+{
+    conv_job j = {l, x, dy, NULL, dx, batch, use_direct(l, dx != NULL)};
+    if (j.direct && dx) {
+        conv_geom g = geometry(l);
+        conv_direct_pack_grad_x(&g, l->w, l->wt);
+    }
+    int parts = conv_parts(l, batch, threads);
+    run_parts(parts, conv_backward_part, &j);
+    sum_part_gradients(l, parts);
 }
 
 /* ------------------------------------------------------------ pool, relu */
@@ -341,38 +811,55 @@ static void conv_backward(layer *l, const float *x, const float *dy, float *dx, 
  * strictly greater, so ties go to the first element of the window.
  * Selects, not branches: which input wins is unpredictable. */
 
-/* The index follows the value by a mask: written as a select on `v > old`
- * GCC turned it into a branch and vectorised nothing. */
-static int32_t pick(int32_t keep_mask, int32_t a, int32_t b) { return (a & keep_mask) | (b & ~keep_mask); }
-
-/* m, at = r[j], first + j where r[j] > m[j], for j < n. */
-static void pool_take_larger(float *restrict m, int32_t *restrict at, const float *restrict r,
-                             int32_t first, size_t n)
+/* m[j], at[j] for the window starts j < n of an output row whose first
+ * input value is x[base] (k x k windows, rows of `row` floats, c
+ * channels): the largest value over the window positions in row-major
+ * order and its index, kept in registers for VEC_LANES starts at a time
+ * (a pass over memory per position took twice as long). */
+static inline void pool_row(const float *x, size_t base, size_t row, size_t c, size_t k,
+                            size_t n, float *m, int32_t *at)
 {
-    for (size_t j = 0; j < n; j++) {
-        float v = r[j], old = m[j];
-        int32_t better = -(int32_t)(v > old);
-        m[j] = v > old ? v : old;
-        at[j] = pick(better, first + (int32_t)j, at[j]);
+    vint iota;
+    for (int i = 0; i < VEC_LANES; i++)
+        iota[i] = i;
+    size_t j = 0;
+    for (; j + VEC_LANES <= n; j += VEC_LANES) {
+        vfloat best, v;
+        VLOAD(best, x + base + j);
+        vint idx = iota + (int32_t)(base + j);
+        for (size_t ky = 0; ky < k; ky++)
+            for (size_t kx = !ky; kx < k; kx++) {
+                size_t a = base + ky * row + kx * c + j;
+                VLOAD(v, x + a);
+                vint better = v > best;   /* strictly: ties keep the first */
+                best = VSELECT(better, v, best);
+                idx = (idx & ~better) | ((iota + (int32_t)a) & better);
+            }
+        VSTORE(m + j, best);
+        memcpy(at + j, &idx, sizeof idx);
+    }
+    for (; j < n; j++) {
+        size_t best_at = base + j;
+        for (size_t ky = 0; ky < k; ky++)
+            for (size_t kx = !ky; kx < k; kx++)
+                if (x[base + ky * row + kx * c + j] > x[best_at])
+                    best_at = base + ky * row + kx * c + j;
+        m[j] = x[best_at];
+        at[j] = (int32_t)best_at;
     }
 }
 
-static void pool_forward(layer *l, const float *x, float *y, int batch)
+/* Samples [s0, s1); m, at: the part's row scratch. */
+static RB_VECTOR_CLONES void pool_forward_samples(const layer *l, const float *x, float *y,
+                                                  size_t s0, size_t s1, float *m, int32_t *at)
 {
     size_t C = (size_t)l->in_c, K = (size_t)l->k, row = (size_t)l->in_w * C;
     size_t n = ((size_t)l->in_w - K + 1) * C;   /* pixels where a window can start */
-    float *m = l->col;
-    int32_t *at = l->rowarg, *out_at = l->argmax;
-    for (size_t s = 0; s < (size_t)batch; s++)
+    int32_t *out_at = l->argmax + s0 * layer_out_size(l);
+    y += s0 * layer_out_size(l);
+    for (size_t s = s0; s < s1; s++)
         for (size_t oy = 0; oy < (size_t)l->out_h; oy++) {
-            size_t base = (s * (size_t)l->in_h + oy * K) * row;
-            memcpy(m, x + base, n * sizeof(float));
-            for (size_t j = 0; j < n; j++)
-                at[j] = (int32_t)(base + j);
-            for (size_t w = 1; w < K * K; w++) {
-                size_t at0 = base + w / K * row + w % K * C;
-                pool_take_larger(m, at, x + at0, (int32_t)at0, n);
-            }
+            pool_row(x, (s * (size_t)l->in_h + oy * K) * row, row, C, K, n, m, at);
             for (size_t ox = 0; ox < (size_t)l->out_w; ox++, y += C, out_at += C)
                 for (size_t c = 0; c < C; c++) {
                     y[c] = m[ox * K * C + c];
@@ -381,12 +868,54 @@ static void pool_forward(layer *l, const float *x, float *y, int batch)
         }
 }
 
-static void pool_backward(layer *l, const float *dy, float *dx, int batch)
+/* Samples [s0, s1): argmax of sample s points into sample s of dx. */
+static void pool_backward_samples(const layer *l, const float *dy, float *dx, size_t s0, size_t s1)
 {
-    memset(dx, 0, (size_t)batch * layer_in_size(l) * sizeof(float));
-    size_t n = (size_t)batch * layer_out_size(l);
-    for (size_t o = 0; o < n; o++)
+    size_t in = layer_in_size(l), out = layer_out_size(l);
+    memset(dx + s0 * in, 0, (s1 - s0) * in * sizeof(float));
+    for (size_t o = s0 * out; o < s1 * out; o++)
         dx[l->argmax[o]] += dy[o];
+}
+
+typedef struct pool_job {
+    const layer *l;
+    const float *x, *dy;
+    float *y, *dx;
+    int batch;
+} pool_job;
+
+static void pool_forward_part(void *ctx, int p, int parts)
+{
+    const pool_job *j = ctx;
+    size_t B = (size_t)j->batch, row = pool_row_stride(j->l) * (size_t)p;
+    pool_forward_samples(j->l, j->x, j->y, part_start(B, parts, p), part_start(B, parts, p + 1),
+                         j->l->col + row, j->l->rowarg + row);
+}
+
+static void pool_backward_part(void *ctx, int p, int parts)
+{
+    const pool_job *j = ctx;
+    size_t B = (size_t)j->batch;
+    pool_backward_samples(j->l, j->dy, j->dx, part_start(B, parts, p), part_start(B, parts, p + 1));
+}
+
+/* Parts for pooling: ~2 float operations per input element. */
+static int pool_parts(const layer *l, int batch, int threads)
+{
+    int t = threads < l->parts ? threads : l->parts;
+    return parts_for(t, (double)batch * (double)layer_in_size(l), PART_MIN_MACS / 2, (size_t)batch);
+}
+
+static void pool_forward(layer *l, const float *x, float *y, int batch, int threads)
+{
+    pool_job j = {l, x, NULL, y, NULL, batch};
+    run_parts(pool_parts(l, batch, threads), pool_forward_part, &j);
+}
+
+static void pool_backward(layer *l, const float *dy, float *dx, int batch, int threads)
+{
+    pool_job j = {l, NULL, dy, NULL, dx, batch};
+    run_parts(pool_parts(l, batch, threads), pool_backward_part, &j);
 }
 
 /* ReLU with a sign mask instead of a compare: the sign of a conv output is
@@ -409,7 +938,7 @@ static float bits_float(uint32_t b)
 /* All ones when the sign bit of b is clear, else zero. */
 static uint32_t keep_if_positive(uint32_t b) { return (b >> 31) - 1u; }
 
-static void relu_forward(const float *x, float *y, size_t n)
+static RB_VECTOR_CLONES void relu_forward(const float *x, float *y, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         uint32_t b = float_bits(x[i]);
@@ -419,7 +948,7 @@ static void relu_forward(const float *x, float *y, size_t n)
 
 /* y is the forward output, so y > 0 exactly when its bits are non-zero
  * (ReLU never returns -0.0: a negative input gives +0.0). */
-static void relu_backward(const float *y, const float *dy, float *dx, size_t n)
+static RB_VECTOR_CLONES void relu_backward(const float *y, const float *dy, float *dx, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         uint32_t nonzero = 0u - (uint32_t)(float_bits(y[i]) != 0u);
@@ -437,7 +966,7 @@ static void embed_forward(layer *l, const int32_t *ids, float *y, int batch)
         memcpy(y + i * d, l->w + (size_t)ids[i] * d, d * sizeof(float));
 }
 
-static void embed_backward(layer *l, const int32_t *ids, const float *dy, int batch)
+static RB_VECTOR_CLONES void embed_backward(layer *l, const int32_t *ids, const float *dy, int batch)
 {
     size_t d = (size_t)embed_dim(l);
     for (size_t i = 0; i < (size_t)batch * (size_t)l->ctx; i++) {
@@ -450,24 +979,27 @@ static void embed_backward(layer *l, const int32_t *ids, const float *dy, int ba
 /* ---------------------------------------------------------------- dispatch */
 void layer_forward(layer *l, const void *in, float *out, int batch)
 {
+    int blas, threads = begin_threads(&blas);
     switch (l->kind) {
-    case LAYER_DENSE: dense_forward(l, in, out, batch); break;
-    case LAYER_CONV: conv_forward(l, in, out, batch); break;
-    case LAYER_MAXPOOL: pool_forward(l, in, out, batch); break;
+    case LAYER_DENSE: dense_forward(l, in, out, batch, threads); break;
+    case LAYER_CONV: conv_forward(l, in, out, batch, threads); break;
+    case LAYER_MAXPOOL: pool_forward(l, in, out, batch, threads); break;
     case LAYER_RELU: relu_forward(in, out, (size_t)batch * layer_out_size(l)); break;
     case LAYER_EMBED: embed_forward(l, in, out, batch); break;
     }
+    end_threads(blas);
 }
 
 void layer_backward(layer *l, const void *in, const float *out, const float *dout, float *din,
                     int batch)
 {
+    int blas, threads = begin_threads(&blas);
     switch (l->kind) {
-    case LAYER_DENSE: dense_backward(l, in, dout, din, batch); break;
-    case LAYER_CONV: conv_backward(l, in, dout, din, batch); break;
+    case LAYER_DENSE: dense_backward(l, in, dout, din, batch, threads); break;
+    case LAYER_CONV: conv_backward(l, in, dout, din, batch, threads); break;
     case LAYER_MAXPOOL:
         if (din)
-            pool_backward(l, dout, din, batch);
+            pool_backward(l, dout, din, batch, threads);
         break;
     case LAYER_RELU:
         if (din)
@@ -475,31 +1007,160 @@ void layer_backward(layer *l, const void *in, const float *out, const float *dou
         break;
     case LAYER_EMBED: embed_backward(l, in, dout, batch); break;
     }
+    end_threads(blas);
+}
+
+/* ---------------------------------------------------------------- softmax */
+/* Rows of logits are processed VEC_LANES floats at a time (GCC vectors,
+ * above): loops over a float accumulator do not vectorise without
+ * -ffast-math. */
+
+/* e^x in place for x <= 0, branch-free (glibc's exp in double, twice per
+ * logit, was 28% of a wordlm step: 64 x 10,000 logits).  Cephes' expf: x
+ * = n ln2 + r, |r| <= ln2/2, e^r by a degree-5 polynomial (about 1 ulp),
+ * 2^n put into the exponent bits.  x is clamped at -87 (e^-87 = 1.6e-38,
+ * the order of the smallest normal float), which only changes terms below
+ * 1e-37 of the row's largest. */
+static inline void exp_nonpositive(vfloat *v)
+{
+    const vfloat shifter = VSPLAT(12582912.0f);   /* 1.5 * 2^23: rounds to integers */
+    vfloat x = VSELECT(*v > VSPLAT(-87.0f), *v, VSPLAT(-87.0f));
+    vfloat big = x * 1.44269504088896341f + shifter;
+    vfloat n = big - shifter;
+    vfloat r = x - n * 0.693359375f + n * 2.12194440e-4f;
+    vfloat p = VSPLAT(1.9875691500e-4f);
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    /* the low bits of big hold n (in [-126, 0]); add it to the exponent */
+    vint nb = (vint)big - (vint)shifter;
+    *v = (vfloat)((vint)p + (nb << 23));
+}
+
+static float exp_nonpositive_1(float x)
+{
+    vfloat v = VSPLAT(x);
+    exp_nonpositive(&v);
+    return v[0];
+}
+
+/* The largest of z[0..n) (n >= 1). */
+static RB_VECTOR_CLONES float row_max(const float *z, size_t n)
+{
+    vfloat m = VSPLAT(z[0]), v;
+    size_t c = 0;
+    for (; c + VEC_LANES <= n; c += VEC_LANES) {
+        VLOAD(v, z + c);
+        m = VSELECT(v > m, v, m);
+    }
+    float best = m[0];
+    for (int l = 1; l < VEC_LANES; l++)
+        best = m[l] > best ? m[l] : best;
+    for (; c < n; c++)
+        best = z[c] > best ? z[c] : best;
+    return best;
+}
+
+/* The first c with z[c] == top, or 0 if none (a NaN row). */
+static RB_VECTOR_CLONES size_t row_find(const float *z, float top, size_t n)
+{
+    size_t c = 0;
+    vfloat v;
+    for (; c + VEC_LANES <= n; c += VEC_LANES) {
+        VLOAD(v, z + c);
+        vint hit = v == VSPLAT(top), none = {0};
+        if (memcmp(&hit, &none, sizeof hit))
+            break;
+    }
+    for (; c < n; c++)
+        if (z[c] == top)
+            return c;
+    return 0;
+}
+
+/* e[c] = exp(z[c] - top) (e may be NULL: not kept); returns their sum. */
+static RB_VECTOR_CLONES double row_exp_sum(const float *z, float top, size_t n, float *e)
+{
+    vfloat acc = {0}, t = VSPLAT(top), v;
+    size_t c = 0;
+    for (; c + VEC_LANES <= n; c += VEC_LANES) {
+        VLOAD(v, z + c);
+        v -= t;
+        exp_nonpositive(&v);
+        if (e)
+            VSTORE(e + c, v);
+        acc += v;
+    }
+    double sum = 0.0;
+    for (; c < n; c++) {
+        float v = exp_nonpositive_1(z[c] - top);
+        if (e)
+            e[c] = v;
+        sum += v;
+    }
+    for (int l = 0; l < VEC_LANES; l++)
+        sum += acc[l];
+    return sum;
+}
+
+static RB_VECTOR_CLONES void row_scale(float *g, float by, size_t n)
+{
+    for (size_t c = 0; c < n; c++)
+        g[c] *= by;
+}
+
+/* One exp per logit: the gradient softmax(z) - onehot is the stored e
+ * scaled by 1 / sum.  The first of equal maxima is the prediction. */
+typedef struct softmax_job {
+    const float *logits;
+    const int32_t *labels;
+    float *dlogits;
+    double scale;
+    int batch, classes;
+    double loss[MAX_PARTS];
+    int correct[MAX_PARTS];
+} softmax_job;
+
+static void softmax_part(void *ctx, int p, int parts)
+{
+    softmax_job *j = ctx;
+    size_t n = (size_t)j->classes, B = (size_t)j->batch;
+    double loss = 0.0;
+    int ok = 0;
+    for (size_t s = part_start(B, parts, p); s < part_start(B, parts, p + 1); s++) {
+        const float *z = j->logits + s * n;
+        float top = row_max(z, n);
+        float *g = j->dlogits ? j->dlogits + s * n : NULL;
+        double sum = row_exp_sum(z, top, n, g);
+        double logsum = log(sum) + top;
+        int32_t label = j->labels[s];
+        loss += logsum - z[label];
+        ok += row_find(z, top, n) == (size_t)label;
+        if (g) {
+            row_scale(g, (float)(1.0 / (sum * j->scale)), n);
+            g[label] -= (float)(1.0 / j->scale);
+        }
+    }
+    j->loss[p] = loss;
+    j->correct[p] = ok;
 }
 
 double softmax_xent(const float *logits, const int32_t *labels, int batch, int classes,
                     float *dlogits, double scale, int *correct)
 {
+    softmax_job j = {logits, labels, dlogits, scale, batch, classes, {0}, {0}};
+    int blas, threads = begin_threads(&blas);
+    /* ~30 float operations per logit */
+    int parts = parts_for(threads, 30.0 * batch * classes, PART_MIN_MACS, (size_t)batch);
+    run_parts(parts, softmax_part, &j);
+    end_threads(blas);
     double loss = 0.0;
     int ok = 0;
-    for (int s = 0; s < batch; s++) {
-        const float *z = logits + (size_t)s * classes;
-        int arg = 0;
-        for (int c = 1; c < classes; c++)
-            if (z[c] > z[arg])
-                arg = c;
-        double sum = 0.0;
-        for (int c = 0; c < classes; c++)
-            sum += exp((double)z[c] - z[arg]);
-        double logsum = log(sum) + z[arg];
-        loss += logsum - z[labels[s]];
-        ok += arg == labels[s];
-        if (dlogits) {
-            float *g = dlogits + (size_t)s * classes;
-            for (int c = 0; c < classes; c++)
-                g[c] = (float)((exp((double)z[c] - logsum) - (c == labels[s])) / scale);
-        }
-    }
+    for (int p = 0; p < parts; p++)
+        loss += j.loss[p], ok += j.correct[p];
     if (correct)
         *correct = ok;
     return loss;

@@ -29,16 +29,32 @@ typedef struct layer {
     int32_t *argmax;           /* pool: input index of each output */
     int32_t *rowarg;           /* pool scratch: indices of a row of window maxima
                                   (their values in col) */
+    float *wt, *dwt, *dxpad;   /* conv, direct kernels (NULL without AVX-512): packed
+                                  weights, packed weight gradient, one sample's padded
+                                  input gradient */
+    int parts;                 /* conv, pool: parts (threads) whose scratch is kept: col,
+                                  dcol, xpad, dwt, dxpad, pool rows hold one block each */
+    float *dwpart, *dbpart;    /* conv with parts > 1: weight gradients of parts 1..,
+                                  bias gradients of every part */
+    float *xt;                 /* dense, AVX-512 kernels (NULL without): the input
+                                  transposed (dense512_pack_input) */
 } layer;
 
 /* Fill shapes and parameter counts; allocate scratch for max_batch
- * samples.  0 on success, -1 on allocation failure. */
+ * samples and for as many threads as OpenBLAS has now (rb_train sets it
+ * to --threads first; see "threads" in layers.c).  0 on success, -1 on
+ * allocation failure. */
 int layer_dense(layer *l, int in, int out, int max_batch);
 int layer_relu(layer *l, int c, int h, int w, int max_batch);
 int layer_conv(layer *l, int in_c, int h, int w, int out_c, int k, int pad, int max_batch);
 int layer_maxpool(layer *l, int c, int h, int w, int k, int max_batch);
 int layer_embed(layer *l, int vocab, int dim, int ctx, int max_batch);
 void layer_free(layer *l);
+
+/* 1: convolutions take im2col + GEMM and dense layers OpenBLAS even where
+ * the AVX-512 kernels (small_gemm.h) would run; the tests compare the
+ * two.  0 (default): AVX-512 kernels where the CPU and shape allow. */
+void layer_set_reference_kernels(int on);
 
 size_t layer_in_size(const layer *l);   /* floats per sample */
 size_t layer_out_size(const layer *l);
