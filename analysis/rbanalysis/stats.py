@@ -115,14 +115,19 @@ def ratio_interval(num_lo, num_hi, den_lo, den_hi):
 
 def median_range(values, los, his):
     """(median, low, high) over several points: the median of the values and
-    the medians of their interval ends.  If every point's interval holds its
-    true value, the median of the true values lies in [median lows, median
-    highs] (the median is monotone), so this is the range a repeated
-    experiment should land in; NaN ends when a point has no interval."""
+    the medians of their interval ends, a point without interval counting
+    as (-inf, +inf).  If every point's interval holds its true value, the
+    median of the true values lies in [median lows, median highs] (the
+    median is monotone), so this is the range a repeated experiment should
+    land in; an end that comes out infinite is NaN (not enough points have
+    an interval)."""
     points = [(v, lo, hi) for v, lo, hi in zip(values, los, his) if np.isfinite(v)]
     if not points:
         return (np.nan, np.nan, np.nan)
     med = float(np.median([p[0] for p in points]))
-    if not all(has_interval(lo, hi) for _, lo, hi in points):
+    known = [has_interval(lo, hi) for _, lo, hi in points]
+    lo = float(np.median([p[1] if k else -np.inf for p, k in zip(points, known)]))
+    hi = float(np.median([p[2] if k else np.inf for p, k in zip(points, known)]))
+    if not (np.isfinite(lo) and np.isfinite(hi)):
         return (med, np.nan, np.nan)
-    return (med, float(np.median([p[1] for p in points])), float(np.median([p[2] for p in points])))
+    return (med, lo, hi)

@@ -26,9 +26,10 @@ paper="--shape 2048x64 --layout row --density 0.02 -O sketch_width_mode=fraction
 mkdir "$tmp/element" "$tmp/real" "$tmp/work"
 # shellcheck disable=SC2086
 micro2 "$tmp/row.h5" --reducer none,dense,agsparse,s2 $paper
+micro2 "$tmp/gossip.h5" --reducer none,gossip --compute 0.001 -m 64K
 micro2 "$tmp/element/e.h5" --reducer dense,agsparse,s2 -m 64K:128K --density 0.01
 for i in 1 2 3 4 5 6; do
     # shellcheck disable=SC2086
     micro2 "$tmp/real/r$i.h5" --reducer dense,s2 $paper
 done
-$py "$check" "$report" "$tmp/row.h5" "$tmp/element" "$tmp/real" "$tmp/work"
+$py "$check" "$report" "$tmp/row.h5" "$tmp/gossip.h5" "$tmp/element" "$tmp/real" "$tmp/work"

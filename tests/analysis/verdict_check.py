@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """Intervals, significance, settings and --compare of rb-report (issue 22).
 
-usage: verdict_check.py REPORT ROW_TEMPLATE ELEMENT_DIR REAL_DIR WORKDIR
+usage: verdict_check.py REPORT ROW_TEMPLATE GOSSIP_TEMPLATE ELEMENT_DIR REAL_DIR WORKDIR
 
 ROW_TEMPLATE is one real rb_micro file at the S2 paper's setting (row
 layout, 64 columns, row density 2%, sketch_width_mode=fraction, width
-0.005) with none, dense, agsparse and s2 at one size; ELEMENT_DIR holds
+0.005) with none, dense, agsparse and s2 at one size; GOSSIP_TEMPLATE one
+with none and gossip run with --compute (GossipGraD's setting); ELEMENT_DIR holds
 real rb_micro files of element-sparse gradients only; REAL_DIR six real
 rb_micro files of one configuration.  From ROW_TEMPLATE this script writes
 files that follow results/README.md, with t_avg_us set per repetition from
@@ -35,6 +36,10 @@ TIMES = {
     "agsparse": lambda r: 50.0 + 2 * r,  # 50..66: [52, 64], median 58
     "s2": lambda r: 54.0 + 2 * r,        # 54..70: [56, 68], median 62
 }
+
+# GossipGraD with modelled compute: efficiency 1004/1108 = 0.906 with the
+# interval [1001/1114, 1007/1102], which straddles the 0.9 of the claim.
+GOSSIP_TIMES = {"none": lambda r: 1000.0 + r, "gossip": lambda r: 1100.0 + 2 * r}
 
 failures = []
 
@@ -226,6 +231,32 @@ def check_oversubscribed(rb_report, within, work):
           "oversubscribed paper points never make the headline")
 
 
+def check_gossip(rb_report, template, work):
+    """rb_micro --compute: a `paper` efficiency point with its interval;
+    the same rows without --compute on the command line give none."""
+    within, _ = write_datasets(template, os.path.join(work, "gossip"), GOSSIP_TIMES)
+    out = report(rb_report, within, os.path.join(work, "rep-gossip"))
+    c = table(out, "claims")
+    g = c[(c["claim_id"] == "gossip_efficiency") & (c["setting"] == "paper") & (c["points"] > 0)]
+    check(len(g) == 1 and close(g["measured_median"].iloc[0], 1004 / 1108)
+          and close(g["measured_low"].iloc[0], 1001 / 1114) and close(g["measured_high"].iloc[0], 1007 / 1102)
+          and g["verdict"].iloc[0] == "not significantly different from the claim",
+          "gossip --compute: efficiency 0.906 [0.899, 0.914], not significantly different from 0.9")
+    plain = os.path.join(work, "gossip-plain")
+    os.makedirs(plain)
+    path = os.path.join(plain, "repeats.h5")
+    with open(os.path.join(within, "repeats.h5"), "rb") as f, open(path, "wb") as w:
+        w.write(f.read())
+    with h5py.File(path, "r+") as f:
+        f.attrs["run_id"] = secrets.token_hex(16)
+        cmd = f.attrs["command_line"]
+        f.attrs["command_line"] = cmd.replace("--compute 0.001", "")
+    c = table(report(rb_report, plain, os.path.join(work, "rep-gossip-plain")), "claims")
+    g = c[c["claim_id"] == "gossip_efficiency"]
+    check("--compute 0.001" in cmd and (g["points"] == 0).all(),
+          "gossip without --compute: no efficiency point")
+
+
 def check_real(rb_report, real, work):
     """Six real rb_micro files: n = 6 and the interval [min, max] of the
     HDF5 values of each point."""
@@ -273,7 +304,7 @@ def check_compare(rb_report, template, within, across, rep_within, rep_across, w
 
 
 def main():
-    rb_report, template, elem, real, work = sys.argv[1:6]
+    rb_report, template, gossip, elem, real, work = sys.argv[1:7]
     within, across = write_datasets(template, work, TIMES)
     rep_within = report(rb_report, within, os.path.join(work, "rep-within"))
     rep_across = report(rb_report, across, os.path.join(work, "rep-across"))
@@ -287,6 +318,7 @@ def main():
                ["points", "measured_median", "measured_low", "measured_high"])
     check_no_paper(rb_report, elem, work)
     check_oversubscribed(rb_report, within, work)
+    check_gossip(rb_report, gossip, work)
     check_real(rb_report, real, work)
     check_compare(rb_report, template, within, across, rep_within, rep_across, work)
     print("%d check(s) failed" % len(failures) if failures else "all checks passed")
