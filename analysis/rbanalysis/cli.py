@@ -389,29 +389,11 @@ def subsection(doc, heading, df, name, columns, absent, figure=None, intro=None)
     return draw(doc, figure, df, doc.outdir) if figure else []
 
 
-def section_micro(doc, rows, agg):
+def section_latency_speedup(doc, agg):
+    """Latency with intervals, then speedups and ranks from significant
+    differences only."""
     out = []
     outdir = doc.outdir
-    doc.heading(2, "Microbenchmarks (rb_micro)")
-    doc.para("Rows are compared only inside a group (same kind, machine, version, device, "
-             "layout, overlap, density, ranks, columns, timing). Times are each row's t_avg_us "
-             "(mean over iterations, averaged over ranks). A point (group, reducer variant, "
-             "size) has n repetitions: rows from several files of the same configuration, or "
-             "the `repeat` rows of rb_micro -r within one file. Each point shows the median "
-             "over its repetitions and, from %d repetitions on, the 95%% confidence interval "
-             "of that median (order statistics, no distribution assumed); `samples` counts the "
-             "timed calls behind them. Two reducers differ significantly only when their "
-             "intervals do not overlap; speedups and ranks count only such differences. iter "
-             "IQR is the interquartile range of the per-iteration time of the slowest rank, "
-             "from the raw samples: it describes one run's spread, and is not used for the "
-             "intervals (consecutive calls of one run are not independent)."
-             % stats.MIN_REPETITIONS)
-    doc.csv(rows, "micro_rows")
-    doc.para("Tidy table of every measurement with its run metadata: "
-             "[tables/micro_rows.csv](tables/micro_rows.csv).")
-    doc.heading(3, "Groups")
-    doc.table(micro.groups_table(rows), "micro_groups")
-
     doc.heading(3, "Latency vs size")
     lat = agg.copy()
     lat["iter_iqr"] = [("%s..%s" % (fmt(a), fmt(b))) for a, b in
@@ -441,6 +423,33 @@ def section_micro(doc, rows, agg):
         "n_repeats": "n", "t_avg_us_median": "median us", "vs dense": "vs dense",
         "best_baseline": "fastest other baseline", "vs baseline": "vs it"})
     out += draw(doc, figures.speedup, sp, outdir)
+    return out
+
+
+def section_micro(doc, rows, agg):
+    out = []
+    outdir = doc.outdir
+    doc.heading(2, "Microbenchmarks (rb_micro)")
+    doc.para("Rows are compared only inside a group (same kind, machine, version, device, "
+             "layout, overlap, density, ranks, columns, timing). Times are each row's t_avg_us "
+             "(mean over iterations, averaged over ranks). A point (group, reducer variant, "
+             "size) has n repetitions: rows from several files of the same configuration, or "
+             "the `repeat` rows of rb_micro -r within one file. Each point shows the median "
+             "over its repetitions and, from %d repetitions on, the 95%% confidence interval "
+             "of that median (order statistics, no distribution assumed); `samples` counts the "
+             "timed calls behind them. Two reducers differ significantly only when their "
+             "intervals do not overlap; speedups and ranks count only such differences. iter "
+             "IQR is the interquartile range of the per-iteration time of the slowest rank, "
+             "from the raw samples: it describes one run's spread, and is not used for the "
+             "intervals (consecutive calls of one run are not independent)."
+             % stats.MIN_REPETITIONS)
+    doc.csv(rows, "micro_rows")
+    doc.para("Tidy table of every measurement with its run metadata: "
+             "[tables/micro_rows.csv](tables/micro_rows.csv).")
+    doc.heading(3, "Groups")
+    doc.table(micro.groups_table(rows), "micro_groups")
+
+    out += section_latency_speedup(doc, agg)
 
     doc.heading(3, "Wire bytes per rank vs density")
     doc.para("bytes sent per rank per call (median over repeats); bound = 2k(p-1)/p x 8 B "
