@@ -307,12 +307,14 @@ def headline(ctab):
         if not crowded.empty:
             return ["**Headline**: no number. The only points at the papers' setting ran more "
                     "ranks than cores (oversubscribed): their times measure waiting for a core."]
+        other = (ctab["setting"] == "other") & (ctab["points"] > 0)
         return ["**Headline**: no number. These data hold no point at the papers' setting "
                 "(S2: row-sparse gradient, >= %d columns, row density <= %g%%, "
                 "sketch_width_mode=fraction with width = density x 0.25 or x 0.001; "
-                "GossipGraD: compute efficiency with a measured or modelled compute phase). "
-                "What they hold follows under *Where S2 is not designed to win*."
-                % (S2_PAPER["min_cols"], 100 * S2_PAPER["max_density"])]
+                "GossipGraD: compute efficiency with a measured or modelled compute phase).%s"
+                % (S2_PAPER["min_cols"], 100 * S2_PAPER["max_density"],
+                   " What they hold follows under *Where S2 is not designed to win*."
+                   if other.any() else "")]
     lines = []
     for kind, sub in rows.groupby("data", sort=True):
         parts = ["%s %s (paper %s): %s" % (SHORT[r["claim_id"]], format_value(r, False), r["paper"],
