@@ -211,16 +211,26 @@ def check_no_paper(rb_report, elem, work):
     check(pts["why_other"].str.contains("element layout").all(), "each point says why it is `other`")
 
 
-def check_oversubscribed(rb_report, within, work):
-    crowded = os.path.join(work, "crowded")
-    os.makedirs(crowded)
-    path = os.path.join(crowded, "repeats.h5")
-    with open(os.path.join(within, "repeats.h5"), "rb") as f, open(path, "wb") as g:
+def edited_copy(src_dir, dst_dir, edit):
+    """dst_dir/repeats.h5: a copy of src_dir's, another run (new run_id),
+    changed by edit(h5py file)."""
+    os.makedirs(dst_dir)
+    path = os.path.join(dst_dir, "repeats.h5")
+    with open(os.path.join(src_dir, "repeats.h5"), "rb") as f, open(path, "wb") as g:
         g.write(f.read())
     with h5py.File(path, "r+") as f:
         f.attrs["run_id"] = secrets.token_hex(16)
-        f["topology"].attrs["available"] = 1
-        f["topology"].attrs["pus"] = 1      # 2 ranks on a 1-core node
+        edit(f)
+    return dst_dir
+
+
+def crowd(f):
+    f["topology"].attrs["available"] = 1
+    f["topology"].attrs["pus"] = 1      # 2 ranks on a 1-core node
+
+
+def check_oversubscribed(rb_report, within, work):
+    crowded = edited_copy(within, os.path.join(work, "crowded"), crowd)
     out = report(rb_report, crowded, os.path.join(work, "rep-crowded"))
     claims = table(out, "claims")
     paper = claims[(claims["setting"] == "paper") & (claims["points"] > 0)]
@@ -242,15 +252,14 @@ def check_gossip(rb_report, template, work):
           and close(g["measured_low"].iloc[0], 1001 / 1114) and close(g["measured_high"].iloc[0], 1007 / 1102)
           and g["verdict"].iloc[0] == "not significantly different from the claim",
           "gossip --compute: efficiency 0.906 [0.899, 0.914], not significantly different from 0.9")
-    plain = os.path.join(work, "gossip-plain")
-    os.makedirs(plain)
-    path = os.path.join(plain, "repeats.h5")
-    with open(os.path.join(within, "repeats.h5"), "rb") as f, open(path, "wb") as w:
-        w.write(f.read())
-    with h5py.File(path, "r+") as f:
-        f.attrs["run_id"] = secrets.token_hex(16)
-        cmd = f.attrs["command_line"]
-        f.attrs["command_line"] = cmd.replace("--compute 0.001", "")
+    seen = []
+
+    def no_compute(f):
+        seen.append(f.attrs["command_line"])
+        f.attrs["command_line"] = seen[0].replace("--compute 0.001", "")
+
+    plain = edited_copy(within, os.path.join(work, "gossip-plain"), no_compute)
+    cmd = seen[0]
     c = table(report(rb_report, plain, os.path.join(work, "rep-gossip-plain")), "claims")
     g = c[c["claim_id"] == "gossip_efficiency"]
     check("--compute 0.001" in cmd and (g["points"] == 0).all(),
