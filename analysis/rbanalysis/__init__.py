@@ -3,9 +3,11 @@
 Modules:
   load      find files, open runs (single-run files and merged archives),
             refuse unusable ones, build tidy pandas tables
-  micro     microbenchmark tables: repeats, speedups, wire bytes, scaling
+  stats     medians with 95% confidence intervals over repetitions, significance
+  micro     microbenchmark tables: repetitions, speedups, ranks, wire bytes, scaling
   training  training tables: curves, time to target, phases, efficiency
-  claims    the papers' headline claims measured on the user's data
+  claims    the papers' headline claims measured on the user's data, per setting
+  compare   rb-report --compare: contradictions between two data sets
   figures   PNG figures (matplotlib, Agg backend)
   document  a small block model rendered to report.md and report.html
   cli       the rb-report command

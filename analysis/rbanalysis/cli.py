@@ -1,9 +1,12 @@
-"""rb-report: HDF5 results (files, directories, merged archives) -> report.
+"""rb-report: HDF5 results (files, directories, merged archives) -> report;
+rb-report --compare A B: do two data sets contradict each other?
 
 Exit status: 0 when at least one run was usable (refused files are named on
 stderr and in the report), 1 when nothing usable was found, 2 on a usage
 error or an output directory that cannot be written, 3 on an internal
-error (a bug: the traceback is printed, no report.md is left)."""
+error (a bug: the traceback is printed, no report.md is left).  With
+--compare: 0 no contradiction, 1 contradictions (listed), 2 a side that
+cannot be read or holds nothing usable."""
 
 import argparse
 import datetime
@@ -18,15 +21,15 @@ from . import __version__
 
 # pandas, h5py and matplotlib take seconds to import on a busy node: they
 # are imported once the arguments are known to be valid (_import_heavy).
-pd = claims = figures = load = micro = training = Document = fmt = None
+pd = claims = compare = figures = load = micro = stats = training = Document = fmt = None
 
 
 def _import_heavy():
-    global pd, claims, figures, load, micro, training, Document, fmt
+    global pd, claims, compare, figures, load, micro, stats, training, Document, fmt
     pd = importlib.import_module("pandas")
-    claims, figures, load, micro, training, document = (
+    claims, compare, figures, load, micro, stats, training, document = (
         importlib.import_module("." + m, __package__)
-        for m in ("claims", "figures", "load", "micro", "training", "document"))
+        for m in ("claims", "compare", "figures", "load", "micro", "stats", "training", "document"))
     Document, fmt = document.Document, document.fmt
 
 
@@ -39,8 +42,15 @@ def parse_args(argv):
         epilog="Exit status: 0 if at least one run was usable (refused files are "
                "listed), 1 if nothing usable was found, 2 on a usage error or an "
                "output directory that cannot be written, 3 on an internal error "
-               "(no report.md is left).")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="HDF5 file or directory")
+               "(no report.md is left).  With --compare: 0 if the two data sets do "
+               "not contradict each other, 1 if they do (the contradictions are "
+               "listed), 2 if one cannot be read.")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="HDF5 file or directory")
+    p.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                   help="compare two data sets (results directories or rb-report output "
+                        "directories) instead of writing a report: list every difference "
+                        "one calls significant whose sign differs in the other, and every "
+                        "headline number of B outside A's interval")
     p.add_argument("-o", "--output", default="report", metavar="DIR",
                    help="output directory (created; default: report)")
     p.add_argument("--target-accuracy", type=float, metavar="A",
@@ -52,11 +62,27 @@ def parse_args(argv):
                    help="time-to-target validation perplexity (default: the runs' own "
                         "target, else the highest best perplexity)")
     p.add_argument("--version", action="version", version="rb-report " + __version__)
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.compare and args.paths:
+        p.error("give either PATH... or --compare A B, not both")
+    if not args.compare and not args.paths:
+        p.error("the following arguments are required: PATH")
+    return args
+
+
+def main_compare(a, b):
+    _import_heavy()
+    try:
+        return compare.compare(a, b, sys.stdout)
+    except compare.DatasetError as e:
+        print("rb-report: --compare: %s" % e, file=sys.stderr)
+        return 2
 
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.compare:
+        return main_compare(*args.compare)
     problem = output_problem(args.output)   # fail before loading anything
     if problem:
         print("rb-report: cannot write the report into %s: %s" % (args.output, problem),
@@ -169,8 +195,8 @@ def build_report(archive, outdir, inputs, targets):
     doc.para("Generated %s by rb-report %s from: %s" % (
         datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         __version__, ", ".join("`%s`" % p for p in inputs)))
-    section_inputs(doc, archive, rows)
     section_claims(doc, ctab, cpoints)
+    section_inputs(doc, archive, rows)
     figs = []
     if not rows.empty:
         figs += section_micro(doc, rows, agg)
@@ -182,6 +208,7 @@ def build_report(archive, outdir, inputs, targets):
     else:
         doc.heading(2, "Training")
         doc.para("No rb_train results in these data.")
+    doc.csv(compare.verdict_points(agg, summ), "verdict_points")
     with open(os.path.join(outdir, "report.md"), "w") as f:
         f.write(doc.markdown())
     with open(os.path.join(outdir, "report.html"), "w") as f:
@@ -275,30 +302,128 @@ def run_contents(run):
     return "; ".join(parts) or "-"
 
 
+CLAIM_COLUMNS = {"claim": "claim", "paper": "paper", "data": "data",
+                 "oversubscribed": "oversubscribed", "measured": "measured",
+                 "verdict": "verdict", "context": "context"}
+
+
 def section_claims(doc, ctab, cpoints):
     doc.heading(2, "Headline claims checked on these data")
+    for line in claims.headline(ctab):
+        doc.para(line)
     doc.para("Each claim of the S2 Reducer and GossipGraD papers next to what these data "
-             "show. Communication reduction = 1 - s2 bytes sent per rank / fewest bytes of a "
+             "show at the papers' setting (`paper`): for S2 a row-sparse gradient of >= 64 "
+             "columns with row density <= 5%% and the authors' sketch width (rb's "
+             "`sketch_width_mode=fraction`, width = density x 0.25 as for GNMT or x 0.001 as "
+             "for the LSTM, within a factor 2); for GossipGraD a compute efficiency with a "
+             "measured (rb_train) or modelled (rb_micro --compute) compute phase. "
+             "Communication reduction = 1 - s2 bytes sent per rank / fewest bytes of a "
              "validated baseline (agsparse, sparcml, parallax, omnireduce); speedup = fastest "
              "baseline time / s2 time; compute efficiency = time per iteration of `none` / of "
-             "gossip. Values: median over points (group x size), with min and max. A claim "
-             "without data says so: nothing is assumed. The papers measured S2 on row-sparse "
-             "embeddings at density 0.01-0.02 on 4-16 GPUs, and GossipGraD on ResNet50 with "
-             "128 P100s; small local runs are not that setting.")
-    shown = ctab.copy()
-    shown["measured"] = [claims.format_measured(r) for _, r in ctab.iterrows()]
-    doc.table(shown, "claims", columns={"claim": "claim", "paper": "paper", "data": "data",
-                                        "measured": "measured", "verdict": "verdict",
-                                        "context": "context"})
+             "gossip. Each point's value comes from medians over repetitions; `[low, high]` is "
+             "its interval from the 95%% confidence intervals of those medians (over several "
+             "points: the medians of the points' ends), given from %d repetitions on. "
+             "The verdict says *meets* or *below the claim* only when that interval is on "
+             "one side of it. Oversubscribed rows (more ranks than cores) are shown but never "
+             "make the headline. A claim without data says so: nothing is assumed."
+             % stats.MIN_REPETITIONS)
+    doc.csv(ctab, "claims")
+    shown = ctab.assign(measured=[claims.format_measured(r) for _, r in ctab.iterrows()])
+    doc.table(shown[shown["setting"] == "paper"], "claims_paper", columns=CLAIM_COLUMNS)
+    doc.heading(3, "Where S2 is not designed to win (setting `other`)")
+    other = shown[shown["setting"] == "other"]
+    if other.empty:
+        doc.para("No point of these data lies outside the papers' settings.")
+    else:
+        doc.para("Points outside the papers' regime, e.g. element-sparse gradients, where "
+                 "S2's bitmap of one bit per row is as large as the data, or another sketch "
+                 "width. The per-point table below says why each point is `other`.")
+        doc.table(other, "claims_other", columns=CLAIM_COLUMNS)
+    yes_no = {True: "yes", False: "no"}
     if not cpoints["s2"].empty:
         doc.heading(3, "S2 vs the best baseline, per point")
-        doc.table(cpoints["s2"], "claims_s2_points", columns={
-            "gid": "group", "kind": "kind", "layout": "layout", "density": "density",
-            "ranks": "ranks", "size_bytes": "size B", "s2_variant": "s2",
-            "s2_bytes": "s2 B/rank", "fewest_bytes_baseline": "fewest-bytes baseline",
-            "baseline_bytes": "its B/rank", "comm_reduction": "reduction",
-            "s2_t_us": "s2 us", "fastest_baseline": "fastest baseline",
-            "baseline_t_us": "its us", "speedup": "speedup", "s2_rel_l2_err": "s2 rel err"})
+        s2p = cpoints["s2"].assign(oversubscribed=cpoints["s2"]["oversubscribed"].map(yes_no))
+        doc.table(s2p, "claims_s2_points", columns={
+            "gid": "group", "kind": "kind", "setting": "setting", "why_other": "why other",
+            "oversubscribed": "oversub.", "layout": "layout", "cols": "cols",
+            "density": "density", "ranks": "ranks", "size_bytes": "size B",
+            "s2_variant": "s2", "n_repeats": "n", "fewest_bytes_baseline": "fewest-bytes baseline",
+            "comm_reduction": "reduction", "comm_reduction_low": "low",
+            "comm_reduction_high": "high", "fastest_baseline": "fastest baseline",
+            "speedup": "speedup", "speedup_low": "low", "speedup_high": "high",
+            "speedup_verdict": "s2 is", "s2_rel_l2_err": "s2 rel err"})
+    if not cpoints["gossip"].empty:
+        doc.heading(3, "GossipGraD compute efficiency, per point")
+        gp = cpoints["gossip"].assign(oversubscribed=cpoints["gossip"]["oversubscribed"].map(yes_no))
+        doc.table(gp, "claims_gossip_points", columns={
+            "where": "group", "kind": "kind", "setting": "setting",
+            "oversubscribed": "oversub.", "compute": "compute", "ranks": "ranks",
+            "variant": "gossip", "n_repeats": "n", "compute_efficiency": "efficiency",
+            "compute_efficiency_low": "low", "compute_efficiency_high": "high"})
+
+
+def interval_text(lo, hi):
+    """'12.3..14.5', or why there is none."""
+    if stats.has_interval(lo, hi):
+        return "%s..%s" % (fmt(lo), fmt(hi))
+    return "n < %d" % stats.MIN_REPETITIONS
+
+
+def speedup_text(value, verdict):
+    """A speedup cell: the number only where the difference is significant."""
+    if verdict in ("faster", "slower"):
+        return "%sx (%s)" % (fmt(value), verdict)
+    return verdict or "-"
+
+
+def subsection(doc, heading, df, name, columns, absent, figure=None, intro=None):
+    """A table (and its figures) under a heading, or one line saying the
+    data do not hold it; returns the figures drawn."""
+    doc.heading(3, heading)
+    if df.empty:
+        doc.para("Not measured in these data: %s." % absent)
+        return []
+    if intro:
+        doc.para(intro)
+    doc.table(df, name, columns=columns)
+    return draw(doc, figure, df, doc.outdir) if figure else []
+
+
+def section_latency_speedup(doc, agg):
+    """Latency with intervals, then speedups and ranks from significant
+    differences only."""
+    out = []
+    outdir = doc.outdir
+    doc.heading(3, "Latency vs size")
+    lat = agg.copy()
+    lat["iter_iqr"] = [("%s..%s" % (fmt(a), fmt(b))) for a, b in
+                       zip(lat.get("iter_q25_us_median", []), lat.get("iter_q75_us_median", []))]
+    lat["ci"] = [interval_text(a, b) for a, b in zip(lat["t_avg_us_ci_low"], lat["t_avg_us_ci_high"])]
+    doc.table(lat, "micro_latency", columns={
+        "gid": "group", "kind": "kind", "variant": "reducer", "size_bytes": "size B",
+        "n_repeats": "n", "n_samples": "samples", "t_avg_us_median": "median us",
+        "ci": "95% CI us", "t_avg_us_min": "min us", "t_avg_us_max": "max us",
+        "iter_iqr": "iter IQR us", "busbw_gbs_median": "busbw GB/s", "wrong_max": "wrong"})
+    out += draw(doc, figures.latency, agg, outdir)
+
+    doc.heading(3, "Speedup vs dense and vs the best exact sparse baseline")
+    doc.para("Median time of dense (of the fastest other validated baseline) / median time of "
+             "the reducer, at the same size; > 1 is faster. A number is shown only where the "
+             "difference is significant (the two 95% intervals do not overlap); otherwise "
+             "**no significant difference**. rank = 1 + the number of reducers significantly "
+             "faster at that point (ties share a rank). `none` is left out: it does not "
+             "communicate (see compute efficiency).")
+    sp = micro.speedups(agg)
+    if not sp.empty:
+        sp["vs dense"] = [speedup_text(v, t) for v, t in zip(sp["speedup_vs_dense"], sp["vs_dense"])]
+        sp["vs baseline"] = [speedup_text(v, t) for v, t in
+                             zip(sp["speedup_vs_best_baseline"], sp["vs_best_baseline"])]
+    doc.table(sp, "micro_speedup", columns={
+        "gid": "group", "variant": "reducer", "size_bytes": "size B", "rank": "rank",
+        "n_repeats": "n", "t_avg_us_median": "median us", "vs dense": "vs dense",
+        "best_baseline": "fastest other baseline", "vs baseline": "vs it"})
+    out += draw(doc, figures.speedup, sp, outdir)
+    return out
 
 
 def section_micro(doc, rows, agg):
@@ -306,38 +431,25 @@ def section_micro(doc, rows, agg):
     outdir = doc.outdir
     doc.heading(2, "Microbenchmarks (rb_micro)")
     doc.para("Rows are compared only inside a group (same kind, machine, version, device, "
-             "layout, overlap, density, ranks, columns). Times are each row's t_avg_us (mean "
-             "over iterations, averaged over ranks); repeats are rows of the same group, "
-             "reducer variant and size, summarised by the median and min/max (and quartiles "
-             "in the CSV). iter IQR is the interquartile range of the per-iteration time of "
-             "the slowest rank, from the raw samples.")
+             "layout, overlap, density, ranks, columns, timing). Times are each row's t_avg_us "
+             "(mean over iterations, averaged over ranks). A point (group, reducer variant, "
+             "size) has n repetitions: rows from several files of the same configuration, or "
+             "the `repeat` rows of rb_micro -r within one file. Each point shows the median "
+             "over its repetitions and, from %d repetitions on, the 95%% confidence interval "
+             "of that median (order statistics, no distribution assumed); `samples` counts the "
+             "timed calls behind them. Two reducers differ significantly only when their "
+             "intervals do not overlap; speedups and ranks count only such differences. iter "
+             "IQR is the interquartile range of the per-iteration time of the slowest rank, "
+             "from the raw samples: it describes one run's spread, and is not used for the "
+             "intervals (consecutive calls of one run are not independent)."
+             % stats.MIN_REPETITIONS)
     doc.csv(rows, "micro_rows")
     doc.para("Tidy table of every measurement with its run metadata: "
              "[tables/micro_rows.csv](tables/micro_rows.csv).")
     doc.heading(3, "Groups")
     doc.table(micro.groups_table(rows), "micro_groups")
 
-    doc.heading(3, "Latency vs size")
-    lat = agg.copy()
-    lat["iter_iqr"] = [("%s..%s" % (fmt(a), fmt(b))) for a, b in
-                       zip(lat.get("iter_q25_us_median", []), lat.get("iter_q75_us_median", []))]
-    doc.table(lat, "micro_latency", columns={
-        "gid": "group", "kind": "kind", "variant": "reducer", "size_bytes": "size B",
-        "n_repeats": "n", "t_avg_us_median": "median us", "t_avg_us_min": "min us",
-        "t_avg_us_max": "max us", "iter_iqr": "iter IQR us", "busbw_gbs_median": "busbw GB/s",
-        "wrong_max": "wrong"})
-    out += draw(doc, figures.latency, agg, outdir)
-
-    doc.heading(3, "Speedup vs dense and vs the best exact sparse baseline")
-    doc.para("Median time of dense (of the fastest validated baseline) / median time of the "
-             "reducer, at the same size; > 1 is faster. `none` is left out: it does not "
-             "communicate (see compute efficiency).")
-    sp = micro.speedups(agg)
-    doc.table(sp, "micro_speedup", columns={
-        "gid": "group", "variant": "reducer", "size_bytes": "size B",
-        "t_avg_us_median": "median us", "speedup_vs_dense": "vs dense",
-        "best_baseline": "fastest baseline", "speedup_vs_best_baseline": "vs fastest baseline"})
-    out += draw(doc, figures.speedup, sp, outdir)
+    out += section_latency_speedup(doc, agg)
 
     doc.heading(3, "Wire bytes per rank vs density")
     doc.para("bytes sent per rank per call (median over repeats); bound = 2k(p-1)/p x 8 B "
@@ -349,28 +461,18 @@ def section_micro(doc, rows, agg):
         "wire_to_bound_median": "wire/bound"})
     out += draw(doc, figures.wire_bytes, agg, outdir)
 
-    doc.heading(3, "Scaling with ranks")
-    sc = micro.scaling(agg)
-    if sc.empty:
-        doc.para("Not measured in these data: no configuration was run at more than one rank count.")
-    else:
-        doc.table(sc, "micro_scaling", columns={
-            "kind": "kind", "layout": "layout", "density": "density", "variant": "reducer",
-            "size_bytes": "size B", "ranks": "ranks", "t_avg_us_median": "median us",
-            "t_avg_us_min": "min us", "t_avg_us_max": "max us", "n_repeats": "n"})
-        out += draw(doc, figures.scaling, sc, outdir)
-
-    doc.heading(3, "S2 error and recall vs sketch width")
-    s2 = micro.s2_error(agg)
-    if s2.empty:
-        doc.para("Not measured in these data: no s2 rows.")
-    else:
-        doc.table(s2, "micro_s2_error", columns={
-            "gid": "group", "density": "density", "size_bytes": "size B",
-            "sketch_width_mode": "width mode", "sketch_width": "width", "sketch_rows": "rows",
-            "rel_l2_err_median": "rel L2 err", "recall_median": "recall",
-            "max_abs_err_median": "max abs err", "bytes_sent_avg_median": "sent B/rank"})
-        out += draw(doc, figures.s2_error, s2, outdir)
+    out += subsection(doc, "Scaling with ranks", micro.scaling(agg), "micro_scaling", {
+        "kind": "kind", "layout": "layout", "density": "density", "variant": "reducer",
+        "size_bytes": "size B", "ranks": "ranks", "t_avg_us_median": "median us",
+        "t_avg_us_ci_low": "CI low", "t_avg_us_ci_high": "CI high", "n_repeats": "n"},
+        "no configuration was run at more than one rank count", figures.scaling)
+    out += subsection(doc, "S2 error and recall vs sketch width", micro.s2_error(agg),
+                      "micro_s2_error", {
+        "gid": "group", "density": "density", "size_bytes": "size B",
+        "sketch_width_mode": "width mode", "sketch_width": "width", "sketch_rows": "rows",
+        "rel_l2_err_median": "rel L2 err", "recall_median": "recall",
+        "max_abs_err_median": "max abs err", "bytes_sent_avg_median": "sent B/rank"},
+        "no s2 rows", figures.s2_error)
 
     mvs = micro.measured_vs_simulated(agg)
     if not mvs.empty:
@@ -386,18 +488,12 @@ def section_micro(doc, rows, agg):
             "bytes_sent_avg_median_measured": "B/rank meas.",
             "bytes_sent_avg_median_simulated": "B/rank sim."})
 
-    doc.heading(3, "Gossip consensus distance")
-    gc = micro.gossip_consensus(agg)
-    if gc.empty:
-        doc.para("Not measured in these data: no gossip rows.")
-    else:
-        doc.para("consensus = max over ranks of |x_r - mean| / |mean| after one call: how far "
-                 "one gossip step leaves the ranks from the exact average.")
-        doc.table(gc, "micro_gossip", columns={
-            "gid": "group", "ranks": "ranks", "density": "density", "size_bytes": "size B",
-            "options": "options", "consensus_median": "consensus",
-            "bytes_sent_avg_median": "sent B/rank"})
-        out += draw(doc, figures.gossip_consensus, gc, outdir)
+    out += subsection(doc, "Gossip consensus distance", micro.gossip_consensus(agg), "micro_gossip", {
+        "gid": "group", "ranks": "ranks", "density": "density", "size_bytes": "size B",
+        "options": "options", "consensus_median": "consensus",
+        "bytes_sent_avg_median": "sent B/rank"}, "no gossip rows", figures.gossip_consensus,
+        intro="consensus = max over ranks of |x_r - mean| / |mean| after one call: how far "
+              "one gossip step leaves the ranks from the exact average.")
     return out
 
 
@@ -419,19 +515,16 @@ def section_training(doc, curv, summ, chosen):
     doc.table(summ, "train_summary", columns={
         "tid": "group", "kind": "kind", "model": "model", "ranks": "ranks", "variant": "reducer",
         "n_repeats": "n", "metric": "metric", "final_median": "final", "best_median": "best",
-        "t_iter_s_median": "s/iter", "t_iter_s_min": "min", "t_iter_s_max": "max",
+        "t_iter_s_median": "s/iter", "t_iter_s_ci_low": "CI low", "t_iter_s_ci_high": "CI high",
+        "t_iter_s_min": "min", "t_iter_s_max": "max",
         "tt_target_s_median": "time to target s", "it_target_median": "iters to target",
         "compute_efficiency": "compute eff."})
     out += draw(doc, figures.training_curves, curv, outdir)
     doc.heading(3, "Phase breakdown")
     out += draw(doc, figures.phase_bars, summ, outdir)
-    doc.heading(3, "Compute efficiency vs ranks")
-    eff = training.efficiency_vs_ranks(summ)
-    if eff.empty:
-        doc.para("Not measured in these data: no group has both `none` and another reducer.")
-    else:
-        doc.table(eff, "train_efficiency")
-        out += draw(doc, figures.efficiency, eff, outdir)
+    out += subsection(doc, "Compute efficiency vs ranks", training.efficiency_vs_ranks(summ),
+                      "train_efficiency", None,
+                      "no group has both `none` and another reducer", figures.efficiency)
     return out
 
 
@@ -445,27 +538,33 @@ def print_summary(archive, outdir, result):
     agg = result["agg"]
     if not agg.empty:
         print("\nMicrobenchmarks, largest size of each group: fastest reducer that "
-              "communicates, and dense (median us):")
-        print("%-4s %-44s %10s %-24s %10s %10s" % ("grp", "group", "size_B", "fastest", "its_us",
+              "communicates (with those not significantly slower), and dense (median us):")
+        print("%-4s %-44s %10s %-32s %10s %10s" % ("grp", "group", "size_B", "fastest", "its_us",
                                                   "dense_us"))
         groups = list(agg.groupby("gid", sort=False))
         for gid, sub in groups[:10]:
             sub = sub[(sub["size_bytes"] == sub["size_bytes"].max()) & (sub["reducer"] != "none")]
-            if sub["t_avg_us_median"].notna().sum() == 0:
+            top, alone = micro.fastest(sub)
+            if not top:
                 continue
-            best = sub.loc[sub["t_avg_us_median"].idxmin()]
+            best = sub[sub["variant"] == top[0]].iloc[0]
             dense = sub[sub["reducer"] == "dense"]["t_avg_us_median"]
             label = "%s %s/%s d=%g p=%d" % (best["kind"], best["layout"], best["overlap"],
                                             float(best["density"]), int(best["ranks"]))
-            print("%-4s %-44s %10d %-24s %10s %10s" % (gid, label[:44], best["size_bytes"],
-                                                      best["variant"][:24], fmt(best["t_avg_us_median"]),
+            name = top[0] if alone else "%s = %s" % (top[0], " = ".join(top[1:]))
+            print("%-4s %-44s %10d %-32s %10s %10s" % (gid, label[:44], best["size_bytes"],
+                                                      name[:32], fmt(best["t_avg_us_median"]),
                                                       fmt(dense.min()) if len(dense) else "-"))
         if len(groups) > 10:
             print("... %d more groups in the report" % (len(groups) - 10))
     if result["crowded"]:
         print("\nWarning: " + result["crowded"])
+    print()
+    for line in claims.headline(result["claims"]):
+        print(line.replace("**", "").replace("*", ""))
     print("\nHeadline claims:")
     for _, r in result["claims"].iterrows():
         flag = "  [%s]" % r["verdict"] if str(r["verdict"]).startswith("inconclusive") else ""
-        print("  %-60s paper %-6s %-9s %s%s" % (r["claim"], r["paper"], r["data"],
-                                               claims.format_measured(r), flag))
+        where = "%s%s" % (r["setting"], ", oversubscribed" if r["oversubscribed"] == "yes" else "")
+        print("  %-60s paper %-6s %-9s %-22s %s%s" % (r["claim"], r["paper"], r["data"], where,
+                                                     claims.format_measured(r), flag))

@@ -1,6 +1,6 @@
 """PNG figures.  Each function writes its files into outdir and returns
-[(file name, caption)].  Lines show the median over repeats; error bars the
-min..max over repeats."""
+[(file name, caption)].  Lines show the median over repetitions; error bars
+its 95% confidence interval (stats.py), absent below 6 repetitions."""
 
 import os
 
@@ -12,6 +12,7 @@ import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
 from .micro import GROUP_COLS  # noqa: E402
+from .stats import MIN_REPETITIONS  # noqa: E402
 
 MAX_FIGURES_PER_KIND = 24
 MARKERS = "osD^v<>px*h+"
@@ -65,171 +66,173 @@ def _style(i):
     return {"marker": MARKERS[i % len(MARKERS)], "markersize": 4}
 
 
+def _axes(ax, xlabel, ylabel, xscale=None, yscale=None, title=None, legend=6):
+    """The frame every plot shares: labels, scales, title, grid, legend."""
+    if xscale:   # "log", or ("log", {"base": 2})
+        name, kw = xscale if isinstance(xscale, tuple) else (xscale, {})
+        ax.set_xscale(name, **kw)
+    if yscale:
+        ax.set_yscale(yscale)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title, fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+    if legend:
+        _legend(ax, legend)
+
+
+def _lines(ax, frame, by, x, y, interval=None, label=None):
+    """One line per value of `by`, sorted by x; with interval=(low, high)
+    columns, error bars where both ends are known."""
+    for i, (key, s) in enumerate(frame.groupby(by)):
+        s = s.sort_values(x)
+        name = label(key, s) if label else key
+        if interval is None:
+            ax.plot(s[x], s[y], label=name, **_style(i))
+            continue
+        yv = s[y].to_numpy(dtype=float)
+        lo, hi = (s[c].to_numpy(dtype=float) for c in interval)
+        err = [np.where(np.isfinite(lo), yv - lo, 0), np.where(np.isfinite(hi), hi - yv, 0)]
+        ax.errorbar(s[x], yv, yerr=err, label=name, capsize=2, **_style(i))
+
+
+def _one_plot(outdir, name, caption, draw, **frame):
+    """A one-axis figure: draw(ax), then the shared frame; (file, caption)."""
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    draw(ax)
+    _axes(ax, **frame)
+    return _save(fig, outdir, name), caption
+
+
+def _two_plots(outdir, name, caption, panels, suptitle=None):
+    """Two axes side by side: panels = [(draw(ax), frame)], each frame the
+    keywords of _axes (legend=0 where the other panel has it)."""
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, (draw, frame) in zip(axes, panels):
+        draw(ax)
+        _axes(ax, **frame)
+    if suptitle:
+        fig.suptitle(_wrap(suptitle), fontsize=8)
+    return _save(fig, outdir, name), caption
+
+
+CI_BARS = "bars: 95%% confidence interval of the median (none below %d repetitions)"
+
+
 def latency(agg, outdir):
     out = []
     for gid, sub in list(agg.groupby("gid", sort=False))[:MAX_FIGURES_PER_KIND]:
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        for i, (var, s) in enumerate(sub.groupby("variant")):
-            s = s.sort_values("size_bytes")
-            y = s["t_avg_us_median"].to_numpy()
-            err = [y - s["t_avg_us_min"].to_numpy(), s["t_avg_us_max"].to_numpy() - y]
-            ax.errorbar(s["size_bytes"], y, yerr=err, label=var, capsize=2, **_style(i))
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("dense gradient size (bytes)")
-        ax.set_ylabel("time per call (us, avg over ranks)")
-        ax.set_title(_wrap(sub["group"].iloc[0]), fontsize=8)
-        ax.grid(True, which="both", alpha=0.3)
-        _legend(ax, 6)
-        name = _save(fig, outdir, "latency_%s.png" % gid)
-        out.append((name, "%s: time per call vs size, per reducer (median, min..max over repeats)" % gid))
+        out.append(_one_plot(
+            outdir, "latency_%s.png" % gid,
+            "%s: time per call vs size, per reducer (median over repetitions; %s)"
+            % (gid, CI_BARS % MIN_REPETITIONS),
+            lambda ax: _lines(ax, sub, "variant", "size_bytes", "t_avg_us_median",
+                              ("t_avg_us_ci_low", "t_avg_us_ci_high")),
+            xlabel="dense gradient size (bytes)", ylabel="time per call (us, avg over ranks)",
+            xscale=("log", {"base": 2}), yscale="log", title=_wrap(sub["group"].iloc[0])))
     return out
 
 
 def speedup(sp, outdir):
-    out = []
     if sp.empty:
-        return out
+        return []
+    out = []
     for gid, sub in list(sp.groupby("gid", sort=False))[:MAX_FIGURES_PER_KIND]:
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-        for ax, col, title in ((axes[0], "speedup_vs_dense", "vs dense"),
-                               (axes[1], "speedup_vs_best_baseline", "vs best exact sparse baseline")):
-            for i, (var, s) in enumerate(sub.groupby("variant")):
-                s = s.sort_values("size_bytes")
-                if s[col].notna().any():
-                    ax.plot(s["size_bytes"], s[col], label=var, **_style(i))
-            ax.axhline(1.0, color="k", lw=0.8)
-            ax.set_xscale("log", base=2)
-            ax.set_yscale("log")
-            ax.set_xlabel("dense gradient size (bytes)")
-            ax.set_ylabel("speedup (>1 = faster)")
-            ax.set_title("speedup " + title, fontsize=9)
-            ax.grid(True, which="both", alpha=0.3)
-        _legend(axes[1], 6)
-        fig.suptitle(_wrap(sub["group"].iloc[0]), fontsize=8)
-        name = _save(fig, outdir, "speedup_%s.png" % gid)
-        out.append((name, "%s: speedup of each reducer vs dense and vs the fastest exact sparse baseline" % gid))
+        panels = []
+        for col, title, legend in (("speedup_vs_dense", "vs dense", 0),
+                                   ("speedup_vs_best_baseline", "vs fastest other exact sparse baseline", 6)):
+            def draw(ax, col=col):
+                # every variant on both axes (NaN where undefined): one colour each
+                _lines(ax, sub, "variant", "size_bytes", col, (col + "_low", col + "_high"))
+                ax.axhline(1.0, color="k", lw=0.8)
+            panels.append((draw, dict(xlabel="dense gradient size (bytes)",
+                                      ylabel="speedup (>1 = faster)", xscale=("log", {"base": 2}),
+                                      yscale="log", title="speedup " + title, legend=legend)))
+        out.append(_two_plots(outdir, "speedup_%s.png" % gid,
+                              "%s: speedup of each reducer vs dense and vs the fastest other exact "
+                              "sparse baseline (a bar that crosses 1: no significant difference)" % gid,
+                              panels, sub["group"].iloc[0]))
     return out
+
+
+def _family_title(fam_cols, key, varying, size):
+    d = dict(zip(fam_cols, key))
+    other = ("density %g" % float(d["density"])) if varying == "ranks" else "%s ranks" % d["ranks"]
+    return "%s | %s | %s/%s | %s | size %d B" % (d["kind"], d["machine"], d["layout"],
+                                                  d["overlap"], other, size)
 
 
 def wire_bytes(agg, outdir):
     """Bytes sent per rank vs density at the largest size of each family of
     groups that differ only in density."""
-    out = []
-    fam_cols = [c for c in GROUP_COLS if c != "density"]
-    fams = list(agg.groupby(fam_cols, dropna=False))[:MAX_FIGURES_PER_KIND]
-    for n, (key, fam) in enumerate(fams, 1):
-        size = fam["size_bytes"].max()
-        s0 = fam[fam["size_bytes"] == size]
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        for i, (var, s) in enumerate(s0.groupby("variant")):
-            s = s.sort_values("density")
-            ax.plot(s["density"], s["bytes_sent_avg_median"], label=var, **_style(i))
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("density of each rank's gradient")
-        ax.set_ylabel("bytes sent per rank per call")
-        d = dict(zip(fam_cols, key))
-        title = "%s | %s | %s/%s | %s ranks | size %d B" % (d["kind"], d["machine"], d["layout"],
-                                                           d["overlap"], d["ranks"], size)
-        ax.set_title(title, fontsize=8)
-        ax.grid(True, which="both", alpha=0.3)
-        _legend(ax, 6)
-        name = _save(fig, outdir, "wire_bytes_%d.png" % n)
-        out.append((name, "wire bytes per rank vs density (%s)" % title))
-    return out
+    return _family_plots(agg, outdir, "density", "wire_bytes_%d.png", "wire bytes per rank vs density (%s)",
+                         "bytes_sent_avg_median", None,
+                         dict(xlabel="density of each rank's gradient", ylabel="bytes sent per rank per call",
+                              xscale="log", yscale="log"))
 
 
 def scaling(sc, outdir):
+    return _family_plots(sc, outdir, "ranks", "scaling_%d.png", "time per call vs ranks (%s)",
+                         "t_avg_us_median", ("t_avg_us_ci_low", "t_avg_us_ci_high"),
+                         dict(xlabel="ranks", ylabel="time per call (us)", yscale="log"))
+
+
+def _family_plots(df, outdir, varying, name, caption, y, interval, frame):
+    """One figure per family of groups that differ only in `varying`, at
+    the family's largest size: y vs `varying`, one line per variant."""
     out = []
-    if sc.empty:
+    if df.empty:
         return out
-    fam_cols = [c for c in GROUP_COLS if c != "ranks"]
-    for n, (key, fam) in enumerate(list(sc.groupby(fam_cols, dropna=False))[:MAX_FIGURES_PER_KIND], 1):
+    fam_cols = [c for c in GROUP_COLS if c != varying and c in df.columns]
+    for n, (key, fam) in enumerate(list(df.groupby(fam_cols, dropna=False))[:MAX_FIGURES_PER_KIND], 1):
         size = fam["size_bytes"].max()
+        title = _family_title(fam_cols, key, varying, size)
         s0 = fam[fam["size_bytes"] == size]
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        for i, (var, s) in enumerate(s0.groupby("variant")):
-            s = s.sort_values("ranks")
-            y = s["t_avg_us_median"].to_numpy()
-            ax.errorbar(s["ranks"], y, yerr=[y - s["t_avg_us_min"], s["t_avg_us_max"] - y],
-                        label=var, capsize=2, **_style(i))
-        ax.set_yscale("log")
-        ax.set_xlabel("ranks")
-        ax.set_ylabel("time per call (us)")
-        d = dict(zip(fam_cols, key))
-        title = "%s | %s | %s/%s | density %g | size %d B" % (d["kind"], d["machine"], d["layout"],
-                                                              d["overlap"], float(d["density"]), size)
-        ax.set_title(title, fontsize=8)
-        ax.grid(True, which="both", alpha=0.3)
-        _legend(ax, 6)
-        name = _save(fig, outdir, "scaling_%d.png" % n)
-        out.append((name, "time per call vs ranks (%s)" % title))
+        out.append(_one_plot(outdir, name % n, caption % title,
+                             lambda ax: _lines(ax, s0, "variant", varying, y, interval),
+                             title=title, **frame))
     return out
 
 
 def s2_error(s2, outdir):
     out = []
-    if s2.empty:
-        return out
     for kind, sk in s2.groupby("kind"):
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-        for i, ((gid, size), s) in enumerate(sk.groupby(["gid", "size_bytes"])):
-            s = s.sort_values("sketch_width")
-            lab = "%s %dB d=%g" % (gid, size, float(s["density"].iloc[0]))
-            axes[0].plot(s["sketch_width"], s["rel_l2_err_median"], label=lab, **_style(i))
-            axes[1].plot(s["sketch_width"], s["recall_median"], label=lab, **_style(i))
         modes = ",".join(sorted(set(str(m) for m in sk["sketch_width_mode"])))
-        for ax, yl in ((axes[0], "relative L2 error"), (axes[1], "recall of the true support")):
-            ax.set_xlabel("sketch width (option sketch_width, mode %s)" % modes)
-            ax.set_ylabel(yl)
-            ax.grid(True, alpha=0.3)
-        _legend(axes[0], 6)
-        name = _save(fig, outdir, "s2_error_%s.png" % kind)
-        out.append((name, "s2 error and recall vs sketch width (%s data)" % kind))
+        xlabel = "sketch width (option sketch_width, mode %s)" % modes
+        panels = [(lambda ax, col=col: _lines(
+                       ax, sk, ["gid", "size_bytes"], "sketch_width", col,
+                       label=lambda k, s: "%s %dB d=%g" % (k[0], k[1], float(s["density"].iloc[0]))),
+                   dict(xlabel=xlabel, ylabel=ylabel, legend=legend))
+                  for col, ylabel, legend in (("rel_l2_err_median", "relative L2 error", 6),
+                                              ("recall_median", "recall of the true support", 0))]
+        out.append(_two_plots(outdir, "s2_error_%s.png" % kind,
+                              "s2 error and recall vs sketch width (%s data)" % kind, panels))
     return out
 
 
 def gossip_consensus(g, outdir):
-    out = []
     if g.empty:
-        return out
-    for kind, gk in g.groupby("kind"):
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        for i, ((gid, opts), s) in enumerate(gk.groupby(["gid", "options"])):
-            s = s.sort_values("size_bytes")
-            ax.plot(s["size_bytes"], s["consensus_median"],
-                    label="%s %d ranks %s" % (gid, s["ranks"].iloc[0], opts), **_style(i))
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("dense gradient size (bytes)")
-        ax.set_ylabel("consensus distance max_r |x_r - mean| / |mean|")
-        ax.grid(True, alpha=0.3)
-        _legend(ax, 6)
-        name = _save(fig, outdir, "gossip_consensus_%s.png" % kind)
-        out.append((name, "gossip consensus distance after one call (%s data)" % kind))
-    return out
+        return []
+    return [_one_plot(outdir, "gossip_consensus_%s.png" % kind,
+                      "gossip consensus distance after one call (%s data)" % kind,
+                      lambda ax: _lines(ax, gk, ["gid", "options"], "size_bytes", "consensus_median",
+                                        label=lambda k, s: "%s %d ranks %s" % (k[0], s["ranks"].iloc[0], k[1])),
+                      xlabel="dense gradient size (bytes)",
+                      ylabel="consensus distance max_r |x_r - mean| / |mean|", xscale=("log", {"base": 2}))
+            for kind, gk in g.groupby("kind")]
 
 
 def training_curves(curv, outdir):
     out = []
-    if curv.empty:
-        return out
-    for tid, sub in list(curv.groupby("tid"))[:MAX_FIGURES_PER_KIND]:
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for tid, sub in list(curv.groupby("tid"))[:MAX_FIGURES_PER_KIND] if not curv.empty else []:
         metric = sub["metric"].iloc[0]
-        for i, ((var, run), s) in enumerate(sub.groupby(["variant", "run"])):
-            s = s.sort_values("iteration")
-            axes[0].plot(s["iteration"], s["value"], label=var, **_style(i))
-            axes[1].plot(s["wall_s"], s["value"], label=var, **_style(i))
-        axes[0].set_xlabel("iteration")
-        axes[1].set_xlabel("wall time (s)")
-        for ax in axes:
-            ax.set_ylabel(metric)
-            ax.grid(True, alpha=0.3)
-        _legend(axes[1], 6)
-        fig.suptitle(_wrap(sub["group"].iloc[0]), fontsize=8)
-        name = _save(fig, outdir, "train_%s.png" % tid)
-        out.append((name, "%s: %s vs iteration and vs wall time" % (tid, metric)))
+        panels = [(lambda ax, x=x: _lines(ax, sub, ["variant", "run"], x, "value",
+                                          label=lambda k, s: k[0]),
+                   dict(xlabel=xlabel, ylabel=metric, legend=legend))
+                  for x, xlabel, legend in (("iteration", "iteration", 0), ("wall_s", "wall time (s)", 6))]
+        out.append(_two_plots(outdir, "train_%s.png" % tid, "%s: %s vs iteration and vs wall time"
+                              % (tid, metric), panels, sub["group"].iloc[0]))
     return out
 
 
@@ -262,17 +265,18 @@ def phase_bars(summ, outdir):
 def efficiency(eff, outdir):
     if eff.empty:
         return []
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for i, ((kind, model, var), s) in enumerate(eff.groupby(["kind", "model", "variant"])):
-        s = s.sort_values("ranks")
-        ax.plot(s["ranks"], 100 * s["compute_efficiency"], label="%s %s %s" % (kind, model, var),
-                **_style(i))
-    ax.axhline(100, color="k", lw=0.8)
-    ax.set_xlabel("ranks")
-    ax.set_ylabel("compute efficiency (%): t_iter(none) / t_iter(reducer)")
-    ax.grid(True, alpha=0.3)
-    _legend(ax, 6)
-    return [(_save(fig, outdir, "efficiency.png"), "compute efficiency vs ranks")]
+    pct = eff.assign(**{c: 100 * eff[c] for c in ("compute_efficiency", "compute_efficiency_low",
+                                                  "compute_efficiency_high") if c in eff})
+
+    def draw(ax):
+        _lines(ax, pct, ["kind", "model", "variant"], "ranks", "compute_efficiency",
+               ("compute_efficiency_low", "compute_efficiency_high") if "compute_efficiency_low" in pct
+               else None, label=lambda k, s: " ".join(k))
+        ax.axhline(100, color="k", lw=0.8)
+
+    return [_one_plot(outdir, "efficiency.png", "compute efficiency vs ranks (%s)"
+                      % (CI_BARS % MIN_REPETITIONS), draw, xlabel="ranks",
+                      ylabel="compute efficiency (%): t_iter(none) / t_iter(reducer)")]
 
 
 def _wrap(text, width=110):

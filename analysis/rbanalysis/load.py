@@ -366,6 +366,19 @@ def _add_meta_columns(run):
             _add_meta_to(df, run)
 
 
+def compute_seconds(attrs):
+    """rb_micro --compute SEC (modelled compute before each timed call),
+    from a compute_s attribute when a writer records one, else from the
+    command line; 0 when absent."""
+    if attrs.get("compute_s") is not None:
+        return float(attrs["compute_s"])
+    m = re.search(r"(?:^|\s)'?--compute(?:=|'?\s+'?)([0-9.eE+-]+)", str(attrs.get("command_line") or ""))
+    try:
+        return float(m.group(1)) if m else 0.0
+    except ValueError:
+        return 0.0
+
+
 def malloc_policy(meta):
     """The allocator policy in short ('keep freed memory', 'C library
     default'): runs under different ones are not compared."""
@@ -385,6 +398,9 @@ def _add_meta_to(df, run):
     }
     for k, v in values.items():
         df[k] = v if v is not None else ""
+    df["run_id"] = run.attrs.get("run_id") or run.label
+    df["compute_s"] = compute_seconds(run.attrs)
+    df["oversubscribed"] = oversubscribed(m)
     if "ranks" not in df.columns:
         df["ranks"] = _as_int(m["ranks"])
 
@@ -407,6 +423,8 @@ def read_micro(g):
             df[col] = df[col].map(lambda v: v.decode("utf-8", "replace").rstrip("\0")
                                   if isinstance(v, bytes) else v)
     df["row"] = np.arange(len(df))
+    if "repeat" not in df:
+        df["repeat"] = 0     # written before rb_micro -r: one repetition per row
     if "checked" in df:
         # An unvalidated row (--no-check) measured no error: unknown, not 0.
         unchecked = df["checked"] == 0

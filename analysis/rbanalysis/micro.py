@@ -2,16 +2,23 @@
 
 Comparisons are made only inside a *group*: rows that share the kind
 (measured or simulated), machine, tool version, allocator policy, device,
-layout, overlap, density, ranks and columns.  Rows of a group with the same reducer variant
-(reducer + options) and size are repeats: they are summarised by the median
-and the spread (min, max, quartiles) over repeats.
+layout, overlap, density, ranks, columns, timing (iterations, warm-up,
+modelled compute) and whether ranks outnumbered cores.  A *point* is a
+group, reducer variant (reducer + options) and size; its rows are
+repetitions (from several files, or rb_micro -r within one): summarised by
+the median, its 95% confidence interval (stats.py), min, max and quartiles.
+Speedups and ranks count only significant differences.
 """
 
 import numpy as np
 import pandas as pd
 
+from . import stats
+
 GROUP_COLS = ["kind", "machine", "version", "malloc", "device", "layout", "overlap",
-              "density", "ranks", "cols"]
+              "density", "ranks", "cols", "timing", "oversubscribed"]
+# Point values with a confidence interval of their median over repetitions.
+CI_COLS = ("t_avg_us", "bytes_sent_avg")
 BASELINES = ("agsparse", "sparcml", "parallax", "omnireduce")
 EXACT = ("dense",) + BASELINES
 
@@ -27,11 +34,19 @@ def micro_rows(archive):
     if not frames:
         return pd.DataFrame()
     df = pd.concat(frames, ignore_index=True, sort=False)
+    df["timing"] = [timing_label(i, w, c) for i, w, c in
+                    zip(df["iters"], df["warmup"], df["compute_s"])]
     for col in GROUP_COLS:
         if col not in df.columns:
             df[col] = ""
     df["variant"] = short_variants(df["reducer"], df["options"])
     return df
+
+
+def timing_label(iters, warmup, compute_s):
+    """What each repetition timed: its calls, warm-up and modelled compute."""
+    text = "%d iters + %d warm-up" % (int(iters), int(warmup))
+    return text + (", compute %g s" % compute_s if compute_s else "")
 
 
 def short_variants(reducers, options):
@@ -52,9 +67,10 @@ def short_variants(reducers, options):
 
 def group_label(key):
     d = dict(zip(GROUP_COLS, key))
-    return ("%s | %s | v%s | %s | %s/%s | density %g | %d ranks | cols %s | malloc: %s"
+    return ("%s | %s | v%s | %s | %s/%s | density %g | %d ranks | cols %s | %s | malloc: %s%s"
             % (d["kind"], d["machine"], d["version"], d["device"], d["layout"],
-               d["overlap"], float(d["density"]), int(d["ranks"]), d["cols"], d["malloc"]))
+               d["overlap"], float(d["density"]), int(d["ranks"]), d["cols"], d["timing"],
+               d["malloc"], " | oversubscribed" if d["oversubscribed"] in (True,) else ""))
 
 
 def add_group(df):
@@ -82,19 +98,24 @@ def groups_table(df):
     return out.sort_values("gid", key=lambda s: s.str[1:].astype(int)).reset_index(drop=True)
 
 
+# compute_s is part of timing; kept as a number for the efficiency claim.
+POINT_COLS = ["gid", "group"] + GROUP_COLS + ["compute_s", "reducer", "variant", "size_bytes"]
+
+
 def summarise_repeats(df):
-    """Median and spread over repeats per (group, variant, size)."""
+    """One row per point (group, variant, size): median, 95% interval of the
+    median, min, max and quartiles over its repetitions."""
     if df.empty:
         return pd.DataFrame()
     # Repeats share the variant, not necessarily every option: runs with
     # different hash seeds are repeats of the same measurement.
-    keys = ["gid", "group"] + GROUP_COLS + ["reducer", "variant", "size_bytes"]
-    g = df.groupby(keys, sort=True, dropna=False)
+    g = df.groupby(POINT_COLS, sort=True, dropna=False)
     t = g["t_avg_us"]
     out = pd.DataFrame({
         "n_repeats": g.size(),
+        "n_runs": g["run_id"].nunique(),
+        "n_samples": g["iters"].sum(),
         "options": g["options"].agg(lambda s: " | ".join(sorted(set(s)))),
-        "t_avg_us_median": t.median(),
         "t_avg_us_min": t.min(),
         "t_avg_us_max": t.max(),
         "t_avg_us_q25": t.quantile(0.25),
@@ -102,8 +123,15 @@ def summarise_repeats(df):
         "wrong_max": g["wrong"].max() if "wrong" in df else np.nan,
         "checked_min": g["checked"].min() if "checked" in df else np.nan,
     })
+    for col in CI_COLS:
+        ci = g[col].agg(lambda s: stats.median_ci(s.to_numpy()))
+        out[col + "_median"] = [c[0] for c in ci]
+        out[col + "_ci_low"] = [c[1] for c in ci]
+        out[col + "_ci_high"] = [c[2] for c in ci]
+        if col == "t_avg_us":
+            out["ci_coverage"] = [c[4] for c in ci]
     for col in MEDIAN_COLS:
-        if col in df.columns:
+        if col in df.columns and col + "_median" not in out:
             out[col + "_median"] = g[col].median()
     return out.reset_index()
 
@@ -115,32 +143,88 @@ def usable_baselines(sub, col):
     return sub[ok]
 
 
+def interval(row, col):
+    return row[col + "_ci_low"], row[col + "_ci_high"]
+
+
+def best_of(rows, col):
+    """(the row with the smallest median of col, the interval of the
+    smallest true value among rows): the fastest (fewest-bytes) baseline."""
+    best = rows.loc[rows[col + "_median"].idxmin()]
+    lo, hi = stats.min_interval(rows[col + "_ci_low"], rows[col + "_ci_high"])
+    return best, lo, hi
+
+
+def ratio_verdict(lo, hi, faster="faster", slower="slower"):
+    """Words for a speedup interval: faster / slower when it excludes 1."""
+    if not stats.has_interval(lo, hi):
+        return "no significant difference (n < %d)" % stats.MIN_REPETITIONS
+    if lo > 1:
+        return faster
+    if hi < 1:
+        return slower
+    return "no significant difference"
+
+
+def speedup_against(r, others, col="t_avg_us"):
+    """(name, speedup, low, high, verdict) of r against the fastest of others
+    (median time of it / of r; the interval from both intervals)."""
+    if others.empty:
+        return ("", np.nan, np.nan, np.nan, "")
+    best, lo, hi = best_of(others, col)
+    t = r[col + "_median"]
+    ratio = best[col + "_median"] / t if t > 0 else np.nan
+    rlo, rhi = stats.ratio_interval(lo, hi, *interval(r, col))
+    return (best["variant"], ratio, rlo, rhi, ratio_verdict(rlo, rhi))
+
+
+def ranks(sub):
+    """Rank of each variant at a point: 1 + the number of variants that are
+    significantly faster (ties share a rank)."""
+    lo, hi = sub["t_avg_us_ci_low"].to_numpy(), sub["t_avg_us_ci_high"].to_numpy()
+    return [1 + sum(stats.compare(lo[j], hi[j], lo[i], hi[i]) < 0 for j in range(len(sub)))
+            for i in range(len(sub))]
+
+
 def speedups(agg):
-    """Per group and size: each variant's speedup vs dense and vs the best
-    (fastest) exact sparse baseline that validated (wrong == 0).  `none`
-    (no communication) is not a choice for an exact average: left out."""
+    """Per group and size: each variant's speedup vs dense and vs the
+    fastest other exact sparse baseline that validated (wrong == 0), each
+    with its interval and verdict, and its rank.  `none` (no communication)
+    is not a choice for an exact average: left out."""
     if agg.empty:
         return pd.DataFrame()
     rows = []
     for (gid, size), sub in agg.groupby(["gid", "size_bytes"], sort=True):
-        dense = sub[sub["reducer"] == "dense"]["t_avg_us_median"]
-        t_dense = float(dense.min()) if len(dense) else np.nan
-        base = usable_baselines(sub, "t_avg_us_median")
-        if len(base):
-            best = base.loc[base["t_avg_us_median"].idxmin()]
-            t_best, best_name = float(best["t_avg_us_median"]), best["variant"]
-        else:
-            t_best, best_name = np.nan, ""
-        for _, r in sub[sub["reducer"] != "none"].iterrows():
-            t = float(r["t_avg_us_median"])
+        sub = sub[sub["reducer"] != "none"]
+        sub = sub.assign(rank=ranks(sub))
+        dense = sub[sub["reducer"] == "dense"]
+        for idx, r in sub.iterrows():
+            base = usable_baselines(sub.drop(index=idx), "t_avg_us_median")
+            _, vd, vd_lo, vd_hi, vd_verdict = speedup_against(r, dense.drop(index=idx, errors="ignore"))
+            bname, vb, vb_lo, vb_hi, vb_verdict = speedup_against(r, base)
             rows.append({
                 "gid": gid, "group": r["group"], "kind": r["kind"], "size_bytes": size,
-                "reducer": r["reducer"], "variant": r["variant"], "t_avg_us_median": t,
-                "speedup_vs_dense": t_dense / t if t > 0 else np.nan,
-                "best_baseline": best_name,
-                "speedup_vs_best_baseline": t_best / t if t > 0 else np.nan,
+                "reducer": r["reducer"], "variant": r["variant"], "rank": r["rank"],
+                "n_repeats": r["n_repeats"], "t_avg_us_median": r["t_avg_us_median"],
+                "t_avg_us_ci_low": r["t_avg_us_ci_low"], "t_avg_us_ci_high": r["t_avg_us_ci_high"],
+                "speedup_vs_dense": vd, "speedup_vs_dense_low": vd_lo,
+                "speedup_vs_dense_high": vd_hi, "vs_dense": vd_verdict,
+                "best_baseline": bname, "speedup_vs_best_baseline": vb,
+                "speedup_vs_best_baseline_low": vb_lo, "speedup_vs_best_baseline_high": vb_hi,
+                "vs_best_baseline": vb_verdict,
             })
     return pd.DataFrame(rows)
+
+
+def fastest(sub):
+    """(variants of rank 1, whether they are significantly ahead of all
+    others): the reducers no other one is significantly faster than."""
+    sub = sub[sub["t_avg_us_median"].notna()]
+    if sub.empty:
+        return [], False
+    sub = sub.assign(rank=ranks(sub))
+    top = sub[sub["rank"] == 1].sort_values("t_avg_us_median")
+    return list(top["variant"]), len(top) == 1
 
 
 def wire_bytes(agg):
@@ -158,8 +242,8 @@ def scaling(agg):
     if agg.empty:
         return pd.DataFrame()
     keys = [c for c in GROUP_COLS if c != "ranks"]
-    cols = keys + ["variant", "size_bytes", "ranks", "t_avg_us_median", "t_avg_us_min",
-                   "t_avg_us_max", "n_repeats"]
+    cols = keys + ["variant", "size_bytes", "ranks", "t_avg_us_median", "t_avg_us_ci_low",
+                   "t_avg_us_ci_high", "t_avg_us_min", "t_avg_us_max", "n_repeats"]
     out = agg[cols].copy()
     nranks = out.groupby(keys + ["variant", "size_bytes"], dropna=False)["ranks"].transform("nunique")
     return out[nranks > 1].sort_values(keys + ["variant", "size_bytes", "ranks"]).reset_index(drop=True)

@@ -12,8 +12,9 @@ import os
 import numpy as np
 import pandas as pd
 
-from .load import (malloc_policy, options_from_attrs, options_text, run_kind, run_machine,
-                   variant_label)
+from . import stats
+from .load import (malloc_policy, options_from_attrs, options_text, oversubscribed, run_kind,
+                   run_machine, variant_label)
 
 GROUP_COLS = ["kind", "machine", "version", "model", "dataset", "ranks", "malloc"]
 METRICS = (("test_accuracy", True), ("accuracy", True),
@@ -56,6 +57,9 @@ def records(archive):
                 "ranks": int(_attr(a, "ranks", default=run.meta["ranks"] or 0)),
                 "reducer": reducer, "options": opts,
                 "variant": variant_label(reducer, opts),
+                "oversubscribed": oversubscribed(run.meta),
+                "embedding_parameters": int(_attr(a, "embedding_parameters", default=0) or 0),
+                "embed_dim": int(_attr(a, "embed_dim", default=0) or 0),
             }
             out.append((run, rec, info))
     infos = [info for _, _, info in out]
@@ -123,6 +127,7 @@ def phase_times(recs):
                 total += 0.0 if np.isnan(v) else v
             tcol = next((c for c in p.columns if str(c) in ("iteration_s", "t_iter_s", "t_iteration_s", "total_s")), None)
             row["t_iter_s"] = float(np.median(p[tcol])) if tcol is not None else total
+            row["embed_density"] = _embed_density(p, info["embedding_parameters"])
         else:
             c = rec.curve
             if c is not None and "wall_s" in c and "iteration" in c and c["iteration"].max() > 0:
@@ -134,6 +139,14 @@ def phase_times(recs):
         rows.append(row)
     return pd.DataFrame(rows)
 
+
+def _embed_density(phases, embedding_parameters):
+    """Row density of rank 0's embedding gradient: median non-zeros per
+    iteration over the table's size (rows are touched whole); NaN without
+    an embedding."""
+    if not embedding_parameters or "embed_nnz" not in phases:
+        return np.nan
+    return float(np.median(phases["embed_nnz"])) / embedding_parameters
 
 
 def summary(curv, phases, targets=None):
@@ -173,8 +186,10 @@ def summary(curv, phases, targets=None):
                 "it_target": float(hit["iteration"].iloc[0]) if len(hit) else np.nan,
             })
     pr = pd.DataFrame(per_run)
-    ph = phases[["tid", "run", "variant", "group", "reducer", "ranks", "model", "kind", "t_iter_s"]
-                + ["t_%s_s" % p for p in PHASES]] if not phases.empty else pd.DataFrame()
+    keep = ["tid", "run", "variant", "group", "reducer", "ranks", "model", "kind", "dataset",
+            "malloc", "options", "oversubscribed", "embedding_parameters", "embed_dim",
+            "embed_density", "t_iter_s"] + ["t_%s_s" % p for p in PHASES]
+    ph = phases[[c for c in keep if c in phases]] if not phases.empty else pd.DataFrame()
     if pr.empty:
         pr = ph[["tid", "run", "variant"]].copy()
     merged = pr.merge(ph, on=["tid", "run", "variant"], how="outer") if not ph.empty else pr
@@ -188,16 +203,46 @@ def summary(curv, phases, targets=None):
         if col in merged:
             agg[col + "_min"] = (col, "min")
             agg[col + "_max"] = (col, "max")
-    for col in ("group", "reducer", "ranks", "model", "kind", "metric"):
+    for col in ("group", "reducer", "ranks", "model", "kind", "dataset", "malloc", "metric",
+                "options", "oversubscribed",
+                "embedding_parameters", "embed_dim"):
         if col in merged:
             agg[col] = (col, "first")
+    if "embed_density" in merged:
+        agg["embed_density"] = ("embed_density", "median")
     out = g.agg(**agg).reset_index()
-    out["compute_efficiency"] = np.nan
-    for tid, sub in out.groupby("tid"):
-        none = sub[sub["reducer"] == "none"]["t_iter_s_median"] if "t_iter_s_median" in sub else []
-        if len(none) and none.iloc[0] > 0:
-            out.loc[sub.index, "compute_efficiency"] = none.iloc[0] / sub["t_iter_s_median"]
+    _add_iter_interval(out, merged, g)
+    _add_efficiency(out)
     return out, chosen
+
+
+def _add_iter_interval(out, merged, g):
+    """95% interval of the median seconds per iteration over the runs."""
+    out["t_iter_s_ci_low"] = out["t_iter_s_ci_high"] = np.nan
+    if "t_iter_s" not in merged:
+        return
+    ci = g["t_iter_s"].agg(lambda s: stats.median_ci(s.to_numpy())).reset_index(drop=True)
+    out["t_iter_s_ci_low"] = [c[1] for c in ci]
+    out["t_iter_s_ci_high"] = [c[2] for c in ci]
+
+
+def _add_efficiency(out):
+    """Compute efficiency t_iter(none) / t_iter(reducer) per group, with its
+    interval from the two intervals."""
+    for col in ("compute_efficiency", "compute_efficiency_low", "compute_efficiency_high"):
+        out[col] = np.nan
+    if "t_iter_s_median" not in out:
+        return
+    for tid, sub in out.groupby("tid"):
+        none = sub[sub["reducer"] == "none"]
+        if not len(none) or not none["t_iter_s_median"].iloc[0] > 0:
+            continue
+        n = none.iloc[0]
+        out.loc[sub.index, "compute_efficiency"] = n["t_iter_s_median"] / sub["t_iter_s_median"]
+        for i, r in sub.iterrows():
+            lo, hi = stats.ratio_interval(n["t_iter_s_ci_low"], n["t_iter_s_ci_high"],
+                                          r["t_iter_s_ci_low"], r["t_iter_s_ci_high"])
+            out.loc[i, ["compute_efficiency_low", "compute_efficiency_high"]] = [lo, hi]
 
 
 def _common_target(sub, col):
@@ -213,5 +258,6 @@ def efficiency_vs_ranks(summ):
     if summ.empty or "compute_efficiency" not in summ:
         return pd.DataFrame()
     s = summ[summ["compute_efficiency"].notna()]
-    cols = ["kind", "model", "variant", "ranks", "compute_efficiency", "t_iter_s_median", "n_repeats"]
+    cols = ["kind", "model", "variant", "ranks", "compute_efficiency", "compute_efficiency_low",
+            "compute_efficiency_high", "t_iter_s_median", "n_repeats"]
     return s[[c for c in cols if c in s]].sort_values(["kind", "model", "variant", "ranks"]).reset_index(drop=True)

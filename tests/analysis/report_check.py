@@ -12,7 +12,8 @@ Checks (each failure is printed; exit 1 if any, 0 otherwise):
   - tables/micro_latency.csv: each median / min / max equals the median /
     min / max of the HDF5 t_avg_us values of the rows of that group,
     variant and size (recomputed here from the HDF5 files, via the row
-    mapping of micro_rows.csv);
+    mapping of micro_rows.csv); the 95% interval of the median is the
+    order-statistic one (binomial, computed here), absent below 6 rows;
   - the Latency table of report.md shows those numbers (4 significant
     digits);
   - the number of runs used and the refused files named;
@@ -20,7 +21,9 @@ Checks (each failure is printed; exit 1 if any, 0 otherwise):
     in these data' (training claims must say so when --training is absent);
   - the S2 communication-reduction claim (and, with --training, the
     GossipGraD compute efficiency) recomputed here from the HDF5 values
-    equals the claims table;
+    equals the claims table, per setting (`paper` / `other`, decided here
+    from the rows' layout, columns, density and s2 options) and per
+    oversubscription (ranks against /topology's cores);
   - with --training: tables/train_curves.csv equals each run's /train/curves
     (accuracy or perplexity per evaluation), and each reducer's seconds per
     iteration in tables/train_summary.csv equals the sum of the medians of
@@ -119,54 +122,89 @@ def check_rows(d):
     rows["h5_t_avg_us"] = [v[0] for v in h5vals]
     rows["h5_bytes"] = [v[1] for v in h5vals]
     rows["h5_wrong"] = [v[2] for v in h5vals]
+    rows["h5_crowded"] = [bool(crowded(f, r.split(":", 1)[1] if ":" in r else None))
+                          for f, r in zip(rows["file"], rows["run"])]
     return rows
 
 
 BASELINES = ("agsparse", "sparcml", "parallax", "omnireduce")
 
 
-def claim_value(d, words, kind):
-    claims = pd.read_csv(os.path.join(d, "tables", "claims.csv"))
+def claim_row(d, words, kind, setting=None, oversubscribed=None):
+    claims = pd.read_csv(os.path.join(d, "tables", "claims.csv"), keep_default_na=False,
+                         na_values=[""])
     c = claims[claims["claim"].str.contains(words) & (claims["data"] == kind)]
-    return float(c["measured_median"].iloc[0]) if len(c) else None
+    if setting is not None:
+        c = c[(c["setting"] == setting) & (c["oversubscribed"] == ("yes" if oversubscribed else "no"))]
+    return c.iloc[0] if len(c) else None
 
 
-def claim_points(d, words, kind):
-    claims = pd.read_csv(os.path.join(d, "tables", "claims.csv"))
-    c = claims[claims["claim"].str.contains(words) & (claims["data"] == kind)]
-    return int(c["points"].iloc[0]) if len(c) else None
+def claim_value(d, words, kind, setting=None, oversubscribed=None):
+    c = claim_row(d, words, kind, setting, oversubscribed)
+    return None if c is None else float(c["measured_median"])
+
+
+def s2_setting(layout, cols, density, options):
+    """The S2 paper's regime (docs/report.md), decided here independently:
+    row layout, >= 64 columns, 0 < density <= 5%, sketch_width_mode=fraction
+    and sketch_width / density within a factor 2 of 0.25 or 0.001."""
+    opts = dict(p.split("=", 1) for p in str(options).split(",") if "=" in p)
+    if layout != "row" or cols < 64 or not 0 < density <= 0.05:
+        return "other"
+    if opts.get("sketch_width_mode") != "fraction":
+        return "other"
+    ratio = float(opts.get("sketch_width", "nan")) / density
+    return "paper" if 0.125 <= ratio <= 0.5 or 0.0005 <= ratio <= 0.002 else "other"
 
 
 def check_s2_claim(d, rows):
     """1 - s2 bytes / fewest bytes of a validated baseline, per group and
-    size, median over points: recomputed from the HDF5 values."""
+    size, median over points: recomputed from the HDF5 values, per kind,
+    setting and oversubscription."""
     points = {}
     for (gid, size), sub in rows.groupby(["gid", "size_bytes"]):
         if (sub["ranks"] < 2).all():
             continue                  # one rank communicates nothing: no point
-        med = sub.groupby(["reducer", "variant"]).agg(b=("h5_bytes", "median"), w=("h5_wrong", "max"))
+        med = sub.groupby(["reducer", "variant"]).agg(
+            b=("h5_bytes", "median"), w=("h5_wrong", "max"), o=("options", "first"),
+            c=("h5_crowded", "max"))
         base = med[med.index.get_level_values(0).isin(BASELINES) & (med["w"] == 0)]
         s2 = med[med.index.get_level_values(0) == "s2"]
         if base.empty or s2.empty:
             continue
-        kind = sub["kind"].iloc[0]
-        for b in s2["b"]:
-            points.setdefault(kind, []).append(1 - b / base["b"].min())
-    for kind in ("measured", "simulated"):
-        got = claim_value(d, "communication reduction", kind)
-        if kind not in points:
-            if got is not None:
-                fail("S2 reduction claim for %s data without s2 and baseline points" % kind)
-            continue
-        want = float(np.median(points[kind]))
-        if got is None or not close(got, want, 1e-9):
-            fail("S2 reduction claim (%s): table %r, HDF5 gives %r" % (kind, got, want))
-        n = claim_points(d, "reduce time", kind)
-        if n != len(points[kind]):
-            fail("S2 speedup claim (%s): %s points, want %d (groups of 2+ ranks)"
-                 % (kind, n, len(points[kind])))
+        first = sub.iloc[0]
+        for _, r in s2.iterrows():
+            key = (first["kind"], s2_setting(first["layout"], int(first["cols"]),
+                                             float(first["density"]), r["o"]), bool(r["c"]))
+            points.setdefault(key, []).append(1 - r["b"] / base["b"].min())
+    for key, vals in points.items():
+        got = claim_row(d, "communication reduction", *key)
+        want = float(np.median(vals))
+        if got is None or not close(float(got["measured_median"]), want, 1e-9):
+            fail("S2 reduction claim %s: table %r, HDF5 gives %r" % (key, got, want))
+        n = claim_row(d, "reduce time", *key)
+        if n is None or int(n["points"]) != len(vals):
+            fail("S2 speedup claim %s: %s points, want %d (groups of 2+ ranks)"
+                 % (key, None if n is None else n["points"], len(vals)))
+    claims = pd.read_csv(os.path.join(d, "tables", "claims.csv"))
+    s2rows = claims[claims["claim"].str.contains("communication reduction") & (claims["points"] > 0)]
+    if len(s2rows) != len(points):
+        fail("claims table has %d S2 reduction rows with points, HDF5 gives %d" % (len(s2rows), len(points)))
     print("ok: S2 communication-reduction claim recomputed from HDF5 (%s)"
-          % ", ".join("%s: %d points" % (k, len(v)) for k, v in points.items()) or "no points")
+          % (", ".join("%s: %d points" % ("/".join(map(str, k)), len(v)) for k, v in points.items())
+             or "no points"))
+
+
+def median_interval(values):
+    """[x_(l), x_(n+1-l)] with the largest l whose binomial coverage is
+    >= 95%; None below 6 values."""
+    x, n = sorted(values), len(values)
+    best = None
+    for l in range(1, n // 2 + 1):
+        if sum(math.comb(n, i) for i in range(l, n - l + 1)) / 2 ** n < 0.95:
+            break
+        best = (x[l - 1], x[n - l])
+    return best
 
 
 def check_latency(d, rows, md):
@@ -183,6 +221,12 @@ def check_latency(d, rows, md):
             if not close(float(r[col]), float(val), 1e-9):
                 fail("latency %s %s %d: %s %r, HDF5 gives %r"
                      % (r["gid"], r["variant"], r["size_bytes"], col, r[col], val))
+        ci = median_interval(list(sel))
+        got = (float(r["t_avg_us_ci_low"]), float(r["t_avg_us_ci_high"]))
+        if (ci is None and not all(math.isnan(v) for v in got)) or (
+                ci is not None and not (close(got[0], ci[0]) and close(got[1], ci[1]))):
+            fail("latency %s %s %d: interval %r, HDF5 gives %r (%d repetitions)"
+                 % (r["gid"], r["variant"], r["size_bytes"], got, ci, len(sel)))
     # The Markdown table shows the same numbers at 4 significant digits.
     section = md.split("### Latency vs size", 1)[1].split("\n\n_(full table", 1)[0]
     lines = [ln for ln in section.strip().splitlines() if ln.startswith("|")]
@@ -206,7 +250,7 @@ def check_inputs(d, md, runs, refused, training):
     for name in refused:
         if not re.search(r"\| [^|]*%s \|" % re.escape(name), md):
             fail("refused file %s not named in report.md" % name)
-    if ".tmp" in md.split("## Headline", 1)[0]:
+    if ".tmp" in md.split("## Inputs", 1)[1].split("## Micro", 1)[0]:
         fail("a temporary (*.tmp*) file was read")
     claims = pd.read_csv(os.path.join(d, "tables", "claims.csv"))
     for _, c in claims.iterrows():
@@ -225,30 +269,32 @@ def check_inputs(d, md, runs, refused, training):
     print("ok: inputs, refusals and claims table")
 
 
+def crowded(path, name):
+    """None for a simulated run, else whether its ranks per node outnumber
+    /topology's processing units (name: the run in a merged archive)."""
+    with h5py.File(path, "r") as f:
+        g = f["runs"][name] if name else f
+        a, t = g.attrs, g["topology"].attrs if "topology" in g else {}
+        if int(a.get("simulated", 0)) == 1:
+            return None
+        rpn = -(-int(a["ranks"]) // max(int(a.get("nodes", 1)), 1))
+        return int(t.get("available", 0)) == 1 and rpn > int(t["pus"])
+
+
 def check_crowding(d, md):
     """The oversubscription warning, recomputed from each run's HDF5 file:
     ranks per node against /topology's processing units."""
     runs = pd.read_csv(os.path.join(d, "tables", "runs.csv"))
-    crowded = measured = 0
-    for _, r in runs.iterrows():
-        with h5py.File(r["file"], "r") as f:
-            # a merged archive keeps each run under /runs/<name> (label FILE:NAME)
-            name = r["run"].split(":", 1)[1] if ":" in r["run"] else None
-            g = f["runs"][name] if name else f
-            a, t = g.attrs, g["topology"].attrs if "topology" in g else {}
-            if int(a.get("simulated", 0)) == 1:
-                continue
-            measured += 1
-            nodes = max(int(a.get("nodes", 1)), 1)
-            rpn = -(-int(a["ranks"]) // nodes)
-            if int(t.get("available", 0)) == 1 and rpn > int(t["pus"]):
-                crowded += 1
-    want = "%d of %d measured run(s) ran more ranks per node" % (crowded, measured)
-    if crowded and want not in md:
+    flags = [crowded(r["file"], r["run"].split(":", 1)[1] if ":" in r["run"] else None)
+             for _, r in runs.iterrows()]
+    measured = sum(f is not None for f in flags)
+    n_crowded = sum(bool(f) for f in flags)
+    want = "%d of %d measured run(s) ran more ranks per node" % (n_crowded, measured)
+    if n_crowded and want not in md:
         fail("report.md lacks the warning %r" % want)
-    if not crowded and "ran more ranks per node" in md:
+    if not n_crowded and "ran more ranks per node" in md:
         fail("report.md warns of oversubscription, but no run had more ranks than cores")
-    print("ok: oversubscription warning matches HDF5 (%d of %d runs)" % (crowded, measured))
+    print("ok: oversubscription warning matches HDF5 (%d of %d runs)" % (n_crowded, measured))
 
 
 def train_tables(path, label):

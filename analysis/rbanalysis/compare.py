@@ -1,0 +1,206 @@
+"""rb-report --compare A B: do two data sets tell the same story?
+
+A and B are each a results directory (or HDF5 files, merged archives) or an
+rb-report output directory (its tables/verdict_points.csv and
+tables/claims.csv).  A contradiction is:
+
+  - a difference between two reducers at the same point that one data set
+    calls significant (stats.compare: the intervals do not overlap) while
+    the other's medians are in the opposite order (or equal);
+  - a headline number of B (claims.headline_rows) outside A's interval for
+    it, or a headline number one data set has and the other has not.
+
+Points are matched by configuration (kind, device, layout, overlap,
+density, ranks, columns, timing, allocator policy, oversubscription and
+size for rb_micro; kind, model, data set, ranks and allocator policy for
+rb_train), not by machine or version: the question is whether the verdict
+repeats.  A headline number of A without an interval cannot be checked:
+it is listed as unchecked, not as agreeing.
+"""
+
+import os
+
+import numpy as np
+import pandas as pd
+
+from . import claims, load, micro, stats, training
+
+POINT_COLUMNS = ["domain", "key", "variant", "measure", "median", "ci_low", "ci_high", "n"]
+
+
+class DatasetError(Exception):
+    pass
+
+
+def _micro_key(r):
+    return ("%s | %s | %s/%s | density %g | %d ranks | cols %s | %s | malloc: %s%s | %d B"
+            % (r["kind"], r["device"], r["layout"], r["overlap"], float(r["density"]),
+               int(r["ranks"]), r["cols"], r["timing"], r["malloc"],
+               " | oversubscribed" if r["oversubscribed"] in (True,) else "", int(r["size_bytes"])))
+
+
+def _train_key(r):
+    return "%s | %s | %s | %d ranks | malloc: %s" % (r["kind"], r["model"], r.get("dataset", ""),
+                                                     int(r["ranks"]), r.get("malloc", ""))
+
+
+def verdict_points(agg, summ):
+    """Every point's median and interval, keyed by configuration: what
+    --compare reads (tables/verdict_points.csv)."""
+    rows = []
+    if not agg.empty:
+        for _, r in agg[agg["reducer"] != "none"].iterrows():
+            rows.append(("micro", _micro_key(r), r["variant"], "t_avg_us", r["t_avg_us_median"],
+                         r["t_avg_us_ci_low"], r["t_avg_us_ci_high"], r["n_repeats"]))
+    if not summ.empty and "t_iter_s_median" in summ:
+        for _, r in summ[summ["t_iter_s_median"].notna()].iterrows():
+            rows.append(("train", _train_key(r), r["variant"], "t_iter_s", r["t_iter_s_median"],
+                         r["t_iter_s_ci_low"], r["t_iter_s_ci_high"], r["n_repeats"]))
+    return pd.DataFrame(rows, columns=POINT_COLUMNS)
+
+
+def dataset(path):
+    """(points, claims table, description) of one side of the comparison."""
+    tables = os.path.join(path, "tables")
+    vp, ct = os.path.join(tables, "verdict_points.csv"), os.path.join(tables, "claims.csv")
+    if os.path.isfile(vp) and os.path.isfile(ct):
+        try:
+            points = pd.read_csv(vp, keep_default_na=False, na_values=[""])
+            ctab = pd.read_csv(ct, keep_default_na=False, na_values=[""])
+        except (OSError, ValueError) as e:
+            raise DatasetError("%s: cannot read its tables: %s" % (path, e))
+        missing = set(POINT_COLUMNS) - set(points.columns) | {"setting", "oversubscribed"} - set(ctab.columns)
+        if missing:
+            raise DatasetError("%s: a report from an older rb-report (no %s): run rb-report on "
+                               "its results again" % (path, ", ".join(sorted(missing))))
+        return points, ctab, "report %s" % path
+    archive = load.load([path])
+    if not archive.runs:
+        reasons = "; ".join(r.message() for r in archive.refusals[:3])
+        raise DatasetError("%s: nothing usable%s" % (path, " (%s)" % reasons if reasons else ""))
+    rows = micro.add_group(micro.micro_rows(archive))
+    agg = micro.summarise_repeats(rows)
+    recs = training.records(archive)
+    summ, _ = training.summary(training.curves(recs), training.phase_times(recs))
+    ctab, _ = claims.claims_table(agg, summ)
+    return verdict_points(agg, summ), ctab, "%d run(s) in %s" % (len(archive.runs), path)
+
+
+def _unique(points):
+    """Points keyed by (domain, key, variant); a key seen twice (data pooled
+    from two machines) keeps the first and is counted."""
+    dup = points.duplicated(["domain", "key", "variant"])
+    return points[~dup].set_index(["domain", "key", "variant"]), int(dup.sum())
+
+
+def _pairs(points):
+    """{(domain, key, a, b): (significant sign, median sign)} for every pair
+    of variants at a point (a < b by name); sign -1: a is smaller."""
+    out = {}
+    for (domain, key), sub in points.reset_index().groupby(["domain", "key"]):
+        sub = sub.sort_values("variant")
+        recs = list(sub.itertuples(index=False))
+        for i, a in enumerate(recs):
+            for b in recs[i + 1:]:
+                sig = stats.compare(a.ci_low, a.ci_high, b.ci_low, b.ci_high)
+                out[(domain, key, a.variant, b.variant)] = (sig, int(np.sign(a.median - b.median)), a, b)
+    return out
+
+
+def _order(sign, a, b):
+    return "%s < %s" % (a, b) if sign < 0 else "%s > %s" % (a, b) if sign > 0 else "%s = %s" % (a, b)
+
+
+def _fmt(v):
+    return "-" if v is None or not np.isfinite(v) else "%.4g" % v
+
+
+def _side(rec):
+    return "%s %s [%s, %s] n=%d / %s %s [%s, %s] n=%d" % (
+        rec[0].variant, _fmt(rec[0].median), _fmt(rec[0].ci_low), _fmt(rec[0].ci_high), rec[0].n,
+        rec[1].variant, _fmt(rec[1].median), _fmt(rec[1].ci_low), _fmt(rec[1].ci_high), rec[1].n)
+
+
+def difference_contradictions(pa, pb):
+    """Rows for every pair significant in one data set whose medians are in
+    the other order (or equal) in the other; and the number of pairs
+    compared and found significant."""
+    rows, compared, significant = [], 0, {"A": 0, "B": 0}
+    for pair in sorted(set(pa) & set(pb)):
+        compared += 1
+        for name, this, other in (("A", pa[pair], pb[pair]), ("B", pb[pair], pa[pair])):
+            sig = this[0]
+            if sig == 0:
+                continue
+            significant[name] += 1
+            if other[1] != sig:
+                domain, key, a, b = pair
+                rows.append({"what": "difference", "where": "%s: %s" % (domain, key),
+                             "item": "%s significant in %s" % (_order(sig, a, b), name),
+                             "A": _side(pa[pair][2:]), "B": _side(pb[pair][2:])})
+    return rows, compared, significant
+
+
+def _headlines(ctab):
+    rows = claims.headline_rows(ctab)
+    return {(r["claim"], r["data"]): r for _, r in rows.iterrows()}
+
+
+def headline_contradictions(ca, cb):
+    """Rows for every headline number of B outside A's interval, or present
+    on one side only; and the claims checked and left unchecked."""
+    ha, hb = _headlines(ca), _headlines(cb)
+    rows, checked, unchecked = [], [], []
+    for key in sorted(set(ha) | set(hb)):
+        a, b = ha.get(key), hb.get(key)
+        item = "%s (%s)" % key
+        if a is None or b is None:
+            rows.append({"what": "headline", "where": "papers' setting", "item": item,
+                         "A": _claim_text(a), "B": _claim_text(b)})
+            continue
+        lo, hi = a["measured_low"], a["measured_high"]
+        if not stats.has_interval(lo, hi):
+            unchecked.append(item)
+            continue
+        checked.append(item)
+        if not lo <= b["measured_median"] <= hi:
+            rows.append({"what": "headline", "where": "papers' setting", "item": item + ": B outside A's interval",
+                         "A": _claim_text(a), "B": _claim_text(b)})
+    return rows, checked, unchecked
+
+
+def _claim_text(r):
+    return "no headline number" if r is None else claims.format_value(r)
+
+
+def compare(path_a, path_b, out):
+    """Print the comparison to out; return 0 (no contradiction) or 1."""
+    pa, ca, da = dataset(path_a)
+    pb, cb, db = dataset(path_b)
+    (ua, dup_a), (ub, dup_b) = _unique(pa), _unique(pb)
+    pairs_a, pairs_b = _pairs(ua), _pairs(ub)
+    diff, compared, significant = difference_contradictions(pairs_a, pairs_b)
+    head, checked, unchecked = headline_contradictions(ca, cb)
+    common = len(set(ua.index) & set(ub.index))
+    print("A: %s (%d points)\nB: %s (%d points)" % (da, len(ua), db, len(ub)), file=out)
+    print("compared: %d points in both (%d only in A, %d only in B), %d pairs of reducers; "
+          "significant: %d in A, %d in B" % (common, len(ua) - common, len(ub) - common, compared,
+                                             significant["A"], significant["B"]), file=out)
+    for name, dup in (("A", dup_a), ("B", dup_b)):
+        if dup:
+            print("note: %s holds %d point(s) twice (runs from different machines or versions "
+                  "pooled); the first was used" % (name, dup), file=out)
+    print("headline numbers checked (B inside A's interval): %s" % (", ".join(checked) or "none"),
+          file=out)
+    if unchecked:
+        print("unchecked (A has no interval: fewer than %d repetitions): %s"
+              % (stats.MIN_REPETITIONS, ", ".join(unchecked)), file=out)
+    rows = head + diff
+    if not rows:
+        print("no contradiction", file=out)
+        return 0
+    print("%d contradiction(s):" % len(rows), file=out)
+    for r in rows:
+        print("- %s at %s: %s\n    A: %s\n    B: %s" % (r["what"], r["where"], r["item"], r["A"], r["B"]),
+              file=out)
+    return 1
