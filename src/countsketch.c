@@ -181,19 +181,18 @@ static void walk_portable(lane_walk *w, uint32_t cols, size_t n, const float *v,
 {
     for (size_t i = 0; i < n; i += LANES)
         for (int l = 0; l < LANES; l++) {
-            uint32_t sgn = (uint32_t)w->d0[l] << 31;
-            if (v && i + l < n) {
-                uint32_t vb;
-                memcpy(&vb, &v[i + l], sizeof vb);
-                sgn ^= vb;
-            }
             bucket[i + l] = bucket_of(w->h[l], cols);
-            bits[i + l] = sgn;
+            bits[i + l] = (uint32_t)w->d0[l] << 31;
             w->h[l] = add_p(w->h[l], w->step_h);
             w->d0[l] = add_p(w->d0[l], w->d1[l]);
             w->d1[l] = add_p(w->d1[l], w->d2[l]);
             w->d2[l] = add_p(w->d2[l], w->d3);
         }
+    for (size_t i = 0; v && i < n; i++) {
+        uint32_t vb;
+        memcpy(&vb, &v[i], sizeof vb);
+        bits[i] ^= vb;
+    }
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
