@@ -13,7 +13,9 @@
  * with a_j in [1, p) and b_j, k0..k3 in [0, p) drawn by splitmix64 from the
  * seed and j (rb_cs_row_coeffs).  docs/s2.md states the independence
  * argument.  Runs of consecutive indices (an embedding row) are hashed by
- * exact finite differences: four additions mod p per element, no division.
+ * exact finite differences: four additions mod p per element, no division,
+ * 16 interleaved walks in SIMD registers (AVX-512 or AVX2 when the CPU has
+ * them, portable C otherwise; the same integers on every path).
  */
 #ifndef RB_COUNTSKETCH_H
 #define RB_COUNTSKETCH_H
@@ -34,8 +36,13 @@ typedef struct rb_cs_coeffs {
     uint64_t k[4];          /* sign: k3 x^3 + k2 x^2 + k1 x + k0 mod p */
 } rb_cs_coeffs;
 
+/* Instruction sets of the hash walks, lowest first. */
+enum { RB_CS_ISA_PORTABLE, RB_CS_ISA_AVX2, RB_CS_ISA_AVX512 };
+
 typedef struct rb_countsketch {
     int rows;                        /* r, 1..RB_CS_MAX_ROWS */
+    int isa;                         /* RB_CS_ISA_*: the best this CPU runs
+                                      * (rb_cs_init); tests may lower it */
     size_t cols;                     /* c, current width */
     uint64_t seed;
     rb_cs_coeffs co[RB_CS_MAX_ROWS];

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static int failures;
 #define CHECK(cond, ...) do { if (!(cond)) { failures++; \
@@ -31,38 +33,129 @@ static int tables_equal(const rb_countsketch *a, const rb_countsketch *b)
         && memcmp(a->table, b->table, rb_cs_size(a) * sizeof(float)) == 0;
 }
 
-/* The lane walks (runs >= 32) hash exactly like direct evaluation (single
- * elements), at the start of index space and near 2^32, for run lengths
- * that end inside a lane group and inside a chunk. */
+/* Starts of runs: the index space's start, 32-bit indices, around the
+ * hash modulus p = 2^61 - 1 (x0 + i crosses p: the walk must wrap to
+ * 0, 1, ... as direct evaluation of x mod p does) and far above it. */
+static const uint64_t run_starts[] = {0, 1, 1000003, (1ULL << 32) - 3000, RB_CS_PRIME - 700,
+                                      RB_CS_PRIME - 1, RB_CS_PRIME + 5, 1ULL << 63};
+/* Run lengths around the 16 lanes and the 512-element chunk. */
+static const size_t run_lens[] = {32, 33, 47, 511, 512, 513, 1500};
+
+/* The stepped hashes (the lane walks of runs >= 32 elements) are the
+ * direct ones, read off element by element: in a one-row sketch whose
+ * counter k holds k + 1, the walk's estimate of element x is +-(h(x) + 1)
+ * with the sign s(x).  For the coefficients of sketch rows 0..4 of several
+ * seeds, widths from 1 to 4M (buckets < 2^24: the floats are exact), the
+ * run starts and lengths above, and every instruction set this CPU has. */
+static void test_walk_hashes_are_direct(void)
+{
+    const size_t widths[] = {1, 2, 3, 17, 997, 65536, 165464, 1000003, 4194301};
+    enum { MAX_LEN = 1500 };
+    static float q[MAX_LEN];
+    int best = -1;
+    size_t checked = 0, bad = 0;
+    for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
+        rb_countsketch cs;
+        CHECK(rb_cs_init(&cs, 1, widths[wi], 0) == RB_OK, "init");
+        for (size_t k = 0; k < widths[wi]; k++)
+            cs.table[k] = (float)(k + 1);
+        best = cs.isa;
+        for (uint64_t seed = 11; seed < 14; seed++)
+            for (int j = 0; j < RB_CS_MAX_ROWS; j++) {
+                rb_cs_row_coeffs(seed * 0x9e3779b97f4a7c15ULL + wi, j, &cs.co[0]);
+                for (int isa = RB_CS_ISA_PORTABLE; isa <= best; isa++) {
+                    cs.isa = isa;
+                    for (size_t si = 0; si < sizeof run_starts / sizeof run_starts[0]; si++) {
+                        uint64_t x0 = run_starts[si];
+                        size_t len = run_lens[(si + (size_t)j + seed) % (sizeof run_lens / sizeof run_lens[0])];
+                        rb_cs_query_run(&cs, x0, q, len);
+                        for (size_t i = 0; i < len; i++) {
+                            uint32_t b = (uint32_t)fabsf(q[i]) - 1;
+                            int sign = signbit(q[i]) ? -1 : 1;
+                            bad += b != rb_cs_bucket(&cs, 0, x0 + i) || sign != rb_cs_sign(&cs, 0, x0 + i);
+                        }
+                        checked += len;
+                    }
+                }
+            }
+        rb_cs_free(&cs);
+    }
+    CHECK(bad == 0, "stepped hashes: %zu of %zu differ from direct evaluation", bad, checked);
+    fprintf(stderr, "stepped hashes == direct: %zu elements, instruction sets 0..%d\n", checked, best);
+}
+
+/* Inserting a run (walks) adds the same floats in the same order to every
+ * counter as inserting its elements one by one (direct hashes), so the
+ * tables are bitwise equal for any values, and so are the estimates, NaN,
+ * infinity and -0 included; on every instruction set. */
 static void test_walk_matches_direct(void)
 {
-    const uint64_t starts[] = {0, 1, 1000003, (1ULL << 32) - 3000};
-    const size_t lens[] = {33, 1001, 2000};
+    const size_t widths[] = {5, 997, 165464};
+    enum { MAX_LEN = 1500 };
+    static float v[MAX_LEN], q[MAX_LEN];
+    for (int rows = 1; rows <= 5; rows += 2)
+        for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+            for (size_t si = 0; si < sizeof run_starts / sizeof run_starts[0]; si++) {
+                uint64_t x0 = run_starts[si];
+                size_t len = run_lens[(si + wi) % (sizeof run_lens / sizeof run_lens[0])];
+                rb_countsketch run, one;
+                CHECK(rb_cs_init(&run, rows, widths[wi], 7 + si) == RB_OK, "init");
+                CHECK(rb_cs_init(&one, rows, widths[wi], 7 + si) == RB_OK, "init");
+                for (size_t i = 0; i < len; i++)
+                    v[i] = next_unit() < 0.1 ? 0.0f : (float)(next_unit() - 0.5);
+                for (size_t i = 0; i < len; i++)
+                    rb_cs_insert(&one, x0 + i, v[i]);
+                for (int isa = RB_CS_ISA_PORTABLE; isa <= one.isa; isa++) {
+                    run.isa = isa;
+                    rb_cs_zero(&run);
+                    rb_cs_insert_run(&run, x0, v, len);
+                    CHECK(tables_equal(&run, &one), "walk insert != direct insert (rows %d, c %zu, x0 %llu, isa %d)",
+                          rows, widths[wi], (unsigned long long)x0, isa);
+                }
+                for (size_t k = 0; k < rb_cs_size(&run); k += 7)   /* what NaN / Inf gradients leave */
+                    run.table[k] = k % 3 == 0 ? NAN : k % 3 == 1 ? -INFINITY : -0.0f;
+                for (int isa = RB_CS_ISA_PORTABLE; isa <= one.isa; isa++) {
+                    run.isa = isa;
+                    rb_cs_query_run(&run, x0, q, len);
+                    size_t bad = 0;
+                    for (size_t i = 0; i < len; i++)
+                        bad += memcmp(&q[i], &(float){rb_cs_query(&run, x0 + i)}, sizeof(float)) != 0;
+                    CHECK(bad == 0, "walk query != direct query at %zu of %zu elements (rows %d, c %zu, x0 %llu, isa %d)",
+                          bad, len, rows, widths[wi], (unsigned long long)x0, isa);
+                }
+                rb_cs_free(&run);
+                rb_cs_free(&one);
+            }
+}
+
+/* Runs read their values and write their estimates only inside the run:
+ * with the run ending at a page that cannot be touched, for every length
+ * that ends inside a group of lanes, on every instruction set (a vector
+ * load or store past the end would fault here). */
+static void test_walk_stays_in_run(void)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    char *map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(map != MAP_FAILED && mprotect(map + page, page, PROT_NONE) == 0, "guard page");
+    if (map == MAP_FAILED)
+        return;
+    float *end = (float *)(map + page);
     for (int rows = 1; rows <= 5; rows += 2) {
-        for (size_t s = 0; s < sizeof starts / sizeof starts[0]; s++) {
-            rb_countsketch run, one;
-            size_t len = lens[s % 3];   /* not multiples of the 8 lanes / 256 chunk */
-            float *v = malloc(len * sizeof *v), *q = malloc(len * sizeof *q);
-            CHECK(rb_cs_init(&run, rows, 997, 7 + s) == RB_OK, "init");
-            CHECK(rb_cs_init(&one, rows, 997, 7 + s) == RB_OK, "init");
-            for (size_t i = 0; i < len; i++)
-                v[i] = next_int(100);
-            rb_cs_insert_run(&run, starts[s], v, len);
-            for (size_t i = 0; i < len; i++)
-                rb_cs_insert(&one, starts[s] + i, v[i]);
-            CHECK(tables_equal(&run, &one), "walk insert != direct insert (rows %d, x0 %llu)",
-                  rows, (unsigned long long)starts[s]);
-            rb_cs_query_run(&run, starts[s], q, len);
-            size_t bad = 0;
-            for (size_t i = 0; i < len; i++)
-                bad += memcmp(&q[i], &(float){rb_cs_query(&run, starts[s] + i)}, sizeof(float)) != 0;
-            CHECK(bad == 0, "walk query != direct query at %zu elements", bad);
-            rb_cs_free(&run);
-            rb_cs_free(&one);
-            free(v);
-            free(q);
+        rb_countsketch cs;
+        CHECK(rb_cs_init(&cs, rows, 1000, 5) == RB_OK, "init");
+        for (int isa = cs.isa; isa >= RB_CS_ISA_PORTABLE; isa--) {
+            cs.isa = isa;
+            for (size_t len = 32; len <= 80; len++) {
+                float *v = end - len;
+                for (size_t i = 0; i < len; i++)
+                    v[i] = (float)i;
+                rb_cs_insert_run(&cs, 3, v, len);
+                rb_cs_query_run(&cs, 3, v, len);
+            }
         }
+        rb_cs_free(&cs);
     }
+    munmap(map, 2 * page);
 }
 
 /* Scattered elements hashed together (rb_cs_insert_at / rb_cs_query_at,
@@ -374,7 +467,9 @@ static void test_shapes(void)
 int main(void)
 {
     test_shapes();
+    test_walk_hashes_are_direct();
     test_walk_matches_direct();
+    test_walk_stays_in_run();
     test_scattered_matches_direct();
     test_linearity();
     test_hash_balance();
