@@ -9,7 +9,7 @@
 small="--reducer dense -m 4K:4K -i 2 -x 0 -q"
 # Long enough to be interrupted (minutes; 4K calls once finished 400000
 # iterations inside the 1 s limit of the -T case on a fast machine).
-long="--reducer dense -m 64K:64K -i 400000 -x 0 --no-check -q"
+long="--reducer dense -m 64K:64K -i 40000000 -x 0 --no-check -q"
 
 # Wait (up to 20 s) for the temporary file of $1 to appear.
 wait_tmp() {

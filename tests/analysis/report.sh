@@ -65,7 +65,7 @@ if [ -x "$train" ] && [ -d /usr/share/datasets/fashion-mnist ]; then
         fi
     done
     # Stopped by -T before its first evaluation: refused, never a finished repeat.
-    "$MPIRUN" 2 "$train" --model mlp --reducer none --epochs 5 --eval-every 2000 -T 1 \
+    "$MPIRUN" 2 "$train" --model mlp --reducer none --epochs 100000 --eval-every 1000000 -T 1 \
         -o "$d/job2/train-timeout.h5" >"$tmp/train.out" 2>&1
     [ $? -eq 124 ] || { echo "FAIL: rb_train -T 1 did not time out:"; tail -3 "$tmp/train.out"; fail=1; }
 else
