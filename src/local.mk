@@ -8,6 +8,7 @@ src_libreducer_a_SOURCES = \
 	src/errors.c src/options.c src/core.c src/node.c src/registry.c \
 	src/reducer_none.c src/reducer_dense.c src/reducer_agsparse.c \
 	src/reducer_sparcml.c src/reducer_parallax.c src/reducer_omnireduce.c \
+	src/reducer_oktopk.c src/reducer_zen.c \
 	src/reducer_s2.c src/reducer_gossip.c
 if !HAVE_CUDA
 src_libreducer_a_SOURCES += src/device_none.c

@@ -60,6 +60,7 @@ enum { RB_GOSSIP_HYPERCUBE = 0, RB_GOSSIP_DISSEMINATION = 1 };
 enum { RB_GOSSIP_MIX_GRAD = 1, RB_GOSSIP_MIX_PARAMS = 2, RB_GOSSIP_MIX_BOTH = 3 };
 enum { RB_S2_WIDTH_ABS = 0, RB_S2_WIDTH_FRACTION = 1, RB_S2_WIDTH_NNZ = 2 };
 enum { RB_TRANSPORT_AUTO = 0, RB_TRANSPORT_NCCL = 1, RB_TRANSPORT_STAGED = 2 };
+enum { RB_ZEN_BITMAP_OFF = 0, RB_ZEN_BITMAP_ON = 1, RB_ZEN_BITMAP_AUTO = 2 };
 
 typedef struct rb_options {
     /* sparcml */
@@ -69,6 +70,11 @@ typedef struct rb_options {
     int parallax_servers;        /* 1 = one server (rank 0), 0 = one per rank */
     /* omnireduce */
     int64_t block_size;          /* elements per block */
+    /* oktopk */
+    int oktopk_balance;          /* 0/1: regions of similar nnz (1) or even ranges (0) */
+    int oktopk_repartition;      /* re-estimate the regions every N calls */
+    /* zen */
+    int zen_bitmap;              /* RB_ZEN_BITMAP_*: the result's index set as a bitmap */
     /* s2 */
     int sketch_rows;             /* r: 1, 3 or 5 */
     int sketch_width_mode;       /* RB_S2_WIDTH_* */
@@ -80,7 +86,7 @@ typedef struct rb_options {
     int gossip_mix;              /* RB_GOSSIP_MIX_* */
     int gossip_async;            /* 0/1 */
     /* shared */
-    uint64_t seed;               /* hashes (s2), permutations (gossip) */
+    uint64_t seed;               /* hashes (s2, zen), permutations (gossip) */
     int transport;               /* device buffers: RB_TRANSPORT_* */
 } rb_options;
 
