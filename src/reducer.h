@@ -206,6 +206,44 @@ int rb_device_select(MPI_Comm comm, int *device);
 int rb_device_describe(char *buf, size_t len);
 const rb_config *rb_get_config(const rb_reducer *r);
 
+/* Cost model: an alpha-beta estimate of one rb_reduce call of a reducer,
+ * from the algorithm in its file (docs/cost-model.md).  Latency alpha per
+ * message on the critical path, beta per byte on it, and the local passes
+ * over memory at mem_bw.  Collectives are charged as the better of the two
+ * algorithms MPI libraries switch between (e.g. recursive doubling for
+ * short and reduce-scatter + allgather for long allreduces); bytes_sent is
+ * counted as rb_stats counts it (docs/wire-bytes.md), so the two compare. */
+typedef struct rb_model_input {
+    int ranks;                 /* p >= 1 */
+    size_t rows, cols;         /* gradient shape: n = rows * cols elements */
+    double nnz_max, nnz_mean;  /* non-zeros per rank: largest, mean over ranks */
+    double nnz_union;          /* non-zeros of the aggregate (the union support) */
+    double run;                /* non-zeros come in aligned runs of this many
+                                  elements: 1 scattered, cols whole rows, the
+                                  block for block layouts (<= 1: scattered) */
+    rb_options opts;
+    double alpha;              /* seconds per message */
+    double beta;               /* seconds per byte on the wire */
+    double mem_bw;             /* bytes per second of a local pass; 0: not charged */
+} rb_model_input;
+
+typedef struct rb_model_result {
+    double seconds;            /* t_latency + t_bandwidth + t_local */
+    double t_latency, t_bandwidth, t_local;
+    double messages;           /* messages on the critical path */
+    double bytes_critical;     /* bytes charged beta on the critical path */
+    double bytes_sent;         /* payload bytes sent per rank (mean over ranks) */
+    double bytes_local;        /* memory traffic of the local passes */
+} rb_model_result;
+
+/* p = 1, empty shape, no non-zeros, the default options, alpha = beta =
+ * mem_bw = 0. */
+void rb_model_input_default(rb_model_input *in);
+/* RB_ERR_UNKNOWN_REDUCER, RB_ERR_ARG (naming the field) for an input out of
+ * range, RB_ERR_UNSUPPORTED for a reducer without a model. */
+int rb_model(const char *name, const rb_model_input *in, rb_model_result *out);
+int rb_model_time(const char *name, const rb_model_input *in, double *seconds);
+
 #ifdef __cplusplus
 }
 #endif

@@ -318,6 +318,35 @@ static int oktopk_reduce(rb_reducer *r, float *grad, rb_stats *st)
     return RB_OK;
 }
 
+/* Cost model (docs/cost-model.md): pack; the regions' estimate (an
+ * allreduce of 2p - 1 uint64) amortised over oktopk_repartition calls;
+ * alltoall of the counts; p - 1 exchange steps, each non-empty with
+ * probability 1 - (1 - 1/p)^k for k pairs spread over p regions; the
+ * owner's accumulate and extract; allgather of the counts, allgatherv of
+ * the union; decode. */
+static void oktopk_model(const rb_model_input *in, rb_model_result *out)
+{
+    double n = rb_model_elements(in), p = in->ranks, k = in->nnz_mean, u = in->nnz_union;
+    double leave = (p - 1) / p;
+    rb_model_local(in, out, 4 * n + 8 * in->nnz_max);
+    if (in->opts.oktopk_balance && in->ranks > 1 && in->ranks <= OKTOPK_MAX_BALANCED_RANKS) {
+        rb_model_result est = {0};
+        double share = 1.0 / in->opts.oktopk_repartition;
+        rb_model_allreduce(in, &est, 8 * (2 * p - 1));
+        out->messages += share * est.messages;
+        out->bytes_critical += share * est.bytes_critical;
+        out->bytes_sent += share * est.bytes_sent;
+        out->bytes_local += share * est.bytes_local;
+    }
+    rb_model_alltoall(in, out, 4);
+    double nonempty = p > 1 ? -expm1(k * log1p(-1 / p)) : 0;
+    rb_model_p2p(in, out, (p - 1) * nonempty, 8 * k * leave, 8 * in->nnz_max * leave);
+    rb_model_local(in, out, 16 * k + n / (8 * p) + 8 * u / p);
+    rb_model_allgather(in, out, 4);
+    rb_model_allgatherv(in, out, 8 * u);
+    rb_model_local(in, out, 12 * u);
+}
+
 const rb_reducer_ops rb_oktopk_ops = {
     .name = "oktopk",
     .description = "Ok-Topk's exact part: balanced split-and-reduce with rotating partners, "
@@ -326,4 +355,5 @@ const rb_reducer_ops rb_oktopk_ops = {
     .init = oktopk_init,
     .reduce = oktopk_reduce,
     .fini = oktopk_fini,
+    .model = oktopk_model,
 };

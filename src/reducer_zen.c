@@ -334,6 +334,26 @@ static int zen_reduce(rb_reducer *r, float *grad, rb_stats *st)
     return gather_and_decode(r, st, grad, red, u, &st->nnz_result);
 }
 
+/* Cost model (docs/cost-model.md): pack and bucket (hash, count, place);
+ * alltoall of the counts, alltoallv of the pairs, p-way merge; allgather
+ * of the counts, allgatherv of G bytes: 8U as pairs, 8 W + 4U as bitmaps
+ * (W = n/64 + p/2 words: each partition rounds up), auto the smaller;
+ * decode (the bitmap walks n/8 bytes and looks each index up). */
+static void zen_model(const rb_model_input *in, rb_model_result *out)
+{
+    double n = rb_model_elements(in), p = in->ranks, k = in->nnz_mean, u = in->nnz_union;
+    double leave = (p - 1) / p, pairs = 8 * u, bitmap = 8 * (ceil(n / 64) + p / 2) + 4 * u;
+    int mode = in->opts.zen_bitmap;
+    int use = mode == RB_ZEN_BITMAP_ON || (mode == RB_ZEN_BITMAP_AUTO && bitmap < pairs);
+    rb_model_local(in, out, 4 * n + 8 * in->nnz_max + 28 * in->nnz_max);
+    rb_model_alltoall(in, out, 4);
+    rb_model_alltoallv(in, out, 8 * k * leave, 8 * in->nnz_max * leave);
+    rb_model_local(in, out, 16 * k * rb_model_log2(in->ranks));
+    rb_model_allgather(in, out, 4);
+    rb_model_allgatherv(in, out, use ? bitmap : pairs);
+    rb_model_local(in, out, use ? 4 * n / p + n / 8 + 12 * u : 12 * u);
+}
+
 const rb_reducer_ops rb_zen_ops = {
     .name = "zen",
     .description = "Zen: hash-partitioned sparse reduce-scatter (alltoallv), allgather of the "
@@ -342,4 +362,5 @@ const rb_reducer_ops rb_zen_ops = {
     .init = zen_init,
     .reduce = zen_reduce,
     .fini = zen_fini,
+    .model = zen_model,
 };
