@@ -35,6 +35,10 @@ static const option_def table[] = {
     {{"oktopk_repartition", "oktopk", RB_OPT_INT, NULL,
       "re-estimate the balanced regions every N calls (Ok-Topk: 64), reusing them in between"},
      OFF(oktopk_repartition), 1, 1 << 30},
+    {{"oktopk_throttle", "oktopk", RB_OPT_INT, NULL,
+      "exchange steps posted at once, each batch summed while the next is in flight "
+      "(Ok-Topk: 4)"},
+     OFF(oktopk_throttle), 1, 1 << 20},
     {{"zen_bitmap", "zen", RB_OPT_ENUM, "off|on|auto",
       "the result's index set travels as a bitmap over each hash partition (on), as indices "
       "(off), or whichever is smaller per call (auto)"},
@@ -83,6 +87,7 @@ void rb_options_default(rb_options *o)
     o->block_size = 256;
     o->oktopk_balance = 1;
     o->oktopk_repartition = 64;
+    o->oktopk_throttle = 4;
     o->zen_bitmap = RB_ZEN_BITMAP_AUTO;
     o->sketch_rows = 1;
     o->sketch_width_mode = RB_S2_WIDTH_NNZ;

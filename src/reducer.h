@@ -73,6 +73,7 @@ typedef struct rb_options {
     /* oktopk */
     int oktopk_balance;          /* 0/1: regions of similar nnz (1) or even ranges (0) */
     int oktopk_repartition;      /* re-estimate the regions every N calls */
+    int oktopk_throttle;         /* exchange steps in flight at once */
     /* zen */
     int zen_bitmap;              /* RB_ZEN_BITMAP_*: the result's index set as a bitmap */
     /* s2 */

@@ -7,9 +7,10 @@
  *           (below); split the pairs by region
  *   comm    alltoall of the per-region counts (int), then p - 1 steps of
  *           point-to-point exchange with rotating partners (step s: send
- *           to rank + s, receive from rank - s), posted OKTOPK_THROTTLE
- *           steps at a time: each batch is summed into this rank's region
- *           while the next one is in flight (as Ok-Topk overlaps them);
+ *           to rank + s, receive from rank - s), posted oktopk_throttle
+ *           steps at a time (Ok-Topk: 4): each batch is summed into this
+ *           rank's region while the next one is in flight (as Ok-Topk
+ *           overlaps them);
  *           empty messages are skipped (both sides know the counts).  Then
  *           an allgather of the reduced counts (int) and an allgatherv of
  *           the reduced regions (pairs, index order)
@@ -48,8 +49,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Exchange steps in flight at once (Ok-Topk's throttle). */
-#define OKTOPK_THROTTLE 4
 /* Boundary proposals are weighted by k_r < 2^31 in two 16-bit halves: the
  * sums fit 64 bits for up to 2^16 ranks. */
 #define OKTOPK_MAX_BALANCED_RANKS 65536
@@ -67,6 +66,7 @@ typedef struct oktopk_state {
     int *rdispls;
     uint64_t *votes;        /* boundary estimate: 1 + 2 (p - 1) sums */
     MPI_Request *reqs;      /* 2 per step in flight */
+    int throttle;           /* steps in flight: oktopk_throttle, at most p */
     uint64_t calls;
 } oktopk_state;
 
@@ -109,7 +109,8 @@ static int oktopk_init(rb_reducer *r)
     s->rcounts = rb_calloc(p, sizeof(int));
     s->rdispls = rb_calloc(p, sizeof(int));
     s->votes = rb_calloc(2 * p, sizeof *s->votes);
-    s->reqs = rb_calloc(2 * OKTOPK_THROTTLE, sizeof *s->reqs);
+    s->throttle = r->cfg.opts.oktopk_throttle < r->size ? r->cfg.opts.oktopk_throttle : r->size;
+    s->reqs = rb_calloc(2 * (size_t)s->throttle, sizeof *s->reqs);
     if (!s->bound || !s->scounts || !s->sdispls || !s->rcounts || !s->rdispls || !s->votes ||
         !s->reqs)
         return rb_fail(RB_ERR_NOMEM, "oktopk: no memory for %zu ranks", p);
@@ -257,12 +258,13 @@ static int split_and_reduce(rb_reducer *r, rb_stats *st, size_t *u)
     RB_TRY(reserve_region(s, len));
 
     int nreq = 0;
-    RB_TRY(post_steps(r, st, 1, p < 1 + OKTOPK_THROTTLE ? p : 1 + OKTOPK_THROTTLE, &nreq));
+    int batch = s->throttle;
+    RB_TRY(post_steps(r, st, 1, p - 1 < batch ? p : 1 + batch, &nreq));
     accumulate(s, lo, s->send + s->sdispls[r->rank], (size_t)s->scounts[r->rank]);
-    for (int first = 1; first < p; first += OKTOPK_THROTTLE) {
-        int last = first + OKTOPK_THROTTLE < p ? first + OKTOPK_THROTTLE : p;
+    for (int first = 1; first < p; first += batch) {
+        int last = p - first < batch ? p : first + batch;
         RB_MPI(MPI_Waitall(nreq, s->reqs, MPI_STATUSES_IGNORE));
-        int next_last = last + OKTOPK_THROTTLE < p ? last + OKTOPK_THROTTLE : p;
+        int next_last = p - last < batch ? p : last + batch;
         RB_TRY(post_steps(r, st, last, next_last, &nreq));   /* in flight while we sum */
         for (int t = first; t < last; t++) {
             int src = step_src(r, t);

@@ -70,7 +70,7 @@ for word in --reducer --density --layout --overlap --cols --shape --seed --optio
             --message-size --minbytes --maxbytes --stepfactor --iterations --warmup \
             --check --no-check --timeout --device --output --force --help \
             none dense agsparse sparcml parallax omnireduce oktopk zen s2 gossip \
-            block_size oktopk_balance oktopk_repartition zen_bitmap \
+            block_size oktopk_balance oktopk_repartition oktopk_throttle zen_bitmap \
             sketch_rows sketch_width error_feedback gossip_schedule busbw; do
     grep -q -- "$word" "$tmp/help" || { echo "FAIL: --help does not mention $word"; fail=1; }
 done

@@ -70,7 +70,8 @@ static int make_variants(variant *v)
     add_variant(v, &nv, "omnireduce", "block_size=7", NULL);
     add_variant(v, &nv, "oktopk", "oktopk_balance=off", NULL);
     /* boundaries re-estimated on every call, from every input */
-    add_variant(v, &nv, "oktopk", "oktopk_repartition=1", NULL);
+    add_variant(v, &nv, "oktopk", "oktopk_repartition=1", "oktopk_throttle=1");
+    add_variant(v, &nv, "oktopk", "oktopk_throttle=1000", NULL);   /* every step at once */
     add_variant(v, &nv, "zen", "zen_bitmap=on", NULL);
     add_variant(v, &nv, "zen", "zen_bitmap=off", "seed=7");
     return nv;
@@ -494,6 +495,7 @@ static void spoil_transport(rb_options *o) { o->transport = 3; }
 static void spoil_repartition(rb_options *o) { o->oktopk_repartition = 0; }
 static void spoil_balance(rb_options *o) { o->oktopk_balance = 2; }
 static void spoil_bitmap(rb_options *o) { o->zen_bitmap = 3; }
+static void spoil_throttle(rb_options *o) { o->oktopk_throttle = 0; }
 
 static void check_option_ranges(void)
 {
@@ -503,6 +505,7 @@ static void check_option_ranges(void)
         {"gossip_async", "gossip", spoil_bool},       {"transport", "dense", spoil_transport},
         {"oktopk_repartition", "oktopk", spoil_repartition},
         {"oktopk_balance", "oktopk", spoil_balance},  {"zen_bitmap", "zen", spoil_bitmap},
+        {"oktopk_throttle", "oktopk", spoil_throttle},
     };
     rb_options o;
     rb_options_default(&o);
