@@ -1,8 +1,9 @@
 /* The cost model's entry points and building blocks (docs/cost-model.md).
  * Every reducer file states its algorithm's operations with the blocks
  * below; this file charges them: alpha per message and beta per byte on
- * the critical path, mem_bw for the local passes, and the bytes a rank
- * sends counted as core.c's wrappers count them. */
+ * the critical path, mem_bw for the local passes (coll_bw for the
+ * arithmetic inside MPI reductions), and the bytes a rank sends counted as
+ * core.c's wrappers count them. */
 #include "rb_internal.h"
 
 #include <math.h>
@@ -50,9 +51,9 @@ static int check_input(const rb_model_input *in)
     if (bad_number(in->run, -1e300, 1e300))
         return rb_fail(RB_ERR_ARG, "rb_model: run %g is not a number", in->run);
     if (bad_number(in->alpha, 0, 1e300) || bad_number(in->beta, 0, 1e300) ||
-        bad_number(in->mem_bw, 0, 1e300))
-        return rb_fail(RB_ERR_ARG, "rb_model: alpha %g, beta %g, mem_bw %g: want finite, >= 0",
-                       in->alpha, in->beta, in->mem_bw);
+        bad_number(in->mem_bw, 0, 1e300) || bad_number(in->coll_bw, 0, 1e300))
+        return rb_fail(RB_ERR_ARG, "rb_model: alpha %g, beta %g, mem_bw %g, coll_bw %g: want "
+                       "finite, >= 0", in->alpha, in->beta, in->mem_bw, in->coll_bw);
     return rb_options_check(&in->opts);
 }
 
@@ -70,7 +71,8 @@ int rb_model(const char *name, const rb_model_input *in, rb_model_result *out)
     ops->model(in, out);
     out->t_latency = in->alpha * out->messages;
     out->t_bandwidth = in->beta * out->bytes_critical;
-    out->t_local = in->mem_bw > 0 ? out->bytes_local / in->mem_bw : 0.0;
+    out->t_local = (in->mem_bw > 0 ? out->bytes_local / in->mem_bw : 0.0) +
+                   (in->coll_bw > 0 ? out->bytes_coll / in->coll_bw : 0.0);
     out->seconds = out->t_latency + out->t_bandwidth + out->t_local;
     return RB_OK;
 }
@@ -86,7 +88,8 @@ int rb_model_time(const char *name, const rb_model_input *in, double *seconds)
 }
 
 /* Add the cheaper (in time, on this machine) of two ways to do one
- * operation; the bytes sent are the wrappers' count either way. */
+ * operation; the bytes sent are the wrappers' count either way.  local:
+ * the arithmetic MPI does inside the operation. */
 typedef struct way {
     double messages, bytes, local;
 } way;
@@ -98,7 +101,7 @@ static void charge(const rb_model_input *in, rb_model_result *out, way a, way b,
     const way *w = tb < ta ? &b : &a;
     out->messages += w->messages;
     out->bytes_critical += w->bytes;
-    out->bytes_local += w->local;
+    out->bytes_coll += w->local;
     out->bytes_sent += sent;
 }
 

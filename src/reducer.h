@@ -210,10 +210,11 @@ const rb_config *rb_get_config(const rb_reducer *r);
 /* Cost model: an alpha-beta estimate of one rb_reduce call of a reducer,
  * from the algorithm in its file (docs/cost-model.md).  Latency alpha per
  * message on the critical path, beta per byte on it, and the local passes
- * over memory at mem_bw.  Collectives are charged as the better of the two
- * algorithms MPI libraries switch between (e.g. recursive doubling for
- * short and reduce-scatter + allgather for long allreduces); bytes_sent is
- * counted as rb_stats counts it (docs/wire-bytes.md), so the two compare. */
+ * over memory at mem_bw (the arithmetic of MPI reductions at coll_bw).
+ * Collectives are charged as the better of the two algorithms MPI
+ * libraries switch between (e.g. recursive doubling for short and
+ * reduce-scatter + allgather for long allreduces); bytes_sent is counted
+ * as rb_stats counts it (docs/wire-bytes.md), so the two compare. */
 typedef struct rb_model_input {
     int ranks;                 /* p >= 1 */
     size_t rows, cols;         /* gradient shape: n = rows * cols elements */
@@ -226,6 +227,9 @@ typedef struct rb_model_input {
     double alpha;              /* seconds per message */
     double beta;               /* seconds per byte on the wire */
     double mem_bw;             /* bytes per second of a local pass; 0: not charged */
+    double coll_bw;            /* bytes per second of the arithmetic inside MPI
+                                  reductions (allreduce); 0: not charged, as
+                                  under SimGrid; on a real machine about mem_bw */
 } rb_model_input;
 
 typedef struct rb_model_result {
@@ -235,10 +239,11 @@ typedef struct rb_model_result {
     double bytes_critical;     /* bytes charged beta on the critical path */
     double bytes_sent;         /* payload bytes sent per rank (mean over ranks) */
     double bytes_local;        /* memory traffic of the local passes */
+    double bytes_coll;         /* memory traffic of the arithmetic inside MPI reductions */
 } rb_model_result;
 
 /* p = 1, empty shape, no non-zeros, the default options, alpha = beta =
- * mem_bw = 0. */
+ * mem_bw = coll_bw = 0. */
 void rb_model_input_default(rb_model_input *in);
 /* RB_ERR_UNKNOWN_REDUCER, RB_ERR_ARG (naming the field) for an input out of
  * range, RB_ERR_UNSUPPORTED for a reducer without a model. */

@@ -338,7 +338,7 @@ static void oktopk_model(const rb_model_input *in, rb_model_result *out)
         out->messages += share * est.messages;
         out->bytes_critical += share * est.bytes_critical;
         out->bytes_sent += share * est.bytes_sent;
-        out->bytes_local += share * est.bytes_local;
+        out->bytes_coll += share * est.bytes_coll;
     }
     rb_model_alltoall(in, out, 4);
     double nonempty = p > 1 ? -expm1(k * log1p(-1 / p)) : 0;

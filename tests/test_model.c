@@ -201,8 +201,8 @@ static void check_api(void)
     double t;
     if (rb_model("no-such", &in, &m) != RB_ERR_UNKNOWN_REDUCER)
         FAIL("rb_model of an unknown reducer: want RB_ERR_UNKNOWN_REDUCER");
-    struct { const char *what; rb_model_input bad; } bad[6];
-    for (int i = 0; i < 6; i++)
+    struct { const char *what; rb_model_input bad; } bad[7];
+    for (int i = 0; i < 7; i++)
         bad[i].bad = in;
     bad[0].what = "ranks", bad[0].bad.ranks = 0;
     bad[1].what = "nnz_mean", bad[1].bad.nnz_mean = 20000;   /* above nnz_max */
@@ -210,7 +210,8 @@ static void check_api(void)
     bad[3].what = "alpha", bad[3].bad.alpha = -1;
     bad[4].what = "beta", bad[4].bad.beta = NAN;
     bad[5].what = "block_size", bad[5].bad.opts.block_size = 0;
-    for (int i = 0; i < 6; i++)
+    bad[6].what = "coll_bw", bad[6].bad.coll_bw = INFINITY;
+    for (int i = 0; i < 7; i++)
         if (rb_model("dense", &bad[i].bad, &m) != RB_ERR_ARG || !strstr(rb_last_error(), bad[i].what))
             FAIL("rb_model with a bad %s: want RB_ERR_ARG naming it, got '%s'", bad[i].what,
                  rb_last_error());
@@ -218,16 +219,17 @@ static void check_api(void)
         const char *name = rb_reducer_name_at(i);
         rb_model_input a = in;
         if (rb_model_time(name, &a, &t) != RB_OK || t != 0)
-            FAIL("%s: with alpha = beta = mem_bw = 0 the time is %g, want 0 (%s)", name, t,
+            FAIL("%s: with alpha = beta = mem_bw = coll_bw = 0 the time is %g, want 0 (%s)", name, t,
                  rb_last_error());
-        a.alpha = 2e-6, a.beta = 1e-10, a.mem_bw = 5e9;
+        a.alpha = 2e-6, a.beta = 1e-10, a.mem_bw = 5e9, a.coll_bw = 8e9;
         if (rb_model(name, &a, &m) != RB_OK) {
             FAIL("%s: rb_model: %s", name, rb_last_error());
             continue;
         }
         double sum = m.t_latency + m.t_bandwidth + m.t_local;
+        double local = m.bytes_local / a.mem_bw + m.bytes_coll / a.coll_bw;
         if (fabs(m.seconds - sum) > 1e-12 * sum || m.t_latency != a.alpha * m.messages ||
-            m.t_bandwidth != a.beta * m.bytes_critical)
+            m.t_bandwidth != a.beta * m.bytes_critical || fabs(m.t_local - local) > 1e-12 * local)
             FAIL("%s: seconds %g is not latency %g + bandwidth %g + local %g", name, m.seconds,
                  m.t_latency, m.t_bandwidth, m.t_local);
         rb_model_input slower = a;
