@@ -33,7 +33,7 @@
 #                  SLURM_CPUS_PER_TASK, else 1)
 #   RB_NODE_COUNTS comma list for the scaling study (default 1,2,4,... up to the allocation)
 
-RB_ALL_REDUCERS="none,dense,agsparse,sparcml,parallax,omnireduce,s2,gossip"
+RB_ALL_REDUCERS="none,dense,agsparse,sparcml,parallax,omnireduce,oktopk,zen,s2,gossip"
 
 rb_log() { printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 rb_die() { rb_log "error: $*"; exit 1; }

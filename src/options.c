@@ -28,6 +28,21 @@ static const option_def table[] = {
      OFF(parallax_servers), 0, 1},
     {{"block_size", "omnireduce", RB_OPT_INT, NULL, "elements per block"},
      OFF(block_size), 1, 1 << 24},
+    {{"oktopk_balance", "oktopk", RB_OPT_BOOL, NULL,
+      "regions of similar non-zero counts, estimated from every rank's quantiles (on), "
+      "or even ranges of the index space (off)"},
+     OFF(oktopk_balance), 0, 1},
+    {{"oktopk_repartition", "oktopk", RB_OPT_INT, NULL,
+      "re-estimate the balanced regions every N calls (Ok-Topk: 64), reusing them in between"},
+     OFF(oktopk_repartition), 1, 1 << 30},
+    {{"oktopk_throttle", "oktopk", RB_OPT_INT, NULL,
+      "exchange steps posted at once, each batch summed while the next is in flight "
+      "(Ok-Topk: 4)"},
+     OFF(oktopk_throttle), 1, 1 << 20},
+    {{"zen_bitmap", "zen", RB_OPT_ENUM, "off|on|auto",
+      "the result's index set travels as a bitmap over each hash partition (on), as indices "
+      "(off), or whichever is smaller per call (auto)"},
+     OFF(zen_bitmap), 0, 2},
     {{"sketch_rows", "s2", RB_OPT_INT, NULL, "count sketch rows r (1, 3 or 5)"},
      OFF(sketch_rows), 1, 5},
     {{"sketch_width_mode", "s2", RB_OPT_ENUM, "abs|fraction|nnz",
@@ -50,9 +65,11 @@ static const option_def table[] = {
     {{"gossip_async", "gossip", RB_OPT_BOOL, NULL,
       "post the exchange and apply it at the next call (one step stale)"},
      OFF(gossip_async), 0, 1},
-    {{"seed", "s2,gossip", RB_OPT_U64, NULL, "seed of the hashes (s2) and permutations (gossip)"},
+    {{"seed", "s2,gossip,zen", RB_OPT_U64, NULL,
+      "seed of the hashes (s2, zen's partition) and permutations (gossip)"},
      OFF(seed), 0, 0},
-    {{"transport", "none,dense,agsparse,sparcml,parallax,omnireduce,s2,gossip", RB_OPT_ENUM,
+    {{"transport", "none,dense,agsparse,sparcml,parallax,omnireduce,oktopk,zen,s2,gossip",
+      RB_OPT_ENUM,
       "auto|nccl|staged",
       "device buffers (-d cuda): nccl (on the GPU, one GPU per rank), staged (host copies + MPI; "
       "ranks may share a GPU), auto (nccl when built with NCCL and each rank has its own GPU)"},
@@ -68,6 +85,10 @@ void rb_options_default(rb_options *o)
     o->sparcml_switch = 1.0;
     o->parallax_servers = 0;
     o->block_size = 256;
+    o->oktopk_balance = 1;
+    o->oktopk_repartition = 64;
+    o->oktopk_throttle = 4;
+    o->zen_bitmap = RB_ZEN_BITMAP_AUTO;
     o->sketch_rows = 1;
     o->sketch_width_mode = RB_S2_WIDTH_NNZ;
     o->sketch_width = 0.25;

@@ -5,6 +5,7 @@
 
 #include "reducer.h"
 
+#include <math.h>      /* the cost models at the end of every reducer file */
 #include <stdbool.h>
 
 typedef struct rb_reducer_ops {
@@ -22,6 +23,9 @@ typedef struct rb_reducer_ops {
     /* Optional: device-memory reduce; NULL = staged through host memory. */
     int (*reduce_device)(rb_reducer *r, float *dgrad, rb_stats *st);
     void (*fini)(rb_reducer *r);
+    /* Optional: the cost model of one call (model.c checked the input);
+     * adds its terms to out with the rb_model_* blocks below. */
+    void (*model)(const rb_model_input *in, rb_model_result *out);
 } rb_reducer_ops;
 
 struct rb_reducer {
@@ -103,5 +107,32 @@ int rb_allreduce_floats(rb_reducer *r, rb_stats *st, float *buf, size_t n);
 void *rb_calloc(size_t count, size_t size);
 /* Grow *buf to at least count*size bytes, keeping *cap in bytes. */
 int rb_reserve(void **buf, size_t *cap, size_t count, size_t size);
+
+/* Cost model building blocks (model.c).  Each adds one operation to out:
+ * its messages and bytes on the critical path, and the bytes this rank
+ * sends as the wrappers above count them (mean over ranks).  n, p, the
+ * options and the machine come from in. */
+void rb_model_allreduce(const rb_model_input *in, rb_model_result *out, double bytes);
+void rb_model_allgather(const rb_model_input *in, rb_model_result *out, double bytes_per_rank);
+/* total bytes gathered from all ranks */
+void rb_model_allgatherv(const rb_model_input *in, rb_model_result *out, double total);
+void rb_model_alltoall(const rb_model_input *in, rb_model_result *out, double bytes_per_dest);
+/* sent: this rank's bytes to the others (mean over ranks); busiest: the
+ * most any rank sends or receives */
+void rb_model_alltoallv(const rb_model_input *in, rb_model_result *out, double sent,
+                        double busiest);
+void rb_model_bcast(const rb_model_input *in, rb_model_result *out, double bytes);
+/* msgs messages in sequence on the critical path carrying busiest bytes;
+ * sent as for alltoallv */
+void rb_model_p2p(const rb_model_input *in, rb_model_result *out, double msgs, double sent,
+                  double busiest);
+/* a local pass touching bytes of memory */
+void rb_model_local(const rb_model_input *in, rb_model_result *out, double bytes);
+/* Expected support of the sum of m ranks' inputs, between nnz_mean
+ * (identical supports) and m x nnz_mean (disjoint), through nnz_union at
+ * m = p: supports drawn independently from a space sized to fit. */
+double rb_model_union(const rb_model_input *in, double m);
+double rb_model_elements(const rb_model_input *in);   /* n = rows * cols */
+int rb_model_log2(int p);                              /* ceil(log2 p) */
 
 #endif

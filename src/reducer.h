@@ -60,6 +60,7 @@ enum { RB_GOSSIP_HYPERCUBE = 0, RB_GOSSIP_DISSEMINATION = 1 };
 enum { RB_GOSSIP_MIX_GRAD = 1, RB_GOSSIP_MIX_PARAMS = 2, RB_GOSSIP_MIX_BOTH = 3 };
 enum { RB_S2_WIDTH_ABS = 0, RB_S2_WIDTH_FRACTION = 1, RB_S2_WIDTH_NNZ = 2 };
 enum { RB_TRANSPORT_AUTO = 0, RB_TRANSPORT_NCCL = 1, RB_TRANSPORT_STAGED = 2 };
+enum { RB_ZEN_BITMAP_OFF = 0, RB_ZEN_BITMAP_ON = 1, RB_ZEN_BITMAP_AUTO = 2 };
 
 typedef struct rb_options {
     /* sparcml */
@@ -69,6 +70,12 @@ typedef struct rb_options {
     int parallax_servers;        /* 1 = one server (rank 0), 0 = one per rank */
     /* omnireduce */
     int64_t block_size;          /* elements per block */
+    /* oktopk */
+    int oktopk_balance;          /* 0/1: regions of similar nnz (1) or even ranges (0) */
+    int oktopk_repartition;      /* re-estimate the regions every N calls */
+    int oktopk_throttle;         /* exchange steps in flight at once */
+    /* zen */
+    int zen_bitmap;              /* RB_ZEN_BITMAP_*: the result's index set as a bitmap */
     /* s2 */
     int sketch_rows;             /* r: 1, 3 or 5 */
     int sketch_width_mode;       /* RB_S2_WIDTH_* */
@@ -80,7 +87,7 @@ typedef struct rb_options {
     int gossip_mix;              /* RB_GOSSIP_MIX_* */
     int gossip_async;            /* 0/1 */
     /* shared */
-    uint64_t seed;               /* hashes (s2), permutations (gossip) */
+    uint64_t seed;               /* hashes (s2, zen), permutations (gossip) */
     int transport;               /* device buffers: RB_TRANSPORT_* */
 } rb_options;
 
@@ -199,6 +206,49 @@ int rb_device_select(MPI_Comm comm, int *device);
  * driver and NCCL versions, in one line. */
 int rb_device_describe(char *buf, size_t len);
 const rb_config *rb_get_config(const rb_reducer *r);
+
+/* Cost model: an alpha-beta estimate of one rb_reduce call of a reducer,
+ * from the algorithm in its file (docs/cost-model.md).  Latency alpha per
+ * message on the critical path, beta per byte on it, and the local passes
+ * over memory at mem_bw (the arithmetic of MPI reductions at coll_bw).
+ * Collectives are charged as the better of the two algorithms MPI
+ * libraries switch between (e.g. recursive doubling for short and
+ * reduce-scatter + allgather for long allreduces); bytes_sent is counted
+ * as rb_stats counts it (docs/wire-bytes.md), so the two compare. */
+typedef struct rb_model_input {
+    int ranks;                 /* p >= 1 */
+    size_t rows, cols;         /* gradient shape: n = rows * cols elements */
+    double nnz_max, nnz_mean;  /* non-zeros per rank: largest, mean over ranks */
+    double nnz_union;          /* non-zeros of the aggregate (the union support) */
+    double run;                /* non-zeros come in aligned runs of this many
+                                  elements: 1 scattered, cols whole rows, the
+                                  block for block layouts (<= 1: scattered) */
+    rb_options opts;
+    double alpha;              /* seconds per message */
+    double beta;               /* seconds per byte on the wire */
+    double mem_bw;             /* bytes per second of a local pass; 0: not charged */
+    double coll_bw;            /* bytes per second of the arithmetic inside MPI
+                                  reductions (allreduce); 0: not charged, as
+                                  under SimGrid; on a real machine about mem_bw */
+} rb_model_input;
+
+typedef struct rb_model_result {
+    double seconds;            /* t_latency + t_bandwidth + t_local */
+    double t_latency, t_bandwidth, t_local;
+    double messages;           /* messages on the critical path */
+    double bytes_critical;     /* bytes charged beta on the critical path */
+    double bytes_sent;         /* payload bytes sent per rank (mean over ranks) */
+    double bytes_local;        /* memory traffic of the local passes */
+    double bytes_coll;         /* memory traffic of the arithmetic inside MPI reductions */
+} rb_model_result;
+
+/* p = 1, empty shape, no non-zeros, the default options, alpha = beta =
+ * mem_bw = coll_bw = 0. */
+void rb_model_input_default(rb_model_input *in);
+/* RB_ERR_UNKNOWN_REDUCER, RB_ERR_ARG (naming the field) for an input out of
+ * range, RB_ERR_UNSUPPORTED for a reducer without a model. */
+int rb_model(const char *name, const rb_model_input *in, rb_model_result *out);
+int rb_model_time(const char *name, const rb_model_input *in, double *seconds);
 
 #ifdef __cplusplus
 }

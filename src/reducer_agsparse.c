@@ -197,6 +197,18 @@ static int agsparse_device_init(rb_reducer *r, agsparse_state *s)
 #define AGSPARSE_REDUCE_DEVICE NULL
 #endif
 
+/* Cost model (docs/cost-model.md): pack, allgather of the counts,
+ * allgatherv of all K = p k pairs, then zero the local support, add the
+ * K pairs and mark the union bitmap. */
+static void agsparse_model(const rb_model_input *in, rb_model_result *out)
+{
+    double n = rb_model_elements(in), k = in->nnz_mean, all = in->ranks * k;
+    rb_model_local(in, out, 4 * n + 8 * in->nnz_max);
+    rb_model_allgather(in, out, 8);
+    rb_model_allgatherv(in, out, 8 * all);
+    rb_model_local(in, out, 4 * k + 12 * all + n / 8 + all / 8);
+}
+
 const rb_reducer_ops rb_agsparse_ops = {
     .name = "agsparse",
     .description = "allgather of (index, value) pairs, summed locally",
@@ -205,4 +217,5 @@ const rb_reducer_ops rb_agsparse_ops = {
     .reduce = agsparse_reduce,
     .reduce_device = AGSPARSE_REDUCE_DEVICE,
     .fini = agsparse_fini,
+    .model = agsparse_model,
 };

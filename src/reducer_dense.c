@@ -36,10 +36,20 @@ static int dense_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
 #define DENSE_REDUCE_DEVICE NULL
 #endif
 
+/* Cost model (docs/cost-model.md): count, allreduce of 4n bytes, scale. */
+static void dense_model(const rb_model_input *in, rb_model_result *out)
+{
+    double n = rb_model_elements(in);
+    rb_model_local(in, out, 4 * n);
+    rb_model_allreduce(in, out, 4 * n);
+    rb_model_local(in, out, 8 * n);
+}
+
 const rb_reducer_ops rb_dense_ops = {
     .name = "dense",
     .description = "MPI_Allreduce of the whole buffer (reference)",
     .traits = RB_TRAIT_EXACT,
     .reduce = dense_reduce,
     .reduce_device = DENSE_REDUCE_DEVICE,
+    .model = dense_model,
 };

@@ -591,6 +591,34 @@ static int device_apply(rb_reducer *r, gossip *g, int channel, float *x)
 #define GOSSIP_REDUCE_DEVICE NULL
 #endif
 
+/* Cost model (docs/cost-model.md): one exchange of the 4n-byte buffer
+ * with the partner and the mix; under the hypercube schedule on p not a
+ * power of two, some ranks have no partner at some steps: bytes_sent is
+ * the mean over ranks and over the ceil(log2 p) steps of a cycle. */
+static double model_partnered(const rb_model_input *in)
+{
+    int p = in->ranks, levels = rb_model_log2(p);
+    if (levels == 0)
+        return 0;
+    if (in->opts.gossip_schedule == RB_GOSSIP_DISSEMINATION)
+        return 1;
+    double with = 0;
+    for (int k = 0; k < levels; k++)
+        for (int v = 0; v < p; v++)
+            with += (v ^ (1 << k)) < p;
+    return with / ((double)levels * p);
+}
+
+static void gossip_model(const rb_model_input *in, rb_model_result *out)
+{
+    double n = rb_model_elements(in), f = model_partnered(in);
+    rb_model_local(in, out, 4 * n);   /* count */
+    if (!(in->opts.gossip_mix & RB_GOSSIP_MIX_GRAD) || f == 0)
+        return;
+    rb_model_p2p(in, out, 1, f * 4 * n, 4 * n);
+    rb_model_local(in, out, (in->opts.gossip_async ? 20 : 12) * n);
+}
+
 const rb_reducer_ops rb_gossip_ops = {
     .name = "gossip",
     .description = "GossipGraD: one partner per step (hypercube / dissemination), rotation",
@@ -602,4 +630,5 @@ const rb_reducer_ops rb_gossip_ops = {
     .progress = gossip_progress,
     .flush = gossip_flush,
     .fini = gossip_fini,
+    .model = gossip_model,
 };

@@ -25,10 +25,17 @@ static int none_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
 #define NONE_REDUCE_DEVICE NULL
 #endif
 
+/* Cost model (docs/cost-model.md): the non-zero count, nothing sent. */
+static void none_model(const rb_model_input *in, rb_model_result *out)
+{
+    rb_model_local(in, out, 4 * rb_model_elements(in));
+}
+
 const rb_reducer_ops rb_none_ops = {
     .name = "none",
     .description = "no communication (local SGD reference)",
     .traits = RB_TRAIT_NOCOMM,
     .reduce = none_reduce,
     .reduce_device = NONE_REDUCE_DEVICE,
+    .model = none_model,
 };

@@ -223,6 +223,42 @@ static int omni_device_init(rb_reducer *r, omni_state *s)
 #define OMNI_REDUCE_DEVICE NULL
 #endif
 
+/* Cost model (docs/cost-model.md): count and block bitmap (two passes),
+ * OR-allreduce of the bitmap, then the E elements of union blocks packed,
+ * sum-allreduced and unpacked (in place when every block is in).  E from
+ * the union density u = U/n: non-zeros come in runs of r elements aligned
+ * to multiples of r, so a block of b elements meets (b + r - gcd(b, r)) / r
+ * runs on average and is outside the union with probability (1-u)^that. */
+static double model_runs_per_block(double b, double r)
+{
+    uint64_t x = (uint64_t)b, y = r > 1 ? (uint64_t)r : 1;
+    while (y) {
+        uint64_t t = x % y;
+        x = y;
+        y = t;
+    }
+    double run = r > 1 ? floor(r) : 1;
+    return (b + run - (double)x) / run;
+}
+
+static void omnireduce_model(const rb_model_input *in, rb_model_result *out)
+{
+    double n = rb_model_elements(in), b = (double)in->opts.block_size;
+    double blocks = ceil(n / b), u = n > 0 ? in->nnz_union / n : 0;
+    double empty = blocks * pow(1 - u, model_runs_per_block(b, in->run));
+    rb_model_local(in, out, 8 * n);
+    rb_model_allreduce(in, out, 8 * ceil(blocks / 64));
+    if (empty < 0.5) {
+        rb_model_allreduce(in, out, 4 * n);
+        rb_model_local(in, out, 8 * n);
+        return;
+    }
+    double e = fmin(n, (blocks - empty) * b);
+    rb_model_local(in, out, 8 * e);
+    rb_model_allreduce(in, out, 4 * e);
+    rb_model_local(in, out, 8 * e);
+}
+
 const rb_reducer_ops rb_omnireduce_ops = {
     .name = "omnireduce",
     .description = "block bitmap OR-reduced, union blocks packed and sum-allreduced",
@@ -231,4 +267,5 @@ const rb_reducer_ops rb_omnireduce_ops = {
     .reduce = omni_reduce,
     .reduce_device = OMNI_REDUCE_DEVICE,
     .fini = omni_fini,
+    .model = omnireduce_model,
 };

@@ -295,6 +295,29 @@ static int parallax_device_init(rb_reducer *r, parallax_state *s)
 #define PARALLAX_REDUCE_DEVICE NULL
 #endif
 
+/* Cost model (docs/cost-model.md): pack, alltoall of the counts, push of
+ * the pairs, servers merge-sum, pull.  One server receives every other
+ * rank's pairs; with a server per rank each receives about k. */
+static void parallax_model(const rb_model_input *in, rb_model_result *out)
+{
+    double n = rb_model_elements(in), p = in->ranks, k = in->nnz_mean, u = in->nnz_union;
+    double l = rb_model_log2(in->ranks), leave = (p - 1) / p;
+    rb_model_local(in, out, 4 * n + 8 * in->nnz_max);
+    rb_model_alltoall(in, out, 4);
+    if (in->opts.parallax_servers == 1) {
+        rb_model_alltoallv(in, out, 8 * k * leave, 8 * k * (p - 1));
+        rb_model_local(in, out, 16 * p * k * l);
+        rb_model_bcast(in, out, 8);
+        rb_model_bcast(in, out, 8 * u);
+    } else {
+        rb_model_alltoallv(in, out, 8 * k * leave, 8 * in->nnz_max * leave);
+        rb_model_local(in, out, 16 * k * l);
+        rb_model_allgather(in, out, 4);
+        rb_model_allgatherv(in, out, 8 * u);
+    }
+    rb_model_local(in, out, 12 * u);
+}
+
 const rb_reducer_ops rb_parallax_ops = {
     .name = "parallax",
     .description = "sparse parameter server: shards sum pushed pairs, all ranks pull the result",
@@ -303,4 +326,5 @@ const rb_reducer_ops rb_parallax_ops = {
     .reduce = parallax_reduce,
     .reduce_device = PARALLAX_REDUCE_DEVICE,
     .fini = parallax_fini,
+    .model = parallax_model,
 };

@@ -423,6 +423,29 @@ static int s2_device_init(rb_reducer *r, s2_state *s)
 #define S2_REDUCE_DEVICE NULL
 #endif
 
+/* Cost model (docs/cost-model.md): row bitmap and count, the width's
+ * allreduce (nnz mode), r inserts per non-zero, OR-allreduce of the row
+ * bitmap, sum-allreduce of the r x c table, r reads per union element.
+ * Error feedback's own decode and residual passes are not modelled. */
+static void s2_model(const rb_model_input *in, rb_model_result *out)
+{
+    const rb_options *o = &in->opts;
+    double n = rb_model_elements(in), r = o->sketch_rows, u = in->nnz_union;
+    double c = o->sketch_width_mode == RB_S2_WIDTH_ABS ? round(o->sketch_width)
+             : o->sketch_width_mode == RB_S2_WIDTH_FRACTION ? ceil(n * o->sketch_width)
+             : ceil(in->nnz_max * o->sketch_width);
+    c = fmax(c, 1);
+    rb_model_local(in, out, 4 * n + 4 * r * c);   /* bitmap, zero the table */
+    if (o->sketch_width_mode == RB_S2_WIDTH_NNZ)
+        rb_model_allreduce(in, out, 8);
+    rb_model_local(in, out, 12 * r * in->nnz_max);
+    rb_model_allreduce(in, out, 8 * ceil((double)in->rows / 64));
+    if (u <= 0)
+        return;
+    rb_model_allreduce(in, out, 4 * r * c);
+    rb_model_local(in, out, 8 * r * c + (4 * r + 4) * u);
+}
+
 const rb_reducer_ops rb_s2_ops = {
     .name = "s2",
     .description = "S2 Reducer: OR-reduced row bitmap + sum-allreduced count sketch",
@@ -431,4 +454,5 @@ const rb_reducer_ops rb_s2_ops = {
     .reduce = s2_reduce,
     .reduce_device = S2_REDUCE_DEVICE,
     .fini = s2_fini,
+    .model = s2_model,
 };

@@ -648,6 +648,86 @@ static int sparcml_device_init(rb_reducer *r, sparcml_state *s)
 #define SPARCML_REDUCE_DEVICE NULL
 #endif
 
+/* Cost model (docs/cost-model.md).  Streams grow as the union of the
+ * ranks merged so far (rb_model_union); a stream goes dense as in
+ * too_big(). */
+static int model_too_big(const rb_model_input *in, double pairs)
+{
+    return 8 * pairs > in->opts.sparcml_switch * 4 * rb_model_elements(in);
+}
+
+/* One exchange of an 8-byte header and a stream of bytes; the ranks
+ * exchanging are `share` of all ranks. */
+static void model_swap(const rb_model_input *in, rb_model_result *out, double bytes,
+                       double share)
+{
+    rb_model_p2p(in, out, 2, share * (8 + bytes), 8 + bytes);
+}
+
+static void sparcml_model_recdbl(const rb_model_input *in, rb_model_result *out)
+{
+    double n = rb_model_elements(in), p = in->ranks, k = in->nnz_mean;
+    int p2 = 1;
+    while (p2 * 2 <= in->ranks)
+        p2 *= 2;
+    double extra = p - p2, merged = p / p2;   /* ranks in a stream after the fold */
+    int dense = model_too_big(in, k);
+    if (!dense)
+        rb_model_local(in, out, 8 * in->nnz_max);
+    if (extra > 0)
+        model_swap(in, out, dense ? 4 * n : 8 * k, extra / p);
+    for (int s = 1; s < p2; s *= 2, merged *= 2) {
+        double u = rb_model_union(in, merged), next = rb_model_union(in, 2 * merged);
+        model_swap(in, out, dense ? 4 * n : 8 * u, p2 / p);
+        rb_model_local(in, out, dense ? 12 * n : 8 * (2 * u + next));
+        dense = dense || model_too_big(in, next);
+    }
+    double final = dense ? 4 * n : 8 * in->nnz_union;
+    if (extra > 0)
+        model_swap(in, out, final, extra / p);
+    rb_model_local(in, out, dense ? 8 * n : 12 * in->nnz_union);
+}
+
+static void sparcml_model_rsag(const rb_model_input *in, rb_model_result *out)
+{
+    double n = rb_model_elements(in), p = in->ranks, k = in->nnz_mean, u = in->nnz_union;
+    double leave = (p - 1) / p;
+    rb_model_local(in, out, 8 * in->nnz_max);
+    rb_model_alltoall(in, out, 4);
+    rb_model_alltoallv(in, out, 8 * k * leave, 8 * in->nnz_max * leave);
+    rb_model_local(in, out, 16 * k * rb_model_log2(in->ranks));
+    rb_model_allgather(in, out, 8);
+    if (model_too_big(in, u)) {
+        rb_model_allgatherv(in, out, 4 * n);
+        rb_model_local(in, out, 8 * n);
+    } else {
+        rb_model_allgatherv(in, out, 8 * u);
+        rb_model_local(in, out, 12 * u);
+    }
+}
+
+static void sparcml_model(const rb_model_input *in, rb_model_result *out)
+{
+    double n = rb_model_elements(in), d = n > 0 ? in->nnz_max / n : 0;
+    rb_model_local(in, out, 4 * n);   /* count */
+    if (in->ranks == 1)
+        return;
+    int algo = in->opts.sparcml_algo;
+    if (algo == RB_SPARCML_AUTO) {    /* choose_algo() */
+        rb_model_allreduce(in, out, 8);
+        if (model_too_big(in, n * (1 - (1 - d) * (1 - d)))) {
+            rb_model_allreduce(in, out, 4 * n);
+            rb_model_local(in, out, 8 * n);
+            return;
+        }
+        algo = in->ranks >= 16 && n <= INT_MAX ? RB_SPARCML_RSAG : RB_SPARCML_RECDBL;
+    }
+    if (algo == RB_SPARCML_RSAG)
+        sparcml_model_rsag(in, out);
+    else
+        sparcml_model_recdbl(in, out);
+}
+
 const rb_reducer_ops rb_sparcml_ops = {
     .name = "sparcml",
     .description = "SparCML sparse allreduce (recursive doubling or reduce-scatter/allgather, dense switch)",
@@ -656,4 +736,5 @@ const rb_reducer_ops rb_sparcml_ops = {
     .reduce = sparcml_reduce,
     .reduce_device = SPARCML_REDUCE_DEVICE,
     .fini = sparcml_fini,
+    .model = sparcml_model,
 };

@@ -9,6 +9,8 @@ extern const rb_reducer_ops rb_agsparse_ops;
 extern const rb_reducer_ops rb_sparcml_ops;
 extern const rb_reducer_ops rb_parallax_ops;
 extern const rb_reducer_ops rb_omnireduce_ops;
+extern const rb_reducer_ops rb_oktopk_ops;
+extern const rb_reducer_ops rb_zen_ops;
 extern const rb_reducer_ops rb_s2_ops;
 extern const rb_reducer_ops rb_gossip_ops;
 
@@ -19,6 +21,8 @@ static const rb_reducer_ops *const registry[] = {
     &rb_sparcml_ops,
     &rb_parallax_ops,
     &rb_omnireduce_ops,
+    &rb_oktopk_ops,
+    &rb_zen_ops,
     &rb_s2_ops,
     &rb_gossip_ops,
 };

@@ -69,8 +69,9 @@ got=$(sizes_of -m 1K)
 for word in --reducer --density --layout --overlap --cols --shape --seed --option \
             --message-size --minbytes --maxbytes --stepfactor --iterations --warmup \
             --check --no-check --timeout --device --output --force --help \
-            none dense agsparse sparcml parallax omnireduce s2 gossip \
-            block_size sketch_rows sketch_width error_feedback gossip_schedule busbw; do
+            none dense agsparse sparcml parallax omnireduce oktopk zen s2 gossip \
+            block_size oktopk_balance oktopk_repartition oktopk_throttle zen_bitmap \
+            sketch_rows sketch_width error_feedback gossip_schedule busbw; do
     grep -q -- "$word" "$tmp/help" || { echo "FAIL: --help does not mention $word"; fail=1; }
 done
 exit $fail

@@ -68,6 +68,12 @@ static int make_variants(variant *v)
     add_variant(v, &nv, "parallax", "parallax_servers=1", NULL);
     add_variant(v, &nv, "parallax", "parallax_servers=0", NULL);
     add_variant(v, &nv, "omnireduce", "block_size=7", NULL);
+    add_variant(v, &nv, "oktopk", "oktopk_balance=off", NULL);
+    /* boundaries re-estimated on every call, from every input */
+    add_variant(v, &nv, "oktopk", "oktopk_repartition=1", "oktopk_throttle=1");
+    add_variant(v, &nv, "oktopk", "oktopk_throttle=1000", NULL);   /* every step at once */
+    add_variant(v, &nv, "zen", "zen_bitmap=on", NULL);
+    add_variant(v, &nv, "zen", "zen_bitmap=off", "seed=7");
     return nv;
 }
 
@@ -84,15 +90,34 @@ static int create(const variant *v, size_t rows, size_t cols, rb_reducer **r)
     return rb_create(&cfg, r);
 }
 
+/* Inputs the generator's overlaps do not give: every non-zero on one rank
+ * (the last), or every rank's non-zeros in a window of 1/16 of the rows
+ * starting half-way (even index ranges put it all in one range). */
+typedef enum { SKEW_NONE, SKEW_ONE_RANK, SKEW_WINDOW } skew;
+static const char *const skew_names[] = {"", " on one rank", " in a window"};
+
+static size_t fill_input(const rb_gradgen *g, skew kind, int r, float *x)
+{
+    size_t n = g->rows * g->cols;
+    if (kind == SKEW_NONE)
+        return rb_gradgen_fill(g, r, x);
+    memset(x, 0, n * sizeof *x);
+    if (kind == SKEW_ONE_RANK)
+        return r == g->nranks - 1 ? rb_gradgen_fill(g, r, x) : 0;
+    rb_gradgen w = *g;
+    w.rows = g->rows / 16 ? g->rows / 16 : g->rows;
+    return rb_gradgen_fill(&w, r, x + g->rows / 2 * g->cols);
+}
+
 /* Exact average (double) and sum of |x_r| per element, from every rank's
- * generated gradient. */
-static void reference(const rb_gradgen *g, double *avg, double *absum, float *scratch)
+ * input. */
+static void reference(const rb_gradgen *g, skew kind, double *avg, double *absum, float *scratch)
 {
     size_t n = g->rows * g->cols;
     memset(avg, 0, n * sizeof *avg);
     memset(absum, 0, n * sizeof *absum);
     for (int r = 0; r < g->nranks; r++) {
-        rb_gradgen_fill(g, r, scratch);
+        fill_input(g, kind, r, scratch);
         for (size_t i = 0; i < n; i++) {
             avg[i] += scratch[i];
             absum[i] += fabs(scratch[i]);
@@ -127,19 +152,19 @@ static void free_bufs(bufs *b)
     free(b->absum);
 }
 
-static void describe(char *buf, size_t len, const rb_gradgen *g)
+static void describe(char *buf, size_t len, const rb_gradgen *g, skew kind)
 {
-    snprintf(buf, len, "%zux%zu density %g layout %s overlap %s", g->rows, g->cols, g->density,
-             rb_layout_name(g->layout), rb_overlap_name(g->overlap));
+    snprintf(buf, len, "%zux%zu density %g layout %s overlap %s%s", g->rows, g->cols, g->density,
+             rb_layout_name(g->layout), rb_overlap_name(g->overlap), skew_names[kind]);
 }
 
-/* One reduction on r of this rank's gradient of g, checked against ref. */
-static void check_one(rb_reducer *r, const variant *v, const rb_gradgen *g, const bufs *b,
-                      size_t own_nnz)
+/* One reduction on r of this rank's input (b->own), checked against ref. */
+static void check_one(rb_reducer *r, const variant *v, const rb_gradgen *g, skew kind,
+                      const bufs *b, size_t own_nnz)
 {
     size_t n = g->rows * g->cols;
     char what[160];
-    describe(what, sizeof what, g);
+    describe(what, sizeof what, g, kind);
     memcpy(b->work, b->own, n * sizeof(float));
     rb_stats st;
     int rc = rb_reduce(r, b->work, &st);
@@ -166,8 +191,10 @@ static void check_one(rb_reducer *r, const variant *v, const rb_gradgen *g, cons
 
 static const double densities[] = {0.0, 1e-4, 1e-2, 0.3, 1.0};
 
-/* All densities x layouts x overlaps on one shape, every variant. */
-static void sweep_shape(const variant *v, int nv, size_t rows, size_t cols)
+/* All densities x layouts x overlaps on one shape, every variant.  The
+ * reducers persist over the sweep, as over training steps: state kept
+ * between calls (oktopk's regions) meets inputs unlike those it came from. */
+static void sweep_shape(const variant *v, int nv, size_t rows, size_t cols, skew kind)
 {
     size_t n = rows * cols;
     bufs b;
@@ -189,11 +216,11 @@ static void sweep_shape(const variant *v, int nv, size_t rows, size_t cols)
                                 .layout = (rb_layout)layout, .block = 16,
                                 .overlap = (rb_overlap)overlap, .nranks = nranks,
                                 .seed = 1000 + d * 10 + (uint64_t)layout * 3 + (uint64_t)overlap};
-                reference(&g, b.avg, b.absum, b.scratch);
-                size_t own_nnz = rb_gradgen_fill(&g, rank, b.own);
+                reference(&g, kind, b.avg, b.absum, b.scratch);
+                size_t own_nnz = fill_input(&g, kind, rank, b.own);
                 for (int i = 0; i < nv; i++)
                     if (red[i])
-                        check_one(red[i], &v[i], &g, &b, own_nnz);
+                        check_one(red[i], &v[i], &g, kind, &b, own_nnz);
             }
     for (int i = 0; i < nv; i++)
         rb_destroy(red[i]);
@@ -245,7 +272,7 @@ static void big_case(const variant *v, int nv)
                 continue;
             }
             double t = MPI_Wtime();
-            check_one(r, &v[i], &g, &b, own_nnz);
+            check_one(r, &v[i], &g, SKEW_NONE, &b, own_nnz);
             if (getenv("RB_TEST_VERBOSE") && rank == 0)
                 printf("  big %s density %g: %.3f s\n", v[i].label, dens[d], MPI_Wtime() - t);
             rb_destroy(r);
@@ -351,6 +378,106 @@ static void check_bytes(void)
     free(x);
 }
 
+/* One call of reducer name (options o1, o2) on this rank's input x of n
+ * elements; its stats in *st.  0 on success. */
+static int reduce_once(const char *name, const char *o1, const char *o2, float *x, size_t n,
+                       rb_stats *st)
+{
+    variant v = {.name = name, .opts = {o1, o2}};
+    rb_reducer *r = NULL;
+    int rc = create(&v, n, 1, &r);
+    if (rc == RB_OK)
+        rc = rb_reduce(r, x, st);
+    if (rc != RB_OK)
+        FAIL("%s %s %s: %s", name, o1 ? o1 : "", o2 ? o2 : "", rb_last_error());
+    rb_destroy(r);
+    return rc;
+}
+
+/* Wire bytes of oktopk and zen against docs/wire-bytes.md, overlap all (the
+ * union is every rank's k indices).  oktopk, balanced: every rank's
+ * quantiles are the same, so region j holds pairs [j k / p, (j+1) k / p)
+ * of the common support exactly.  zen: which pairs stay home depends on the
+ * hash, so the sums over ranks are checked (every pair of the support is
+ * reduced by exactly one owner: sum of u_r = k). */
+static void check_peer_bytes(void)
+{
+    const size_t n = 100000;
+    rb_gradgen g = {.rows = n, .cols = 1, .density = 0.01, .layout = RB_LAYOUT_ELEMENT,
+                    .overlap = RB_OVERLAP_ALL, .nranks = nranks, .seed = 6};
+    float *x = malloc(n * sizeof *x);
+    if (!x) {
+        FAIL("no memory");
+        return;
+    }
+    double p = nranks, k = (double)rb_gradgen_fill(&g, rank, x);
+    double own = floor((rank + 1) * k / p) - floor(rank * k / p);
+    double counts = p > 1 ? 2 * 4 * (p - 1) : 0;   /* alltoall + allgather of ints */
+    double votes = 2 * (p - 1) / p * 8 * (2 * p - 1);
+    double sent = votes + counts + 8 * (k - own) + (p - 1) / p * 8 * k;
+    double recv = votes + counts + 8 * (p - 1) * own + 8 * (k - own);
+    rb_stats st;
+    if (reduce_once("oktopk", NULL, NULL, x, n, &st) == RB_OK &&
+        (!within(st.bytes_sent, sent) || !within(st.bytes_recv, recv) || st.nnz_result != k))
+        FAIL("bytes: oktopk: sent %llu recv %llu nnz_result %llu, formula %.0f / %.0f / %.0f",
+             (unsigned long long)st.bytes_sent, (unsigned long long)st.bytes_recv,
+             (unsigned long long)st.nnz_result, sent, recv, k);
+
+    /* zen, sums over ranks: counts, the k(p-1) pairs that leave home in
+     * all, the gather: (p-1)/p of the T gathered bytes from every rank */
+    double words = ceil(n / 64.0) + p / 2;   /* bitmap words: within p/2 */
+    double gathered[2] = {8 * k, 8 * words + 4 * k};   /* pairs, bitmap */
+    const char *mode[2] = {"zen_bitmap=off", "zen_bitmap=on"};
+    for (int m = 0; m < 2; m++) {
+        rb_gradgen_fill(&g, rank, x);
+        if (reduce_once("zen", mode[m], NULL, x, n, &st) != RB_OK)
+            continue;
+        double mine[2] = {(double)st.bytes_sent, (double)st.bytes_recv}, all[2];
+        MPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        double want_sent = p * counts + 8 * k * (p - 1) + (p - 1) * gathered[m];
+        double want_recv = p * counts + 8 * k * (p - 1) + (p - 1) * gathered[m];
+        if (!within((uint64_t)all[0], want_sent) || !within((uint64_t)all[1], want_recv) ||
+            st.nnz_result != k)
+            FAIL("bytes: zen %s: sent %.0f recv %.0f over ranks, nnz_result %llu, formula "
+                 "%.0f / %.0f / %.0f", mode[m], all[0], all[1],
+                 (unsigned long long)st.nnz_result, want_sent, want_recv, k);
+    }
+    free(x);
+}
+
+/* oktopk's balanced regions do balance: with every rank's non-zeros in one
+ * window of the index space (the same support everywhere), even ranges
+ * send all pairs to one owner, which receives (p-1) k pairs; balanced
+ * regions give each owner about k/p from each rank, and the busiest rank
+ * receives about 2 k (p-1)/p pairs in all (reduce + gather). */
+static void check_balance(void)
+{
+    const size_t n = 64000;
+    if (nranks < 4)
+        return;   /* the ratio, 2/p, is too close to 1 to tell */
+    rb_gradgen g = {.rows = n, .cols = 1, .density = 0.5, .layout = RB_LAYOUT_ELEMENT,
+                    .overlap = RB_OVERLAP_ALL, .nranks = nranks, .seed = 8};
+    float *x = malloc(n * sizeof *x);
+    if (!x) {
+        FAIL("no memory");
+        return;
+    }
+    const char *balance[2] = {"oktopk_balance=off", "oktopk_balance=on"};
+    double busiest[2] = {0, 0};
+    for (int b = 0; b < 2; b++) {
+        fill_input(&g, SKEW_WINDOW, rank, x);
+        rb_stats st;
+        if (reduce_once("oktopk", balance[b], NULL, x, n, &st) != RB_OK)
+            break;
+        double mine = (double)st.bytes_recv;
+        MPI_Allreduce(&mine, &busiest[b], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    }
+    if (!(busiest[1] <= 0.6 * busiest[0]))
+        FAIL("oktopk: busiest rank receives %.0f B with balanced regions, %.0f B with even "
+             "ones: want at most 0.6x", busiest[1], busiest[0]);
+    free(x);
+}
+
 /* Option values set in the struct, not parsed: out of range is RB_ERR_ARG
  * from rb_options_check and from rb_create on every rank (two values that
  * print alike, sparcml_algo -1 and auto, once passed the agreement check
@@ -365,6 +492,10 @@ static void spoil_block(rb_options *o) { o->block_size = 0; }
 static void spoil_width(rb_options *o) { o->sketch_width = NAN; }
 static void spoil_bool(rb_options *o) { o->gossip_async = 2; }
 static void spoil_transport(rb_options *o) { o->transport = 3; }
+static void spoil_repartition(rb_options *o) { o->oktopk_repartition = 0; }
+static void spoil_balance(rb_options *o) { o->oktopk_balance = 2; }
+static void spoil_bitmap(rb_options *o) { o->zen_bitmap = 3; }
+static void spoil_throttle(rb_options *o) { o->oktopk_throttle = 0; }
 
 static void check_option_ranges(void)
 {
@@ -372,6 +503,9 @@ static void check_option_ranges(void)
         {"sparcml_algo", "sparcml", spoil_algo},      {"gossip_mix", "gossip", spoil_mix},
         {"block_size", "omnireduce", spoil_block},    {"sketch_width", "s2", spoil_width},
         {"gossip_async", "gossip", spoil_bool},       {"transport", "dense", spoil_transport},
+        {"oktopk_repartition", "oktopk", spoil_repartition},
+        {"oktopk_balance", "oktopk", spoil_balance},  {"zen_bitmap", "zen", spoil_bitmap},
+        {"oktopk_throttle", "oktopk", spoil_throttle},
     };
     rb_options o;
     rb_options_default(&o);
@@ -441,6 +575,8 @@ static void check_mismatch(void)
     expect_mismatch("options", "sparcml", 100, rank == nranks - 1 ? "sparcml_switch=0.5" : NULL);
     expect_mismatch("options", "parallax", 100, rank == 0 ? "parallax_servers=1" : NULL);
     expect_mismatch("reducer name", rank == 1 ? "agsparse" : "omnireduce", 100, NULL);
+    expect_mismatch("options", "oktopk", 100, rank == 0 ? "oktopk_repartition=2" : NULL);
+    expect_mismatch("options", "zen", 100, rank == nranks - 1 ? "seed=9" : NULL);
     /* An unknown name on one rank: every rank fails, none hangs. */
     rb_config cfg;
     rb_config_default(&cfg);
@@ -518,9 +654,15 @@ int main(int argc, char **argv)
     check_node_rank();
     check_mismatch();
     check_bytes();
-    sweep_shape(v, nv, 0, 13);
-    sweep_shape(v, nv, 1, 1);
-    sweep_shape(v, nv, 77, 13);
+    check_peer_bytes();
+    sweep_shape(v, nv, 0, 13, SKEW_NONE);
+    sweep_shape(v, nv, 1, 1, SKEW_NONE);
+    sweep_shape(v, nv, 77, 13, SKEW_NONE);
+    for (skew kind = SKEW_ONE_RANK; kind <= SKEW_WINDOW; kind++) {
+        sweep_shape(v, nv, 77, 13, kind);
+        sweep_shape(v, nv, 3001, 1, kind);
+    }
+    check_balance();
     if (big)
         big_case(v, nv);
 
