@@ -162,11 +162,16 @@ static void test_bitmap_against_definition(void)
                 size_t g = groups[gi], n = tricky_lengths[li], ng = (n + g - 1) / g;
                 memset(want, 0, sizeof want);
                 memset(got, 0xa5, sizeof got);
+                size_t nnz = 0;
                 for (size_t i = 0; i < n; i++)
                     if (x[i] != 0.0f)
-                        rb_bitmap_set(want, i / g);
+                        rb_bitmap_set(want, i / g), nnz++;
                 rb_bitmap_of_groups(x, n, g, got);
                 CHECK(memcmp(got, want, rb_bitmap_words(ng) * sizeof *got) == 0);
+                memset(got, 0xa5, sizeof got);
+                CHECK(rb_bitmap_of_groups_count(x, n, g, got) == nnz);
+                CHECK(memcmp(got, want, rb_bitmap_words(ng) * sizeof *got) == 0);
+                CHECK(rb_count_nonzero(x, n) == nnz);
             }
     }
 }
@@ -209,6 +214,15 @@ static void test_pack_against_definition(void)
         CHECK(rb_pack_nonzero_grow(x, TRICKY_N, &buf, &cap, &k) == RB_OK);
         CHECK(k == kw && cap >= kw * sizeof *buf && !memcmp(buf, want, k * sizeof *buf));
         CHECK(cap == before || kw > before / sizeof *buf);   /* grown only when needed */
+        /* at most kw - 1 pairs: counted, not packed, the buffer not grown past that */
+        size_t limit = kw ? kw - 1 : 0;
+        rb_pair *small = NULL;
+        size_t small_cap = 0;
+        CHECK(rb_pack_nonzero_upto(x, TRICKY_N, limit, &small, &small_cap, &k) == RB_OK);
+        CHECK(k == kw && small_cap <= (limit ? limit * sizeof *small + 64 : 64));
+        CHECK(rb_pack_nonzero_upto(x, TRICKY_N, kw, &small, &small_cap, &k) == RB_OK);
+        CHECK(k == kw && (k == 0 || !memcmp(small, want, k * sizeof *small)));
+        free(small);
     }
     free(buf);
     /* The tightest case: a last block whose only zero comes after all the
@@ -288,13 +302,89 @@ static void test_options(void)
     CHECK(!rb_option_applies(rb_option_count(), "sparcml") && !rb_option_applies(algo, NULL));
 }
 
+/* The row-form helpers of rb_reduce_rows on a 6 x 3 matrix. */
+static void test_rows_helpers(void)
+{
+    enum { ROWS = 6, COLS = 3 };
+    int64_t ids[] = {1, 2, 4};
+    float values[] = {0, 1.5f, 0, /* row 2 */ 2, 3, 0, /* row 4 */ 0, 0, -1};
+    rb_rows in = {3, COLS, ids, values};
+    float x[ROWS * COLS];
+    memset(x, 0xa5, sizeof x);
+    rb_rows_to_dense(&in, x, ROWS);
+    const float want[ROWS * COLS] = {0, 0, 0, 0, 1.5f, 0, 2, 3, 0, 0, 0, 0, 0, 0, -1, 0, 0, 0};
+    CHECK(!memcmp(x, want, sizeof x));
+    CHECK(rb_rows_count_nonzero(&in) == 4);
+    rb_pair *p = NULL;
+    size_t cap = 0, k = 0;
+    CHECK(rb_rows_pack_grow(&in, &p, &cap, &k) == RB_OK && k == 4);
+    CHECK(p[0].idx == 4 && p[1].idx == 6 && p[2].idx == 7 && p[3].idx == 14 && p[3].val == -1);
+    rb_pair q[4];
+    CHECK(rb_pack_nonzero(want, ROWS * COLS, 0, q, 4) == 4 && !memcmp(p, q, sizeof q));
+    int64_t ones[] = {3, 9, 10};
+    float vals1[] = {1, 0, 2};
+    rb_rows col1 = {3, 1, ones, vals1};
+    CHECK(rb_rows_pack_grow(&col1, &p, &cap, &k) == RB_OK && k == 2);
+    CHECK(p[0].idx == 3 && p[1].idx == 10 && p[1].val == 2);
+
+    /* one stream: the rows that hold a pair, values scaled, rest 0 */
+    rb_rowset s = {0};
+    rb_rows view;
+    const rb_pair stream[] = {{4, 2}, {7, -4}, {8, 1}, {15, 8}};
+    CHECK(rb_rowset_from_pairs(&s, COLS, stream, 4, 0.5f) == RB_OK);
+    rb_rowset_view(&s, &view);
+    CHECK(view.nrows == 3 && view.cols == COLS);
+    CHECK(view.ids[0] == 1 && view.ids[1] == 2 && view.ids[2] == 5);
+    const float w1[] = {0, 1, 0, 0, -2, 0.5f, 8 * 0.5f, 0, 0};
+    CHECK(!memcmp(view.values, w1, sizeof w1));
+    /* three streams, one empty: rows of any, sums in stream order */
+    const rb_pair streams[] = {{4, 2}, {16, 1}, /* empty */ {0, 1}, {4, 3}};
+    size_t offs[] = {0, 2, 2, 4}, work[4];
+    rb_pair *tmp = NULL;
+    size_t tmp_cap = 0;
+    CHECK(rb_rowset_from_streams(&s, COLS, streams, offs, 3, 0.25f, &tmp, &tmp_cap, work) ==
+          RB_OK);
+    rb_rowset_view(&s, &view);
+    CHECK(view.nrows == 3 && view.ids[0] == 0 && view.ids[1] == 1 && view.ids[2] == 5);
+    const float w2[] = {0.25f, 0, 0, 0, 0.5f + 0.75f, 0, 0, 0.25f, 0};
+    CHECK(!memcmp(view.values, w2, sizeof w2));
+    CHECK(offs[3] == 4);   /* kept */
+    CHECK(rb_rowset_from_streams(&s, COLS, streams, offs, 0, 1.0f, &tmp, &tmp_cap, work) ==
+          RB_OK && s.nrows == 0);
+    /* from a dense matrix: rows with any bit set, -0.0 included */
+    float d[ROWS * COLS] = {0};
+    d[3 * COLS + 2] = -0.0f;
+    d[5 * COLS] = 7;
+    CHECK(rb_rowset_from_dense(&s, d, ROWS, COLS) == RB_OK);
+    CHECK(s.nrows == 2 && s.ids[0] == 3 && s.ids[1] == 5 && s.values[3] == 7);
+    rb_rowset_view(&s, &view);
+    memset(x, 0xa5, sizeof x);
+    rb_rows_to_dense(&view, x, ROWS);
+    CHECK(!memcmp(x, d, sizeof x));
+    rb_rowset_free(&s);
+    free(tmp);
+    free(p);
+}
+
 int main(void)
 {
-    test_scan_pack();
     test_merge();
     test_bitmap();
-    test_bitmap_against_definition();
-    test_pack_against_definition();
+    test_rows_helpers();
+    /* the scans in every version this build and CPU have */
+    static const char *const versions[] = {"sse2", "avx2", "avx512", "plain"};
+    int ran = 0;
+    for (size_t v = 0; v < sizeof versions / sizeof *versions; v++) {
+        if (rb_scan_use(versions[v]) != RB_OK)
+            continue;
+        ran++;
+        test_scan_pack();
+        test_bitmap();
+        test_bitmap_against_definition();
+        test_pack_against_definition();
+    }
+    CHECK(ran > 0);
+    CHECK(rb_scan_use("no-such") == RB_ERR_UNSUPPORTED && rb_scan_use(NULL) == RB_OK);
     test_options();
     if (failures)
         fprintf(stderr, "%d check(s) failed\n", failures);
