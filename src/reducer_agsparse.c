@@ -1,10 +1,12 @@
 /* agsparse: every rank allgathers every rank's (index, value) pairs and sums
  * them locally.
  *
- *   encode  count + pack the local non-zeros (index order)
+ *   encode  pack the local non-zeros (index order), from the dense buffer
+ *           or from the rows of rb_reduce_rows
  *   comm    allgather of the p counts (uint64), allgatherv of the pairs
  *   decode  zero the local support, add every rank's pairs scaled by 1/p in
- *           rank order (so every rank computes bit-identical results)
+ *           rank order (so every rank computes bit-identical results); rows:
+ *           the same sums into the union rows (rb_rowset_from_streams)
  *
  * Wire bytes per rank (ring model, docs/wire-bytes.md), K = sum of counts:
  *   sent = 8(p-1) + 8K(p-1)/p,  recv = 8(p-1) + 8(K - k_self).
@@ -20,11 +22,12 @@
 #include <string.h>
 
 typedef struct agsparse_state {
-    rb_pair *send, *recv;
-    size_t send_cap, recv_cap;
+    rb_pair *send, *recv, *tmp;
+    size_t send_cap, recv_cap, tmp_cap;
     uint64_t *nnz_of;       /* per rank */
     int *counts, *displs;   /* per rank, for the allgatherv */
-    uint64_t *seen;         /* bitmap of n bits: the union support */
+    size_t *offs, *work;    /* p + 1: rank streams in recv (rows path) */
+    uint64_t *seen;         /* bitmap of n bits: the union support, zero between calls */
     struct agsparse_device *dev;   /* device buffers of the NCCL path, else NULL */
 } agsparse_state;
 
@@ -37,7 +40,10 @@ static void agsparse_fini(rb_reducer *r)
     agsparse_device_free(s);
     free(s->send);
     free(s->recv);
+    free(s->tmp);
     free(s->nnz_of);
+    free(s->offs);
+    free(s->work);
     free(s->counts);
     free(s->displs);
     free(s->seen);
@@ -55,33 +61,34 @@ static int agsparse_init(rb_reducer *r)
     s->nnz_of = rb_calloc(p, sizeof *s->nnz_of);
     s->counts = rb_calloc(p, sizeof *s->counts);
     s->displs = rb_calloc(p, sizeof *s->displs);
+    s->offs = rb_calloc(p + 1, sizeof *s->offs);
+    s->work = rb_calloc(p + 1, sizeof *s->work);
     s->seen = rb_calloc(rb_bitmap_words(r->n), sizeof *s->seen);
-    if (!s->nnz_of || !s->counts || !s->displs || !s->seen)
+    if (!s->nnz_of || !s->counts || !s->displs || !s->offs || !s->work || !s->seen)
         return rb_fail(RB_ERR_NOMEM, "agsparse: no memory for %zu ranks / %zu elements", p, r->n);
     return rb_device_direct(r) ? agsparse_device_init(r, s) : RB_OK;
 }
 
-/* Union support size: distinct indices over all received pairs. */
-static uint64_t union_size(agsparse_state *s, size_t n, const rb_pair *pairs, size_t total)
+/* Union support size: distinct indices over all received pairs.  The
+ * bitmap is all zero between calls: the bits set here are cleared again
+ * (O(pairs), where zeroing it would be O(n)). */
+static uint64_t union_size(agsparse_state *s, const rb_pair *pairs, size_t total)
 {
-    memset(s->seen, 0, rb_bitmap_words(n) * sizeof *s->seen);
     uint64_t distinct = 0;
     for (size_t i = 0; i < total; i++) {
         size_t idx = pairs[i].idx;
         distinct += !rb_bitmap_test(s->seen, idx);
         rb_bitmap_set(s->seen, idx);
     }
+    for (size_t i = 0; i < total; i++)
+        s->seen[pairs[i].idx >> 6] = 0;
     return distinct;
 }
 
-static int agsparse_reduce(rb_reducer *r, float *grad, rb_stats *st)
+/* Every rank's k pairs (s->send) into s->recv in rank order; *total. */
+static int gather_pairs(rb_reducer *r, rb_stats *st, size_t k, size_t *total_out)
 {
     agsparse_state *s = r->impl;
-    size_t k = 0;
-    rb_phase_start(r, st, RB_PHASE_ENCODE);
-    RB_TRY(rb_pack_nonzero_grow(grad, r->n, &s->send, &s->send_cap, &k));
-    st->nnz_local = k;
-
     rb_phase_start(r, st, RB_PHASE_COMM);
     uint64_t mine = k, total = 0;
     RB_TRY(rb_allgather(r, st, &mine, 1, MPI_UINT64_T, s->nnz_of));
@@ -99,13 +106,45 @@ static int agsparse_reduce(rb_reducer *r, float *grad, rb_stats *st)
     void *buf = s->recv;
     RB_TRY(rb_reserve(&buf, &s->recv_cap, (size_t)total, sizeof(rb_pair)));
     s->recv = buf;
-    RB_TRY(rb_allgatherv(r, st, s->send, (int)k, MPI_UINT64_T, s->recv, s->counts, s->displs));
+    *total_out = (size_t)total;
+    return rb_allgatherv(r, st, s->send, (int)k, MPI_UINT64_T, s->recv, s->counts, s->displs);
+}
+
+static int agsparse_reduce(rb_reducer *r, float *grad, rb_stats *st)
+{
+    agsparse_state *s = r->impl;
+    size_t k = 0, total = 0;
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
+    RB_TRY(rb_pack_nonzero_grow(grad, r->n, &s->send, &s->send_cap, &k));
+    st->nnz_local = k;
+    RB_TRY(gather_pairs(r, st, k, &total));
 
     rb_phase_start(r, st, RB_PHASE_DECODE);
     for (size_t i = 0; i < k; i++)
         grad[s->send[i].idx] = 0.0f;
-    rb_scatter_add_scaled(grad, 0, s->recv, (size_t)total, 1.0f / (float)r->size);
-    st->nnz_result = union_size(s, r->n, s->recv, (size_t)total);
+    rb_scatter_add_scaled(grad, 0, s->recv, total, 1.0f / (float)r->size);
+    st->nnz_result = union_size(s, s->recv, total);
+    return RB_OK;
+}
+
+/* Rows: the pairs packed from the rows, the same exchange, and the sums
+ * made in row form: each element 0 + (every rank's value / p) in rank
+ * order, as the dense decode adds them. */
+static int agsparse_reduce_rows(rb_reducer *r, rb_rows_call *c, rb_stats *st)
+{
+    agsparse_state *s = r->impl;
+    size_t k = 0, total = 0;
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
+    RB_TRY(rb_rows_pack_grow(c->in, &s->send, &s->send_cap, &k));
+    st->nnz_local = k;
+    RB_TRY(gather_pairs(r, st, k, &total));
+
+    rb_phase_start(r, st, RB_PHASE_DECODE);
+    for (int i = 0; i <= r->size; i++)
+        s->offs[i] = i < r->size ? (size_t)s->displs[i] : total;
+    RB_TRY(rb_rowset_from_streams(c->rows, r->cfg.cols, s->recv, s->offs, (size_t)r->size,
+                                  1.0f / (float)r->size, &s->tmp, &s->tmp_cap, s->work));
+    st->nnz_result = union_size(s, s->recv, total);
     return RB_OK;
 }
 
@@ -204,5 +243,6 @@ const rb_reducer_ops rb_agsparse_ops = {
     .init = agsparse_init,
     .reduce = agsparse_reduce,
     .reduce_device = AGSPARSE_REDUCE_DEVICE,
+    .reduce_rows = agsparse_reduce_rows,
     .fini = agsparse_fini,
 };
