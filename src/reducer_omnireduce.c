@@ -195,37 +195,38 @@ static void pack_piece(void *vctx, size_t i, size_t lo, size_t len, size_t blk)
 
 /* The rows touched by the union blocks (in order), each value of those
  * blocks packed * scale, the rest of the rows 0: what the dense unpack
- * leaves there. */
+ * leaves there.  A block's rows are consecutive slots of out, so a block
+ * is written as one range whatever the row width. */
 static int unpack_rows(omni_state *s, rb_rowset *out, size_t n, size_t b, size_t cols,
                        float scale)
 {
-    size_t listed = 0, last = SIZE_MAX;   /* rows counted, the last of them */
+    size_t listed = 0;
     for (int fill = 0; fill < 2; fill++) {
         if (fill)
             RB_TRY(rb_rowset_reserve(out, listed, cols));
-        size_t off = 0, k = 0;
-        last = SIZE_MAX;
+        size_t off = 0, k = 0, last = SIZE_MAX;   /* packed offset, rows listed, last row */
         for (size_t w = 0; w < s->words; w++) {
             for (uint64_t bits = s->bitmap[w]; bits; bits &= bits - 1) {
                 size_t blk = w * 64 + (size_t)__builtin_ctzll(bits);
                 size_t lo = blk * b, hi = lo + b <= n ? lo + b : n;
-                for (size_t row = lo / cols; row * cols < hi; row++) {
-                    if (row != last) {
-                        if (fill) {
-                            out->ids[k] = (int64_t)row;
-                            memset(out->values + k * cols, 0, cols * sizeof(float));
-                        }
-                        k++;
-                        last = row;
+                size_t rlo = lo / cols, rhi = (hi - 1) / cols;
+                size_t first_new = rlo == last ? rlo + 1 : rlo;
+                if (fill) {
+                    /* element e of these rows is at row0[e] */
+                    float *row0 = out->values + (rlo == last ? k - 1 : k) * cols - rlo * cols;
+                    for (size_t row = first_new; row <= rhi; row++)
+                        out->ids[k + (row - first_new)] = (int64_t)row;
+                    if (first_new <= rhi) {   /* new rows: 0 around the block */
+                        if (first_new * cols < lo)
+                            memset(row0 + first_new * cols, 0,
+                                   (lo - first_new * cols) * sizeof(float));
+                        memset(row0 + hi, 0, ((rhi + 1) * cols - hi) * sizeof(float));
                     }
-                    if (!fill)
-                        continue;
-                    size_t a = row * cols > lo ? row * cols : lo;
-                    size_t z = (row + 1) * cols < hi ? (row + 1) * cols : hi;
-                    float *dst = out->values + (k - 1) * cols + (a - row * cols);
-                    for (size_t e = 0; e < z - a; e++)
-                        dst[e] = s->packed[off + (a - lo) + e] * scale;
+                    for (size_t e = 0; e < hi - lo; e++)
+                        row0[lo + e] = s->packed[off + e] * scale;
                 }
+                k += rhi + 1 - first_new;
+                last = rhi;
                 off += hi - lo;
             }
         }
