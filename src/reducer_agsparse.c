@@ -5,8 +5,9 @@
  *           or from the rows of rb_reduce_rows
  *   comm    allgather of the p counts (uint64), allgatherv of the pairs
  *   decode  zero the local support, add every rank's pairs scaled by 1/p in
- *           rank order (so every rank computes bit-identical results); rows:
- *           the same sums into the union rows (rb_rowset_from_streams)
+ *           rank order (so every rank computes bit-identical results); rows
+ *           (rb_reduce_rows): the same sums into the rows that hold them
+ *           (rb_rowset_sum_streams)
  *
  * Wire bytes per rank (ring model, docs/wire-bytes.md), K = sum of counts:
  *   sent = 8(p-1) + 8K(p-1)/p,  recv = 8(p-1) + 8(K - k_self).
@@ -22,12 +23,15 @@
 #include <string.h>
 
 typedef struct agsparse_state {
-    rb_pair *send, *recv, *tmp;
-    size_t send_cap, recv_cap, tmp_cap;
+    rb_pair *send, *recv;
+    size_t send_cap, recv_cap;
     uint64_t *nnz_of;       /* per rank */
     int *counts, *displs;   /* per rank, for the allgatherv */
-    size_t *offs, *work;    /* p + 1: rank streams in recv (rows path) */
     uint64_t *seen;         /* bitmap of n bits: the union support, zero between calls */
+    /* rows path: the rank streams in recv (p + 1), a bitmap of the rows
+     * (zero between calls) and the slot of each of its words */
+    size_t *offs, *row_base;
+    uint64_t *row_seen;
     struct agsparse_device *dev;   /* device buffers of the NCCL path, else NULL */
 } agsparse_state;
 
@@ -40,13 +44,13 @@ static void agsparse_fini(rb_reducer *r)
     agsparse_device_free(s);
     free(s->send);
     free(s->recv);
-    free(s->tmp);
     free(s->nnz_of);
+    free(s->seen);
     free(s->offs);
-    free(s->work);
+    free(s->row_base);
+    free(s->row_seen);
     free(s->counts);
     free(s->displs);
-    free(s->seen);
     free(s);
     r->impl = NULL;
 }
@@ -61,28 +65,14 @@ static int agsparse_init(rb_reducer *r)
     s->nnz_of = rb_calloc(p, sizeof *s->nnz_of);
     s->counts = rb_calloc(p, sizeof *s->counts);
     s->displs = rb_calloc(p, sizeof *s->displs);
-    s->offs = rb_calloc(p + 1, sizeof *s->offs);
-    s->work = rb_calloc(p + 1, sizeof *s->work);
     s->seen = rb_calloc(rb_bitmap_words(r->n), sizeof *s->seen);
-    if (!s->nnz_of || !s->counts || !s->displs || !s->offs || !s->work || !s->seen)
+    s->offs = rb_calloc(p + 1, sizeof *s->offs);
+    s->row_base = rb_calloc(rb_bitmap_words(r->cfg.rows), sizeof *s->row_base);
+    s->row_seen = rb_calloc(rb_bitmap_words(r->cfg.rows), sizeof *s->row_seen);
+    if (!s->nnz_of || !s->counts || !s->displs || !s->seen || !s->offs || !s->row_base ||
+        !s->row_seen)
         return rb_fail(RB_ERR_NOMEM, "agsparse: no memory for %zu ranks / %zu elements", p, r->n);
     return rb_device_direct(r) ? agsparse_device_init(r, s) : RB_OK;
-}
-
-/* Union support size: distinct indices over all received pairs.  The
- * bitmap is all zero between calls: the bits set here are cleared again
- * (O(pairs), where zeroing it would be O(n)). */
-static uint64_t union_size(agsparse_state *s, const rb_pair *pairs, size_t total)
-{
-    uint64_t distinct = 0;
-    for (size_t i = 0; i < total; i++) {
-        size_t idx = pairs[i].idx;
-        distinct += !rb_bitmap_test(s->seen, idx);
-        rb_bitmap_set(s->seen, idx);
-    }
-    for (size_t i = 0; i < total; i++)
-        s->seen[pairs[i].idx >> 6] = 0;
-    return distinct;
 }
 
 /* Every rank's k pairs (s->send) into s->recv in rank order; *total. */
@@ -110,6 +100,22 @@ static int gather_pairs(rb_reducer *r, rb_stats *st, size_t k, size_t *total_out
     return rb_allgatherv(r, st, s->send, (int)k, MPI_UINT64_T, s->recv, s->counts, s->displs);
 }
 
+/* Union support size: distinct indices over all received pairs.  The
+ * bitmap is all zero between calls: the bits set here are cleared again
+ * (O(pairs), where zeroing it would be O(n)). */
+static uint64_t union_size(agsparse_state *s, const rb_pair *pairs, size_t total)
+{
+    uint64_t distinct = 0;
+    for (size_t i = 0; i < total; i++) {
+        size_t idx = pairs[i].idx;
+        distinct += !rb_bitmap_test(s->seen, idx);
+        rb_bitmap_set(s->seen, idx);
+    }
+    for (size_t i = 0; i < total; i++)
+        s->seen[pairs[i].idx >> 6] = 0;
+    return distinct;
+}
+
 static int agsparse_reduce(rb_reducer *r, float *grad, rb_stats *st)
 {
     agsparse_state *s = r->impl;
@@ -127,9 +133,8 @@ static int agsparse_reduce(rb_reducer *r, float *grad, rb_stats *st)
     return RB_OK;
 }
 
-/* Rows: the pairs packed from the rows, the same exchange, and the sums
- * made in row form: each element 0 + (every rank's value / p) in rank
- * order, as the dense decode adds them. */
+/* Rows: the pairs packed from the rows, the same exchange, the same sums
+ * made in the rows that hold them. */
 static int agsparse_reduce_rows(rb_reducer *r, rb_rows_call *c, rb_stats *st)
 {
     agsparse_state *s = r->impl;
@@ -142,10 +147,10 @@ static int agsparse_reduce_rows(rb_reducer *r, rb_rows_call *c, rb_stats *st)
     rb_phase_start(r, st, RB_PHASE_DECODE);
     for (int i = 0; i <= r->size; i++)
         s->offs[i] = i < r->size ? (size_t)s->displs[i] : total;
-    RB_TRY(rb_rowset_from_streams(c->rows, r->cfg.cols, s->recv, s->offs, (size_t)r->size,
-                                  1.0f / (float)r->size, &s->tmp, &s->tmp_cap, s->work));
     st->nnz_result = union_size(s, s->recv, total);
-    return RB_OK;
+    return rb_rowset_sum_streams(c->rows, r->cfg.cols, s->recv, s->offs, (size_t)r->size,
+                                 1.0f / (float)r->size, s->row_seen, s->row_base,
+                                 rb_bitmap_words(r->cfg.rows));
 }
 
 #if defined(HAVE_CUDA) && defined(HAVE_NCCL)
@@ -153,9 +158,9 @@ static int agsparse_reduce_rows(rb_reducer *r, rb_rows_call *c, rb_stats *st)
 
 /* The NCCL path: pack on the GPU, ncclAllGather of the counts (they come
  * to the host to size the exchange), grouped ncclBroadcast of every rank's
- * pairs (NCCL has no allgatherv), then the same decode as the host path:
- * zero the local support, add each rank's pairs scaled by 1/p, one launch
- * per rank in rank order (indices are distinct within a rank, so no
+ * pairs (NCCL has no allgatherv), then the host path's sums, made in
+ * place: zero the local support, add each rank's pairs scaled by 1/p, one
+ * launch per rank in rank order (indices are distinct within a rank, so no
  * atomics and the host path's summation order). */
 typedef struct agsparse_device {
     rb_pair *send, *recv;

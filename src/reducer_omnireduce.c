@@ -182,7 +182,7 @@ static void mark_piece(void *vctx, size_t i, size_t lo, size_t len, size_t blk)
 static size_t packed_offset(const rows_ctx *c, size_t blk)
 {
     uint64_t below = c->s->bitmap[blk >> 6] & (((uint64_t)1 << (blk & 63)) - 1);
-    return (c->slot_base[blk >> 6] + (size_t)__builtin_popcountll(below)) * c->b;
+    return (c->slot_base[blk >> 6] + rb_popcount64(below)) * c->b;
 }
 
 static void pack_piece(void *vctx, size_t i, size_t lo, size_t len, size_t blk)
@@ -251,7 +251,7 @@ static int omni_reduce_rows(rb_reducer *r, rb_rows_call *call, rb_stats *st)
     size_t nb = 0;
     for (size_t w = 0; w < s->words; w++) {
         s->slot_base[w] = nb;
-        nb += (size_t)__builtin_popcountll(s->bitmap[w]);
+        nb += rb_popcount64(s->bitmap[w]);
     }
     size_t u = union_elements(s, r->n, b, nb);
     memset(s->packed, 0, u * sizeof *s->packed);

@@ -295,9 +295,9 @@ size_t rb_bitmap_popcount(const uint64_t *bm, size_t nbits)
 {
     size_t words = nbits / 64, c = 0;
     for (size_t w = 0; w < words; w++)
-        c += (size_t)__builtin_popcountll(bm[w]);
+        c += rb_popcount64(bm[w]);
     if (nbits & 63)
-        c += (size_t)__builtin_popcountll(bm[words] & (((uint64_t)1 << (nbits & 63)) - 1));
+        c += rb_popcount64(bm[words] & (((uint64_t)1 << (nbits & 63)) - 1));
     return c;
 }
 
@@ -417,23 +417,29 @@ void rb_rowset_view(const rb_rowset *s, rb_rows *view)
     view->values = s->values;
 }
 
-/* Walks the rows of an index-sorted stream without a division per pair:
- * row and its first element lo change only when an index leaves the row. */
+/* Walks the rows of an index-sorted stream without a divide instruction:
+ * the row changes only when an index leaves it, and the new row is a
+ * multiply by a reciprocal (exact for 32-bit indices: Lemire, Kaser and
+ * Kurz 2019), or the index itself for rows of one float. */
 typedef struct row_walk {
     size_t cols, row, lo, hi;   /* current row covers elements [lo, hi) */
+    uint64_t magic;             /* 2^64 / cols rounded up; 0 when cols == 1 */
 } row_walk;
 
 static inline void row_walk_init(row_walk *w, size_t cols)
 {
-    *w = (row_walk){cols, 0, 0, 0};
+    *w = (row_walk){cols, 0, 0, 0, cols > 1 ? UINT64_MAX / cols + 1 : 0};
 }
 
-/* Moves to the row of element idx; returns 1 when it is a new row. */
+/* Moves to the row of element idx (< 2^32); returns 1 when it is a new row. */
 static inline int row_walk_to(row_walk *w, size_t idx)
 {
     if (idx < w->hi)
         return 0;
-    w->row = w->cols == 1 ? idx : idx / w->cols;
+    if (w->magic)
+        w->row = (size_t)(((unsigned __int128)w->magic * idx) >> 64);
+    else
+        w->row = idx;
     w->lo = w->row * w->cols;
     w->hi = w->lo + w->cols;
     return 1;
@@ -459,73 +465,63 @@ int rb_rowset_from_pairs(rb_rowset *s, size_t cols, const rb_pair *p, size_t k, 
         if (row_walk_to(&w, p[i].idx)) {
             s->ids[r++] = (int64_t)w.row;
             row += cols;
-            memset(row, 0, cols * sizeof *row);
+            if (cols == 1)   /* rows of one float: no call per pair */
+                row[0] = 0.0f;
+            else
+                memset(row, 0, cols * sizeof *row);
         }
         row[p[i].idx - w.lo] = p[i].val * scale;
     }
     return RB_OK;
 }
 
-/* First position >= from in the increasing ids[0..n) whose id is >= row:
- * galloping, as the rows of a stream advance through ids. */
-static size_t gallop(const int64_t *ids, size_t n, size_t from, int64_t row)
+int rb_rowset_sum_streams(rb_rowset *s, size_t cols, const rb_pair *p, const size_t *offs,
+                          size_t m, float scale, uint64_t *rowbm, size_t *base, size_t words)
 {
-    size_t step = 1, lo = from, hi = from;
-    while (hi < n && ids[hi] < row) {
-        lo = hi + 1;
-        hi += step;
-        step *= 2;
-    }
-    if (hi > n)
-        hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (ids[mid] < row)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-int rb_rowset_from_streams(rb_rowset *s, size_t cols, const rb_pair *p, const size_t *offs,
-                           size_t m, float scale, rb_pair **tmp, size_t *tmp_cap, size_t *work)
-{
-    /* The union of the streams' rows, as pairs (row, 0) merged pairwise. */
-    size_t total = m ? offs[m] - offs[0] : 0;
-    void *t = *tmp;
-    RB_TRY(rb_reserve(&t, tmp_cap, 2 * total, sizeof(rb_pair)));
-    *tmp = t;
-    rb_pair *rows = *tmp, *merged = NULL;
-    size_t nr = 0;
+    /* The rows of every pair, marked; then the listed rows in order, and
+     * for each bitmap word the slot of its first row. */
     for (size_t j = 0; j < m; j++) {
         row_walk w;
         row_walk_init(&w, cols);
-        work[j] = nr;
         for (size_t i = offs[j]; i < offs[j + 1]; i++)
             if (row_walk_to(&w, p[i].idx))
-                rows[nr++] = (rb_pair){(uint32_t)w.row, 0.0f};
+                rb_bitmap_set(rowbm, w.row);
     }
-    work[m] = nr;
-    size_t u = rb_merge_sum_many(rows, work, m, rows + total, &merged);
-    RB_TRY(rb_rowset_reserve(s, u, cols));
-    for (size_t i = 0; i < u; i++)
-        s->ids[i] = merged[i].idx;
-    memset(s->values, 0, u * cols * sizeof *s->values);
-    /* Every stream's values added into its rows' slots, stream by stream. */
-    for (size_t j = 0; j < m; j++) {
-        row_walk w;
-        row_walk_init(&w, cols);
-        float *row = s->values;
-        for (size_t i = offs[j], slot = 0; i < offs[j + 1]; i++) {
-            if (row_walk_to(&w, p[i].idx)) {
-                slot = gallop(s->ids, u, slot, (int64_t)w.row);
-                row = s->values + slot * cols;
+    size_t u = 0;
+    for (size_t wd = 0; wd < words; wd++) {
+        base[wd] = u;
+        u += rb_popcount64(rowbm[wd]);
+    }
+    int rc = rb_rowset_reserve(s, u, cols);
+    if (rc == RB_OK) {
+        memset(s->values, 0, u * cols * sizeof *s->values);
+        for (size_t wd = 0, r = 0; wd < words; wd++)
+            for (uint64_t bits = rowbm[wd]; bits; bits &= bits - 1)
+                s->ids[r++] = (int64_t)(wd * 64 + (size_t)__builtin_ctzll(bits));
+        /* Each stream added into its rows' slots, stream by stream. */
+        for (size_t j = 0; j < m; j++) {
+            row_walk w;
+            row_walk_init(&w, cols);
+            float *row = s->values;
+            for (size_t i = offs[j]; i < offs[j + 1]; i++) {
+                if (row_walk_to(&w, p[i].idx)) {
+                    uint64_t below = rowbm[w.row >> 6] & (((uint64_t)1 << (w.row & 63)) - 1);
+                    row = s->values +
+                          (base[w.row >> 6] + rb_popcount64(below)) * cols;
+                }
+                row[p[i].idx - w.lo] += p[i].val * scale;
             }
-            row[p[i].idx - w.lo] += p[i].val * scale;
         }
     }
-    return RB_OK;
+    /* Left all zero for the next call: only the words that were set. */
+    if (rc == RB_OK) {
+        for (size_t r = 0; r < u; r++)
+            rowbm[(size_t)s->ids[r] >> 6] = 0;
+    } else {
+        for (size_t wd = 0; wd < words; wd++)
+            rowbm[wd] = 0;
+    }
+    return rc;
 }
 
 /* Whether any bit of x[0..n) is set (a loop without an exit vectorises). */

@@ -59,6 +59,20 @@ size_t rb_pair_lower_bound(const rb_pair *p, size_t k, uint32_t idx);
 size_t rb_merge_sum_many(rb_pair *a, size_t *offs, size_t m, rb_pair *tmp,
                          rb_pair **out);
 
+/* Set bits of x: the instruction where the build targets it, else a few
+ * operations (GCC's fallback for __builtin_popcountll is a library call). */
+static inline unsigned rb_popcount64(uint64_t x)
+{
+#ifdef __POPCNT__
+    return (unsigned)__builtin_popcountll(x);
+#else
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+    return (unsigned)((x * 0x0101010101010101ULL) >> 56);
+#endif
+}
+
 /* Bitmaps: bit i of word i/64. */
 static inline size_t rb_bitmap_words(size_t nbits) { return (nbits + 63) / 64; }
 static inline int rb_bitmap_test(const uint64_t *bm, size_t i)
@@ -95,12 +109,14 @@ int rb_rowset_reserve(rb_rowset *s, size_t nrows, size_t cols);
  * set to p.val * scale (as rb_scatter_set_scaled), other elements 0. */
 int rb_rowset_from_pairs(rb_rowset *s, size_t cols, const rb_pair *p, size_t k, float scale);
 /* The rows holding a pair of any of m index-sorted streams, stream j =
- * p[offs[j] .. offs[j+1]) (offs: m + 1 entries, kept), each element
- * 0 + v_0 * scale + v_1 * scale + ... in stream order (as zeroing and then
- * rb_scatter_add_scaled stream by stream).  *tmp (capacity *tmp_cap bytes)
- * is scratch kept between calls; work holds m + 1 entries. */
-int rb_rowset_from_streams(rb_rowset *s, size_t cols, const rb_pair *p, const size_t *offs,
-                           size_t m, float scale, rb_pair **tmp, size_t *tmp_cap, size_t *work);
+ * p[offs[j] .. offs[j+1]) (offs: m + 1 entries), each element
+ * 0 + v_0 * scale + v_1 * scale + ... in stream order (what zeroing and
+ * rb_scatter_add_scaled stream by stream give, bit for bit).  rowbm: a
+ * bitmap of the matrix's rows (words words), all zero, left all zero;
+ * base: words entries of scratch.  No pass over the matrix: the rows are
+ * found through the bitmap (O(words + pairs)). */
+int rb_rowset_sum_streams(rb_rowset *s, size_t cols, const rb_pair *p, const size_t *offs,
+                          size_t m, float scale, uint64_t *rowbm, size_t *base, size_t words);
 /* The rows of x (rows x cols) with any bit set (so -0.0 is kept). */
 int rb_rowset_from_dense(rb_rowset *s, const float *x, size_t rows, size_t cols);
 /* The caller's view of s. */

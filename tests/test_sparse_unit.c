@@ -337,20 +337,49 @@ static void test_rows_helpers(void)
     CHECK(view.ids[0] == 1 && view.ids[1] == 2 && view.ids[2] == 5);
     const float w1[] = {0, 1, 0, 0, -2, 0.5f, 8 * 0.5f, 0, 0};
     CHECK(!memcmp(view.values, w1, sizeof w1));
-    /* three streams, one empty: rows of any, sums in stream order */
+    /* three streams, one empty: the rows of any, sums in stream order */
     const rb_pair streams[] = {{4, 2}, {16, 1}, /* empty */ {0, 1}, {4, 3}};
-    size_t offs[] = {0, 2, 2, 4}, work[4];
-    rb_pair *tmp = NULL;
-    size_t tmp_cap = 0;
-    CHECK(rb_rowset_from_streams(&s, COLS, streams, offs, 3, 0.25f, &tmp, &tmp_cap, work) ==
-          RB_OK);
+    size_t offs[] = {0, 2, 2, 4}, base[1];
+    uint64_t rowbm[1] = {0};
+    CHECK(rb_rowset_sum_streams(&s, COLS, streams, offs, 3, 0.25f, rowbm, base, 1) == RB_OK);
     rb_rowset_view(&s, &view);
     CHECK(view.nrows == 3 && view.ids[0] == 0 && view.ids[1] == 1 && view.ids[2] == 5);
     const float w2[] = {0.25f, 0, 0, 0, 0.5f + 0.75f, 0, 0, 0.25f, 0};
     CHECK(!memcmp(view.values, w2, sizeof w2));
-    CHECK(offs[3] == 4);   /* kept */
-    CHECK(rb_rowset_from_streams(&s, COLS, streams, offs, 0, 1.0f, &tmp, &tmp_cap, work) ==
-          RB_OK && s.nrows == 0);
+    CHECK(rowbm[0] == 0 && offs[3] == 4);   /* left as found */
+    CHECK(rb_rowset_sum_streams(&s, COLS, streams, offs, 0, 1.0f, rowbm, base, 1) == RB_OK &&
+          s.nrows == 0);
+    /* against zeroing + rb_scatter_add_scaled stream by stream, bit for bit,
+     * over 5 streams whose values do not add exactly, rows of 3 and of 1 */
+    enum { SN = 800, SM = 5 };
+    static rb_pair many[SN * SM];
+    static uint64_t mbm[SN / 64 + 1];
+    static size_t mbase[SN / 64 + 1];
+    size_t moffs[SM + 1] = {0};
+    static float ref[SN], got[SN];
+    unsigned seed = 3;
+    for (size_t j = 0; j < SM; j++) {
+        moffs[j + 1] = moffs[j];
+        for (uint32_t i = 0; i < SN; i++) {
+            seed = seed * 1103515245u + 12345u;
+            if ((seed >> 16) % 4 == 0)
+                many[moffs[j + 1]++] = (rb_pair){i, (float)(seed >> 8) * 1e-7f - 0.3f};
+        }
+    }
+    memset(ref, 0, sizeof ref);
+    for (size_t j = 0; j < SM; j++)
+        rb_scatter_add_scaled(ref, 0, many + moffs[j], moffs[j + 1] - moffs[j], 1.0f / 3);
+    for (size_t cols = 1; cols <= 4; cols += 3) {
+        size_t words = rb_bitmap_words((SN + cols - 1) / cols);
+        CHECK(rb_rowset_sum_streams(&s, cols, many, moffs, SM, 1.0f / 3, mbm, mbase, words) ==
+              RB_OK);
+        rb_rowset_view(&s, &view);
+        memset(got, 0xa5, sizeof got);
+        rb_rows_to_dense(&view, got, SN / cols);
+        CHECK(!memcmp(got, ref, sizeof ref));
+        for (size_t w = 0; w < words; w++)
+            CHECK(mbm[w] == 0);
+    }
     /* from a dense matrix: rows with any bit set, -0.0 included */
     float d[ROWS * COLS] = {0};
     d[3 * COLS + 2] = -0.0f;
@@ -362,7 +391,6 @@ static void test_rows_helpers(void)
     rb_rows_to_dense(&view, x, ROWS);
     CHECK(!memcmp(x, d, sizeof x));
     rb_rowset_free(&s);
-    free(tmp);
     free(p);
 }
 
