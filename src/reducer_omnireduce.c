@@ -70,26 +70,43 @@ static int omni_init(rb_reducer *r)
     return on_device ? omni_device_init(r, s) : RB_OK;
 }
 
-/* Copy (pack) or copy back scaled (unpack) every union block; returns the
- * number of elements in union blocks. */
+/* Copy (pack) or copy back scaled (unpack) the elements [lo, lo + len)
+ * of grad at off in the packed buffer. */
+static void copy_run(const omni_state *s, float *grad, size_t lo, size_t len, size_t off,
+                     int unpack, float scale)
+{
+    if (unpack) {
+        for (size_t i = 0; i < len; i++)
+            grad[lo + i] = s->packed[off + i] * scale;
+    } else {
+        memcpy(s->packed + off, grad + lo, len * sizeof(float));
+    }
+}
+
+/* Copy (pack) or copy back scaled (unpack) every union block, a run of
+ * consecutive blocks at a time (at density 0.01 nearly every block is in
+ * the union: long copies instead of one per block); returns the number of
+ * elements in union blocks. */
 static size_t for_union_blocks(const omni_state *s, float *grad, size_t n, size_t b,
                                int unpack, float scale)
 {
-    size_t off = 0;
+    size_t off = 0, run_lo = 0, run_len = 0;
     for (size_t w = 0; w < s->words; w++) {
         for (uint64_t bits = s->bitmap[w]; bits; bits &= bits - 1) {
             size_t blk = w * 64 + (size_t)__builtin_ctzll(bits);
             size_t lo = blk * b, len = lo + b <= n ? b : n - lo;
-            if (unpack) {
-                for (size_t i = 0; i < len; i++)
-                    grad[lo + i] = s->packed[off + i] * scale;
-            } else {
-                memcpy(s->packed + off, grad + lo, len * sizeof(float));
+            if (run_len && run_lo + run_len == lo) {
+                run_len += len;
+                continue;
             }
-            off += len;
+            copy_run(s, grad, run_lo, run_len, off, unpack, scale);
+            off += run_len;
+            run_lo = lo;
+            run_len = len;
         }
     }
-    return off;
+    copy_run(s, grad, run_lo, run_len, off, unpack, scale);
+    return off + run_len;
 }
 
 static int omni_reduce(rb_reducer *r, float *grad, rb_stats *st)
@@ -139,10 +156,15 @@ static size_t union_elements(const omni_state *s, size_t n, size_t b, size_t nb)
 typedef void (*piece_fn)(void *ctx, size_t i, size_t lo, size_t len, size_t blk);
 static void for_row_pieces(const rb_rows *in, size_t b, piece_fn fn, void *ctx)
 {
+    size_t blk = 0, blk_lo = 0;   /* the block of the last piece, its first element */
     for (size_t i = 0; i < in->nrows; i++) {
         size_t lo = (size_t)in->ids[i] * in->cols, end = lo + in->cols;
         while (lo < end) {
-            size_t blk = lo / b, hi = (blk + 1) * b < end ? (blk + 1) * b : end;
+            if (lo >= blk_lo + b) {   /* rows increase: divide only on a jump */
+                blk = lo < blk_lo + 2 * b ? blk + 1 : lo / b;
+                blk_lo = blk * b;
+            }
+            size_t hi = blk_lo + b < end ? blk_lo + b : end;
             fn(ctx, i, lo, hi - lo, blk);
             lo = hi;
         }
