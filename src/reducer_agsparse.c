@@ -2,10 +2,11 @@
  * them locally.
  *
  *   encode  pack the local non-zeros (index order), from the dense buffer
- *           or from the rows of rb_reduce_rows
+ *           (zeroing them there in the same pass) or from the rows of
+ *           rb_reduce_rows
  *   comm    allgather of the p counts (uint64), allgatherv of the pairs
- *   decode  zero the local support, add every rank's pairs scaled by 1/p in
- *           rank order (so every rank computes bit-identical results); rows
+ *   decode  add every rank's pairs scaled by 1/p in rank order into the
+ *           zeroed gradient (so every rank computes bit-identical results); rows
  *           (rb_reduce_rows): the same sums into the rows that hold them
  *           (rb_rowset_sum_streams)
  *
@@ -100,36 +101,20 @@ static int gather_pairs(rb_reducer *r, rb_stats *st, size_t k, size_t *total_out
     return rb_allgatherv(r, st, s->send, (int)k, MPI_UINT64_T, s->recv, s->counts, s->displs);
 }
 
-/* Union support size: distinct indices over all received pairs.  The
- * bitmap is all zero between calls: the bits set here are cleared again
- * (O(pairs), where zeroing it would be O(n)). */
-static uint64_t union_size(agsparse_state *s, const rb_pair *pairs, size_t total)
-{
-    uint64_t distinct = 0;
-    for (size_t i = 0; i < total; i++) {
-        size_t idx = pairs[i].idx;
-        distinct += !rb_bitmap_test(s->seen, idx);
-        rb_bitmap_set(s->seen, idx);
-    }
-    for (size_t i = 0; i < total; i++)
-        s->seen[pairs[i].idx >> 6] = 0;
-    return distinct;
-}
-
 static int agsparse_reduce(rb_reducer *r, float *grad, rb_stats *st)
 {
     agsparse_state *s = r->impl;
     size_t k = 0, total = 0;
     rb_phase_start(r, st, RB_PHASE_ENCODE);
-    RB_TRY(rb_pack_nonzero_grow(grad, r->n, &s->send, &s->send_cap, &k));
+    /* Packing zeroes the local support in the same pass (the lines are in
+     * cache then): the decode adds into zeros without a walk to zero it. */
+    RB_TRY(rb_take_nonzero_grow(grad, r->n, &s->send, &s->send_cap, &k));
     st->nnz_local = k;
     RB_TRY(gather_pairs(r, st, k, &total));
 
     rb_phase_start(r, st, RB_PHASE_DECODE);
-    for (size_t i = 0; i < k; i++)
-        grad[s->send[i].idx] = 0.0f;
-    rb_scatter_add_scaled(grad, 0, s->recv, total, 1.0f / (float)r->size);
-    st->nnz_result = union_size(s, s->recv, total);
+    st->nnz_result = rb_scatter_add_scaled_distinct(grad, s->recv, total,
+                                                    1.0f / (float)r->size, s->seen);
     return RB_OK;
 }
 
@@ -147,7 +132,7 @@ static int agsparse_reduce_rows(rb_reducer *r, rb_rows_call *c, rb_stats *st)
     rb_phase_start(r, st, RB_PHASE_DECODE);
     for (int i = 0; i <= r->size; i++)
         s->offs[i] = i < r->size ? (size_t)s->displs[i] : total;
-    st->nnz_result = union_size(s, s->recv, total);
+    st->nnz_result = rb_pairs_distinct(s->recv, total, s->seen);
     return rb_rowset_sum_streams(c->rows, r->cfg.cols, s->recv, s->offs, (size_t)r->size,
                                  1.0f / (float)r->size, s->row_seen, s->row_base,
                                  rb_bitmap_words(r->cfg.rows));

@@ -82,9 +82,10 @@ SCAN_BODY size_t count_body(mask64_fn mask, const float *x, size_t n)
 
 /* Packs the non-zeros of x[0..n) after out[0..*k) while they fit in cap
  * pairs; returns n when all did, else the index of the first that did not.
- * Nothing is written past the last pair packed. */
+ * Nothing is written past the last pair packed.  take (x itself, or NULL):
+ * each element packed is set to zero there. */
 SCAN_BODY size_t pack_body(mask64_fn mask, const float *x, size_t n, uint32_t base,
-                           rb_pair *out, size_t cap, size_t *kp)
+                           rb_pair *out, size_t cap, size_t *kp, float *take)
 {
     size_t k = *kp;
     for (size_t i = 0; i < n; i += 64) {
@@ -98,15 +99,21 @@ SCAN_BODY size_t pack_body(mask64_fn mask, const float *x, size_t n, uint32_t ba
                     return i + j;
                 }
                 out[k++] = (rb_pair){base + (uint32_t)(i + j), x[i + j]};
+                if (take)
+                    take[i + j] = 0.0f;
             }
         } else if (m == ~(uint64_t)0) {  /* all 64: no branch per element */
             for (unsigned j = 0; j < 64; j++)
                 out[k + j] = (rb_pair){base + (uint32_t)(i + j), x[i + j]};
+            if (take)
+                memset(take + i, 0, 64 * sizeof *take);
             k += 64;
         } else {
             for (; m; m &= m - 1) {
                 unsigned j = (unsigned)__builtin_ctzll(m);
                 out[k++] = (rb_pair){base + (uint32_t)(i + j), x[i + j]};
+                if (take)
+                    take[i + j] = 0.0f;
             }
         }
     }
@@ -148,6 +155,7 @@ SCAN_BODY size_t groups_body(mask64_fn mask, const float *x, size_t n, size_t gr
 typedef struct scan_impl {
     size_t (*count)(const float *x, size_t n);
     size_t (*pack)(const float *x, size_t n, uint32_t base, rb_pair *out, size_t cap, size_t *k);
+    size_t (*take)(float *x, size_t n, uint32_t base, rb_pair *out, size_t cap, size_t *k);
     void (*elements)(const float *x, size_t n, uint64_t *bm);
     size_t (*groups)(const float *x, size_t n, size_t group, uint64_t *bm);
 } scan_impl;
@@ -160,7 +168,12 @@ typedef struct scan_impl {
     target static size_t pack_##name(const float *x, size_t n, uint32_t base, rb_pair *out,  \
                                      size_t cap, size_t *k)                                   \
     {                                                                                         \
-        return pack_body(mask, x, n, base, out, cap, k);                                      \
+        return pack_body(mask, x, n, base, out, cap, k, NULL);                                \
+    }                                                                                         \
+    target static size_t take_##name(float *x, size_t n, uint32_t base, rb_pair *out,        \
+                                     size_t cap, size_t *k)                                   \
+    {                                                                                         \
+        return pack_body(mask, x, n, base, out, cap, k, x);                                   \
     }                                                                                         \
     target static void elements_##name(const float *x, size_t n, uint64_t *bm)               \
     {                                                                                         \
@@ -170,8 +183,8 @@ typedef struct scan_impl {
     {                                                                                         \
         return groups_body(mask, x, n, group, bm);                                            \
     }                                                                                         \
-    static const scan_impl scan_##name = {count_##name, pack_##name, elements_##name,         \
-                                          groups_##name};
+    static const scan_impl scan_##name = {count_##name, pack_##name, take_##name,             \
+                                          elements_##name, groups_##name};
 
 #ifdef RB_SCAN_X86
 SCAN_IMPL(sse2, , mask64_sse2)
@@ -250,16 +263,33 @@ size_t rb_bitmap_of_groups_count(const float *x, size_t n, size_t group, uint64_
     return group ? scan()->groups(x, n, group, bm) : 0;
 }
 
+/* The scatters walk a large buffer at the pairs' (sorted, irregular)
+ * indices, a cache line every few hundred bytes: the hardware prefetcher
+ * does not follow, each line is a miss.  Prefetching the line of the pair
+ * 32 ahead keeps that many misses in flight (1.5-1.8x at 64 MiB, density
+ * 0.01; no loss in cache). */
+static inline void rb_prefetch_pair(const float *x, uint32_t base, const rb_pair *p, size_t i,
+                                    size_t k)
+{
+    enum { AHEAD = 32 };
+    if (i + AHEAD < k)
+        __builtin_prefetch(x + (p[i + AHEAD].idx - base), 1, 3);
+}
+
 void rb_scatter_add(float *x, uint32_t base, const rb_pair *p, size_t k)
 {
-    for (size_t i = 0; i < k; i++)
+    for (size_t i = 0; i < k; i++) {
+        rb_prefetch_pair(x, base, p, i, k);
         x[p[i].idx - base] += p[i].val;
+    }
 }
 
 void rb_scatter_set(float *x, uint32_t base, const rb_pair *p, size_t k)
 {
-    for (size_t i = 0; i < k; i++)
+    for (size_t i = 0; i < k; i++) {
+        rb_prefetch_pair(x, base, p, i, k);
         x[p[i].idx - base] = p[i].val;
+    }
 }
 
 size_t rb_merge_sum(const rb_pair *a, size_t ka, const rb_pair *b, size_t kb,
@@ -345,14 +375,55 @@ size_t rb_merge_sum_many(rb_pair *a, size_t *offs, size_t m, rb_pair *tmp,
 
 void rb_scatter_set_scaled(float *x, uint32_t base, const rb_pair *p, size_t k, float s)
 {
-    for (size_t i = 0; i < k; i++)
+    for (size_t i = 0; i < k; i++) {
+        rb_prefetch_pair(x, base, p, i, k);
         x[p[i].idx - base] = p[i].val * s;
+    }
 }
 
 void rb_scatter_add_scaled(float *x, uint32_t base, const rb_pair *p, size_t k, float s)
 {
-    for (size_t i = 0; i < k; i++)
+    for (size_t i = 0; i < k; i++) {
+        rb_prefetch_pair(x, base, p, i, k);
         x[p[i].idx - base] += p[i].val * s;
+    }
+}
+
+/* Bit idx of seen set; returns 1 when it was clear. */
+static inline size_t first_sight(uint64_t *seen, size_t idx)
+{
+    size_t fresh = !rb_bitmap_test(seen, idx);
+    rb_bitmap_set(seen, idx);
+    return fresh;
+}
+
+/* The bits set from p cleared again: O(k) where zeroing seen is O(n). */
+static void forget(uint64_t *seen, const rb_pair *p, size_t k)
+{
+    for (size_t i = 0; i < k; i++)
+        seen[p[i].idx >> 6] = 0;
+}
+
+size_t rb_scatter_add_scaled_distinct(float *x, const rb_pair *p, size_t k, float s,
+                                      uint64_t *seen)
+{
+    size_t distinct = 0;
+    for (size_t i = 0; i < k; i++) {
+        rb_prefetch_pair(x, 0, p, i, k);
+        x[p[i].idx] += p[i].val * s;
+        distinct += first_sight(seen, p[i].idx);
+    }
+    forget(seen, p, k);
+    return distinct;
+}
+
+size_t rb_pairs_distinct(const rb_pair *p, size_t k, uint64_t *seen)
+{
+    size_t distinct = 0;
+    for (size_t i = 0; i < k; i++)
+        distinct += first_sight(seen, p[i].idx);
+    forget(seen, p, k);
+    return distinct;
 }
 
 /* One pass when the buffer is large enough (usually: it is kept between
@@ -383,6 +454,29 @@ int rb_pack_nonzero_upto(const float *x, size_t n, size_t limit, rb_pair **buf, 
 int rb_pack_nonzero_grow(const float *x, size_t n, rb_pair **buf, size_t *cap, size_t *k)
 {
     return rb_pack_nonzero_upto(x, n, SIZE_MAX, buf, cap, k);
+}
+
+/* One pass when the buffer is large enough; else the rest is counted, the
+ * buffer grown keeping what is packed (and zeroed) so far, and the pass
+ * goes on where it stopped. */
+int rb_take_nonzero_grow(float *x, size_t n, rb_pair **buf, size_t *cap, size_t *k)
+{
+    const scan_impl *sc = scan();
+    *k = 0;
+    size_t stop = sc->take(x, n, 0, *buf, *buf ? *cap / sizeof(rb_pair) : 0, k);
+    if (stop == n)
+        return RB_OK;
+    size_t done = *k, all = done + sc->count(x + stop, n - stop);
+    void *b = NULL;
+    size_t bcap = 0;
+    RB_TRY(rb_reserve(&b, &bcap, all + all / 8 + 16, sizeof(rb_pair)));
+    if (done)
+        memcpy(b, *buf, done * sizeof(rb_pair));
+    free(*buf);
+    *buf = b;
+    *cap = bcap;
+    sc->take(x + stop, n - stop, (uint32_t)stop, *buf, bcap / sizeof(rb_pair), k);
+    return RB_OK;
 }
 
 /* ---- row form (rb_reduce_rows) ----------------------------------------- */

@@ -40,6 +40,12 @@ void rb_scale(float *x, size_t n, float s);
 void rb_scatter_set_scaled(float *x, uint32_t base, const rb_pair *p, size_t k, float s);
 /* x[p.idx - base] += p.val * s. */
 void rb_scatter_add_scaled(float *x, uint32_t base, const rb_pair *p, size_t k, float s);
+/* The same (base 0), returning how many distinct indices p holds: seen is a
+ * bitmap of one bit per element of x, all zero, left all zero. */
+size_t rb_scatter_add_scaled_distinct(float *x, const rb_pair *p, size_t k, float s,
+                                      uint64_t *seen);
+/* How many distinct indices p holds (seen as above). */
+size_t rb_pairs_distinct(const rb_pair *p, size_t k, uint64_t *seen);
 /* Pack the non-zeros of x[0..n) in index order into *buf (capacity *cap
  * bytes, kept between calls), growing it first when they do not fit;
  * *k = count.  RB_OK or RB_ERR_NOMEM. */
@@ -49,6 +55,9 @@ int rb_pack_nonzero_grow(const float *x, size_t n, rb_pair **buf, size_t *cap, s
  * *buf has to grow (it never grows past limit pairs). */
 int rb_pack_nonzero_upto(const float *x, size_t n, size_t limit, rb_pair **buf, size_t *cap,
                          size_t *k);
+/* rb_pack_nonzero_grow, and every element packed is set to zero in x
+ * (in the same pass: x is then all zero, -0.0 aside). */
+int rb_take_nonzero_grow(float *x, size_t n, rb_pair **buf, size_t *cap, size_t *k);
 /* First position in the index-sorted stream p[0..k) with idx >= idx. */
 size_t rb_pair_lower_bound(const rb_pair *p, size_t k, uint32_t idx);
 /* Merge-sum m index-sorted streams stored back to back in a: stream j is

@@ -34,6 +34,15 @@ static void test_scan_pack(void)
     CHECK(y[1] == 0.75f && y[4] == -1.0f && y[6] == 1.5f);
     rb_scatter_add_scaled(y, 100, p, 3, 2.0f);
     CHECK(y[1] == 3.75f && y[4] == -5.0f);
+    /* adding and counting distinct indices: two streams sharing index 104 */
+    const rb_pair two[] = {{101, 1}, {104, 2}, {104, 4}, {106, 8}};
+    float z8[200] = {0};
+    uint64_t seen[4] = {0};
+    CHECK(rb_scatter_add_scaled_distinct(z8, two, 4, 0.5f, seen) == 3);
+    CHECK(z8[104] == 3.0f && z8[101] == 0.5f && z8[106] == 4.0f);
+    CHECK(!seen[0] && !seen[1] && !seen[2] && !seen[3]);
+    CHECK(rb_pairs_distinct(two, 4, seen) == 3 && rb_pairs_distinct(two, 0, seen) == 0);
+    CHECK(!seen[0] && !seen[1] && !seen[2] && !seen[3]);
     rb_scale(y, 8, 2.0f);
     CHECK(y[6] == 15.0f && y[0] == 0.0f);
     /* -0.0f counts as zero */
@@ -214,6 +223,19 @@ static void test_pack_against_definition(void)
         CHECK(rb_pack_nonzero_grow(x, TRICKY_N, &buf, &cap, &k) == RB_OK);
         CHECK(k == kw && cap >= kw * sizeof *buf && !memcmp(buf, want, k * sizeof *buf));
         CHECK(cap == before || kw > before / sizeof *buf);   /* grown only when needed */
+        /* taking: the same pairs, and x is zero afterwards (-0.0 left), also
+         * when the buffer grows half-way */
+        static float y[TRICKY_N];
+        memcpy(y, x, sizeof y);
+        rb_pair *tb = trial % 2 ? malloc(3 * sizeof *tb) : NULL;
+        size_t tcap = trial % 2 ? 3 * sizeof *tb : 0, tk = 0;
+        CHECK(rb_take_nonzero_grow(y, TRICKY_N, &tb, &tcap, &tk) == RB_OK);
+        CHECK(tk == kw && (tk == 0 || !memcmp(tb, want, tk * sizeof *tb)));
+        size_t left = 0;
+        for (size_t i = 0; i < TRICKY_N; i++)
+            left += y[i] != 0.0f || (x[i] != 0.0f && memcmp(&y[i], &(float){0.0f}, 4));
+        CHECK(left == 0);
+        free(tb);
         /* at most kw - 1 pairs: counted, not packed, the buffer not grown past that */
         size_t limit = kw ? kw - 1 : 0;
         rb_pair *small = NULL;
