@@ -18,11 +18,16 @@
  * ratio_rows = dense / (memcpy + rows), the rows run counted whole.
  *
  * Usage: mpirun -np 2 tests/floor_probe [-m MIN:MAX] [-i ITERS] [-d DENSITY]
- *                                       [-r REDUCER,...]
+ *                                       [-r REDUCER,...] [-c COLS] [-O KEY=VALUE]
+ * -c COLS: rows of COLS floats, row layout (density = fraction of rows);
+ * -s RxC: one gradient of R rows x C floats, e.g. -s 32317x1024 -d 0.02
+ * for the S2 authors' GNMT embedding;
+ * -O: a reducer option, as rb_micro's (repeatable).
  * Without rb_reduce_rows in the library (-DNO_ROWS) only memcpy, memset
  * and dense are timed. */
 #include "gradgen.h"
 #include "reducer.h"
+#include "sparse.h"
 
 #include <malloc.h>
 #include <stdio.h>
@@ -65,6 +70,9 @@ int main(int argc, char **argv)
     int iters = 20;
     double density = 0.01;
     char reducers[256] = "agsparse,sparcml,parallax,omnireduce,dense";
+    size_t cols = 1;
+    const char *opts[8];
+    int nopts = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "-m")) {
             char *colon = strchr(argv[i + 1], ':');
@@ -76,6 +84,14 @@ int main(int argc, char **argv)
             density = atof(argv[i + 1]);
         } else if (!strcmp(argv[i], "-r")) {
             snprintf(reducers, sizeof reducers, "%s", argv[i + 1]);
+        } else if (!strcmp(argv[i], "-c")) {
+            cols = (size_t)atol(argv[i + 1]);
+        } else if (!strcmp(argv[i], "-s")) {
+            char *x = strchr(argv[i + 1], 'x');
+            cols = x ? (size_t)atol(x + 1) : 1;
+            lo = hi = (size_t)atol(argv[i + 1]) * cols * sizeof(float);
+        } else if (!strcmp(argv[i], "-O") && nopts < 8) {
+            opts[nopts++] = argv[i + 1];
         }
     }
     const char *names[16];
@@ -83,12 +99,13 @@ int main(int argc, char **argv)
     for (char *tok = strtok(reducers, ","); tok && nred < 16; tok = strtok(NULL, ","))
         names[nred++] = tok;
     if (rank == 0)
-        printf("# floor_probe: %d ranks, density %g, element layout, %d iterations; times in "
+        printf("# floor_probe: %d ranks, density %g, %s layout, %d iterations; times in "
                "us (mean over ranks of per-rank means)\n# %10s %-10s %9s %9s %9s %9s %9s %7s %10s\n",
-               nranks, density, iters, "size(B)", "reducer", "memcpy", "memset", "dense",
+               nranks, density, cols > 1 ? "row" : "element", iters, "size(B)", "reducer", "memcpy", "memset", "dense",
                "rows", "rows_comm", "ratio", "ratio_rows");
     for (size_t bytes = lo; bytes <= hi; bytes *= 2) {
-        size_t n = bytes / sizeof(float);
+        size_t rows = bytes / sizeof(float) / (cols ? cols : 1), n = rows * cols;
+        bytes = n * sizeof(float);
         float *in = malloc(bytes), *work = malloc(bytes), *copy = malloc(bytes);
         int64_t *ids = malloc(n * sizeof *ids);
         float *vals = malloc(bytes);
@@ -96,22 +113,31 @@ int main(int argc, char **argv)
             fprintf(stderr, "floor_probe: no memory for %zu bytes\n", bytes);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
-        rb_gradgen g = {.rows = n, .cols = 1, .density = density, .layout = RB_LAYOUT_ELEMENT,
+        rb_gradgen g = {.rows = rows, .cols = cols, .density = density,
+                        .layout = cols > 1 ? RB_LAYOUT_ROW : RB_LAYOUT_ELEMENT,
                         .overlap = RB_OVERLAP_RANDOM, .nranks = nranks, .seed = 1};
         rb_gradgen_fill(&g, rank, in);
-        size_t nr = 0;
-        for (size_t i = 0; i < n; i++)
-            if (in[i] != 0.0f) {
-                ids[nr] = (int64_t)i;
-                vals[nr++] = in[i];
-            }
+        size_t nr = 0;   /* the rows with a non-zero */
+        for (size_t i = 0; i < rows; i++) {
+            if (!rb_count_nonzero(in + i * cols, cols))
+                continue;
+            ids[nr] = (int64_t)i;
+            memcpy(vals + nr++ * cols, in + i * cols, cols * sizeof(float));
+        }
         memcpy(copy, in, bytes);
         rb_reducer *red[16] = {0};
         for (int j = 0; j < nred; j++) {
             rb_config cfg;
             rb_config_default(&cfg);
             cfg.name = names[j];
-            cfg.rows = n;
+            cfg.rows = rows;
+            cfg.cols = cols;
+            for (int o = 0; o < nopts; o++)
+                if (rb_options_set(&cfg.opts, opts[o]) != RB_OK) {
+                    if (rank == 0)
+                        fprintf(stderr, "floor_probe: %s\n", rb_last_error());
+                    MPI_Abort(MPI_COMM_WORLD, 2);
+                }
             if (rb_create(&cfg, &red[j]) != RB_OK) {
                 if (rank == 0)
                     fprintf(stderr, "floor_probe: %s: %s\n", names[j], rb_last_error());
@@ -138,7 +164,7 @@ int main(int argc, char **argv)
                 t[T_DENSE] = MPI_Wtime() - t[T_DENSE];
                 t[T_ROWS] = t[T_ROWS_COMM] = 0;
 #ifndef NO_ROWS
-                rb_rows rin = {nr, 1, ids, vals}, rout;
+                rb_rows rin = {nr, cols, ids, vals}, rout;
                 MPI_Barrier(MPI_COMM_WORLD);
                 t[T_ROWS] = MPI_Wtime();
                 if (rc == RB_OK)
