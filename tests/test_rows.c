@@ -364,6 +364,8 @@ int main(int argc, char **argv)
     sweep_shape(300, 1);     /* element layout as rows of one float */
     sweep_shape(77, 13);     /* rows shorter than a 64-float mask */
     sweep_shape(40, 100);    /* rows longer than one, not a multiple */
+    sweep_shape(4099, 1);    /* many 64-float masks, a short last one */
+    sweep_shape(33, 257);    /* rows over several omnireduce blocks */
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
