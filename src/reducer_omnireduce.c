@@ -70,16 +70,25 @@ static int omni_init(rb_reducer *r)
     return on_device ? omni_device_init(r, s) : RB_OK;
 }
 
+/* Gradients from this size on are copied with streaming stores: larger
+ * than a core's caches, and neither copy is read again soon (the packed
+ * buffer goes to MPI, the gradient back to the caller). */
+#define STREAMING_BYTES ((size_t)4 << 20)
+
 /* Copy (pack) or copy back scaled (unpack) the elements [lo, lo + len)
  * of grad at off in the packed buffer. */
 static void copy_run(const omni_state *s, float *grad, size_t lo, size_t len, size_t off,
-                     int unpack, float scale)
+                     int unpack, float scale, int streaming)
 {
-    if (unpack) {
+    float *dst = unpack ? grad + lo : s->packed + off;
+    const float *src = unpack ? s->packed + off : grad + lo;
+    if (streaming) {
+        rb_copy_streaming(dst, src, len, scale, unpack);
+    } else if (unpack) {
         for (size_t i = 0; i < len; i++)
-            grad[lo + i] = s->packed[off + i] * scale;
+            dst[i] = src[i] * scale;
     } else {
-        memcpy(s->packed + off, grad + lo, len * sizeof(float));
+        memcpy(dst, src, len * sizeof(float));
     }
 }
 
@@ -91,6 +100,7 @@ static size_t for_union_blocks(const omni_state *s, float *grad, size_t n, size_
                                int unpack, float scale)
 {
     size_t off = 0, run_lo = 0, run_len = 0;
+    int streaming = n * sizeof(float) >= STREAMING_BYTES;
     for (size_t w = 0; w < s->words; w++) {
         for (uint64_t bits = s->bitmap[w]; bits; bits &= bits - 1) {
             size_t blk = w * 64 + (size_t)__builtin_ctzll(bits);
@@ -99,13 +109,13 @@ static size_t for_union_blocks(const omni_state *s, float *grad, size_t n, size_
                 run_len += len;
                 continue;
             }
-            copy_run(s, grad, run_lo, run_len, off, unpack, scale);
+            copy_run(s, grad, run_lo, run_len, off, unpack, scale, streaming);
             off += run_len;
             run_lo = lo;
             run_len = len;
         }
     }
-    copy_run(s, grad, run_lo, run_len, off, unpack, scale);
+    copy_run(s, grad, run_lo, run_len, off, unpack, scale, streaming);
     return off + run_len;
 }
 

@@ -36,6 +36,10 @@ void rb_scatter_set(float *x, uint32_t base, const rb_pair *p, size_t k);
 size_t rb_merge_sum(const rb_pair *a, size_t ka, const rb_pair *b, size_t kb,
                     rb_pair *out);
 void rb_scale(float *x, size_t n, float s);
+/* dst[i] = src[i] (* scale when scaled), i < n, with stores that bypass the
+ * caches: for copies larger than the caches, whose destination is not read
+ * again soon.  Bit for bit the plain loop's values. */
+void rb_copy_streaming(float *dst, const float *src, size_t n, float scale, int scaled);
 /* x[p.idx - base] = p.val * s (decode of a reduced stream into the average). */
 void rb_scatter_set_scaled(float *x, uint32_t base, const rb_pair *p, size_t k, float s);
 /* x[p.idx - base] += p.val * s. */

@@ -43,6 +43,20 @@ static void test_scan_pack(void)
     CHECK(!seen[0] && !seen[1] && !seen[2] && !seen[3]);
     CHECK(rb_pairs_distinct(two, 4, seen) == 3 && rb_pairs_distinct(two, 0, seen) == 0);
     CHECK(!seen[0] && !seen[1] && !seen[2] && !seen[3]);
+    /* streaming copies: the plain loop's values, any alignment and length */
+    static float src[203], dst[203], want[203];
+    for (size_t i = 0; i < 203; i++)
+        src[i] = (float)i * 0.1f - 7.3f;
+    for (size_t at = 0; at < 4; at++)
+        for (size_t len = 0; len < 199; len += 13)
+            for (int scaled = 0; scaled < 2; scaled++) {
+                memset(dst, 0, sizeof dst);
+                memset(want, 0, sizeof want);
+                for (size_t i = 0; i < len; i++)
+                    want[at + i] = scaled ? src[i] * (1.0f / 3) : src[i];
+                rb_copy_streaming(dst + at, src, len, 1.0f / 3, scaled);
+                CHECK(!memcmp(dst, want, sizeof dst));
+            }
     rb_scale(y, 8, 2.0f);
     CHECK(y[6] == 15.0f && y[0] == 0.0f);
     /* -0.0f counts as zero */
