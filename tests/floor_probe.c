@@ -13,7 +13,9 @@
  *           non-zero), row-form output only: no dense buffer is read or
  *           written, so this is the reducer's communication plus its work
  *           on the non-zeros; its comm phase is printed beside it.
- * Times are the mean over ranks of each rank's mean (rb_micro's avg).
+ * Times are the mean over ranks of each rank's median over the iterations
+ * (rb_micro's p50 per rank): on a shared machine an iteration that lost
+ * its core to another job counts once, not by how long it waited.
  * ratio = dense / (memcpy + rows_comm): issue 23's time / (floor + comm);
  * ratio_rows = dense / (memcpy + rows), the rows run counted whole.
  *
@@ -49,11 +51,19 @@ static size_t parse_size(const char *s)
     return (size_t)v;
 }
 
-static double mean_over_ranks(double local_sum, int iters, int nranks)
+static int by_value(const void *a, const void *b)
 {
-    double all = 0;
-    MPI_Allreduce(&local_sum, &all, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    return all / iters / nranks;
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The mean over ranks of each rank's median of t[0..iters). */
+static double median_over_ranks(double *t, int iters, int nranks)
+{
+    qsort(t, (size_t)iters, sizeof *t, by_value);
+    double mine = iters % 2 ? t[iters / 2] : (t[iters / 2 - 1] + t[iters / 2]) / 2, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    return all / nranks;
 }
 
 int main(int argc, char **argv)
@@ -79,7 +89,7 @@ int main(int argc, char **argv)
             lo = parse_size(argv[i + 1]);
             hi = colon ? parse_size(colon + 1) : lo;
         } else if (!strcmp(argv[i], "-i")) {
-            iters = atoi(argv[i + 1]);
+            iters = atoi(argv[i + 1]) > 0 ? atoi(argv[i + 1]) : 1;
         } else if (!strcmp(argv[i], "-d")) {
             density = atof(argv[i + 1]);
         } else if (!strcmp(argv[i], "-r")) {
@@ -100,7 +110,7 @@ int main(int argc, char **argv)
         names[nred++] = tok;
     if (rank == 0)
         printf("# floor_probe: %d ranks, density %g, %s layout, %d iterations; times in "
-               "us (mean over ranks of per-rank means)\n# %10s %-10s %9s %9s %9s %9s %9s %7s %10s\n",
+               "us (mean over ranks of per-rank medians)\n# %10s %-10s %9s %9s %9s %9s %9s %7s %10s\n",
                nranks, density, cols > 1 ? "row" : "element", iters, "size(B)", "reducer", "memcpy", "memset", "dense",
                "rows", "rows_comm", "ratio", "ratio_rows");
     for (size_t bytes = lo; bytes <= hi; bytes *= 2) {
@@ -144,7 +154,9 @@ int main(int argc, char **argv)
                 MPI_Abort(MPI_COMM_WORLD, 1);
             }
         }
-        double sum[16][T_N] = {{0}};
+        double *samples = malloc((size_t)nred * T_N * (size_t)iters * sizeof *samples);
+        if (!samples)
+            MPI_Abort(MPI_COMM_WORLD, 1);
         for (int it = -3; it < iters; it++) {
             double t[T_N];
             MPI_Barrier(MPI_COMM_WORLD);
@@ -178,13 +190,14 @@ int main(int argc, char **argv)
                 }
                 if (it >= 0)
                     for (int k = 0; k < T_N; k++)
-                        sum[j][k] += t[k];
+                        samples[((size_t)j * T_N + (size_t)k) * (size_t)iters + (size_t)it] = t[k];
             }
         }
         for (int j = 0; j < nred; j++) {
             double m[T_N];
             for (int k = 0; k < T_N; k++)
-                m[k] = mean_over_ranks(sum[j][k], iters, nranks) * 1e6;
+                m[k] = median_over_ranks(samples + ((size_t)j * T_N + (size_t)k) * (size_t)iters,
+                                         iters, nranks) * 1e6;
             if (rank == 0)
                 printf("  %10zu %-10s %9.1f %9.1f %9.1f %9.1f %9.1f %7.2f %10.2f\n", bytes,
                        names[j], m[T_MEMCPY], m[T_MEMSET], m[T_DENSE], m[T_ROWS],
@@ -197,6 +210,7 @@ int main(int argc, char **argv)
         free(copy);
         free(ids);
         free(vals);
+        free(samples);
     }
     MPI_Finalize();
     return 0;
