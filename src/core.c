@@ -194,6 +194,24 @@ int rb_create(const rb_config *cfg, rb_reducer **out)
     return RB_OK;
 }
 
+/* rb_reduce_rows' buffers: the row form it hands out and a dense scratch
+ * buffer (rb_rows_scratch). */
+typedef struct rb_rows_state {
+    rb_rowset out;
+    float *scratch;
+    size_t scratch_cap;
+} rb_rows_state;
+
+static void rows_state_free(rb_reducer *r)
+{
+    if (!r->rows_state)
+        return;
+    rb_rowset_free(&r->rows_state->out);
+    free(r->rows_state->scratch);
+    free(r->rows_state);
+    r->rows_state = NULL;
+}
+
 void rb_destroy(rb_reducer *r)
 {
     if (!r)
@@ -202,6 +220,7 @@ void rb_destroy(rb_reducer *r)
         r->ops->fini(r);
     if (r->device_ctx)
         rb_device_fini(r);
+    rows_state_free(r);
     free(r->host_stage);
     if (r->comm != MPI_COMM_NULL)
         MPI_Comm_free(&r->comm);
@@ -245,6 +264,113 @@ int rb_reduce(rb_reducer *r, float *grad, rb_stats *st)
         return rb_fail(RB_ERR_ARG, "rb_reduce: NULL argument");
     int rc = r->cfg.device == RB_DEVICE_CUDA ? reduce_device_buffer(r, grad, st)
                                              : r->ops->reduce(r, grad, st);
+    rb_phase_stop(r, st);
+    return rc;
+}
+
+int rb_rows_scratch(rb_reducer *r, float **buf)
+{
+    rb_rows_state *rs = r->rows_state;
+    if (!rs->scratch) {   /* the first call on every rank */
+        void *b = NULL;
+        int rc = rb_agree(r->comm, rb_reserve(&b, &rs->scratch_cap, r->n, sizeof(float)));
+        if (rc != RB_OK) {
+            free(b);
+            rs->scratch_cap = 0;
+            return rc;
+        }
+        rs->scratch = b;
+    }
+    *buf = rs->scratch;
+    return RB_OK;
+}
+
+/* This rank's input is what rb_reduce_rows promises to take. */
+static int check_rows(const rb_reducer *r, const rb_rows *in)
+{
+    if (!in)
+        return rb_fail(RB_ERR_ARG, "rb_reduce_rows: NULL input");
+    if (in->cols != r->cfg.cols)
+        return rb_fail(RB_ERR_ARG, "rb_reduce_rows: rows of %zu floats, the reducer's have %zu",
+                       in->cols, r->cfg.cols);
+    if (in->nrows > r->cfg.rows)
+        return rb_fail(RB_ERR_ARG, "rb_reduce_rows: %zu rows listed, the gradient has %zu",
+                       in->nrows, r->cfg.rows);
+    if (in->nrows && (!in->ids || !in->values))
+        return rb_fail(RB_ERR_ARG, "rb_reduce_rows: NULL %s with %zu rows",
+                       in->ids ? "values" : "ids", in->nrows);
+    for (size_t i = 0; i < in->nrows; i++) {
+        int64_t id = in->ids[i];
+        if (id < 0 || (uint64_t)id >= r->cfg.rows)
+            return rb_fail(RB_ERR_ARG, "rb_reduce_rows: row id %lld (ids[%zu]) outside [0, %zu)",
+                           (long long)id, i, r->cfg.rows);
+        if (i && id <= in->ids[i - 1])
+            return rb_fail(RB_ERR_ARG, "rb_reduce_rows: row ids not strictly increasing: "
+                           "ids[%zu] = %lld after %lld", i, (long long)id,
+                           (long long)in->ids[i - 1]);
+    }
+    return RB_OK;
+}
+
+int rb_reduce_rows_generic(rb_reducer *r, rb_rows_call *c, rb_stats *st)
+{
+    float *x = NULL;
+    RB_TRY(rb_rows_scratch(r, &x));
+    if (c->dense)
+        x = c->dense;
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
+    rb_rows_to_dense(c->in, x, r->cfg.rows);
+    RB_TRY(r->ops->reduce(r, x, st));
+    c->dense_result = x;
+    return RB_OK;
+}
+
+/* What the caller asked for, from the op's row form or dense result. */
+static int deliver_rows(rb_reducer *r, rb_rows_call *c, rb_rows *out, rb_stats *st)
+{
+    rb_rowset *rows = &r->rows_state->out;
+    rb_phase_start(r, st, RB_PHASE_DECODE);
+    if (c->dense_result) {
+        if (c->dense && c->dense != c->dense_result)
+            memcpy(c->dense, c->dense_result, r->n * sizeof(float));
+        if (out)
+            RB_TRY(rb_rowset_from_dense(rows, c->dense_result, r->cfg.rows, r->cfg.cols));
+    } else if (c->dense) {
+        rb_rows view;
+        rb_rowset_view(rows, &view);
+        rb_rows_to_dense(&view, c->dense, r->cfg.rows);
+    }
+    if (out)
+        rb_rowset_view(rows, out);
+    return RB_OK;
+}
+
+int rb_reduce_rows(rb_reducer *r, const rb_rows *in, float *dense, rb_rows *out, rb_stats *st)
+{
+    rb_stats scratch;
+    if (!st)
+        st = &scratch;
+    stats_reset(st);
+    if (out)
+        *out = (rb_rows){0, r ? r->cfg.cols : 0, NULL, NULL};
+    if (!r)
+        return rb_fail(RB_ERR_ARG, "rb_reduce_rows: NULL reducer");
+    if (r->cfg.device != RB_DEVICE_HOST)   /* the same on every rank */
+        return rb_fail(RB_ERR_UNSUPPORTED, "rb_reduce_rows: rows are taken in host memory only; "
+                       "this reducer was created for CUDA buffers (use rb_reduce)");
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
+    int local = check_rows(r, in);
+    if (local == RB_OK && !r->rows_state && !(r->rows_state = calloc(1, sizeof *r->rows_state)))
+        local = rb_fail(RB_ERR_NOMEM, "rb_reduce_rows: no memory");
+    rb_phase_start(r, st, RB_PHASE_COMM);
+    int rc = rb_agree(r->comm, local);
+    if (rc == RB_OK) {
+        rb_rows_call call = {in, dense, &r->rows_state->out, NULL};
+        rc = r->ops->reduce_rows ? r->ops->reduce_rows(r, &call, st)
+                                 : rb_reduce_rows_generic(r, &call, st);
+        if (rc == RB_OK)
+            rc = deliver_rows(r, &call, out, st);
+    }
     rb_phase_stop(r, st);
     return rc;
 }

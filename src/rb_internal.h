@@ -8,6 +8,20 @@
 #include <math.h>      /* the cost models at the end of every reducer file */
 #include <stdbool.h>
 
+struct rb_rowset;
+
+/* What rb_reduce_rows asks of a reducer's reduce_rows op.  The op leaves
+ * the average either in row form in *rows (library memory, rows not listed
+ * are zero) or, where its result is dense, in a buffer of rows*cols floats
+ * that it names in dense_result (dense, or a buffer of its own); core.c
+ * then writes what the caller asked for. */
+typedef struct rb_rows_call {
+    const rb_rows *in;            /* validated on every rank */
+    float *dense;                 /* the caller's dense output, or NULL */
+    struct rb_rowset *rows;       /* the row form, filled by the op */
+    const float *dense_result;    /* set by an op whose result is dense */
+} rb_rows_call;
+
 typedef struct rb_reducer_ops {
     const char *name;
     const char *description;
@@ -22,6 +36,9 @@ typedef struct rb_reducer_ops {
     int (*flush)(rb_reducer *r, float *grad, float *params, rb_stats *st);
     /* Optional: device-memory reduce; NULL = staged through host memory. */
     int (*reduce_device)(rb_reducer *r, float *dgrad, rb_stats *st);
+    /* Optional: row-sparse input (rb_reduce_rows) without a dense buffer;
+     * NULL = the generic path (rows scattered into a dense buffer, reduce). */
+    int (*reduce_rows)(rb_reducer *r, rb_rows_call *call, rb_stats *st);
     void (*fini)(rb_reducer *r);
     /* Optional: the cost model of one call (model.c checked the input);
      * adds its terms to out with the rb_model_* blocks below. */
@@ -37,6 +54,7 @@ struct rb_reducer {
     void *impl;             /* reducer state */
     float *host_stage;      /* staging buffer for device memory without a device path */
     void *device_ctx;       /* CUDA/NCCL state, owned by the device layer */
+    struct rb_rows_state *rows_state;   /* rb_reduce_rows' buffers (core.c), else NULL */
     /* Phase currently timed (RB_PHASE_COUNT_ when none) and its start. */
     int cur_phase;
     double phase_t0;
@@ -58,6 +76,16 @@ int rb_mpi_check(int mpi_rc, const char *what);
 
 /* Fail together: the worst status of all ranks (core.c). */
 int rb_agree(MPI_Comm comm, int local_status);
+
+/* A dense buffer of rows*cols floats kept for rb_reduce_rows (the caller's
+ * dense output may be NULL).  Allocated on the first call and agreed on
+ * (RB_ERR_NOMEM on every rank together), so every rank must ask for it at
+ * the same point of every call, whether it uses it or not. */
+int rb_rows_scratch(rb_reducer *r, float **buf);
+/* The generic path of rb_reduce_rows (dense, none, gossip, and ops that
+ * hand a call over): the rows scattered into the caller's dense output or
+ * rb_rows_scratch's buffer, then ops->reduce. */
+int rb_reduce_rows_generic(rb_reducer *r, rb_rows_call *call, rb_stats *st);
 
 /* Phase timing: adds elapsed seconds to st->t_phase[] and calls the hook.
  * Starting a phase ends the current one. */

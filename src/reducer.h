@@ -168,6 +168,46 @@ int rb_create(const rb_config *cfg, rb_reducer **out);
  * (checking arguments together would cost a collective per call): on any
  * error the caller should abort the communicator, as rb_train does. */
 int rb_reduce(rb_reducer *r, float *grad, rb_stats *st);
+/* Row-sparse gradients, as frameworks hand them over: PyTorch's sparse
+ * embedding gradient after .coalesce() (indices, values) and TensorFlow's
+ * IndexedSlices list the rows a step touched and those rows' values.  Input
+ * to rb_reduce_rows, and its row-form output. */
+typedef struct rb_rows {
+    size_t nrows;          /* rows listed */
+    size_t cols;           /* floats per row: the reducer's cols */
+    const int64_t *ids;    /* nrows row ids, strictly increasing, each < rows */
+    const float *values;   /* nrows x cols, row-major: values[i*cols + j] is
+                              element j of row ids[i] */
+} rb_rows;
+
+/* Collective: rb_reduce for a gradient given as rows (host memory); every
+ * row not listed is zero.  The result, the same as rb_reduce would leave in
+ * the dense buffer (bit for bit, for every exact reducer and s2), goes to
+ *   dense   (if not NULL): rows*cols floats, every element written; and/or
+ *   out     (if not NULL): row form in library memory, valid until the next
+ *           call on r or rb_destroy(r): the rows listed (increasing ids)
+ *           carry the result, every other row is zero in it.  A listed row
+ *           may be all zero (e.g. omnireduce lists each row of its union
+ *           blocks); the rows of the union are always listed.
+ * Both may be NULL (the reduction still runs).  in->values must not overlap
+ * dense.  Rows that are all zero count as not given: stats, wire bytes and
+ * result are those of rb_reduce on the dense form of the input.
+ * Every rank checks its input and the ranks agree before anything else (one
+ * 4-byte allreduce, not counted in bytes_sent): NULL ids or values with
+ * nrows > 0, ids not strictly increasing or out of [0, rows), or cols other
+ * than the reducer's fail with RB_ERR_ARG on every rank, naming the problem
+ * on the rank that has it ("another rank failed" on the others).
+ * agsparse, sparcml, parallax, omnireduce and s2 reduce the rows where they
+ * are: pairs, bitmaps and sketches are built from the listed rows, never
+ * from a dense buffer, so the cost follows the rows, not rows*cols (sparcml
+ * keeps a dense buffer, allocated on the first call, for where its dense
+ * switch fires).
+ * dense, none, gossip, and s2 with error_feedback=on (its residual is dense)
+ * take the generic path: the rows are scattered into a dense buffer (dense
+ * when given, else one the library keeps, allocated on the first call) and
+ * reduced as by rb_reduce.  CUDA reducers: RB_ERR_UNSUPPORTED (host rows
+ * only for now). */
+int rb_reduce_rows(rb_reducer *r, const rb_rows *in, float *dense, rb_rows *out, rb_stats *st);
 /* Gossip: mix model parameters (host memory) with this step's partner; call
  * it once per iteration after the update.  gossip_mix picks what is mixed:
  * the call that does not apply (rb_reduce under "params", rb_mix_params

@@ -1,10 +1,14 @@
 /* agsparse: every rank allgathers every rank's (index, value) pairs and sums
  * them locally.
  *
- *   encode  count + pack the local non-zeros (index order)
+ *   encode  pack the local non-zeros (index order), from the dense buffer
+ *           (zeroing them there in the same pass) or from the rows of
+ *           rb_reduce_rows
  *   comm    allgather of the p counts (uint64), allgatherv of the pairs
- *   decode  zero the local support, add every rank's pairs scaled by 1/p in
- *           rank order (so every rank computes bit-identical results)
+ *   decode  add every rank's pairs scaled by 1/p in rank order into the
+ *           zeroed gradient (so every rank computes bit-identical results); rows
+ *           (rb_reduce_rows): the same sums into the rows that hold them
+ *           (rb_rowset_sum_streams)
  *
  * Wire bytes per rank (ring model, docs/wire-bytes.md), K = sum of counts:
  *   sent = 8(p-1) + 8K(p-1)/p,  recv = 8(p-1) + 8(K - k_self).
@@ -24,7 +28,11 @@ typedef struct agsparse_state {
     size_t send_cap, recv_cap;
     uint64_t *nnz_of;       /* per rank */
     int *counts, *displs;   /* per rank, for the allgatherv */
-    uint64_t *seen;         /* bitmap of n bits: the union support */
+    uint64_t *seen;         /* bitmap of n bits: the union support, zero between calls */
+    /* rows path: the rank streams in recv (p + 1), a bitmap of the rows
+     * (zero between calls) and the slot of each of its words */
+    size_t *offs, *row_base;
+    uint64_t *row_seen;
     struct agsparse_device *dev;   /* device buffers of the NCCL path, else NULL */
 } agsparse_state;
 
@@ -38,9 +46,12 @@ static void agsparse_fini(rb_reducer *r)
     free(s->send);
     free(s->recv);
     free(s->nnz_of);
+    free(s->seen);
+    free(s->offs);
+    free(s->row_base);
+    free(s->row_seen);
     free(s->counts);
     free(s->displs);
-    free(s->seen);
     free(s);
     r->impl = NULL;
 }
@@ -56,32 +67,19 @@ static int agsparse_init(rb_reducer *r)
     s->counts = rb_calloc(p, sizeof *s->counts);
     s->displs = rb_calloc(p, sizeof *s->displs);
     s->seen = rb_calloc(rb_bitmap_words(r->n), sizeof *s->seen);
-    if (!s->nnz_of || !s->counts || !s->displs || !s->seen)
+    s->offs = rb_calloc(p + 1, sizeof *s->offs);
+    s->row_base = rb_calloc(rb_bitmap_words(r->cfg.rows), sizeof *s->row_base);
+    s->row_seen = rb_calloc(rb_bitmap_words(r->cfg.rows), sizeof *s->row_seen);
+    if (!s->nnz_of || !s->counts || !s->displs || !s->seen || !s->offs || !s->row_base ||
+        !s->row_seen)
         return rb_fail(RB_ERR_NOMEM, "agsparse: no memory for %zu ranks / %zu elements", p, r->n);
     return rb_device_direct(r) ? agsparse_device_init(r, s) : RB_OK;
 }
 
-/* Union support size: distinct indices over all received pairs. */
-static uint64_t union_size(agsparse_state *s, size_t n, const rb_pair *pairs, size_t total)
-{
-    memset(s->seen, 0, rb_bitmap_words(n) * sizeof *s->seen);
-    uint64_t distinct = 0;
-    for (size_t i = 0; i < total; i++) {
-        size_t idx = pairs[i].idx;
-        distinct += !rb_bitmap_test(s->seen, idx);
-        rb_bitmap_set(s->seen, idx);
-    }
-    return distinct;
-}
-
-static int agsparse_reduce(rb_reducer *r, float *grad, rb_stats *st)
+/* Every rank's k pairs (s->send) into s->recv in rank order; *total. */
+static int gather_pairs(rb_reducer *r, rb_stats *st, size_t k, size_t *total_out)
 {
     agsparse_state *s = r->impl;
-    size_t k = 0;
-    rb_phase_start(r, st, RB_PHASE_ENCODE);
-    RB_TRY(rb_pack_nonzero_grow(grad, r->n, &s->send, &s->send_cap, &k));
-    st->nnz_local = k;
-
     rb_phase_start(r, st, RB_PHASE_COMM);
     uint64_t mine = k, total = 0;
     RB_TRY(rb_allgather(r, st, &mine, 1, MPI_UINT64_T, s->nnz_of));
@@ -99,14 +97,45 @@ static int agsparse_reduce(rb_reducer *r, float *grad, rb_stats *st)
     void *buf = s->recv;
     RB_TRY(rb_reserve(&buf, &s->recv_cap, (size_t)total, sizeof(rb_pair)));
     s->recv = buf;
-    RB_TRY(rb_allgatherv(r, st, s->send, (int)k, MPI_UINT64_T, s->recv, s->counts, s->displs));
+    *total_out = (size_t)total;
+    return rb_allgatherv(r, st, s->send, (int)k, MPI_UINT64_T, s->recv, s->counts, s->displs);
+}
+
+static int agsparse_reduce(rb_reducer *r, float *grad, rb_stats *st)
+{
+    agsparse_state *s = r->impl;
+    size_t k = 0, total = 0;
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
+    /* Packing zeroes the local support in the same pass (the lines are in
+     * cache then): the decode adds into zeros without a walk to zero it. */
+    RB_TRY(rb_take_nonzero_grow(grad, r->n, &s->send, &s->send_cap, &k));
+    st->nnz_local = k;
+    RB_TRY(gather_pairs(r, st, k, &total));
 
     rb_phase_start(r, st, RB_PHASE_DECODE);
-    for (size_t i = 0; i < k; i++)
-        grad[s->send[i].idx] = 0.0f;
-    rb_scatter_add_scaled(grad, 0, s->recv, (size_t)total, 1.0f / (float)r->size);
-    st->nnz_result = union_size(s, r->n, s->recv, (size_t)total);
+    st->nnz_result = rb_scatter_add_scaled_distinct(grad, s->recv, total,
+                                                    1.0f / (float)r->size, s->seen);
     return RB_OK;
+}
+
+/* Rows: the pairs packed from the rows, the same exchange, the same sums
+ * made in the rows that hold them. */
+static int agsparse_reduce_rows(rb_reducer *r, rb_rows_call *c, rb_stats *st)
+{
+    agsparse_state *s = r->impl;
+    size_t k = 0, total = 0;
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
+    RB_TRY(rb_rows_pack_grow(c->in, &s->send, &s->send_cap, &k));
+    st->nnz_local = k;
+    RB_TRY(gather_pairs(r, st, k, &total));
+
+    rb_phase_start(r, st, RB_PHASE_DECODE);
+    for (int i = 0; i <= r->size; i++)
+        s->offs[i] = i < r->size ? (size_t)s->displs[i] : total;
+    st->nnz_result = rb_pairs_distinct(s->recv, total, s->seen);
+    return rb_rowset_sum_streams(c->rows, r->cfg.cols, s->recv, s->offs, (size_t)r->size,
+                                 1.0f / (float)r->size, s->row_seen, s->row_base,
+                                 rb_bitmap_words(r->cfg.rows));
 }
 
 #if defined(HAVE_CUDA) && defined(HAVE_NCCL)
@@ -114,9 +143,9 @@ static int agsparse_reduce(rb_reducer *r, float *grad, rb_stats *st)
 
 /* The NCCL path: pack on the GPU, ncclAllGather of the counts (they come
  * to the host to size the exchange), grouped ncclBroadcast of every rank's
- * pairs (NCCL has no allgatherv), then the same decode as the host path:
- * zero the local support, add each rank's pairs scaled by 1/p, one launch
- * per rank in rank order (indices are distinct within a rank, so no
+ * pairs (NCCL has no allgatherv), then the host path's sums, made in
+ * place: zero the local support, add each rank's pairs scaled by 1/p, one
+ * launch per rank in rank order (indices are distinct within a rank, so no
  * atomics and the host path's summation order). */
 typedef struct agsparse_device {
     rb_pair *send, *recv;
@@ -216,6 +245,7 @@ const rb_reducer_ops rb_agsparse_ops = {
     .init = agsparse_init,
     .reduce = agsparse_reduce,
     .reduce_device = AGSPARSE_REDUCE_DEVICE,
+    .reduce_rows = agsparse_reduce_rows,
     .fini = agsparse_fini,
     .model = agsparse_model,
 };

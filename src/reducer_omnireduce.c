@@ -28,6 +28,7 @@ struct omni_device;
 typedef struct omni_state {
     uint64_t *bitmap;
     size_t nblocks, words;
+    size_t *slot_base;      /* rows path: union blocks before each bitmap word */
     float *packed;          /* union blocks, worst case all n elements (host path) */
     struct omni_device *dev;  /* device buffers of the NCCL path, else NULL */
 } omni_state;
@@ -40,6 +41,7 @@ static void omni_fini(rb_reducer *r)
     omni_state *s = r->impl;
     omni_device_free(s);
     free(s->bitmap);
+    free(s->slot_base);
     free(s->packed);
     free(s);
     r->impl = NULL;
@@ -61,32 +63,60 @@ static int omni_init(rb_reducer *r)
     /* Device buffers reduced through NCCL are packed on the GPU. */
     int on_device = rb_device_direct(r);
     s->bitmap = rb_calloc(s->words, sizeof *s->bitmap);
+    s->slot_base = rb_calloc(s->words, sizeof *s->slot_base);
     s->packed = on_device ? NULL : rb_calloc(r->n, sizeof *s->packed);
-    if (!s->bitmap || (!on_device && !s->packed))
+    if (!s->bitmap || !s->slot_base || (!on_device && !s->packed))
         return rb_fail(RB_ERR_NOMEM, "omnireduce: no memory for %zu elements", r->n);
     return on_device ? omni_device_init(r, s) : RB_OK;
 }
 
-/* Copy (pack) or copy back scaled (unpack) every union block; returns the
- * number of elements in union blocks. */
+/* Gradients from this size on are copied with streaming stores: larger
+ * than a core's caches, and neither copy is read again soon (the packed
+ * buffer goes to MPI, the gradient back to the caller). */
+#define STREAMING_BYTES ((size_t)4 << 20)
+
+/* Copy (pack) or copy back scaled (unpack) the elements [lo, lo + len)
+ * of grad at off in the packed buffer. */
+static void copy_run(const omni_state *s, float *grad, size_t lo, size_t len, size_t off,
+                     int unpack, float scale, int streaming)
+{
+    float *dst = unpack ? grad + lo : s->packed + off;
+    const float *src = unpack ? s->packed + off : grad + lo;
+    if (streaming) {
+        rb_copy_streaming(dst, src, len, scale, unpack);
+    } else if (unpack) {
+        for (size_t i = 0; i < len; i++)
+            dst[i] = src[i] * scale;
+    } else {
+        memcpy(dst, src, len * sizeof(float));
+    }
+}
+
+/* Copy (pack) or copy back scaled (unpack) every union block, a run of
+ * consecutive blocks at a time (at density 0.01 nearly every block is in
+ * the union: long copies instead of one per block); returns the number of
+ * elements in union blocks. */
 static size_t for_union_blocks(const omni_state *s, float *grad, size_t n, size_t b,
                                int unpack, float scale)
 {
-    size_t off = 0;
+    size_t off = 0, run_lo = 0, run_len = 0;
+    int streaming = n * sizeof(float) >= STREAMING_BYTES;
     for (size_t w = 0; w < s->words; w++) {
         for (uint64_t bits = s->bitmap[w]; bits; bits &= bits - 1) {
             size_t blk = w * 64 + (size_t)__builtin_ctzll(bits);
             size_t lo = blk * b, len = lo + b <= n ? b : n - lo;
-            if (unpack) {
-                for (size_t i = 0; i < len; i++)
-                    grad[lo + i] = s->packed[off + i] * scale;
-            } else {
-                memcpy(s->packed + off, grad + lo, len * sizeof(float));
+            if (run_len && run_lo + run_len == lo) {
+                run_len += len;
+                continue;
             }
-            off += len;
+            copy_run(s, grad, run_lo, run_len, off, unpack, scale, streaming);
+            off += run_len;
+            run_lo = lo;
+            run_len = len;
         }
     }
-    return off;
+    copy_run(s, grad, run_lo, run_len, off, unpack, scale, streaming);
+    return off + run_len;
 }
 
 static int omni_reduce(rb_reducer *r, float *grad, rb_stats *st)
@@ -94,8 +124,7 @@ static int omni_reduce(rb_reducer *r, float *grad, rb_stats *st)
     omni_state *s = r->impl;
     size_t b = (size_t)r->cfg.opts.block_size;
     rb_phase_start(r, st, RB_PHASE_ENCODE);
-    st->nnz_local = rb_count_nonzero(grad, r->n);
-    rb_bitmap_of_groups(grad, r->n, b, s->bitmap);
+    st->nnz_local = rb_bitmap_of_groups_count(grad, r->n, b, s->bitmap);
 
     rb_phase_start(r, st, RB_PHASE_COMM);
     RB_TRY(rb_allreduce(r, st, NULL, s->bitmap, (int)s->words, MPI_UINT64_T, MPI_BOR));
@@ -118,6 +147,162 @@ static int omni_reduce(rb_reducer *r, float *grad, rb_stats *st)
     for_union_blocks(s, grad, r->n, b, 1, inv_p);
     st->nnz_result = u;
     return RB_OK;
+}
+
+/* Elements in the nb union blocks: the last block may be short. */
+static size_t union_elements(const omni_state *s, size_t n, size_t b, size_t nb)
+{
+    size_t u = nb * b;
+    if (nb && n % b && rb_bitmap_test(s->bitmap, s->nblocks - 1))
+        u -= b - n % b;
+    return u;
+}
+
+/* ---- rb_reduce_rows: the blocks the rows touch, never a dense buffer */
+
+/* Calls fn(ctx, i, lo, len, blk) for each piece of the listed rows that
+ * lies in one block: elements [lo, lo + len) of block blk, at
+ * values[i*cols + (lo - ids[i]*cols) ...]. */
+typedef void (*piece_fn)(void *ctx, size_t i, size_t lo, size_t len, size_t blk);
+static void for_row_pieces(const rb_rows *in, size_t b, piece_fn fn, void *ctx)
+{
+    size_t blk = 0, blk_lo = 0;   /* the block of the last piece, its first element */
+    for (size_t i = 0; i < in->nrows; i++) {
+        size_t lo = (size_t)in->ids[i] * in->cols, end = lo + in->cols;
+        while (lo < end) {
+            if (lo >= blk_lo + b) {   /* rows increase: divide only on a jump */
+                blk = lo < blk_lo + 2 * b ? blk + 1 : lo / b;
+                blk_lo = blk * b;
+            }
+            size_t hi = blk_lo + b < end ? blk_lo + b : end;
+            fn(ctx, i, lo, hi - lo, blk);
+            lo = hi;
+        }
+    }
+}
+
+typedef struct rows_ctx {
+    omni_state *s;
+    const rb_rows *in;
+    size_t b, nnz;
+    const size_t *slot_base;   /* union blocks before word w */
+} rows_ctx;
+
+static inline const float *piece_values(const rows_ctx *c, size_t i, size_t lo)
+{
+    return c->in->values + i * c->in->cols + (lo - (size_t)c->in->ids[i] * c->in->cols);
+}
+
+/* The block of a piece with a non-zero is set; non-zeros counted. */
+static void mark_piece(void *vctx, size_t i, size_t lo, size_t len, size_t blk)
+{
+    rows_ctx *c = vctx;
+    const float *v = piece_values(c, i, lo);
+    size_t k = 0;
+    if (len >= 64) {
+        k = rb_count_nonzero(v, len);
+    } else {
+        for (size_t j = 0; j < len; j++)
+            k += v[j] != 0.0f;
+    }
+    if (k)
+        rb_bitmap_set(c->s->bitmap, blk);
+    c->nnz += k;
+}
+
+/* Where block blk (in the union) starts in the packed buffer. */
+static size_t packed_offset(const rows_ctx *c, size_t blk)
+{
+    uint64_t below = c->s->bitmap[blk >> 6] & (((uint64_t)1 << (blk & 63)) - 1);
+    return (c->slot_base[blk >> 6] + rb_popcount64(below)) * c->b;
+}
+
+static void pack_piece(void *vctx, size_t i, size_t lo, size_t len, size_t blk)
+{
+    rows_ctx *c = vctx;
+    if (rb_bitmap_test(c->s->bitmap, blk))
+        memcpy(c->s->packed + packed_offset(c, blk) + (lo - blk * c->b), piece_values(c, i, lo),
+               len * sizeof(float));
+}
+
+/* The rows touched by the union blocks (in order), each value of those
+ * blocks packed * scale, the rest of the rows 0: what the dense unpack
+ * leaves there.  A block's rows are consecutive slots of out, so a block
+ * is written as one range whatever the row width. */
+static int unpack_rows(omni_state *s, rb_rowset *out, size_t n, size_t b, size_t cols,
+                       float scale)
+{
+    size_t listed = 0;
+    for (int fill = 0; fill < 2; fill++) {
+        if (fill)
+            RB_TRY(rb_rowset_reserve(out, listed, cols));
+        size_t off = 0, k = 0, last = SIZE_MAX;   /* packed offset, rows listed, last row */
+        for (size_t w = 0; w < s->words; w++) {
+            for (uint64_t bits = s->bitmap[w]; bits; bits &= bits - 1) {
+                size_t blk = w * 64 + (size_t)__builtin_ctzll(bits);
+                size_t lo = blk * b, hi = lo + b <= n ? lo + b : n;
+                size_t rlo = lo / cols, rhi = (hi - 1) / cols;
+                size_t first_new = rlo == last ? rlo + 1 : rlo;
+                if (fill) {
+                    /* element e of these rows is at row0[e] */
+                    float *row0 = out->values + (rlo == last ? k - 1 : k) * cols - rlo * cols;
+                    for (size_t row = first_new; row <= rhi; row++)
+                        out->ids[k + (row - first_new)] = (int64_t)row;
+                    if (first_new <= rhi) {   /* new rows: 0 around the block */
+                        if (first_new * cols < lo)
+                            memset(row0 + first_new * cols, 0,
+                                   (lo - first_new * cols) * sizeof(float));
+                        memset(row0 + hi, 0, ((rhi + 1) * cols - hi) * sizeof(float));
+                    }
+                    for (size_t e = 0; e < hi - lo; e++)
+                        row0[lo + e] = s->packed[off + e] * scale;
+                }
+                k += rhi + 1 - first_new;
+                last = rhi;
+                off += hi - lo;
+            }
+        }
+        listed = k;
+    }
+    return RB_OK;
+}
+
+static int omni_reduce_rows(rb_reducer *r, rb_rows_call *call, rb_stats *st)
+{
+    omni_state *s = r->impl;
+    size_t b = (size_t)r->cfg.opts.block_size;
+    rows_ctx c = {.s = s, .in = call->in, .b = b, .slot_base = s->slot_base};
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
+    memset(s->bitmap, 0, s->words * sizeof *s->bitmap);
+    for_row_pieces(call->in, b, mark_piece, &c);
+    st->nnz_local = c.nnz;
+
+    rb_phase_start(r, st, RB_PHASE_COMM);
+    RB_TRY(rb_allreduce(r, st, NULL, s->bitmap, (int)s->words, MPI_UINT64_T, MPI_BOR));
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
+    size_t nb = 0;
+    for (size_t w = 0; w < s->words; w++) {
+        s->slot_base[w] = nb;
+        nb += rb_popcount64(s->bitmap[w]);
+    }
+    size_t u = union_elements(s, r->n, b, nb);
+    memset(s->packed, 0, u * sizeof *s->packed);
+    for_row_pieces(call->in, b, pack_piece, &c);
+    rb_phase_start(r, st, RB_PHASE_COMM);
+    RB_TRY(rb_allreduce_floats(r, st, s->packed, u));
+
+    rb_phase_start(r, st, RB_PHASE_DECODE);
+    st->nnz_result = u;
+    float inv_p = 1.0f / (float)r->size;
+    if (call->dense) {   /* straight into the caller's buffer */
+        for (size_t blk = 0, lo = 0; blk < s->nblocks; blk++, lo += b)
+            if (!rb_bitmap_test(s->bitmap, blk))
+                memset(call->dense + lo, 0, (lo + b <= r->n ? b : r->n - lo) * sizeof(float));
+        for_union_blocks(s, call->dense, r->n, b, 1, inv_p);
+        call->dense_result = call->dense;
+        return RB_OK;
+    }
+    return unpack_rows(s, call->rows, r->n, b, r->cfg.cols, inv_p);
 }
 
 #if defined(HAVE_CUDA) && defined(HAVE_NCCL)
@@ -164,15 +349,6 @@ static int omni_device_init(rb_reducer *r, omni_state *s)
     RB_TRY(rb_device_reserve(&d->list_scratch, &d->list_scratch_cap, rbk_pack_scratch_bytes(nb)));
     size_t packed = nb * (size_t)r->cfg.opts.block_size * sizeof(float);
     return rb_device_reserve((void **)&d->packed, &d->packed_cap, packed);
-}
-
-/* Elements in the nb union blocks: the last block may be short. */
-static size_t union_elements(const omni_state *s, size_t n, size_t b, size_t nb)
-{
-    size_t u = nb * b;
-    if (nb && n % b && rb_bitmap_test(s->bitmap, s->nblocks - 1))
-        u -= b - n % b;
-    return u;
 }
 
 static int omni_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
@@ -266,6 +442,7 @@ const rb_reducer_ops rb_omnireduce_ops = {
     .init = omni_init,
     .reduce = omni_reduce,
     .reduce_device = OMNI_REDUCE_DEVICE,
+    .reduce_rows = omni_reduce_rows,
     .fini = omni_fini,
     .model = omnireduce_model,
 };

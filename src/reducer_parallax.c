@@ -4,12 +4,14 @@
  * (the S2 authors' setup); parallax_servers=0 -> S = p, rank i serves
  * range i.
  *
- *   encode  pack the local non-zeros; split them by server range
+ *   encode  pack the local non-zeros (of the dense buffer, or of the rows
+ *           of rb_reduce_rows); split them by server range
  *   comm    push: alltoall of the per-server counts, alltoallv of the pairs
  *           (non-servers receive nothing); servers merge-sum the p streams;
  *           pull: S = 1 -> bcast of the result from rank 0,
  *                 S = p -> allgather of counts + allgatherv of the ranges
- *   decode  set the result pairs, scaled by 1/p, into the gradient
+ *   decode  set the result pairs, scaled by 1/p, into the gradient (rows:
+ *           into the rows that hold them)
  *
  * Pushes are counted exactly per message; the collectives of the pull with
  * the ring / pipelined-chain models (docs/wire-bytes.md).  MPI counts are
@@ -158,18 +160,25 @@ static int pull(rb_reducer *r, rb_stats *st, const rb_pair *red, size_t kr, size
     return rb_allgatherv(r, st, red, mine, MPI_UINT64_T, s->result, s->rcounts, s->rdispls);
 }
 
+/* The k local pairs (s->send) to the servers and the sums of all back into
+ * s->result (*kall pairs). */
+static int push_pull(rb_reducer *r, rb_stats *st, size_t k, size_t *kall)
+{
+    rb_pair *red = NULL;
+    size_t kr = 0;
+    rb_phase_start(r, st, RB_PHASE_COMM);
+    RB_TRY(push_and_sum(r, st, k, &red, &kr));
+    return pull(r, st, red, kr, kall);
+}
+
 static int parallax_reduce(rb_reducer *r, float *grad, rb_stats *st)
 {
     parallax_state *s = r->impl;
-    size_t k = 0, kr = 0, kall = 0;
-    rb_pair *red = NULL;
+    size_t k = 0, kall = 0;
     rb_phase_start(r, st, RB_PHASE_ENCODE);
     RB_TRY(rb_pack_nonzero_grow(grad, r->n, &s->send, &s->send_cap, &k));
     st->nnz_local = k;
-
-    rb_phase_start(r, st, RB_PHASE_COMM);
-    RB_TRY(push_and_sum(r, st, k, &red, &kr));
-    RB_TRY(pull(r, st, red, kr, &kall));
+    RB_TRY(push_pull(r, st, k, &kall));
 
     rb_phase_start(r, st, RB_PHASE_DECODE);
     /* The union support contains the local one: every local non-zero is
@@ -177,6 +186,22 @@ static int parallax_reduce(rb_reducer *r, float *grad, rb_stats *st)
     rb_scatter_set_scaled(grad, 0, s->result, kall, 1.0f / (float)r->size);
     st->nnz_result = kall;
     return RB_OK;
+}
+
+/* Rows: the pairs packed from the rows, the same push and pull, the
+ * result set into its rows. */
+static int parallax_reduce_rows(rb_reducer *r, rb_rows_call *c, rb_stats *st)
+{
+    parallax_state *s = r->impl;
+    size_t k = 0, kall = 0;
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
+    RB_TRY(rb_rows_pack_grow(c->in, &s->send, &s->send_cap, &k));
+    st->nnz_local = k;
+    RB_TRY(push_pull(r, st, k, &kall));
+
+    rb_phase_start(r, st, RB_PHASE_DECODE);
+    st->nnz_result = kall;
+    return rb_rowset_from_pairs(c->rows, r->cfg.cols, s->result, kall, 1.0f / (float)r->size);
 }
 
 #if defined(HAVE_CUDA) && defined(HAVE_NCCL)
@@ -325,6 +350,7 @@ const rb_reducer_ops rb_parallax_ops = {
     .init = parallax_init,
     .reduce = parallax_reduce,
     .reduce_device = PARALLAX_REDUCE_DEVICE,
+    .reduce_rows = parallax_reduce_rows,
     .fini = parallax_fini,
     .model = parallax_model,
 };

@@ -6,6 +6,9 @@
  * is then decoded (median over the sketch rows) into the caller's buffer and
  * everything else is zero.  Unlike the authors' code the result is written
  * back, the table is zeroed every step and the bitmap costs 1 bit a row.
+ * Rows given as rows (rb_reduce_rows) are marked and inserted from where
+ * they lie, in the runs the dense path inserts, so the sketch, and the
+ * result, are the dense path's bit for bit.
  *
  * Error feedback (error_feedback=on): after inserting, each rank decodes its
  * OWN sketch on its own support and keeps residual = g' - estimate there
@@ -140,10 +143,13 @@ typedef struct run_ctx {
     s2_state *s;
     float *grad;
     size_t cols;
-    uint64_t count;
-    size_t batched;             /* elements in idx / val */
+    size_t batched;             /* elements in idx / val (/ out) */
     uint32_t idx[BATCH];
     float val[BATCH];
+    float *out[BATCH];          /* decode: where each estimate goes */
+    /* rb_reduce_rows */
+    rb_rowset *rows;
+    size_t slot;                /* decode: next row of the row form */
 } run_ctx;
 
 /* g' = g + residual on the rows that carry one; the residual is consumed. */
@@ -156,34 +162,33 @@ static void add_residual_run(void *vctx, size_t first, size_t count)
     memset(c->s->residual + lo, 0, len * sizeof(float));
 }
 
-static void count_nonzero_run(void *vctx, size_t first, size_t count)
-{
-    run_ctx *c = vctx;
-    c->count += rb_count_nonzero(c->grad + first * c->cols, count * c->cols);
-}
-
 static void flush_inserts(run_ctx *c)
 {
     rb_cs_insert_at(&c->s->cs, c->idx, c->val, c->batched);
     c->batched = 0;
 }
 
-/* Index order is kept: the batch is flushed before a long run. */
+/* Elements lo .. lo+len-1 with values v.  Index order is kept: the batch
+ * is flushed before a long run. */
+static void insert_elements(run_ctx *c, size_t lo, const float *v, size_t len)
+{
+    if (len >= RB_CS_SHORT_RUN) {
+        flush_inserts(c);
+        rb_cs_insert_run(&c->s->cs, lo, v, len);
+        return;
+    }
+    for (size_t i = 0; i < len; i++) {
+        if (c->batched == BATCH)
+            flush_inserts(c);
+        c->idx[c->batched] = (uint32_t)(lo + i);   /* n <= RB_MAX_ELEMENTS */
+        c->val[c->batched++] = v[i];
+    }
+}
+
 static void insert_run(void *vctx, size_t first, size_t count)
 {
     run_ctx *c = vctx;
-    size_t lo = first * c->cols, len = count * c->cols;
-    if (len >= RB_CS_SHORT_RUN) {
-        flush_inserts(c);
-        rb_cs_insert_run(&c->s->cs, lo, c->grad + lo, len);
-        return;
-    }
-    for (size_t i = lo; i < lo + len; i++) {
-        if (c->batched == BATCH)
-            flush_inserts(c);
-        c->idx[c->batched] = (uint32_t)i;   /* n <= RB_MAX_ELEMENTS */
-        c->val[c->batched++] = c->grad[i];
-    }
+    insert_elements(c, first * c->cols, c->grad + first * c->cols, count * c->cols);
 }
 
 /* residual = g' - (estimate from this rank's own sketch), on its rows. */
@@ -201,23 +206,39 @@ static void flush_decodes(run_ctx *c)
 {
     rb_cs_query_at(&c->s->cs, c->idx, c->val, c->batched);
     for (size_t i = 0; i < c->batched; i++)
-        c->grad[c->idx[i]] = c->val[i];
+        *c->out[i] = c->val[i];
     c->batched = 0;
+}
+
+/* Estimates of elements lo .. lo+len-1 into dst. */
+static void decode_elements(run_ctx *c, size_t lo, float *dst, size_t len)
+{
+    if (len >= RB_CS_SHORT_RUN) {
+        rb_cs_query_run(&c->s->cs, lo, dst, len);
+        return;
+    }
+    for (size_t i = 0; i < len; i++) {
+        if (c->batched == BATCH)
+            flush_decodes(c);
+        c->idx[c->batched] = (uint32_t)(lo + i);
+        c->out[c->batched++] = dst + i;
+    }
 }
 
 static void decode_run(void *vctx, size_t first, size_t count)
 {
     run_ctx *c = vctx;
-    size_t lo = first * c->cols, len = count * c->cols;
-    if (len >= RB_CS_SHORT_RUN) {
-        rb_cs_query_run(&c->s->cs, lo, c->grad + lo, len);
-        return;
-    }
-    for (size_t i = lo; i < lo + len; i++) {
-        if (c->batched == BATCH)
-            flush_decodes(c);
-        c->idx[c->batched++] = (uint32_t)i;
-    }
+    decode_elements(c, first * c->cols, c->grad + first * c->cols, count * c->cols);
+}
+
+/* Row form: the run's rows are the next rows of c->rows. */
+static void decode_rows_run(void *vctx, size_t first, size_t count)
+{
+    run_ctx *c = vctx;
+    for (size_t i = 0; i < count; i++)
+        c->rows->ids[c->slot + i] = (int64_t)(first + i);
+    decode_elements(c, first * c->cols, c->rows->values + c->slot * c->cols, count * c->cols);
+    c->slot += count;
 }
 
 /* Sketch width of this step; nnz mode agrees on the max local nnz first. */
@@ -263,6 +284,21 @@ static int choose_width(rb_reducer *r, rb_stats *st, uint64_t nnz_local)
     return RB_OK;
 }
 
+/* OR of the row bitmaps (on 64-bit words: never a sum of bytes or floats),
+ * then, unless the union is empty (the same on every rank), the sum of the
+ * sketches.  *union_rows: rows in the union. */
+static int exchange(rb_reducer *r, rb_stats *st, size_t *union_rows)
+{
+    s2_state *s = r->impl;
+    rb_phase_start(r, st, RB_PHASE_COMM);
+    RB_TRY(rb_allreduce(r, st, NULL, s->bitmap, (int)s->words, MPI_UINT64_T, MPI_BOR));
+    *union_rows = rb_bitmap_popcount(s->bitmap, r->cfg.rows);
+    st->nnz_result = (uint64_t)*union_rows * r->cfg.cols;
+    if (*union_rows == 0)
+        return RB_OK;
+    return rb_allreduce_floats(r, st, s->cs.table, rb_cs_size(&s->cs));
+}
+
 static int s2_reduce(rb_reducer *r, float *grad, rb_stats *st)
 {
     s2_state *s = r->impl;
@@ -272,9 +308,7 @@ static int s2_reduce(rb_reducer *r, float *grad, rb_stats *st)
     rb_phase_start(r, st, RB_PHASE_ENCODE);
     if (s->residual)
         for_each_run(s->residual_rows, nrows, add_residual_run, &ctx);
-    rb_bitmap_of_groups(grad, r->n, r->cfg.cols, s->bitmap);
-    for_each_run(s->bitmap, nrows, count_nonzero_run, &ctx);
-    st->nnz_local = ctx.count;
+    st->nnz_local = rb_bitmap_of_groups_count(grad, r->n, r->cfg.cols, s->bitmap);
     RB_TRY(choose_width(r, st, st->nnz_local));
     s->calls++;
     for_each_run(s->bitmap, nrows, insert_run, &ctx);
@@ -284,20 +318,77 @@ static int s2_reduce(rb_reducer *r, float *grad, rb_stats *st)
         memcpy(s->residual_rows, s->bitmap, s->words * sizeof *s->bitmap);
     }
 
-    /* Bitwise OR on 64-bit words: never a sum of bytes or floats. */
-    rb_phase_start(r, st, RB_PHASE_COMM);
-    RB_TRY(rb_allreduce(r, st, NULL, s->bitmap, (int)s->words, MPI_UINT64_T, MPI_BOR));
-    size_t union_rows = rb_bitmap_popcount(s->bitmap, nrows);
-    st->nnz_result = (uint64_t)union_rows * r->cfg.cols;
+    size_t union_rows = 0;
+    RB_TRY(exchange(r, st, &union_rows));
     if (union_rows == 0)
         return RB_OK;   /* same on every rank: nothing to send, grad is all zero */
-    RB_TRY(rb_allreduce_floats(r, st, s->cs.table, rb_cs_size(&s->cs)));
 
     rb_phase_start(r, st, RB_PHASE_DECODE);
     rb_cs_scale(&s->cs, 1.0f / (float)r->size);
     /* Rows outside the union are zero locally already (local rows are a
      * subset of the union), so only union rows are written. */
     for_each_run(s->bitmap, nrows, decode_run, &ctx);
+    flush_decodes(&ctx);
+    return RB_OK;
+}
+
+/* The rows of in with a non-zero into the bitmap; returns the non-zeros. */
+static uint64_t mark_rows(s2_state *s, const rb_rows *in)
+{
+    uint64_t nnz = 0;
+    memset(s->bitmap, 0, s->words * sizeof *s->bitmap);
+    for (size_t i = 0; i < in->nrows; i++) {
+        size_t k = rb_count_nonzero(in->values + i * in->cols, in->cols);
+        if (k)
+            rb_bitmap_set(s->bitmap, (size_t)in->ids[i]);
+        nnz += k;
+    }
+    return nnz;
+}
+
+/* The marked rows inserted in the runs the dense path inserts them in:
+ * consecutive marked rows, which lie back to back in in->values. */
+static void insert_rows(run_ctx *c, const rb_rows *in)
+{
+    const size_t cols = in->cols;
+    size_t i = 0;
+    while (i < in->nrows) {
+        if (!rb_bitmap_test(c->s->bitmap, (size_t)in->ids[i])) {
+            i++;
+            continue;
+        }
+        size_t j = i + 1;
+        while (j < in->nrows && in->ids[j] == in->ids[j - 1] + 1 &&
+               rb_bitmap_test(c->s->bitmap, (size_t)in->ids[j]))
+            j++;
+        insert_elements(c, (size_t)in->ids[i] * cols, in->values + i * cols, (j - i) * cols);
+        i = j;
+    }
+    flush_inserts(c);
+}
+
+/* Rows: the bitmap and the sketch from the listed rows, the same exchange,
+ * the union rows decoded into the row form.  With error feedback the
+ * residual is a dense buffer: the generic path. */
+static int s2_reduce_rows(rb_reducer *r, rb_rows_call *call, rb_stats *st)
+{
+    s2_state *s = r->impl;
+    if (s->residual)
+        return rb_reduce_rows_generic(r, call, st);
+    run_ctx ctx = {.s = s, .cols = r->cfg.cols, .rows = call->rows};
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
+    st->nnz_local = mark_rows(s, call->in);
+    RB_TRY(choose_width(r, st, st->nnz_local));
+    s->calls++;
+    insert_rows(&ctx, call->in);
+
+    size_t union_rows = 0;
+    RB_TRY(exchange(r, st, &union_rows));
+    rb_phase_start(r, st, RB_PHASE_DECODE);
+    if (union_rows)
+        rb_cs_scale(&s->cs, 1.0f / (float)r->size);
+    RB_TRY(rb_rowset_reserve(call->rows, union_rows, r->cfg.cols));
+    for_each_run(s->bitmap, r->cfg.rows, decode_rows_run, &ctx);
     flush_decodes(&ctx);
     return RB_OK;
 }
@@ -453,6 +544,7 @@ const rb_reducer_ops rb_s2_ops = {
     .init = s2_init,
     .reduce = s2_reduce,
     .reduce_device = S2_REDUCE_DEVICE,
+    .reduce_rows = s2_reduce_rows,
     .fini = s2_fini,
     .model = s2_model,
 };

@@ -50,6 +50,12 @@ typedef struct sparcml_state {
     int *scounts, *sdispls, *rcounts, *rdispls;
     size_t *offs;
     uint64_t *nnz_of;
+    /* host path: s->a already holds this call's local pairs */
+    int packed;
+    /* rb_reduce_rows: the call, and whether its rows still have to be
+     * written into grad (a scratch buffer) before grad is read */
+    rb_rows_call *rows_call;
+    int rows_pending;
     struct sparcml_device *dev;   /* device buffers of the NCCL path, else NULL */
 } sparcml_state;
 
@@ -141,13 +147,27 @@ static int too_big(const rb_reducer *r, size_t k)
     return 8.0 * (double)k > r->cfg.opts.sparcml_switch * 4.0 * (double)r->n;
 }
 
+/* rb_reduce_rows: grad, a scratch buffer, gets this rank's rows the first
+ * time the stream goes dense, so what follows is the dense path's. */
+static int host_materialize(rb_reducer *r, float *grad)
+{
+    sparcml_state *s = r->impl;
+    if (s->rows_pending) {
+        rb_rows_to_dense(s->rows_call->in, grad, r->cfg.rows);
+        s->rows_pending = 0;
+    }
+    return RB_OK;
+}
+
 /* grad holds this rank's input, whose support lies within the stream's,
  * so setting the stream's pairs makes grad the dense partial sum. */
 static void go_dense(rb_reducer *r, float *grad, stream *m)
 {
     sparcml_state *s = r->impl;
-    if (!m->dense)
+    if (!m->dense) {
+        host_materialize(r, grad);
         rb_scatter_set(grad, 0, s->a, m->k);
+    }
     m->dense = 1;
 }
 
@@ -246,6 +266,8 @@ typedef struct sparcml_backend {
     int (*pack)(rb_reducer *r, const float *grad, size_t k);
     /* grad = the sum / p: scaled in place (dense) or set from the stream */
     int (*decode)(rb_reducer *r, float *grad, const stream *m);
+    /* make grad hold the local input before it is read dense (NULL: it does) */
+    int (*materialize)(rb_reducer *r, float *grad);
 } sparcml_backend;
 
 static int recdbl(rb_reducer *r, rb_stats *st, float *grad, stream *m,
@@ -354,8 +376,8 @@ static int choose_algo(rb_reducer *r, rb_stats *st, size_t k, int *algo, int *de
     return RB_OK;
 }
 
-/* Everything after the count of the local non-zeros (k): counting first
- * lets the dense path skip the (branchy) pack entirely. */
+/* Everything after the count of the local non-zeros (k): the stream is
+ * packed (b->pack) only where it is sent sparse. */
 static int sparcml_run(rb_reducer *r, float *grad, rb_stats *st, size_t k,
                        const sparcml_backend *b)
 {
@@ -369,6 +391,8 @@ static int sparcml_run(rb_reducer *r, float *grad, rb_stats *st, size_t k,
     int algo = RB_SPARCML_RECDBL, dense_all = 0;
     RB_TRY(choose_algo(r, st, m.k, &algo, &dense_all));
     if (dense_all) {
+        if (b->materialize)
+            RB_TRY(b->materialize(r, grad));
         RB_TRY(b->dense_allreduce(r, st, grad));
         int stages = 0;
         while ((1 << stages) < r->size)
@@ -377,7 +401,9 @@ static int sparcml_run(rb_reducer *r, float *grad, rb_stats *st, size_t k,
         m.dense = 1;
     } else {
         if (algo == RB_SPARCML_RECDBL && too_big(r, m.k)) {
-            m.dense = 1;    /* grad is already this stream's dense form */
+            m.dense = 1;    /* grad is (made) this stream's dense form */
+            if (b->materialize)
+                RB_TRY(b->materialize(r, grad));
         } else {
             rb_phase_start(r, st, RB_PHASE_ENCODE);
             RB_TRY(b->pack(r, grad, m.k));
@@ -398,33 +424,91 @@ static int host_dense_allreduce(rb_reducer *r, rb_stats *st, float *grad)
     return rb_allreduce_floats(r, st, grad, r->n);
 }
 
+/* The pairs are packed by the entry points below, in the pass that counts
+ * them; only if pairs_limit guessed wrong are they packed here. */
 static int host_pack(rb_reducer *r, const float *grad, size_t k)
 {
     sparcml_state *s = r->impl;
+    if (s->packed)
+        return RB_OK;
     RB_TRY(grow_pairs(&s->a, &s->cap_a, k));
     rb_pack_nonzero(grad, r->n, 0, s->a, s->cap_a / sizeof *s->a);
     return RB_OK;
 }
 
+/* grad = the sum / p, or for rb_reduce_rows the sum / p in row form (a
+ * dense sum is scaled in grad and handed over as it is). */
 static int host_decode(rb_reducer *r, float *grad, const stream *m)
 {
     sparcml_state *s = r->impl;
     float inv_p = 1.0f / (float)r->size;
-    if (m->dense)
+    if (m->dense) {
         rb_scale(grad, r->n, inv_p);
-    else
+        if (s->rows_call)
+            s->rows_call->dense_result = grad;
+    } else if (s->rows_call) {
+        return rb_rowset_from_pairs(s->rows_call->rows, r->cfg.cols, s->a, m->k, inv_p);
+    } else {
         rb_scatter_set_scaled(grad, 0, s->a, m->k, inv_p);
+    }
     return RB_OK;
 }
 
 static const sparcml_backend host_backend = {
     swap_streams, combine, adopt_result, rsag, host_dense_allreduce, host_pack, host_decode,
+    host_materialize,
 };
+
+/* The most local pairs a call can send sparse (choose_algo's rules): with
+ * more the stream is dense from the start, so the scan only counts them. */
+static size_t pairs_limit(const rb_reducer *r)
+{
+    double sw = r->cfg.opts.sparcml_switch, n = (double)r->n, most;
+    if (r->size == 1)
+        return 0;
+    if (r->cfg.opts.sparcml_algo == RB_SPARCML_RSAG)
+        return SIZE_MAX;
+    if (r->cfg.opts.sparcml_algo == RB_SPARCML_RECDBL)
+        most = sw * n / 2;   /* too_big beyond */
+    else   /* auto: all dense once n(1 - (1 - k/n)^2) > sw n / 2 */
+        most = sw >= 2 ? n : n * (1 - sqrt(1 - sw / 2));
+    return most >= n ? SIZE_MAX : (size_t)most + 1;
+}
 
 static int sparcml_reduce(rb_reducer *r, float *grad, rb_stats *st)
 {
+    sparcml_state *s = r->impl;
+    size_t k = 0;
     rb_phase_start(r, st, RB_PHASE_ENCODE);
-    return sparcml_run(r, grad, st, rb_count_nonzero(grad, r->n), &host_backend);
+    RB_TRY(rb_pack_nonzero_upto(grad, r->n, pairs_limit(r), &s->a, &s->cap_a, &k));
+    s->packed = k <= pairs_limit(r);
+    int rc = sparcml_run(r, grad, st, k, &host_backend);
+    s->packed = 0;
+    return rc;
+}
+
+/* Rows: the pairs packed from the rows; grad is a scratch buffer that
+ * receives the rows only where the stream goes dense (host_materialize). */
+static int sparcml_reduce_rows(rb_reducer *r, rb_rows_call *c, rb_stats *st)
+{
+    sparcml_state *s = r->impl;
+    float *grad = NULL;
+    size_t k = 0;
+    RB_TRY(rb_rows_scratch(r, &grad));
+    if (c->dense)
+        grad = c->dense;
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
+    RB_TRY(rb_rows_pack_grow(c->in, &s->a, &s->cap_a, &k));
+    s->packed = 1;
+    s->rows_call = c;
+    s->rows_pending = 1;
+    int rc = sparcml_run(r, grad, st, k, &host_backend);
+    if (rc == RB_OK && r->size == 1)   /* sparcml_run has nothing to do */
+        rc = rb_rowset_from_pairs(c->rows, r->cfg.cols, s->a, k, 1.0f);
+    s->packed = 0;
+    s->rows_call = NULL;
+    s->rows_pending = 0;
+    return rc;
 }
 
 #if defined(HAVE_CUDA) && defined(HAVE_NCCL)
@@ -628,6 +712,7 @@ static int dev_decode(rb_reducer *r, float *dgrad, const stream *m)
 
 static const sparcml_backend device_backend = {
     dev_swap_streams, dev_combine, dev_adopt, dev_rsag, dev_dense_allreduce, dev_pack, dev_decode,
+    NULL,
 };
 
 static int sparcml_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
@@ -735,6 +820,7 @@ const rb_reducer_ops rb_sparcml_ops = {
     .init = sparcml_init,
     .reduce = sparcml_reduce,
     .reduce_device = SPARCML_REDUCE_DEVICE,
+    .reduce_rows = sparcml_reduce_rows,
     .fini = sparcml_fini,
     .model = sparcml_model,
 };

@@ -2,83 +2,294 @@
 
 #include "rb_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+/* ---- the non-zero scan -------------------------------------------------
+ * Every scan is built on one primitive, the mask of 64 floats: bit j set
+ * when x[j] != 0.0f (NaN is non-zero, -0.0 is zero).  On x86 it is a vector
+ * compare and a movemask per 4, 8 or 16 floats.  The scans then work on
+ * mask words: a popcount to count, ctz to visit the non-zeros, so the pack
+ * branches once per non-zero instead of once per element or block (2.3x
+ * faster than block skipping at density 0.01 with SSE2, 3.5x with AVX-512;
+ * only at density 1 is it no faster).  The library is built for baseline
+ * x86-64 (-O3, no -march), so each scan is compiled for SSE2, AVX2 and
+ * AVX-512 and the CPU picks one (scan()); other architectures
+ * get a plain loop.  Every version finds the same non-zeros. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define RB_SCAN_X86 1
+#include <immintrin.h>
+#endif
+
+typedef uint64_t (*mask64_fn)(const float *x);
+
+/* Mask of x[0..len), len <= 64. */
+static inline uint64_t mask_short(const float *x, size_t len)
+{
+    uint64_t m = 0;
+    for (size_t j = 0; j < len; j++)
+        m |= (uint64_t)(x[j] != 0.0f) << j;
+    return m;
+}
+
+static inline uint64_t mask64_plain(const float *x) { return mask_short(x, 64); }
+
+#ifdef RB_SCAN_X86
+static inline uint64_t mask64_sse2(const float *x)
+{
+    const __m128 zero = _mm_setzero_ps();
+    uint64_t m = 0;
+    for (unsigned j = 0; j < 16; j++) {
+        __m128 v = _mm_loadu_ps(x + 4 * j);
+        m |= (uint64_t)(unsigned)_mm_movemask_ps(_mm_cmpneq_ps(v, zero)) << (4 * j);
+    }
+    return m;
+}
+
+__attribute__((target("avx2"))) static inline uint64_t mask64_avx2(const float *x)
+{
+    const __m256 zero = _mm256_setzero_ps();
+    uint64_t m = 0;
+    for (unsigned j = 0; j < 8; j++) {
+        __m256 v = _mm256_loadu_ps(x + 8 * j);
+        m |= (uint64_t)(unsigned)_mm256_movemask_ps(_mm256_cmp_ps(v, zero, _CMP_NEQ_UQ)) << (8 * j);
+    }
+    return m;
+}
+
+__attribute__((target("avx512f"))) static inline uint64_t mask64_avx512(const float *x)
+{
+    const __m512 zero = _mm512_setzero_ps();
+    uint64_t m = 0;
+    for (unsigned j = 0; j < 4; j++) {
+        __m512 v = _mm512_loadu_ps(x + 16 * j);
+        m |= (uint64_t)_mm512_cmp_ps_mask(v, zero, _CMP_NEQ_UQ) << (16 * j);
+    }
+    return m;
+}
+#endif
+
+/* The scan bodies, inlined into each version below with its mask. */
+#define SCAN_BODY static inline __attribute__((always_inline))
+
+SCAN_BODY size_t count_body(mask64_fn mask, const float *x, size_t n)
+{
+    size_t k = 0, i = 0;
+    for (; i + 64 <= n; i += 64)
+        k += (size_t)__builtin_popcountll(mask(x + i));
+    return k + (size_t)__builtin_popcountll(mask_short(x + i, n - i));
+}
+
+/* Packs the non-zeros of x[0..n) after out[0..*k) while they fit in cap
+ * pairs; returns n when all did, else the index of the first that did not.
+ * Nothing is written past the last pair packed.  take (x itself, or NULL):
+ * each element packed is set to zero there. */
+SCAN_BODY size_t pack_body(mask64_fn mask, const float *x, size_t n, uint32_t base,
+                           rb_pair *out, size_t cap, size_t *kp, float *take)
+{
+    size_t k = *kp;
+    for (size_t i = 0; i < n; i += 64) {
+        size_t len = n - i < 64 ? n - i : 64;
+        uint64_t m = len == 64 ? mask(x + i) : mask_short(x + i, len);
+        if (cap - k < 64) {              /* near the end of out: pair by pair */
+            for (; m; m &= m - 1) {
+                unsigned j = (unsigned)__builtin_ctzll(m);
+                if (k == cap) {
+                    *kp = k;
+                    return i + j;
+                }
+                out[k++] = (rb_pair){base + (uint32_t)(i + j), x[i + j]};
+                if (take)
+                    take[i + j] = 0.0f;
+            }
+        } else if (m == ~(uint64_t)0) {  /* all 64: no branch per element */
+            for (unsigned j = 0; j < 64; j++)
+                out[k + j] = (rb_pair){base + (uint32_t)(i + j), x[i + j]};
+            if (take)
+                memset(take + i, 0, 64 * sizeof *take);
+            k += 64;
+        } else {
+            for (; m; m &= m - 1) {
+                unsigned j = (unsigned)__builtin_ctzll(m);
+                out[k++] = (rb_pair){base + (uint32_t)(i + j), x[i + j]};
+                if (take)
+                    take[i + j] = 0.0f;
+            }
+        }
+    }
+    *kp = k;
+    return n;
+}
+
+SCAN_BODY void elements_body(mask64_fn mask, const float *x, size_t n, uint64_t *bm)
+{
+    size_t w = 0;
+    for (; (w + 1) * 64 <= n; w++)
+        bm[w] = mask(x + w * 64);
+    if (n % 64)
+        bm[w] = mask_short(x + w * 64, n % 64);
+}
+
+/* Groups of more than one element: bit g when group g has a non-zero;
+ * returns the non-zeros of x. */
+SCAN_BODY size_t groups_body(mask64_fn mask, const float *x, size_t n, size_t group,
+                             uint64_t *bm)
+{
+    size_t ngroups = (n + group - 1) / group, total = 0;
+    memset(bm, 0, rb_bitmap_words(ngroups) * sizeof *bm);
+    for (size_t g = 0, lo = 0; g < ngroups; g++, lo += group) {
+        size_t len = n - lo < group ? n - lo : group, c;
+        if (group >= 64) {
+            c = count_body(mask, x + lo, len);
+        } else {
+            c = 0;
+            for (size_t j = 0; j < len; j++)
+                c += x[lo + j] != 0.0f;
+        }
+        bm[g >> 6] |= (uint64_t)(c != 0) << (g & 63);
+        total += c;
+    }
+    return total;
+}
+
+typedef struct scan_impl {
+    size_t (*count)(const float *x, size_t n);
+    size_t (*pack)(const float *x, size_t n, uint32_t base, rb_pair *out, size_t cap, size_t *k);
+    size_t (*take)(float *x, size_t n, uint32_t base, rb_pair *out, size_t cap, size_t *k);
+    void (*elements)(const float *x, size_t n, uint64_t *bm);
+    size_t (*groups)(const float *x, size_t n, size_t group, uint64_t *bm);
+} scan_impl;
+
+#define SCAN_IMPL(name, target, mask)                                                         \
+    target static size_t count_##name(const float *x, size_t n)                              \
+    {                                                                                         \
+        return count_body(mask, x, n);                                                        \
+    }                                                                                         \
+    target static size_t pack_##name(const float *x, size_t n, uint32_t base, rb_pair *out,  \
+                                     size_t cap, size_t *k)                                   \
+    {                                                                                         \
+        return pack_body(mask, x, n, base, out, cap, k, NULL);                                \
+    }                                                                                         \
+    target static size_t take_##name(float *x, size_t n, uint32_t base, rb_pair *out,        \
+                                     size_t cap, size_t *k)                                   \
+    {                                                                                         \
+        return pack_body(mask, x, n, base, out, cap, k, x);                                   \
+    }                                                                                         \
+    target static void elements_##name(const float *x, size_t n, uint64_t *bm)               \
+    {                                                                                         \
+        elements_body(mask, x, n, bm);                                                        \
+    }                                                                                         \
+    target static size_t groups_##name(const float *x, size_t n, size_t group, uint64_t *bm) \
+    {                                                                                         \
+        return groups_body(mask, x, n, group, bm);                                            \
+    }                                                                                         \
+    static const scan_impl scan_##name = {count_##name, pack_##name, take_##name,             \
+                                          elements_##name, groups_##name};
+
+#ifdef RB_SCAN_X86
+SCAN_IMPL(sse2, , mask64_sse2)
+SCAN_IMPL(avx2, __attribute__((target("avx2,popcnt"))), mask64_avx2)
+SCAN_IMPL(avx512, __attribute__((target("avx512f,avx2,popcnt"))), mask64_avx512)
+#else
+SCAN_IMPL(plain, , mask64_plain)
+#endif
+
+static const scan_impl *forced_scan;   /* rb_scan_use */
+
+/* The widest version this CPU (and its OS) runs. */
+static const scan_impl *scan(void)
+{
+    if (forced_scan)
+        return forced_scan;
+#ifdef RB_SCAN_X86
+    if (__builtin_cpu_supports("avx512f"))
+        return &scan_avx512;
+    if (__builtin_cpu_supports("avx2"))
+        return &scan_avx2;
+    return &scan_sse2;
+#else
+    return &scan_plain;
+#endif
+}
+
+int rb_scan_use(const char *name)
+{
+    const scan_impl *impl = NULL;
+    int runs = 1;
+    forced_scan = NULL;
+    if (!name)
+        return RB_OK;
+#ifdef RB_SCAN_X86
+    if (!strcmp(name, "sse2"))
+        impl = &scan_sse2;
+    else if (!strcmp(name, "avx2"))
+        impl = &scan_avx2, runs = __builtin_cpu_supports("avx2");
+    else if (!strcmp(name, "avx512"))
+        impl = &scan_avx512, runs = __builtin_cpu_supports("avx512f");
+#else
+    if (!strcmp(name, "plain"))
+        impl = &scan_plain;
+#endif
+    if (!impl || !runs)
+        return rb_fail(RB_ERR_UNSUPPORTED, "scan version %s: not %s", name,
+                       impl ? "on this CPU" : "in this build");
+    forced_scan = impl;
+    return RB_OK;
+}
 
 size_t rb_count_nonzero(const float *x, size_t n)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += (x[i] != 0.0f);
-    return k;
-}
-
-/* Whether x[0..n) is all zero in the sense of x == 0.0f (-0.0 is zero, NaN
- * is not): the OR of the bit patterns has no magnitude bit set.  A loop
- * without an early exit, so it vectorises. */
-static inline int all_zero(const float *x, size_t n)
-{
-    uint32_t acc = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t u;
-        memcpy(&u, x + i, sizeof u);
-        acc |= u;
-    }
-    return !(acc & 0x7fffffffu);
-}
-
-/* Packs the non-zeros of x[i..n) after out[0..*k) while they fit in cap
- * pairs; returns n when all did, else the index of the first that did not.
- * All-zero blocks are skipped; inside a block with a non-zero, every element
- * is written at out[k] and k advances past non-zeros only (no branch to
- * mispredict: 8x faster at density 0.5, 2x at 0.01).  Those writes may land
- * past the last non-zero, so they are used only while a block fits. */
-static size_t pack_while_room(const float *x, size_t i, size_t n, uint32_t base,
-                              rb_pair *out, size_t cap, size_t *k)
-{
-    enum { BLOCK = 16 };
-    size_t kk = *k;
-    for (; i < n; i += BLOCK) {
-        size_t len = n - i < BLOCK ? n - i : BLOCK;
-        if (all_zero(x + i, len))
-            continue;
-        if (len == BLOCK && kk + BLOCK <= cap) {
-            for (size_t j = i; j < i + BLOCK; j++) {
-                out[kk] = (rb_pair){base + (uint32_t)j, x[j]};
-                kk += (x[j] != 0.0f);
-            }
-            continue;
-        }
-        for (size_t j = i; j < i + len; j++) {
-            if (x[j] == 0.0f)   /* not NaN */
-                continue;
-            if (kk == cap) {
-                *k = kk;
-                return j;
-            }
-            out[kk++] = (rb_pair){base + (uint32_t)j, x[j]};
-        }
-    }
-    *k = kk;
-    return n;
+    return scan()->count(x, n);
 }
 
 size_t rb_pack_nonzero(const float *x, size_t n, uint32_t base, rb_pair *out, size_t cap)
 {
     size_t k = 0;
-    pack_while_room(x, 0, n, base, out, cap, &k);
+    scan()->pack(x, n, base, out, cap, &k);
     return k;
+}
+
+void rb_bitmap_of_groups(const float *x, size_t n, size_t group, uint64_t *bm)
+{
+    (void)rb_bitmap_of_groups_count(x, n, group, bm);
+}
+
+size_t rb_bitmap_of_groups_count(const float *x, size_t n, size_t group, uint64_t *bm)
+{
+    if (group == 1) {
+        scan()->elements(x, n, bm);
+        return rb_bitmap_popcount(bm, n);
+    }
+    return group ? scan()->groups(x, n, group, bm) : 0;
+}
+
+/* The scatters walk a large buffer at the pairs' (sorted, irregular)
+ * indices, a cache line every few hundred bytes: the hardware prefetcher
+ * does not follow, each line is a miss.  Prefetching the line of the pair
+ * 32 ahead keeps that many misses in flight (1.5-1.8x at 64 MiB, density
+ * 0.01; no loss in cache). */
+static inline void rb_prefetch_pair(const float *x, uint32_t base, const rb_pair *p, size_t i,
+                                    size_t k)
+{
+    enum { AHEAD = 32 };
+    if (i + AHEAD < k)
+        __builtin_prefetch(x + (p[i + AHEAD].idx - base), 1, 3);
 }
 
 void rb_scatter_add(float *x, uint32_t base, const rb_pair *p, size_t k)
 {
-    for (size_t i = 0; i < k; i++)
+    for (size_t i = 0; i < k; i++) {
+        rb_prefetch_pair(x, base, p, i, k);
         x[p[i].idx - base] += p[i].val;
+    }
 }
 
 void rb_scatter_set(float *x, uint32_t base, const rb_pair *p, size_t k)
 {
-    for (size_t i = 0; i < k; i++)
+    for (size_t i = 0; i < k; i++) {
+        rb_prefetch_pair(x, base, p, i, k);
         x[p[i].idx - base] = p[i].val;
+    }
 }
 
 size_t rb_merge_sum(const rb_pair *a, size_t ka, const rb_pair *b, size_t kb,
@@ -96,10 +307,34 @@ size_t rb_merge_sum(const rb_pair *a, size_t ka, const rb_pair *b, size_t kb,
             k++, i++, j++;
         }
     }
-    memcpy(out + k, a + i, (ka - i) * sizeof *out);
+    if (i < ka)   /* a or b may be NULL when empty */
+        memcpy(out + k, a + i, (ka - i) * sizeof *out);
     k += ka - i;
-    memcpy(out + k, b + j, (kb - j) * sizeof *out);
+    if (j < kb)
+        memcpy(out + k, b + j, (kb - j) * sizeof *out);
     return k + (kb - j);
+}
+
+/* Streaming (non-temporal) stores write a line without reading it first:
+ * for a buffer larger than the caches that is a third less traffic than
+ * stores that allocate (read, then write back). */
+void rb_copy_streaming(float *dst, const float *src, size_t n, float scale, int scaled)
+{
+    size_t i = 0;
+#ifdef RB_SCAN_X86
+    for (; i < n && ((uintptr_t)(dst + i) & 15); i++)
+        dst[i] = scaled ? src[i] * scale : src[i];
+    const __m128 s4 = _mm_set1_ps(scale);
+    if (scaled)
+        for (; i + 4 <= n; i += 4)
+            _mm_stream_ps(dst + i, _mm_mul_ps(_mm_loadu_ps(src + i), s4));
+    else
+        for (; i + 4 <= n; i += 4)
+            _mm_stream_ps(dst + i, _mm_loadu_ps(src + i));
+    _mm_sfence();
+#endif
+    for (; i < n; i++)
+        dst[i] = scaled ? src[i] * scale : src[i];
 }
 
 void rb_scale(float *x, size_t n, float s)
@@ -108,61 +343,13 @@ void rb_scale(float *x, size_t n, float s)
         x[i] *= s;
 }
 
-/* Whether any of x[0..n) is non-zero.  A loop that stops at the first
- * non-zero does not vectorise, so whole blocks are tested at once: 3x
- * faster on the all-zero rows of 1024 floats that make most of a sparse
- * embedding gradient. */
-static int any_nonzero(const float *x, size_t n)
-{
-    enum { BLOCK = 64 };
-    size_t i = 0;
-    for (; i + BLOCK <= n; i += BLOCK)
-        if (!all_zero(x + i, BLOCK))
-            return 1;
-    return !all_zero(x + i, n - i);
-}
-
-/* Groups of one element: a word of the bitmap from 64 compares, without the
- * branch per element that mispredicts at middling densities. */
-static void bitmap_of_elements(const float *x, size_t n, uint64_t *bm)
-{
-    size_t w = 0;
-    for (; (w + 1) * 64 <= n; w++) {
-        uint64_t bits = 0;
-        for (unsigned k = 0; k < 64; k++)
-            bits |= (uint64_t)(x[w * 64 + k] != 0.0f) << k;
-        bm[w] = bits;
-    }
-    if (n % 64) {
-        uint64_t bits = 0;
-        for (size_t i = w * 64; i < n; i++)
-            bits |= (uint64_t)(x[i] != 0.0f) << (i - w * 64);
-        bm[w] = bits;
-    }
-}
-
-void rb_bitmap_of_groups(const float *x, size_t n, size_t group, uint64_t *bm)
-{
-    size_t ngroups = group ? (n + group - 1) / group : 0;
-    if (group == 1) {
-        bitmap_of_elements(x, n, bm);
-        return;
-    }
-    memset(bm, 0, rb_bitmap_words(ngroups) * sizeof *bm);
-    for (size_t g = 0; g < ngroups; g++) {
-        size_t lo = g * group, hi = lo + group < n ? lo + group : n;
-        if (any_nonzero(x + lo, hi - lo))
-            rb_bitmap_set(bm, g);
-    }
-}
-
 size_t rb_bitmap_popcount(const uint64_t *bm, size_t nbits)
 {
     size_t words = nbits / 64, c = 0;
     for (size_t w = 0; w < words; w++)
-        c += (size_t)__builtin_popcountll(bm[w]);
+        c += rb_popcount64(bm[w]);
     if (nbits & 63)
-        c += (size_t)__builtin_popcountll(bm[words] & (((uint64_t)1 << (nbits & 63)) - 1));
+        c += rb_popcount64(bm[words] & (((uint64_t)1 << (nbits & 63)) - 1));
     return c;
 }
 
@@ -210,29 +397,316 @@ size_t rb_merge_sum_many(rb_pair *a, size_t *offs, size_t m, rb_pair *tmp,
 
 void rb_scatter_set_scaled(float *x, uint32_t base, const rb_pair *p, size_t k, float s)
 {
-    for (size_t i = 0; i < k; i++)
+    for (size_t i = 0; i < k; i++) {
+        rb_prefetch_pair(x, base, p, i, k);
         x[p[i].idx - base] = p[i].val * s;
+    }
 }
 
 void rb_scatter_add_scaled(float *x, uint32_t base, const rb_pair *p, size_t k, float s)
 {
-    for (size_t i = 0; i < k; i++)
+    for (size_t i = 0; i < k; i++) {
+        rb_prefetch_pair(x, base, p, i, k);
         x[p[i].idx - base] += p[i].val * s;
+    }
+}
+
+/* Bit idx of seen set; returns 1 when it was clear. */
+static inline size_t first_sight(uint64_t *seen, size_t idx)
+{
+    size_t fresh = !rb_bitmap_test(seen, idx);
+    rb_bitmap_set(seen, idx);
+    return fresh;
+}
+
+/* The bits set from p cleared again: O(k) where zeroing seen is O(n). */
+static void forget(uint64_t *seen, const rb_pair *p, size_t k)
+{
+    for (size_t i = 0; i < k; i++)
+        seen[p[i].idx >> 6] = 0;
+}
+
+size_t rb_scatter_add_scaled_distinct(float *x, const rb_pair *p, size_t k, float s,
+                                      uint64_t *seen)
+{
+    size_t distinct = 0;
+    for (size_t i = 0; i < k; i++) {
+        rb_prefetch_pair(x, 0, p, i, k);
+        x[p[i].idx] += p[i].val * s;
+        distinct += first_sight(seen, p[i].idx);
+    }
+    forget(seen, p, k);
+    return distinct;
+}
+
+size_t rb_pairs_distinct(const rb_pair *p, size_t k, uint64_t *seen)
+{
+    size_t distinct = 0;
+    for (size_t i = 0; i < k; i++)
+        distinct += first_sight(seen, p[i].idx);
+    forget(seen, p, k);
+    return distinct;
 }
 
 /* One pass when the buffer is large enough (usually: it is kept between
- * calls); else count, grow with some slack, pack again. */
-int rb_pack_nonzero_grow(const float *x, size_t n, rb_pair **buf, size_t *cap, size_t *k)
+ * calls); else count the rest, grow with some slack, pack again. */
+int rb_pack_nonzero_upto(const float *x, size_t n, size_t limit, rb_pair **buf, size_t *cap,
+                         size_t *k)
 {
+    const scan_impl *sc = scan();
+    size_t room = *buf ? *cap / sizeof(rb_pair) : 0;
     *k = 0;
-    if (pack_while_room(x, 0, n, 0, *buf, *buf ? *cap / sizeof(rb_pair) : 0, k) == n)
+    size_t stop = sc->pack(x, n, 0, *buf, room < limit ? room : limit, k);
+    if (stop == n)
         return RB_OK;
-    size_t nnz = rb_count_nonzero(x, n);
+    *k += sc->count(x + stop, n - stop);
+    if (*k > limit)
+        return RB_OK;
+    size_t want = *k + *k / 8 + 16;
     void *b = *buf;
-    int rc = rb_reserve(&b, cap, nnz + nnz / 8 + 16, sizeof(rb_pair));
+    int rc = rb_reserve(&b, cap, want < limit ? want : limit, sizeof(rb_pair));
     *buf = b;
     if (rc != RB_OK)
         return rc;
-    *k = rb_pack_nonzero(x, n, 0, *buf, *cap / sizeof(rb_pair));
+    size_t again = 0;
+    sc->pack(x, n, 0, *buf, *cap / sizeof(rb_pair), &again);
     return RB_OK;
+}
+
+int rb_pack_nonzero_grow(const float *x, size_t n, rb_pair **buf, size_t *cap, size_t *k)
+{
+    return rb_pack_nonzero_upto(x, n, SIZE_MAX, buf, cap, k);
+}
+
+/* One pass when the buffer is large enough; else the rest is counted, the
+ * buffer grown keeping what is packed (and zeroed) so far, and the pass
+ * goes on where it stopped. */
+int rb_take_nonzero_grow(float *x, size_t n, rb_pair **buf, size_t *cap, size_t *k)
+{
+    const scan_impl *sc = scan();
+    *k = 0;
+    size_t stop = sc->take(x, n, 0, *buf, *buf ? *cap / sizeof(rb_pair) : 0, k);
+    if (stop == n)
+        return RB_OK;
+    size_t done = *k, all = done + sc->count(x + stop, n - stop);
+    void *b = NULL;
+    size_t bcap = 0;
+    RB_TRY(rb_reserve(&b, &bcap, all + all / 8 + 16, sizeof(rb_pair)));
+    if (done)
+        memcpy(b, *buf, done * sizeof(rb_pair));
+    free(*buf);
+    *buf = b;
+    *cap = bcap;
+    sc->take(x + stop, n - stop, (uint32_t)stop, *buf, bcap / sizeof(rb_pair), k);
+    return RB_OK;
+}
+
+/* ---- row form (rb_reduce_rows) ----------------------------------------- */
+
+void rb_rowset_free(rb_rowset *s)
+{
+    free(s->ids);
+    free(s->values);
+    memset(s, 0, sizeof *s);
+}
+
+int rb_rowset_reserve(rb_rowset *s, size_t nrows, size_t cols)
+{
+    void *ids = s->ids, *values = s->values;
+    int rc = rb_reserve(&ids, &s->ids_cap, nrows, sizeof *s->ids);
+    s->ids = ids;
+    if (rc == RB_OK && cols && nrows > SIZE_MAX / cols)
+        rc = rb_fail(RB_ERR_NOMEM, "%zu rows of %zu floats overflow", nrows, cols);
+    if (rc == RB_OK)
+        rc = rb_reserve(&values, &s->values_cap, nrows * cols, sizeof *s->values);
+    s->values = values;
+    s->nrows = rc == RB_OK ? nrows : 0;
+    s->cols = cols;
+    return rc;
+}
+
+void rb_rowset_view(const rb_rowset *s, rb_rows *view)
+{
+    view->nrows = s->nrows;
+    view->cols = s->cols;
+    view->ids = s->ids;
+    view->values = s->values;
+}
+
+/* Walks the rows of an index-sorted stream without a divide instruction:
+ * the row changes only when an index leaves it, and the new row is a
+ * multiply by a reciprocal (exact for 32-bit indices: Lemire, Kaser and
+ * Kurz 2019), or the index itself for rows of one float. */
+typedef struct row_walk {
+    size_t cols, row, lo, hi;   /* current row covers elements [lo, hi) */
+    uint64_t magic;             /* 2^64 / cols rounded up; 0 when cols == 1 */
+} row_walk;
+
+static inline void row_walk_init(row_walk *w, size_t cols)
+{
+    *w = (row_walk){cols, 0, 0, 0, cols > 1 ? UINT64_MAX / cols + 1 : 0};
+}
+
+/* Moves to the row of element idx (< 2^32); returns 1 when it is a new row. */
+static inline int row_walk_to(row_walk *w, size_t idx)
+{
+    if (idx < w->hi)
+        return 0;
+    if (w->magic)
+        w->row = (size_t)(((unsigned __int128)w->magic * idx) >> 64);
+    else
+        w->row = idx;
+    w->lo = w->row * w->cols;
+    w->hi = w->lo + w->cols;
+    return 1;
+}
+
+static size_t distinct_rows(const rb_pair *p, size_t k, size_t cols)
+{
+    row_walk w;
+    row_walk_init(&w, cols);
+    size_t rows = 0;
+    for (size_t i = 0; i < k; i++)
+        rows += (size_t)row_walk_to(&w, p[i].idx);
+    return rows;
+}
+
+int rb_rowset_from_pairs(rb_rowset *s, size_t cols, const rb_pair *p, size_t k, float scale)
+{
+    RB_TRY(rb_rowset_reserve(s, distinct_rows(p, k, cols), cols));
+    row_walk w;
+    row_walk_init(&w, cols);
+    float *row = s->values - cols;
+    for (size_t i = 0, r = 0; i < k; i++) {
+        if (row_walk_to(&w, p[i].idx)) {
+            s->ids[r++] = (int64_t)w.row;
+            row += cols;
+            if (cols == 1)   /* rows of one float: no call per pair */
+                row[0] = 0.0f;
+            else
+                memset(row, 0, cols * sizeof *row);
+        }
+        row[p[i].idx - w.lo] = p[i].val * scale;
+    }
+    return RB_OK;
+}
+
+int rb_rowset_sum_streams(rb_rowset *s, size_t cols, const rb_pair *p, const size_t *offs,
+                          size_t m, float scale, uint64_t *rowbm, size_t *base, size_t words)
+{
+    /* The rows of every pair, marked; then the listed rows in order, and
+     * for each bitmap word the slot of its first row. */
+    for (size_t j = 0; j < m; j++) {
+        row_walk w;
+        row_walk_init(&w, cols);
+        for (size_t i = offs[j]; i < offs[j + 1]; i++)
+            if (row_walk_to(&w, p[i].idx))
+                rb_bitmap_set(rowbm, w.row);
+    }
+    size_t u = 0;
+    for (size_t wd = 0; wd < words; wd++) {
+        base[wd] = u;
+        u += rb_popcount64(rowbm[wd]);
+    }
+    int rc = rb_rowset_reserve(s, u, cols);
+    if (rc == RB_OK) {
+        memset(s->values, 0, u * cols * sizeof *s->values);
+        for (size_t wd = 0, r = 0; wd < words; wd++)
+            for (uint64_t bits = rowbm[wd]; bits; bits &= bits - 1)
+                s->ids[r++] = (int64_t)(wd * 64 + (size_t)__builtin_ctzll(bits));
+        /* Each stream added into its rows' slots, stream by stream. */
+        for (size_t j = 0; j < m; j++) {
+            row_walk w;
+            row_walk_init(&w, cols);
+            float *row = s->values;
+            for (size_t i = offs[j]; i < offs[j + 1]; i++) {
+                if (row_walk_to(&w, p[i].idx)) {
+                    uint64_t below = rowbm[w.row >> 6] & (((uint64_t)1 << (w.row & 63)) - 1);
+                    row = s->values +
+                          (base[w.row >> 6] + rb_popcount64(below)) * cols;
+                }
+                row[p[i].idx - w.lo] += p[i].val * scale;
+            }
+        }
+    }
+    /* Left all zero for the next call: only the words that were set. */
+    if (rc == RB_OK) {
+        for (size_t r = 0; r < u; r++)
+            rowbm[(size_t)s->ids[r] >> 6] = 0;
+    } else {
+        for (size_t wd = 0; wd < words; wd++)
+            rowbm[wd] = 0;
+    }
+    return rc;
+}
+
+/* Whether any bit of x[0..n) is set (a loop without an exit vectorises). */
+static int any_bit(const float *x, size_t n)
+{
+    uint32_t acc = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, x + i, sizeof u);
+        acc |= u;
+    }
+    return acc != 0;
+}
+
+int rb_rowset_from_dense(rb_rowset *s, const float *x, size_t rows, size_t cols)
+{
+    size_t nr = 0;
+    for (size_t i = 0; i < rows; i++)
+        nr += (size_t)any_bit(x + i * cols, cols);
+    RB_TRY(rb_rowset_reserve(s, nr, cols));
+    for (size_t i = 0, r = 0; r < nr; i++) {
+        if (!any_bit(x + i * cols, cols))
+            continue;
+        s->ids[r] = (int64_t)i;
+        memcpy(s->values + r * cols, x + i * cols, cols * sizeof *x);
+        r++;
+    }
+    return RB_OK;
+}
+
+size_t rb_rows_count_nonzero(const rb_rows *in)
+{
+    return rb_count_nonzero(in->values, in->nrows * in->cols);
+}
+
+int rb_rows_pack_grow(const rb_rows *in, rb_pair **buf, size_t *cap, size_t *k)
+{
+    size_t cols = in->cols, total = in->nrows * cols;
+    void *b = *buf;
+    RB_TRY(rb_reserve(&b, cap, total, sizeof(rb_pair)));
+    *buf = b;
+    /* Pack by position in values (one vectorised pass), then turn each
+     * position into its element index: row ids[i] for position i*cols. */
+    rb_pair *out = *buf;
+    *k = rb_pack_nonzero(in->values, total, 0, out, total);
+    if (cols == 1) {
+        for (size_t q = 0; q < *k; q++)
+            out[q].idx = (uint32_t)in->ids[out[q].idx];
+        return RB_OK;
+    }
+    row_walk w;
+    row_walk_init(&w, cols);
+    uint32_t shift = 0;   /* element index - position, in the current row */
+    for (size_t q = 0; q < *k; q++) {
+        if (row_walk_to(&w, out[q].idx))
+            shift = (uint32_t)((size_t)in->ids[w.row] * cols - w.lo);
+        out[q].idx += shift;   /* modulo 2^32: the index fits */
+    }
+    return RB_OK;
+}
+
+void rb_rows_to_dense(const rb_rows *in, float *x, size_t rows)
+{
+    size_t cols = in->cols, done = 0;   /* elements of x written */
+    for (size_t i = 0; i < in->nrows; i++) {
+        size_t lo = (size_t)in->ids[i] * cols;
+        memset(x + done, 0, (lo - done) * sizeof *x);
+        memcpy(x + lo, in->values + i * cols, cols * sizeof *x);
+        done = lo + cols;
+    }
+    memset(x + done, 0, (rows * cols - done) * sizeof *x);
 }

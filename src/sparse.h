@@ -15,10 +15,16 @@ typedef struct rb_pair {
 /* Largest element count whose indices fit rb_pair.idx. */
 #define RB_MAX_ELEMENTS ((size_t)UINT32_MAX)
 
+/* The scans below treat x != 0.0f as non-zero: NaN is, -0.0 is not.  They
+ * come in versions for the CPU's vector width, picked at run time. */
+/* For tests: use the scan version named ("sse2", "avx2", "avx512" on x86,
+ * "plain" elsewhere; NULL = the CPU's widest again).  RB_ERR_UNSUPPORTED
+ * when the build or the CPU lacks it.  Not thread-safe. */
+int rb_scan_use(const char *name);
 size_t rb_count_nonzero(const float *x, size_t n);
 /* Write the non-zeros of x[0..n) in index order (index + base); returns how
  * many.  out holds cap pairs, cap >= rb_count_nonzero(x, n); nothing is
- * written past out[cap - 1], but out[k..cap) may be overwritten. */
+ * written past the last pair. */
 size_t rb_pack_nonzero(const float *x, size_t n, uint32_t base, rb_pair *out, size_t cap);
 /* x[p.idx - base] += p.val for each pair. */
 void rb_scatter_add(float *x, uint32_t base, const rb_pair *p, size_t k);
@@ -30,14 +36,32 @@ void rb_scatter_set(float *x, uint32_t base, const rb_pair *p, size_t k);
 size_t rb_merge_sum(const rb_pair *a, size_t ka, const rb_pair *b, size_t kb,
                     rb_pair *out);
 void rb_scale(float *x, size_t n, float s);
+/* dst[i] = src[i] (* scale when scaled), i < n, with stores that bypass the
+ * caches: for copies larger than the caches, whose destination is not read
+ * again soon.  Bit for bit the plain loop's values. */
+void rb_copy_streaming(float *dst, const float *src, size_t n, float scale, int scaled);
 /* x[p.idx - base] = p.val * s (decode of a reduced stream into the average). */
 void rb_scatter_set_scaled(float *x, uint32_t base, const rb_pair *p, size_t k, float s);
 /* x[p.idx - base] += p.val * s. */
 void rb_scatter_add_scaled(float *x, uint32_t base, const rb_pair *p, size_t k, float s);
+/* The same (base 0), returning how many distinct indices p holds: seen is a
+ * bitmap of one bit per element of x, all zero, left all zero. */
+size_t rb_scatter_add_scaled_distinct(float *x, const rb_pair *p, size_t k, float s,
+                                      uint64_t *seen);
+/* How many distinct indices p holds (seen as above). */
+size_t rb_pairs_distinct(const rb_pair *p, size_t k, uint64_t *seen);
 /* Pack the non-zeros of x[0..n) in index order into *buf (capacity *cap
  * bytes, kept between calls), growing it first when they do not fit;
  * *k = count.  RB_OK or RB_ERR_NOMEM. */
 int rb_pack_nonzero_grow(const float *x, size_t n, rb_pair **buf, size_t *cap, size_t *k);
+/* The same, but for at most limit pairs: when x has more non-zeros, *k is
+ * still their count and *buf holds nothing usable.  One pass over x unless
+ * *buf has to grow (it never grows past limit pairs). */
+int rb_pack_nonzero_upto(const float *x, size_t n, size_t limit, rb_pair **buf, size_t *cap,
+                         size_t *k);
+/* rb_pack_nonzero_grow, and every element packed is set to zero in x
+ * (in the same pass: x is then all zero, -0.0 aside). */
+int rb_take_nonzero_grow(float *x, size_t n, rb_pair **buf, size_t *cap, size_t *k);
 /* First position in the index-sorted stream p[0..k) with idx >= idx. */
 size_t rb_pair_lower_bound(const rb_pair *p, size_t k, uint32_t idx);
 /* Merge-sum m index-sorted streams stored back to back in a: stream j is
@@ -47,6 +71,20 @@ size_t rb_pair_lower_bound(const rb_pair *p, size_t k, uint32_t idx);
  * the merged length and sets *out to where the result lies (in a or tmp). */
 size_t rb_merge_sum_many(rb_pair *a, size_t *offs, size_t m, rb_pair *tmp,
                          rb_pair **out);
+
+/* Set bits of x: the instruction where the build targets it, else a few
+ * operations (GCC's fallback for __builtin_popcountll is a library call). */
+static inline unsigned rb_popcount64(uint64_t x)
+{
+#ifdef __POPCNT__
+    return (unsigned)__builtin_popcountll(x);
+#else
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+    return (unsigned)((x * 0x0101010101010101ULL) >> 56);
+#endif
+}
 
 /* Bitmaps: bit i of word i/64. */
 static inline size_t rb_bitmap_words(size_t nbits) { return (nbits + 63) / 64; }
@@ -61,7 +99,49 @@ static inline void rb_bitmap_set(uint64_t *bm, size_t i)
 /* Bit g set when any of x[g*group .. (g+1)*group) (clipped to n) is
  * non-zero; ngroups = ceil(n / group).  bm is overwritten. */
 void rb_bitmap_of_groups(const float *x, size_t n, size_t group, uint64_t *bm);
+/* The same in the same pass, returning the non-zeros of x. */
+size_t rb_bitmap_of_groups_count(const float *x, size_t n, size_t group, uint64_t *bm);
 size_t rb_bitmap_popcount(const uint64_t *bm, size_t nbits);
 void rb_bitmap_or(uint64_t *dst, const uint64_t *src, size_t words);
+
+/* Row form (rb_reduce_rows): the rows of a rows x cols matrix that may be
+ * non-zero, every other row zero.  struct rb_rows (reducer.h) is the view
+ * callers see; rb_rowset owns the memory behind one. */
+struct rb_rows;
+typedef struct rb_rowset {
+    size_t nrows, cols;
+    int64_t *ids;          /* nrows, increasing */
+    float *values;         /* nrows x cols, row-major */
+    size_t ids_cap, values_cap;   /* bytes */
+} rb_rowset;
+
+void rb_rowset_free(rb_rowset *s);
+/* Room for nrows rows (contents undefined); sets s->nrows and s->cols. */
+int rb_rowset_reserve(rb_rowset *s, size_t nrows, size_t cols);
+/* The rows holding a pair of the index-sorted stream p[0..k), each value
+ * set to p.val * scale (as rb_scatter_set_scaled), other elements 0. */
+int rb_rowset_from_pairs(rb_rowset *s, size_t cols, const rb_pair *p, size_t k, float scale);
+/* The rows holding a pair of any of m index-sorted streams, stream j =
+ * p[offs[j] .. offs[j+1]) (offs: m + 1 entries), each element
+ * 0 + v_0 * scale + v_1 * scale + ... in stream order (what zeroing and
+ * rb_scatter_add_scaled stream by stream give, bit for bit).  rowbm: a
+ * bitmap of the matrix's rows (words words), all zero, left all zero;
+ * base: words entries of scratch.  No pass over the matrix: the rows are
+ * found through the bitmap (O(words + pairs)). */
+int rb_rowset_sum_streams(rb_rowset *s, size_t cols, const rb_pair *p, const size_t *offs,
+                          size_t m, float scale, uint64_t *rowbm, size_t *base, size_t words);
+/* The rows of x (rows x cols) with any bit set (so -0.0 is kept). */
+int rb_rowset_from_dense(rb_rowset *s, const float *x, size_t rows, size_t cols);
+/* The caller's view of s. */
+void rb_rowset_view(const rb_rowset *s, struct rb_rows *view);
+
+/* Row-sparse input (struct rb_rows, already validated). */
+size_t rb_rows_count_nonzero(const struct rb_rows *in);
+/* The non-zeros of in as pairs in index order; *buf grows to hold
+ * nrows x cols pairs (the most there can be), so one pass. */
+int rb_rows_pack_grow(const struct rb_rows *in, rb_pair **buf, size_t *cap, size_t *k);
+/* x (rows x cols) = in with every row not listed zero: each element
+ * written once. */
+void rb_rows_to_dense(const struct rb_rows *in, float *x, size_t rows);
 
 #endif

@@ -34,6 +34,29 @@ static void test_scan_pack(void)
     CHECK(y[1] == 0.75f && y[4] == -1.0f && y[6] == 1.5f);
     rb_scatter_add_scaled(y, 100, p, 3, 2.0f);
     CHECK(y[1] == 3.75f && y[4] == -5.0f);
+    /* adding and counting distinct indices: two streams sharing index 104 */
+    const rb_pair two[] = {{101, 1}, {104, 2}, {104, 4}, {106, 8}};
+    float z8[200] = {0};
+    uint64_t seen[4] = {0};
+    CHECK(rb_scatter_add_scaled_distinct(z8, two, 4, 0.5f, seen) == 3);
+    CHECK(z8[104] == 3.0f && z8[101] == 0.5f && z8[106] == 4.0f);
+    CHECK(!seen[0] && !seen[1] && !seen[2] && !seen[3]);
+    CHECK(rb_pairs_distinct(two, 4, seen) == 3 && rb_pairs_distinct(two, 0, seen) == 0);
+    CHECK(!seen[0] && !seen[1] && !seen[2] && !seen[3]);
+    /* streaming copies: the plain loop's values, any alignment and length */
+    static float src[203], dst[203], want[203];
+    for (size_t i = 0; i < 203; i++)
+        src[i] = (float)i * 0.1f - 7.3f;
+    for (size_t at = 0; at < 4; at++)
+        for (size_t len = 0; len < 199; len += 13)
+            for (int scaled = 0; scaled < 2; scaled++) {
+                memset(dst, 0, sizeof dst);
+                memset(want, 0, sizeof want);
+                for (size_t i = 0; i < len; i++)
+                    want[at + i] = scaled ? src[i] * (1.0f / 3) : src[i];
+                rb_copy_streaming(dst + at, src, len, 1.0f / 3, scaled);
+                CHECK(!memcmp(dst, want, sizeof dst));
+            }
     rb_scale(y, 8, 2.0f);
     CHECK(y[6] == 15.0f && y[0] == 0.0f);
     /* -0.0f counts as zero */
@@ -162,11 +185,16 @@ static void test_bitmap_against_definition(void)
                 size_t g = groups[gi], n = tricky_lengths[li], ng = (n + g - 1) / g;
                 memset(want, 0, sizeof want);
                 memset(got, 0xa5, sizeof got);
+                size_t nnz = 0;
                 for (size_t i = 0; i < n; i++)
                     if (x[i] != 0.0f)
-                        rb_bitmap_set(want, i / g);
+                        rb_bitmap_set(want, i / g), nnz++;
                 rb_bitmap_of_groups(x, n, g, got);
                 CHECK(memcmp(got, want, rb_bitmap_words(ng) * sizeof *got) == 0);
+                memset(got, 0xa5, sizeof got);
+                CHECK(rb_bitmap_of_groups_count(x, n, g, got) == nnz);
+                CHECK(memcmp(got, want, rb_bitmap_words(ng) * sizeof *got) == 0);
+                CHECK(rb_count_nonzero(x, n) == nnz);
             }
     }
 }
@@ -209,6 +237,28 @@ static void test_pack_against_definition(void)
         CHECK(rb_pack_nonzero_grow(x, TRICKY_N, &buf, &cap, &k) == RB_OK);
         CHECK(k == kw && cap >= kw * sizeof *buf && !memcmp(buf, want, k * sizeof *buf));
         CHECK(cap == before || kw > before / sizeof *buf);   /* grown only when needed */
+        /* taking: the same pairs, and x is zero afterwards (-0.0 left), also
+         * when the buffer grows half-way */
+        static float y[TRICKY_N];
+        memcpy(y, x, sizeof y);
+        rb_pair *tb = trial % 2 ? malloc(3 * sizeof *tb) : NULL;
+        size_t tcap = trial % 2 ? 3 * sizeof *tb : 0, tk = 0;
+        CHECK(rb_take_nonzero_grow(y, TRICKY_N, &tb, &tcap, &tk) == RB_OK);
+        CHECK(tk == kw && (tk == 0 || !memcmp(tb, want, tk * sizeof *tb)));
+        size_t left = 0;
+        for (size_t i = 0; i < TRICKY_N; i++)
+            left += y[i] != 0.0f || (x[i] != 0.0f && memcmp(&y[i], &(float){0.0f}, 4));
+        CHECK(left == 0);
+        free(tb);
+        /* at most kw - 1 pairs: counted, not packed, the buffer not grown past that */
+        size_t limit = kw ? kw - 1 : 0;
+        rb_pair *small = NULL;
+        size_t small_cap = 0;
+        CHECK(rb_pack_nonzero_upto(x, TRICKY_N, limit, &small, &small_cap, &k) == RB_OK);
+        CHECK(k == kw && small_cap <= (limit ? limit * sizeof *small + 64 : 64));
+        CHECK(rb_pack_nonzero_upto(x, TRICKY_N, kw, &small, &small_cap, &k) == RB_OK);
+        CHECK(k == kw && (k == 0 || !memcmp(small, want, k * sizeof *small)));
+        free(small);
     }
     free(buf);
     /* The tightest case: a last block whose only zero comes after all the
@@ -288,13 +338,117 @@ static void test_options(void)
     CHECK(!rb_option_applies(rb_option_count(), "sparcml") && !rb_option_applies(algo, NULL));
 }
 
+/* The row-form helpers of rb_reduce_rows on a 6 x 3 matrix. */
+static void test_rows_helpers(void)
+{
+    enum { ROWS = 6, COLS = 3 };
+    int64_t ids[] = {1, 2, 4};
+    float values[] = {0, 1.5f, 0, /* row 2 */ 2, 3, 0, /* row 4 */ 0, 0, -1};
+    rb_rows in = {3, COLS, ids, values};
+    float x[ROWS * COLS];
+    memset(x, 0xa5, sizeof x);
+    rb_rows_to_dense(&in, x, ROWS);
+    const float want[ROWS * COLS] = {0, 0, 0, 0, 1.5f, 0, 2, 3, 0, 0, 0, 0, 0, 0, -1, 0, 0, 0};
+    CHECK(!memcmp(x, want, sizeof x));
+    CHECK(rb_rows_count_nonzero(&in) == 4);
+    rb_pair *p = NULL;
+    size_t cap = 0, k = 0;
+    CHECK(rb_rows_pack_grow(&in, &p, &cap, &k) == RB_OK && k == 4);
+    CHECK(p[0].idx == 4 && p[1].idx == 6 && p[2].idx == 7 && p[3].idx == 14 && p[3].val == -1);
+    rb_pair q[4];
+    CHECK(rb_pack_nonzero(want, ROWS * COLS, 0, q, 4) == 4 && !memcmp(p, q, sizeof q));
+    int64_t ones[] = {3, 9, 10};
+    float vals1[] = {1, 0, 2};
+    rb_rows col1 = {3, 1, ones, vals1};
+    CHECK(rb_rows_pack_grow(&col1, &p, &cap, &k) == RB_OK && k == 2);
+    CHECK(p[0].idx == 3 && p[1].idx == 10 && p[1].val == 2);
+
+    /* one stream: the rows that hold a pair, values scaled, rest 0 */
+    rb_rowset s = {0};
+    rb_rows view;
+    const rb_pair stream[] = {{4, 2}, {7, -4}, {8, 1}, {15, 8}};
+    CHECK(rb_rowset_from_pairs(&s, COLS, stream, 4, 0.5f) == RB_OK);
+    rb_rowset_view(&s, &view);
+    CHECK(view.nrows == 3 && view.cols == COLS);
+    CHECK(view.ids[0] == 1 && view.ids[1] == 2 && view.ids[2] == 5);
+    const float w1[] = {0, 1, 0, 0, -2, 0.5f, 8 * 0.5f, 0, 0};
+    CHECK(!memcmp(view.values, w1, sizeof w1));
+    /* three streams, one empty: the rows of any, sums in stream order */
+    const rb_pair streams[] = {{4, 2}, {16, 1}, /* empty */ {0, 1}, {4, 3}};
+    size_t offs[] = {0, 2, 2, 4}, base[1];
+    uint64_t rowbm[1] = {0};
+    CHECK(rb_rowset_sum_streams(&s, COLS, streams, offs, 3, 0.25f, rowbm, base, 1) == RB_OK);
+    rb_rowset_view(&s, &view);
+    CHECK(view.nrows == 3 && view.ids[0] == 0 && view.ids[1] == 1 && view.ids[2] == 5);
+    const float w2[] = {0.25f, 0, 0, 0, 0.5f + 0.75f, 0, 0, 0.25f, 0};
+    CHECK(!memcmp(view.values, w2, sizeof w2));
+    CHECK(rowbm[0] == 0 && offs[3] == 4);   /* left as found */
+    CHECK(rb_rowset_sum_streams(&s, COLS, streams, offs, 0, 1.0f, rowbm, base, 1) == RB_OK &&
+          s.nrows == 0);
+    /* against zeroing + rb_scatter_add_scaled stream by stream, bit for bit,
+     * over 5 streams whose values do not add exactly, rows of 3 and of 1 */
+    enum { SN = 800, SM = 5 };
+    static rb_pair many[SN * SM];
+    static uint64_t mbm[SN / 64 + 1];
+    static size_t mbase[SN / 64 + 1];
+    size_t moffs[SM + 1] = {0};
+    static float ref[SN], got[SN];
+    unsigned seed = 3;
+    for (size_t j = 0; j < SM; j++) {
+        moffs[j + 1] = moffs[j];
+        for (uint32_t i = 0; i < SN; i++) {
+            seed = seed * 1103515245u + 12345u;
+            if ((seed >> 16) % 4 == 0)
+                many[moffs[j + 1]++] = (rb_pair){i, (float)(seed >> 8) * 1e-7f - 0.3f};
+        }
+    }
+    memset(ref, 0, sizeof ref);
+    for (size_t j = 0; j < SM; j++)
+        rb_scatter_add_scaled(ref, 0, many + moffs[j], moffs[j + 1] - moffs[j], 1.0f / 3);
+    for (size_t cols = 1; cols <= 4; cols += 3) {
+        size_t words = rb_bitmap_words((SN + cols - 1) / cols);
+        CHECK(rb_rowset_sum_streams(&s, cols, many, moffs, SM, 1.0f / 3, mbm, mbase, words) ==
+              RB_OK);
+        rb_rowset_view(&s, &view);
+        memset(got, 0xa5, sizeof got);
+        rb_rows_to_dense(&view, got, SN / cols);
+        CHECK(!memcmp(got, ref, sizeof ref));
+        for (size_t w = 0; w < words; w++)
+            CHECK(mbm[w] == 0);
+    }
+    /* from a dense matrix: rows with any bit set, -0.0 included */
+    float d[ROWS * COLS] = {0};
+    d[3 * COLS + 2] = -0.0f;
+    d[5 * COLS] = 7;
+    CHECK(rb_rowset_from_dense(&s, d, ROWS, COLS) == RB_OK);
+    CHECK(s.nrows == 2 && s.ids[0] == 3 && s.ids[1] == 5 && s.values[3] == 7);
+    rb_rowset_view(&s, &view);
+    memset(x, 0xa5, sizeof x);
+    rb_rows_to_dense(&view, x, ROWS);
+    CHECK(!memcmp(x, d, sizeof x));
+    rb_rowset_free(&s);
+    free(p);
+}
+
 int main(void)
 {
-    test_scan_pack();
     test_merge();
     test_bitmap();
-    test_bitmap_against_definition();
-    test_pack_against_definition();
+    test_rows_helpers();
+    /* the scans in every version this build and CPU have */
+    static const char *const versions[] = {"sse2", "avx2", "avx512", "plain"};
+    int ran = 0;
+    for (size_t v = 0; v < sizeof versions / sizeof *versions; v++) {
+        if (rb_scan_use(versions[v]) != RB_OK)
+            continue;
+        ran++;
+        test_scan_pack();
+        test_bitmap();
+        test_bitmap_against_definition();
+        test_pack_against_definition();
+    }
+    CHECK(ran > 0);
+    CHECK(rb_scan_use("no-such") == RB_ERR_UNSUPPORTED && rb_scan_use(NULL) == RB_OK);
     test_options();
     if (failures)
         fprintf(stderr, "%d check(s) failed\n", failures);
