@@ -95,8 +95,9 @@ echo "validated rows of exact reducers at 1 rank: $n1"
 [ "$n1" -ge "$nexact" ] || { cat v1.out >&2; fail "1 rank: $n1 validated exact rows, 64 ranks had $nexact"; }
 
 # (5) every collective, every size up to 1 MiB, checked, on 1 and 5 ranks
-# (1 rank: allgatherv and reduce abort, reduce_scatter is wrong; 5 ranks:
-# alltoall's pair aborts, reduce_scatter's recursive halving is wrong).
+# (with the selector's choices, 1 rank: allgatherv's bcast and reduce abort,
+# reduce_scatter is wrong; 5 ranks: alltoall's pair aborts, reduce_scatter's
+# recursive halving is wrong).
 smpicc -O2 -o collcheck "$src/jobscripts/sim/collcheck.c" >collcheck-build.log 2>&1 ||
   { cat collcheck-build.log >&2; fail "collcheck.c does not build"; }
 for np in 1 5; do
@@ -115,8 +116,8 @@ refused() {
 }
 want='smpi/alltoallv:pair cannot run 96 ranks in SimGrid: it needs a power-of-two number of ranks'
 refused RB_SIM_ALLTOALLV=pair "$run" knl-aries 96 benchmarks/rb_micro -m 4K:4K -o none
-want='smpi/allgatherv:GB cannot run 1 ranks'
-refused RB_SMPIRUN_OPTS=--cfg=smpi/allgatherv:GB "$run" thismachine 1 benchmarks/rb_micro -m 4K:4K -o none
+want='smpi/bcast:NTSB cannot run 1 ranks'
+refused RB_SMPIRUN_OPTS=--cfg=smpi/bcast:NTSB "$run" thismachine 1 benchmarks/rb_micro -m 4K:4K -o none
 want='has 64 hosts: 65 ranks would share hosts'
 refused "$run" thismachine 65 benchmarks/rb_micro -m 4K:4K -o none
 exit 0
