@@ -4,6 +4,12 @@
 # ranks, (2) shows gossip's wire bytes per rank per step independent of the
 # rank count (16 vs 128 simulated ranks), (3) writes an archive marked
 # simulated = 1 with the platform's content and sha256.
+# Any rank count (issue 25): (4) every reducer validates at 96 ranks, where
+# the ompi selector's alltoall(v) would be SimGrid's power-of-two-only pair,
+# and at 1 rank, and the archive records the algorithms rb-smpirun chose;
+# (5) collcheck.c gets every collective right at every size on 1 and 5
+# ranks; (6) an algorithm that cannot run NP ranks is refused before the
+# simulation starts.
 set -u
 : "${top_srcdir:=.}"
 src=$(cd "$top_srcdir" && pwd)
@@ -63,4 +69,55 @@ b16=$(bytes_at 16); b128=$(bytes_at 128)
 echo "gossip bytes/rank/step: 16 ranks $b16, 128 ranks $b128"
 [ -n "$b16" ] && [ "$b16" -gt 0 ] && [ "$b16" = "$b128" ] ||
   fail "gossip wire bytes per rank depend on ranks ($b16 vs $b128)"
+
+# (4) 96 ranks (not a power of two) and 1 rank, every reducer validated.
+validated_rows() {
+  awk '/^# Reducer:/ && /\(exact\)/ {e=1; next} /^# Reducer:/ {e=0} e && /^ *[0-9]/ && $14 == "0" {n++} END {print n+0}' "$1"
+}
+"$run" knl-aries 96 benchmarks/rb_micro --reducer all -m 4K:16K -i 2 -x 1 -c --density 0.05 \
+  -o "$bdir/v96.h5" >v96.out 2>&1 || { cat v96.out >&2; fail "96-rank validation run failed"; }
+n96=$(validated_rows v96.out)
+echo "validated rows of exact reducers at 96 ranks: $n96"
+[ "$n96" -ge "$nexact" ] || { cat v96.out >&2; fail "96 ranks: $n96 validated exact rows, 64 ranks had $nexact"; }
+grep -q 'rb-smpirun: 96 ranks: smpi/alltoallv:ring' v96.out || fail "96 ranks: the alltoallv choice is not said"
+/usr/bin/python3 - "$bdir/v96.h5" <<'PY' || fail "96-rank archive: sim_smpi_options"
+import sys, h5py
+o = h5py.File(sys.argv[1], "r").attrs["sim_smpi_options"]
+o = o.decode() if isinstance(o, bytes) else str(o)
+for want in ("smpi/coll-selector:ompi", "smpi/alltoallv:ring", "smpi/alltoall:bruck"):
+    assert "--cfg=" + want in o.split(), "sim_smpi_options lacks " + want + ": " + o
+print("96-rank archive records:", o[o.index("--cfg=smpi/alltoall:"):])
+PY
+"$run" thismachine 1 benchmarks/rb_micro --reducer all -m 4K:16K -i 2 -x 1 -c \
+  -o none >v1.out 2>&1 || { cat v1.out >&2; fail "1-rank validation run failed"; }
+n1=$(validated_rows v1.out)
+echo "validated rows of exact reducers at 1 rank: $n1"
+[ "$n1" -ge "$nexact" ] || { cat v1.out >&2; fail "1 rank: $n1 validated exact rows, 64 ranks had $nexact"; }
+
+# (5) every collective, every size up to 1 MiB, checked, on 1 and 5 ranks
+# (with the selector's choices, 1 rank: allgatherv's bcast and reduce abort,
+# reduce_scatter is wrong; 5 ranks: alltoall's pair aborts, reduce_scatter's
+# recursive halving is wrong).
+smpicc -O2 -o collcheck "$src/jobscripts/sim/collcheck.c" >collcheck-build.log 2>&1 ||
+  { cat collcheck-build.log >&2; fail "collcheck.c does not build"; }
+for np in 1 5; do
+  "$run" thismachine "$np" ./collcheck 1048576 >cc$np.out 2>&1 ||
+    { cat cc$np.out >&2; fail "collcheck at $np ranks"; }
+  [ "$(grep -c ' 0 wrong' cc$np.out)" -eq 11 ] || { cat cc$np.out >&2; fail "collcheck at $np ranks: not 11 collectives right"; }
+done
+echo "collcheck: 11 collectives right at 1 and 5 ranks"
+
+# (6) refused before starting: exit 2, the reason, and no simulation.
+refused() {
+  rc=0
+  env "$@" >ref.out 2>&1 || rc=$?
+  [ "$rc" -eq 2 ] && grep -q "$want" ref.out && ! grep -q '^# rb_micro' ref.out ||
+    { cat ref.out >&2; fail "not refused with exit 2 and '$want': $*"; }
+}
+want='smpi/alltoallv:pair cannot run 96 ranks in SimGrid: it needs a power-of-two number of ranks'
+refused RB_SIM_ALLTOALLV=pair "$run" knl-aries 96 benchmarks/rb_micro -m 4K:4K -o none
+want='smpi/bcast:NTSB cannot run 1 ranks'
+refused RB_SMPIRUN_OPTS=--cfg=smpi/bcast:NTSB "$run" thismachine 1 benchmarks/rb_micro -m 4K:4K -o none
+want='has 64 hosts: 65 ranks would share hosts'
+refused "$run" thismachine 65 benchmarks/rb_micro -m 4K:4K -o none
 exit 0

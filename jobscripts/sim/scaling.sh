@@ -9,8 +9,10 @@
 # hold p streams per rank, p^2 in this one process (1024 ranks at 4 MiB would
 # need ~90 GB).
 # From 1024 ranks alltoallv (parallax, sparcml's rsag) is pairwise
-# (RB_SIM_ALLTOALLV=pair unless set): Open MPI's own choice for 256-1023
-# ranks; its basic linear at 1024+ makes one simulated call take > 15 min.
+# (RB_SIM_ALLTOALLV=ring unless set: Open MPI's pairwise exchange, the same
+# schedule as SimGrid's pair on a power of two, valid on any rank count):
+# Open MPI's own choice for 256-1023 ranks; its basic linear at 1024+ makes
+# one simulated call take > 15 min.
 # Runnable directly or via sbatch (one node, one task: SMPI is one process).
 #SBATCH --job-name=rb-sim-scaling --ntasks=1 --time=12:00:00 --mem=96G
 set -eu
@@ -24,7 +26,7 @@ mkdir -p "$out"
 failed=0
 for plat in $plats; do for np in $ranks; do
   start=$(date +%s)
-  a2av=${RB_SIM_ALLTOALLV-}; [ "$np" -lt 1024 ] || a2av=${RB_SIM_ALLTOALLV-pair}
+  a2av=${RB_SIM_ALLTOALLV-}; [ "$np" -lt 1024 ] || a2av=${RB_SIM_ALLTOALLV-ring}
   RB_SIM_ALLTOALLV=$a2av "$here/rb-smpirun" "$plat" "$np" "$build/benchmarks/rb_micro" --reducer all \
     -m "${RB_SIM_SIZES:-64K:4M}" -f 4 -i "${RB_SIM_ITERS:-2}" -x 1 --no-check -o "$out/$plat-$np.h5" --force \
     >"$out/$plat-$np.txt" 2>&1 || { echo "# exit $?" >>"$out/$plat-$np.txt"; failed=1; }
