@@ -214,6 +214,28 @@ static void stats_reset(rb_stats *st)
     st->partner = -1;
 }
 
+/* Around a reducer's call: the counts it does not assign keep NNZ_UNSET
+ * and end as 0 with their `counted` bit clear, so the reducers just assign
+ * what their algorithm counts. */
+#define NNZ_UNSET UINT64_MAX
+
+static void stats_open(rb_stats *st)
+{
+    st->nnz_local = st->nnz_result = NNZ_UNSET;
+}
+
+static void stats_finish(rb_stats *st)
+{
+    if (st->nnz_local != NNZ_UNSET)
+        st->counted |= RB_COUNTED_NNZ_LOCAL;
+    else
+        st->nnz_local = 0;
+    if (st->nnz_result != NNZ_UNSET)
+        st->counted |= RB_COUNTED_NNZ_RESULT;
+    else
+        st->nnz_result = 0;
+}
+
 /* Device buffers without a device path go through a host copy (r->host_stage,
  * allocated by rb_create).  The copies are timed as encode and decode, so
  * phase times compare with the NCCL path's. */
@@ -243,10 +265,29 @@ int rb_reduce(rb_reducer *r, float *grad, rb_stats *st)
     stats_reset(st);
     if (!r || (!grad && r->n > 0))
         return rb_fail(RB_ERR_ARG, "rb_reduce: NULL argument");
+    stats_open(st);
     int rc = r->cfg.device == RB_DEVICE_CUDA ? reduce_device_buffer(r, grad, st)
                                              : r->ops->reduce(r, grad, st);
     rb_phase_stop(r, st);
+    stats_finish(st);
     return rc;
+}
+
+int rb_count_nonzeros(rb_reducer *r, const float *grad, uint64_t *nnz)
+{
+    if (!r || !nnz || (!grad && r->n > 0))
+        return rb_fail(RB_ERR_ARG, "rb_count_nonzeros: NULL argument");
+    *nnz = 0;
+    if (r->cfg.device == RB_DEVICE_HOST || r->n == 0) {
+        *nnz = rb_count_nonzero(grad, r->n);
+        return RB_OK;
+    }
+#ifdef HAVE_CUDA
+    RB_TRY(rb_device_check_buffer(r, grad));
+    return rb_device_count_nonzero(r, grad, r->n, nnz);
+#else
+    return rb_fail(RB_ERR_UNSUPPORTED, "rb_count_nonzeros: this build has no CUDA support");
+#endif
 }
 
 int rb_mix_params(rb_reducer *r, float *params, rb_stats *st)
@@ -259,8 +300,10 @@ int rb_mix_params(rb_reducer *r, float *params, rb_stats *st)
         return rb_fail(RB_ERR_ARG, "rb_mix_params: NULL reducer");
     if (!r->ops->mix_params)
         return rb_fail(RB_ERR_UNSUPPORTED, "reducer '%s' does not mix parameters", r->ops->name);
+    stats_open(st);
     int rc = r->ops->mix_params(r, params, st);
     rb_phase_stop(r, st);
+    stats_finish(st);
     return rc;
 }
 
@@ -279,8 +322,10 @@ int rb_flush(rb_reducer *r, float *grad, float *params, rb_stats *st)
     stats_reset(st);
     if (!r)
         return rb_fail(RB_ERR_ARG, "rb_flush: NULL reducer");
+    stats_open(st);
     int rc = r->ops->flush ? r->ops->flush(r, grad, params, st) : RB_OK;
     rb_phase_stop(r, st);
+    stats_finish(st);
     return rc;
 }
 
@@ -303,6 +348,7 @@ void rb_phase_start(rb_reducer *r, rb_stats *st, rb_phase phase)
     if (r->cfg.hook)
         r->cfg.hook(r->cfg.hook_ctx, phase, 1);
     r->cur_phase = phase;
+    st->phases |= RB_PHASE_BIT(phase);
     r->phase_t0 = MPI_Wtime();
 }
 
