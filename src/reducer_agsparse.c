@@ -24,7 +24,6 @@ typedef struct agsparse_state {
     size_t send_cap, recv_cap;
     uint64_t *nnz_of;       /* per rank */
     int *counts, *displs;   /* per rank, for the allgatherv */
-    uint64_t *seen;         /* bitmap of n bits: the union support */
     struct agsparse_device *dev;   /* device buffers of the NCCL path, else NULL */
 } agsparse_state;
 
@@ -40,7 +39,6 @@ static void agsparse_fini(rb_reducer *r)
     free(s->nnz_of);
     free(s->counts);
     free(s->displs);
-    free(s->seen);
     free(s);
     r->impl = NULL;
 }
@@ -55,23 +53,9 @@ static int agsparse_init(rb_reducer *r)
     s->nnz_of = rb_calloc(p, sizeof *s->nnz_of);
     s->counts = rb_calloc(p, sizeof *s->counts);
     s->displs = rb_calloc(p, sizeof *s->displs);
-    s->seen = rb_calloc(rb_bitmap_words(r->n), sizeof *s->seen);
-    if (!s->nnz_of || !s->counts || !s->displs || !s->seen)
+    if (!s->nnz_of || !s->counts || !s->displs)
         return rb_fail(RB_ERR_NOMEM, "agsparse: no memory for %zu ranks / %zu elements", p, r->n);
     return rb_device_direct(r) ? agsparse_device_init(r, s) : RB_OK;
-}
-
-/* Union support size: distinct indices over all received pairs. */
-static uint64_t union_size(agsparse_state *s, size_t n, const rb_pair *pairs, size_t total)
-{
-    memset(s->seen, 0, rb_bitmap_words(n) * sizeof *s->seen);
-    uint64_t distinct = 0;
-    for (size_t i = 0; i < total; i++) {
-        size_t idx = pairs[i].idx;
-        distinct += !rb_bitmap_test(s->seen, idx);
-        rb_bitmap_set(s->seen, idx);
-    }
-    return distinct;
 }
 
 static int agsparse_reduce(rb_reducer *r, float *grad, rb_stats *st)
@@ -105,7 +89,6 @@ static int agsparse_reduce(rb_reducer *r, float *grad, rb_stats *st)
     for (size_t i = 0; i < k; i++)
         grad[s->send[i].idx] = 0.0f;
     rb_scatter_add_scaled(grad, 0, s->recv, (size_t)total, 1.0f / (float)r->size);
-    st->nnz_result = union_size(s, r->n, s->recv, (size_t)total);
     return RB_OK;
 }
 
@@ -121,8 +104,7 @@ static int agsparse_reduce(rb_reducer *r, float *grad, rb_stats *st)
 typedef struct agsparse_device {
     rb_pair *send, *recv;
     uint64_t *displs;       /* host: where rank q's pairs start in recv */
-    uint64_t *seen;         /* device union bitmap */
-    size_t send_cap, recv_cap, seen_cap;
+    size_t send_cap, recv_cap;
 } agsparse_device;
 
 static void agsparse_device_free(agsparse_state *s)
@@ -132,7 +114,6 @@ static void agsparse_device_free(agsparse_state *s)
         return;
     rb_device_release((void **)&d->send, &d->send_cap);
     rb_device_release((void **)&d->recv, &d->recv_cap);
-    rb_device_release((void **)&d->seen, &d->seen_cap);
     free(d->displs);
     free(d);
     s->dev = NULL;
@@ -143,20 +124,6 @@ static int agsparse_device_init(rb_reducer *r, agsparse_state *s)
     agsparse_device *d = s->dev = calloc(1, sizeof *s->dev);
     if (!d || !(d->displs = rb_calloc((size_t)r->size, sizeof *d->displs)))
         return rb_fail(RB_ERR_NOMEM, "agsparse: no memory");
-    return rb_device_reserve((void **)&d->seen, &d->seen_cap, rb_bitmap_words(r->n) * 8);
-}
-
-/* Distinct indices over every received pair, counted on the GPU. */
-static int device_union_size(rb_reducer *r, agsparse_device *d, size_t total, uint64_t *out)
-{
-    cudaStream_t stream = (cudaStream_t)rb_device_stream(r);
-    size_t words = rb_bitmap_words(r->n);
-    unsigned long long distinct = 0;
-    RB_TRY(rb_device_zero(r, d->seen, words * sizeof *d->seen));
-    RB_DEV(rbk_mark_pairs(d->seen, 0, d->recv, total, stream));
-    RB_DEV(rbk_popcount(d->seen, words, rb_device_counter(r), stream));
-    RB_TRY(rb_device_download(r, &distinct, rb_device_counter(r), sizeof distinct));
-    *out = distinct;
     return RB_OK;
 }
 
@@ -184,7 +151,7 @@ static int agsparse_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
     for (int q = 0; q < r->size; q++)
         RB_DEV(rbk_scatter_add_scaled(dgrad, 0, d->recv + d->displs[q], (size_t)s->nnz_of[q],
                                       inv_p, stream));
-    return device_union_size(r, d, (size_t)total, &st->nnz_result);
+    return rb_device_sync(r);
 }
 #define AGSPARSE_REDUCE_DEVICE agsparse_reduce_device
 #else

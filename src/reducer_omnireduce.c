@@ -94,7 +94,6 @@ static int omni_reduce(rb_reducer *r, float *grad, rb_stats *st)
     omni_state *s = r->impl;
     size_t b = (size_t)r->cfg.opts.block_size;
     rb_phase_start(r, st, RB_PHASE_ENCODE);
-    st->nnz_local = rb_count_nonzero(grad, r->n);
     rb_bitmap_of_groups(grad, r->n, b, s->bitmap);
 
     rb_phase_start(r, st, RB_PHASE_COMM);
@@ -184,7 +183,6 @@ static int omni_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
     float inv_p = 1.0f / (float)r->size;
 
     rb_phase_start(r, st, RB_PHASE_ENCODE);
-    RB_TRY(rb_device_count_nonzero(r, dgrad, n, &st->nnz_local));
     RB_DEV(rbk_bitmap_of_groups(dgrad, n, b, d->bitmap, stream));
 
     rb_phase_start(r, st, RB_PHASE_COMM);

@@ -361,10 +361,6 @@ static int sparcml_run(rb_reducer *r, float *grad, rb_stats *st, size_t k,
 {
     stream m = {k, 0};
     st->nnz_local = k;
-    if (r->size == 1) {
-        st->nnz_result = k;
-        return RB_OK;
-    }
     rb_phase_start(r, st, RB_PHASE_COMM);
     int algo = RB_SPARCML_RECDBL, dense_all = 0;
     RB_TRY(choose_algo(r, st, m.k, &algo, &dense_all));
@@ -423,6 +419,8 @@ static const sparcml_backend host_backend = {
 
 static int sparcml_reduce(rb_reducer *r, float *grad, rb_stats *st)
 {
+    if (r->size == 1)
+        return RB_OK;   /* the average of one: no count needed */
     rb_phase_start(r, st, RB_PHASE_ENCODE);
     return sparcml_run(r, grad, st, rb_count_nonzero(grad, r->n), &host_backend);
 }
@@ -633,6 +631,8 @@ static const sparcml_backend device_backend = {
 static int sparcml_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
 {
     uint64_t k = 0;
+    if (r->size == 1)
+        return RB_OK;   /* the average of one: no count needed */
     rb_phase_start(r, st, RB_PHASE_ENCODE);
     RB_TRY(rb_device_count_nonzero(r, dgrad, r->n, &k));
     return sparcml_run(r, dgrad, st, (size_t)k, &device_backend);

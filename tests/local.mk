@@ -20,3 +20,4 @@ include tests/slurm.mk
 include tests/analysis.mk
 include tests/gpu.mk
 include tests/sim.mk
+include tests/anchors.mk
