@@ -332,24 +332,37 @@ int rb_flush(rb_reducer *r, float *grad, float *params, rb_stats *st)
 const char *rb_name(const rb_reducer *r) { return r ? r->ops->name : NULL; }
 const rb_config *rb_get_config(const rb_reducer *r) { return r ? &r->cfg : NULL; }
 
-void rb_phase_stop(rb_reducer *r, rb_stats *st)
+/* Ends the current phase at time now. */
+static void phase_stop_at(rb_reducer *r, rb_stats *st, double now)
 {
     if (r->cur_phase == RB_PHASE_COUNT_)
         return;
-    st->t_phase[r->cur_phase] += MPI_Wtime() - r->phase_t0;
+    st->t_phase[r->cur_phase] += now - r->phase_t0;
     if (r->cfg.hook)
         r->cfg.hook(r->cfg.hook_ctx, (rb_phase)r->cur_phase, 0);
     r->cur_phase = RB_PHASE_COUNT_;
 }
 
+void rb_phase_stop(rb_reducer *r, rb_stats *st)
+{
+    if (r->cur_phase != RB_PHASE_COUNT_)
+        phase_stop_at(r, st, MPI_Wtime());
+}
+
+/* One clock read per phase change (each costs ~50 ns, against a 1 us
+ * allreduce of 4 KiB); a second only after a hook, whose own time belongs
+ * to no phase. */
 void rb_phase_start(rb_reducer *r, rb_stats *st, rb_phase phase)
 {
-    rb_phase_stop(r, st);
-    if (r->cfg.hook)
+    double now = MPI_Wtime();
+    phase_stop_at(r, st, now);
+    if (r->cfg.hook) {
         r->cfg.hook(r->cfg.hook_ctx, phase, 1);
+        now = MPI_Wtime();
+    }
     r->cur_phase = phase;
     st->phases |= RB_PHASE_BIT(phase);
-    r->phase_t0 = MPI_Wtime();
+    r->phase_t0 = now;
 }
 
 int rb_type_bytes(MPI_Datatype t, int count, uint64_t *bytes)
