@@ -115,6 +115,11 @@ typedef struct rb_config {
     rb_options opts;
     rb_phase_hook hook;        /* optional */
     void *hook_ctx;
+    /* 1 (rb_config_default): time every phase into rb_stats.t_phase, a
+     * clock read per phase change (~25-50 ns each, 3 in a dense call);
+     * 0: only mark the phases entered (rb_stats.phases), for a caller that
+     * times whole calls against another benchmark's. */
+    int phase_times;
 } rb_config;
 
 void rb_config_default(rb_config *c);
@@ -137,7 +142,8 @@ typedef struct rb_stats {
     int skipped;               /* gossip: 1 if no partner this step */
     int dense_stages;          /* sparcml: stages sent dense */
     uint64_t sketch_cols;      /* s2: sketch width used this call */
-    unsigned phases;           /* phases timed in this call: bit RB_PHASE_BIT(p) per phase entered */
+    unsigned phases;           /* phases this call entered (timed unless cfg.phase_times = 0):
+                                  bit RB_PHASE_BIT(p) per phase */
     unsigned counted;          /* RB_COUNTED_*: which counts above the call produced */
 } rb_stats;
 
