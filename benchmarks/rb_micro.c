@@ -43,6 +43,7 @@ typedef struct micro_opts {
     const char *papi_events;   /* -P: NULL = default */
     rb_bind_mode bind;
     double compute;            /* --compute: modelled compute seconds per call */
+    int phase_times;           /* 0: --no-phase-times */
 } micro_opts;
 
 /* Buffers sized once for the largest size (page faults are slow). */
@@ -92,6 +93,9 @@ static void usage(void)
 "                             exact reducers count #wrong and exit 1 on any;\n"
 "                             s2 reports rel. L2 error, recall, max error;\n"
 "                             gossip reports the consensus distance\n"
+"      --no-phase-times       time whole calls only, no clock read inside one (a\n"
+"                             phase change costs one, ~25-50 ns); the archive's\n"
+"                             phase times are NaN (anchors against OSU)\n"
 "      --compute SEC          SEC s of modelled compute before each timed call\n"
 "                             (training-iteration model; included in the time;\n"
 "                             charged to simulated time under SimGrid SMPI)\n"
@@ -114,8 +118,9 @@ static void usage(void)
 "  -h, --help                 this help\n"
 "\n"
 "Timing: MPI_Barrier before every call, each rank times its own call with\n"
-"MPI_Wtime.  avg/min/max: over ranks of each rank's mean; p50/p99: over\n"
-"iterations of the slowest rank's time.  algbw = bytes/avg; busbw = algbw *\n"
+"MPI_Wtime; between calls only the input is reloaded (untimed), as in OSU.\n"
+"avg/min/max: over ranks of each rank's mean; p50/p99: over iterations of\n"
+"the slowest rank's time.  algbw = bytes/avg; busbw = algbw *\n"
 "2(p-1)/p (nccl-tests).  sent: payload bytes per rank per call (collectives\n"
 "by the ring model, docs/wire-bytes.md); bound: 2k(p-1)/p x 8 B for the k\n"
 "non-zeros of the aggregate.\n"
@@ -138,7 +143,7 @@ static void usage(void)
 
 enum { OPT_REDUCER = 256, OPT_DENSITY, OPT_LAYOUT, OPT_OVERLAP, OPT_COLS, OPT_SHAPE,
        OPT_SEED, OPT_FORCE, OPT_NO_CHECK, OPT_BIND,
-       OPT_COMPUTE };
+       OPT_COMPUTE, OPT_NO_PHASE_TIMES };
 
 /* OSU's form: MIN:MAX, MIN: or :MAX keep the other bound, a bare MAX runs
  * from the default first size (4K, or MAX itself when smaller). */
@@ -207,6 +212,7 @@ static void parse_args(int argc, char **argv, micro_opts *o)
         {"check", optional_argument, 0, 'c'},
         {"no-check", no_argument, 0, OPT_NO_CHECK},
         {"compute", required_argument, 0, OPT_COMPUTE},
+        {"no-phase-times", no_argument, 0, OPT_NO_PHASE_TIMES},
         {"timeout", required_argument, 0, 'T'},
         {"device", required_argument, 0, 'd'},
         {"output", required_argument, 0, 'o'},
@@ -226,6 +232,7 @@ static void parse_args(int argc, char **argv, micro_opts *o)
     o->iters = 20;
     o->warmup = 3;
     o->check = 1;
+    o->phase_times = 1;
     o->density = 0.01;
     o->seed = 1;
     o->device = RB_DEVICE_HOST;
@@ -313,6 +320,9 @@ static void parse_args(int argc, char **argv, micro_opts *o)
             break;
         case OPT_NO_CHECK:
             o->check = 0;
+            break;
+        case OPT_NO_PHASE_TIMES:
+            o->phase_times = 0;
             break;
         case OPT_COMPUTE:
             if (bench_parse_double(optarg, 0.0, 1e6, &o->compute))
@@ -599,6 +609,7 @@ static void print_row(const rb_micro_row *r, unsigned traits)
 typedef struct run_ctx {
     const micro_opts *o;
     MPI_Comm comm;
+    MPI_Comm agree;      /* any_failed's own: never matched against comm's collectives */
     int rank, p;
     micro_bufs *bufs;
     rb_archive *archive;
@@ -608,12 +619,30 @@ typedef struct run_ctx {
     float *dev;          /* device copy of the gradient (-d cuda) */
 } run_ctx;
 
+/* Reads x once (a loop that vectorises: an OR of the bit patterns). */
+static volatile uint32_t read_back_sink;
+static void read_back(const float *x, size_t n)
+{
+    uint32_t acc = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, x + i, sizeof u);
+        acc |= u;
+    }
+    read_back_sink = acc;
+}
+
 /* Copy the pristine input into the buffer the reducer works on (on the
- * device for -d cuda); untimed. */
+ * device for -d cuda); untimed.  The copy is read back once: glibc's
+ * memcpy (rep movsb) leaves its destination out of the first-level cache
+ * on AMD Zen, where a dense call of 4 KiB then took 7-14% longer than on a
+ * buffer held as OSU's loop holds its send buffer (or as a backward pass
+ * leaves the gradient it just wrote). */
 static int load_input(run_ctx *c, size_t n)
 {
     if (!c->dev) {
         memcpy(c->bufs->work, c->bufs->input, n * sizeof(float));
+        read_back(c->bufs->work, n);
         return RB_OK;
     }
     char msg[256];
@@ -653,8 +682,8 @@ static int one_call(run_ctx *c, rb_reducer *red, size_t n, rb_stats *st, double 
 /* Seconds a rank whose call failed waits for the others to agree. */
 #define AGREE_TIMEOUT_S 30.0
 
-/* All ranks learn whether any call failed (so no rank waits in the next
- * collective for one that gave up).  A failure in the middle of an
+/* All ranks learn whether any call of a loop failed (so no rank waits in
+ * the next collective for one that gave up).  A failure in the middle of an
  * exchange (no memory for a stream, an MPI error; reducer.h says which
  * errors are collective) leaves the peers inside the reducer's collective,
  * where they would wait forever: the failing rank then aborts the job with
@@ -697,6 +726,34 @@ static int papi_counts(const rb_papi *p)
         if (rb_papi_available(p, i))
             return 1;
     return 0;
+}
+
+/* The warm-up (acc NULL) or timed calls of a row, back to back as in
+ * OSU's loop: between two calls only the input's reload and the barrier (a
+ * collective there, even agreeing on one int, slowed the next 4 KiB call
+ * by ~5%; the deadline is checked only under -T).  A failure ends this
+ * rank's loop; the ranks agree on it after the loop (any_failed). */
+static int call_loop(run_ctx *c, rb_reducer *red, size_t n, int iters, call_acc *acc,
+                     int *timed_out)
+{
+    rb_stats st;
+    double t = 0.0;
+    int rc = RB_OK;
+    for (int i = 0; i < iters && rc == RB_OK; i++) {
+        rc = one_call(c, red, n, &st, &t);
+        if (rc != RB_OK || !acc)
+            continue;
+        acc->times[i] = t;
+        for (int ph = 0; ph < RB_PHASE_COUNT_; ph++)
+            acc->phase[ph] += st.t_phase[ph];
+        acc->sent += (double)st.bytes_sent;
+        acc->recv += (double)st.bytes_recv;
+        if (c->o->timeout > 0 && bench_deadline_passed(c->comm)) {
+            *timed_out = 1;
+            break;
+        }
+    }
+    return any_failed(c->agree, rc);
 }
 
 static int run_row(run_ctx *c, const char *reducer, uint64_t rows, uint64_t cols, rb_micro_row *row)
@@ -747,6 +804,7 @@ static int run_row(run_ctx *c, const char *reducer, uint64_t rows, uint64_t cols
      * of the timed call reads the clock twice. */
     cfg.hook = papi_counts(c->papi) ? rb_papi_reducer_hook : NULL;
     cfg.hook_ctx = c->papi;
+    cfg.phase_times = o->phase_times;
     rb_reducer *red = NULL;
     int rc = rb_create(&cfg, &red);
     if (rc != RB_OK) {
@@ -754,29 +812,12 @@ static int run_row(run_ctx *c, const char *reducer, uint64_t rows, uint64_t cols
         return ROW_ERROR;
     }
     call_acc acc = {.times = c->times, .nnz_local = (double)own_nnz};
-    rb_stats st;
-    double t = 0.0;
-    int status = ROW_OK;
-    for (int i = 0; i < o->warmup && status == ROW_OK; i++) {
-        rc = any_failed(c->comm, one_call(c, red, n, &st, &t));
-        if (rc != RB_OK)
-            status = ROW_ERROR;
-    }
+    int timed_out = 0;
+    rc = call_loop(c, red, n, o->warmup, NULL, &timed_out);
     rb_papi_reset(c->papi);  /* count the timed calls only */
-    for (int i = 0; i < o->iters && status == ROW_OK; i++) {
-        rc = any_failed(c->comm, one_call(c, red, n, &st, &t));
-        if (rc != RB_OK) {
-            status = ROW_ERROR;
-            break;
-        }
-        acc.times[i] = t;
-        for (int ph = 0; ph < RB_PHASE_COUNT_; ph++)
-            acc.phase[ph] += st.t_phase[ph];
-        acc.sent += (double)st.bytes_sent;
-        acc.recv += (double)st.bytes_recv;
-        if (bench_deadline_passed(c->comm))
-            status = ROW_TIMEOUT;
-    }
+    if (rc == RB_OK)
+        rc = call_loop(c, red, n, o->iters, &acc, &timed_out);
+    int status = rc != RB_OK ? ROW_ERROR : timed_out ? ROW_TIMEOUT : ROW_OK;
     if (status == ROW_ERROR) {
         bench_printf0("# %s: reduce failed at size %llu: %s: %s\n", reducer,
                       (unsigned long long)row->size_bytes, rb_strerror(rc), rb_last_error());
@@ -786,6 +827,8 @@ static int run_row(run_ctx *c, const char *reducer, uint64_t rows, uint64_t cols
         return status;
 
     summarise(&acc, o->iters, c->comm, row, c->samples);
+    if (!o->phase_times)
+        row->t_encode_us = row->t_comm_us = row->t_decode_us = NAN;
     row->wire_to_bound = row->bound_bytes > 0 ? row->bytes_sent_avg / row->bound_bytes : 0.0;
     if (any_failed(c->comm, fetch_result(c, n)) != RB_OK)
         return ROW_ERROR;
@@ -827,10 +870,13 @@ static void print_preamble(const micro_opts *o, int p, int argc, char **argv)
                   o->density, rb_layout_name(o->layout), rb_overlap_name(o->overlap),
                   (unsigned long long)o->cols, (unsigned long long)o->seed,
                   o->device == RB_DEVICE_CUDA ? "cuda" : "host");
-    bench_printf0("# timing: MPI_Barrier before each call, %d warm-up + %d timed calls per size;\n"
+    bench_printf0("# timing: %d warm-up + %d timed calls per size, back to back: reload the\n"
+                  "#   input (untimed), MPI_Barrier, MPI_Wtime around rb_reduce (osu_allreduce's\n"
+                  "#   cadence: MPI_Wtime around MPI_Allreduce, MPI_Barrier); phases %s;\n"
                   "#   avg/min/max over ranks of per-rank means, p50/p99 over iterations of\n"
                   "#   the slowest rank; algbw = size/avg (GB/s), busbw = algbw*2(p-1)/p\n",
-                  o->warmup, o->iters);
+                  o->warmup, o->iters,
+                  o->phase_times ? "timed (a clock read per phase change)" : "not timed");
     bench_printf0("# validation: %s (exact tolerance %.2e absolute)\n",
                   o->check ? "on" : "off", exact_tolerance(p));
     bench_printf0("# malloc: %s\n", bench_malloc_policy());
@@ -930,6 +976,7 @@ int main(int argc, char **argv)
     bench_watchdog_start(o.timeout);
     run_ctx ctx = {.o = &o, .comm = comm, .rank = rank, .p = p, .bufs = &bufs,
                    .archive = archive, .papi = papi, .samples = samples, .times = times};
+    MPI_Comm_dup(comm, &ctx.agree);
     if (o.device == RB_DEVICE_CUDA && setup_device(&ctx, max_n) != 0) {
         rb_archive_close(archive, 0);
         bench_exit(RB_EXIT_FAILED);
@@ -969,6 +1016,7 @@ int main(int argc, char **argv)
     else if (written[0])
         bench_printf0("# archive written: %s\n", written);
     bench_dev_free(ctx.dev);
+    MPI_Comm_free(&ctx.agree);
     rb_papi_close(papi);
     free_bufs(&bufs);
     free(times);
