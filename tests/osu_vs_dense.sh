@@ -43,6 +43,7 @@ expect 2 "MIN 8192 > MAX 4096" -m 8K:4K "$tmp"
 expect 2 "not a whole number of floats" -m 6:64 "$tmp"
 expect 2 "is not MIN:MAX (bytes" -m 4X:8K "$tmp"
 expect 2 "not keep, default or hugetlb" -a mmap "$tmp"
+expect 2 "not mean or p50" -t p99 "$tmp"
 expect 2 "not a number > 0" -R 0 "$tmp"
 expect 2 "not a number > 0" -R x1 "$tmp"
 expect 2 "is not a directory" "$tmp/none"
@@ -68,8 +69,12 @@ awk '/^ *[0-9]/ && !($2 > 0 && $5 > 0 && ($8 - $5 / $2) ^ 2 < 1e-6) { exit 1 }' 
     bad "a row without both medians, or a ratio that is not theirs: $(cat "$tmp/out")"
 grep -q "^# rb: .*--no-phase-times" "$tmp/out" || bad "rb_micro runs with phase times"
 grep -q "GLIBC_TUNABLES=glibc.malloc.mmap_max=0" "$tmp/out" || bad "no allocator policy line"
-n=$(ls "$tmp/raw" | wc -l)
-[ "$n" = 6 ] || bad "--raw kept $n files, expected 6 (3 rounds x 2 programs)"
+n=$(ls "$tmp/raw"/*.txt | wc -l) h=$(ls "$tmp/raw"/rb-*.h5 | wc -l)
+[ "$n" = 6 ] && [ "$h" = 3 ] ||
+    bad "--raw kept $n outputs and $h archives, expected 6 (3 rounds x 2 programs) and 3"
+expect 0 "worst ratio" -t p50 -m 4K:16K -i 9 -x 1 -r 3 "$tmp/osu"
+rows=$(awk '/^ *[0-9]/ && $2 > 0 && $5 > 0' "$tmp/out" | wc -l)
+[ "$rows" = 3 ] || bad "-t p50: 3 sizes with both medians expected: $(cat "$tmp/out")"
 expect 1 "2 above 0.000001" -m 4K:8K -i 3 -x 0 -r 3 -R 0.000001 "$tmp/osu"
 expect 0 "0 above 1000" -m 4K:8K -i 3 -x 0 -r 3 -R 1000 -a default -p "$tmp/osu"
 grep -q "^# rb: .*--no-phase-times" "$tmp/out" && bad "-p: rb_micro still without phase times"
