@@ -122,6 +122,11 @@ typedef struct rb_config {
     rb_options opts;
     rb_phase_hook hook;        /* optional */
     void *hook_ctx;
+    /* 1 (rb_config_default): time every phase into rb_stats.t_phase, a
+     * clock read per phase change (~25-50 ns each, 3 in a dense call);
+     * 0: only mark the phases entered (rb_stats.phases), for a caller that
+     * times whole calls against another benchmark's. */
+    int phase_times;
 } rb_config;
 
 void rb_config_default(rb_config *c);
@@ -131,13 +136,27 @@ typedef struct rb_stats {
     uint64_t bytes_recv;       /* payload bytes this rank received */
     double t_phase[RB_PHASE_COUNT_]; /* seconds: encode, communicate, decode */
     double t_wait;             /* seconds blocked on a partner (gossip) */
+    /* Counts the algorithm computes on its way (its bit set in `counted`).
+     * No reducer spends a pass on statistics alone: where the algorithm
+     * needs no count (nnz_local of dense, omnireduce, gossip, none, s2
+     * outside sketch_width_mode=nnz) it stays 0 with its bit clear, and a
+     * benchmark counts its input itself, outside its timer
+     * (rb_count_nonzeros). */
     uint64_t nnz_local;        /* non-zeros in this rank's input */
-    uint64_t nnz_result;       /* non-zeros in the aggregate (or union rows*cols) */
+    uint64_t nnz_result;       /* support of the aggregate as sent: union non-zeros,
+                                  union rows*cols (s2), union blocks (omnireduce), n (dense) */
     int partner;               /* gossip: partner this step, -1 none */
     int skipped;               /* gossip: 1 if no partner this step */
     int dense_stages;          /* sparcml: stages sent dense */
     uint64_t sketch_cols;      /* s2: sketch width used this call */
+    unsigned phases;           /* phases this call entered (timed unless cfg.phase_times = 0):
+                                  bit RB_PHASE_BIT(p) per phase */
+    unsigned counted;          /* RB_COUNTED_*: which counts above the call produced */
 } rb_stats;
+
+#define RB_PHASE_BIT(p) (1u << (p))
+#define RB_COUNTED_NNZ_LOCAL  1u
+#define RB_COUNTED_NNZ_RESULT 2u
 
 typedef struct rb_reducer rb_reducer;
 
@@ -225,6 +244,11 @@ int rb_progress(rb_reducer *r);
  * a NULL buffer drops its pending exchange.  No new step is posted. */
 int rb_flush(rb_reducer *r, float *grad, float *params, rb_stats *st);
 void rb_destroy(rb_reducer *r);
+/* Non-zeros of a gradient buffer of this reducer's shape (device memory
+ * for CUDA), counted as the reducers count them: the statistics pass a
+ * benchmark takes outside its timer, before rb_reduce replaces the buffer.
+ * Not collective. */
+int rb_count_nonzeros(rb_reducer *r, const float *grad, uint64_t *nnz);
 
 const char *rb_name(const rb_reducer *r);
 

@@ -28,7 +28,6 @@ typedef struct agsparse_state {
     size_t send_cap, recv_cap;
     uint64_t *nnz_of;       /* per rank */
     int *counts, *displs;   /* per rank, for the allgatherv */
-    uint64_t *seen;         /* bitmap of n bits: the union support, zero between calls */
     /* rows path: the rank streams in recv (p + 1), a bitmap of the rows
      * (zero between calls) and the slot of each of its words */
     size_t *offs, *row_base;
@@ -46,7 +45,6 @@ static void agsparse_fini(rb_reducer *r)
     free(s->send);
     free(s->recv);
     free(s->nnz_of);
-    free(s->seen);
     free(s->offs);
     free(s->row_base);
     free(s->row_seen);
@@ -66,11 +64,10 @@ static int agsparse_init(rb_reducer *r)
     s->nnz_of = rb_calloc(p, sizeof *s->nnz_of);
     s->counts = rb_calloc(p, sizeof *s->counts);
     s->displs = rb_calloc(p, sizeof *s->displs);
-    s->seen = rb_calloc(rb_bitmap_words(r->n), sizeof *s->seen);
     s->offs = rb_calloc(p + 1, sizeof *s->offs);
     s->row_base = rb_calloc(rb_bitmap_words(r->cfg.rows), sizeof *s->row_base);
     s->row_seen = rb_calloc(rb_bitmap_words(r->cfg.rows), sizeof *s->row_seen);
-    if (!s->nnz_of || !s->counts || !s->displs || !s->seen || !s->offs || !s->row_base ||
+    if (!s->nnz_of || !s->counts || !s->displs || !s->offs || !s->row_base ||
         !s->row_seen)
         return rb_fail(RB_ERR_NOMEM, "agsparse: no memory for %zu ranks / %zu elements", p, r->n);
     return rb_device_direct(r) ? agsparse_device_init(r, s) : RB_OK;
@@ -113,8 +110,7 @@ static int agsparse_reduce(rb_reducer *r, float *grad, rb_stats *st)
     RB_TRY(gather_pairs(r, st, k, &total));
 
     rb_phase_start(r, st, RB_PHASE_DECODE);
-    st->nnz_result = rb_scatter_add_scaled_distinct(grad, s->recv, total,
-                                                    1.0f / (float)r->size, s->seen);
+    rb_scatter_add_scaled(grad, 0, s->recv, total, 1.0f / (float)r->size);
     return RB_OK;
 }
 
@@ -132,7 +128,6 @@ static int agsparse_reduce_rows(rb_reducer *r, rb_rows_call *c, rb_stats *st)
     rb_phase_start(r, st, RB_PHASE_DECODE);
     for (int i = 0; i <= r->size; i++)
         s->offs[i] = i < r->size ? (size_t)s->displs[i] : total;
-    st->nnz_result = rb_pairs_distinct(s->recv, total, s->seen);
     return rb_rowset_sum_streams(c->rows, r->cfg.cols, s->recv, s->offs, (size_t)r->size,
                                  1.0f / (float)r->size, s->row_seen, s->row_base,
                                  rb_bitmap_words(r->cfg.rows));
@@ -150,8 +145,7 @@ static int agsparse_reduce_rows(rb_reducer *r, rb_rows_call *c, rb_stats *st)
 typedef struct agsparse_device {
     rb_pair *send, *recv;
     uint64_t *displs;       /* host: where rank q's pairs start in recv */
-    uint64_t *seen;         /* device union bitmap */
-    size_t send_cap, recv_cap, seen_cap;
+    size_t send_cap, recv_cap;
 } agsparse_device;
 
 static void agsparse_device_free(agsparse_state *s)
@@ -161,7 +155,6 @@ static void agsparse_device_free(agsparse_state *s)
         return;
     rb_device_release((void **)&d->send, &d->send_cap);
     rb_device_release((void **)&d->recv, &d->recv_cap);
-    rb_device_release((void **)&d->seen, &d->seen_cap);
     free(d->displs);
     free(d);
     s->dev = NULL;
@@ -172,20 +165,6 @@ static int agsparse_device_init(rb_reducer *r, agsparse_state *s)
     agsparse_device *d = s->dev = calloc(1, sizeof *s->dev);
     if (!d || !(d->displs = rb_calloc((size_t)r->size, sizeof *d->displs)))
         return rb_fail(RB_ERR_NOMEM, "agsparse: no memory");
-    return rb_device_reserve((void **)&d->seen, &d->seen_cap, rb_bitmap_words(r->n) * 8);
-}
-
-/* Distinct indices over every received pair, counted on the GPU. */
-static int device_union_size(rb_reducer *r, agsparse_device *d, size_t total, uint64_t *out)
-{
-    cudaStream_t stream = (cudaStream_t)rb_device_stream(r);
-    size_t words = rb_bitmap_words(r->n);
-    unsigned long long distinct = 0;
-    RB_TRY(rb_device_zero(r, d->seen, words * sizeof *d->seen));
-    RB_DEV(rbk_mark_pairs(d->seen, 0, d->recv, total, stream));
-    RB_DEV(rbk_popcount(d->seen, words, rb_device_counter(r), stream));
-    RB_TRY(rb_device_download(r, &distinct, rb_device_counter(r), sizeof distinct));
-    *out = distinct;
     return RB_OK;
 }
 
@@ -213,7 +192,7 @@ static int agsparse_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
     for (int q = 0; q < r->size; q++)
         RB_DEV(rbk_scatter_add_scaled(dgrad, 0, d->recv + d->displs[q], (size_t)s->nnz_of[q],
                                       inv_p, stream));
-    return device_union_size(r, d, (size_t)total, &st->nnz_result);
+    return rb_device_sync(r);
 }
 #define AGSPARSE_REDUCE_DEVICE agsparse_reduce_device
 #else

@@ -58,7 +58,6 @@ typedef struct gossip {
 /* The NCCL path (device buffers, transport=nccl), defined below. */
 static int device_init(rb_reducer *r, gossip *g);
 static void device_free(gossip *g);
-static int device_count_nonzero(rb_reducer *r, const float *x, uint64_t *nnz);
 static int device_exchange_sync(rb_reducer *r, gossip *g, float *x, gossip_route rt,
                                 rb_stats *st);
 static int device_post(rb_reducer *r, gossip *g, int channel, const float *x, gossip_route rt,
@@ -293,11 +292,6 @@ static int gossip_call(rb_reducer *r, int channel, float *x, rb_stats *st)
     }
     if (!x && r->n > 0)
         return rb_fail(RB_ERR_ARG, "gossip: NULL buffer");
-    rb_phase_start(r, st, RB_PHASE_ENCODE);
-    if (g->dev)
-        RB_TRY(device_count_nonzero(r, x, &st->nnz_local));
-    else
-        st->nnz_local = rb_count_nonzero(x, r->n);
     gossip_route rt = route_of_step(r, g);
     st->partner = rt.recv_from;
     st->skipped = rt.recv_from < 0;
@@ -494,11 +488,6 @@ static void device_free(gossip *g)
     g->dev = NULL;
 }
 
-static int device_count_nonzero(rb_reducer *r, const float *x, uint64_t *nnz)
-{
-    return rb_device_count_nonzero(r, x, r->n, nnz);
-}
-
 static int device_exchange_sync(rb_reducer *r, gossip *g, float *x, gossip_route rt,
                                 rb_stats *st)
 {
@@ -556,11 +545,6 @@ static int device_init(rb_reducer *r, gossip *g)
     return rb_fail(RB_ERR_UNSUPPORTED, "gossip: this build has no NCCL device path");
 }
 static void device_free(gossip *g) { (void)g; }
-static int device_count_nonzero(rb_reducer *r, const float *x, uint64_t *nnz)
-{
-    (void)r, (void)x, (void)nnz;
-    return RB_ERR_UNSUPPORTED;
-}
 static int device_exchange_sync(rb_reducer *r, gossip *g, float *x, gossip_route rt,
                                 rb_stats *st)
 {

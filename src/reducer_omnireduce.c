@@ -124,7 +124,7 @@ static int omni_reduce(rb_reducer *r, float *grad, rb_stats *st)
     omni_state *s = r->impl;
     size_t b = (size_t)r->cfg.opts.block_size;
     rb_phase_start(r, st, RB_PHASE_ENCODE);
-    st->nnz_local = rb_bitmap_of_groups_count(grad, r->n, b, s->bitmap);
+    rb_bitmap_of_groups(grad, r->n, b, s->bitmap);
 
     rb_phase_start(r, st, RB_PHASE_COMM);
     RB_TRY(rb_allreduce(r, st, NULL, s->bitmap, (int)s->words, MPI_UINT64_T, MPI_BOR));
@@ -360,7 +360,6 @@ static int omni_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
     float inv_p = 1.0f / (float)r->size;
 
     rb_phase_start(r, st, RB_PHASE_ENCODE);
-    RB_TRY(rb_device_count_nonzero(r, dgrad, n, &st->nnz_local));
     RB_DEV(rbk_bitmap_of_groups(dgrad, n, b, d->bitmap, stream));
 
     rb_phase_start(r, st, RB_PHASE_COMM);

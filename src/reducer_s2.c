@@ -241,6 +241,13 @@ static void decode_rows_run(void *vctx, size_t first, size_t count)
     c->slot += count;
 }
 
+/* Only sketch_width_mode=nnz needs the local non-zero count (a pass over
+ * the local rows): the other modes do not take it. */
+static int width_needs_count(const rb_reducer *r)
+{
+    return r->cfg.opts.sketch_width_mode == RB_S2_WIDTH_NNZ;
+}
+
 /* Sketch width of this step; nnz mode agrees on the max local nnz first. */
 static int step_width(rb_reducer *r, rb_stats *st, uint64_t nnz_local, size_t *cols)
 {
@@ -308,8 +315,12 @@ static int s2_reduce(rb_reducer *r, float *grad, rb_stats *st)
     rb_phase_start(r, st, RB_PHASE_ENCODE);
     if (s->residual)
         for_each_run(s->residual_rows, nrows, add_residual_run, &ctx);
-    st->nnz_local = rb_bitmap_of_groups_count(grad, r->n, r->cfg.cols, s->bitmap);
-    RB_TRY(choose_width(r, st, st->nnz_local));
+    /* The bitmap's pass counts the local non-zeros on its way; only
+     * sketch_width_mode=nnz uses (and so reports) the count. */
+    uint64_t nnz = rb_bitmap_of_groups_count(grad, r->n, r->cfg.cols, s->bitmap);
+    if (width_needs_count(r))
+        st->nnz_local = nnz;
+    RB_TRY(choose_width(r, st, nnz));
     s->calls++;
     for_each_run(s->bitmap, nrows, insert_run, &ctx);
     flush_inserts(&ctx);
@@ -477,9 +488,13 @@ static int s2_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
         RB_TRY(rb_device_zero(r, d->residual, n * sizeof(float)));
     }
     RB_DEV(rbk_bitmap_of_groups(dgrad, n, cols, d->bitmap, stream));
-    RB_TRY(rb_device_count_nonzero(r, dgrad, n, &st->nnz_local));
+    uint64_t nnz = 0;
+    if (width_needs_count(r)) {
+        RB_TRY(rb_device_count_nonzero(r, dgrad, n, &nnz));
+        st->nnz_local = nnz;
+    }
     rbk_sketch sk;
-    RB_TRY(device_sketch_for_step(r, st, st->nnz_local, &sk));
+    RB_TRY(device_sketch_for_step(r, st, nnz, &sk));
     s->calls++;
     RB_DEV(rbk_cs_insert(&sk, d->table, dgrad, n, 0, stream));
     if (d->residual) {   /* residual = g' - this rank's own estimate, on its rows */

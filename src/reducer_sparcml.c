@@ -383,10 +383,6 @@ static int sparcml_run(rb_reducer *r, float *grad, rb_stats *st, size_t k,
 {
     stream m = {k, 0};
     st->nnz_local = k;
-    if (r->size == 1) {
-        st->nnz_result = k;
-        return RB_OK;
-    }
     rb_phase_start(r, st, RB_PHASE_COMM);
     int algo = RB_SPARCML_RECDBL, dense_all = 0;
     RB_TRY(choose_algo(r, st, m.k, &algo, &dense_all));
@@ -479,6 +475,8 @@ static int sparcml_reduce(rb_reducer *r, float *grad, rb_stats *st)
 {
     sparcml_state *s = r->impl;
     size_t k = 0;
+    if (r->size == 1)
+        return RB_OK;   /* the average of one: no count needed */
     rb_phase_start(r, st, RB_PHASE_ENCODE);
     RB_TRY(rb_pack_nonzero_upto(grad, r->n, pairs_limit(r), &s->a, &s->cap_a, &k));
     s->packed = k <= pairs_limit(r);
@@ -718,6 +716,8 @@ static const sparcml_backend device_backend = {
 static int sparcml_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
 {
     uint64_t k = 0;
+    if (r->size == 1)
+        return RB_OK;   /* the average of one: no count needed */
     rb_phase_start(r, st, RB_PHASE_ENCODE);
     RB_TRY(rb_device_count_nonzero(r, dgrad, r->n, &k));
     return sparcml_run(r, dgrad, st, (size_t)k, &device_backend);

@@ -22,3 +22,4 @@ include tests/analysis.mk
 include tests/gpu.mk
 include tests/sim.mk
 include tests/arch.mk
+include tests/anchors.mk

@@ -63,6 +63,7 @@ typedef struct micro_opts {
     const char *papi_events;   /* -P: NULL = default */
     rb_bind_mode bind;
     double compute;            /* --compute: modelled compute seconds per call */
+    int phase_times;           /* 0: --no-phase-times */
 } micro_opts;
 
 /* rb_micro's option table (for tests/test_cli). */
@@ -101,6 +102,7 @@ uint64_t micro_truth(const rb_gradgen *g, micro_bufs *b);
 typedef struct micro_run {
     const micro_opts *o;
     MPI_Comm comm;
+    MPI_Comm agree;      /* any_failed's own: never matched against comm's collectives */
     int rank, p;
     micro_bufs *bufs;
     rb_archive *archive;

@@ -3,6 +3,8 @@
  * writers (micro.h gives the order). */
 #include "micro.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,12 +18,30 @@
 
 /* ---------------------------------------------------------- one call */
 
+/* dst = src with ordinary stores: a loop the compiler cannot turn into a
+ * memcpy call (the XOR with a key it cannot see is 0), which vectorises. */
+static volatile uint32_t store_copy_key;
+static void store_copy(float *restrict dst, const float *restrict src, size_t n)
+{
+    uint32_t key = store_copy_key;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, src + i, sizeof u);
+        u ^= key;
+        memcpy(dst + i, &u, sizeof u);
+    }
+}
+
 /* Copy the pristine input into the buffer the reducer works on (on the
- * device for -d cuda); untimed. */
+ * device for -d cuda); untimed.  With ordinary stores, as a backward pass
+ * writes the gradient: glibc's memcpy (rep movsb, non-temporal stores when
+ * large) leaves its destination out of the first-level cache on AMD Zen,
+ * where a dense call of 4 KiB then took 7-14% longer than on a buffer held
+ * as OSU's loop holds its send buffer. */
 static int load_input(micro_run *c, size_t n)
 {
     if (!c->dev) {
-        memcpy(c->bufs->work, c->bufs->input, n * sizeof(float));
+        store_copy(c->bufs->work, c->bufs->input, n);
         return RB_OK;
     }
     char msg[256];
@@ -56,7 +76,7 @@ static int one_call(micro_run *c, rb_reducer *red, size_t n, rb_stats *st, doubl
     return rc;
 }
 
-/* All ranks learn whether any call failed (so no rank waits in the next
+/* All ranks learn whether any call of a loop failed (so no rank waits in the next
  * collective for one that gave up).  A failure in the middle of an
  * exchange (no memory for a stream, an MPI error; reducer.h says which
  * errors are collective) leaves the peers inside the reducer's collective,
@@ -120,14 +140,25 @@ static void describe_row(const micro_run *c, const char *reducer, uint64_t rows,
  * support (for the wire-byte bound) and the reference for validation.
  * Without validation (--no-check) it is not computed: nnz_union = -1
  * (unknown) and no bound. */
-static void prepare_input(micro_run *c, const rb_gradgen *g, unsigned traits, rb_micro_row *row)
+static size_t prepare_input(micro_run *c, const rb_gradgen *g, unsigned traits, rb_micro_row *row)
 {
     int check = c->o->check, p = c->p;
-    rb_gradgen_fill(g, c->rank, c->bufs->input);
+    size_t own_nnz = rb_gradgen_fill(g, c->rank, c->bufs->input);
     uint64_t k = check ? micro_truth(g, c->bufs) : 0;
     row->nnz_union = check ? (double)k : -1.0;
     row->bound_bytes = check && p > 1 && (traits & (RB_TRAIT_EXACT | RB_TRAIT_LOSSY))
                      ? 2.0 * (double)k * (p - 1) / p * 8.0 : 0.0;
+    return own_nnz;
+}
+
+/* Whether any PAPI counter counts: the reducer hook is set only then,
+ * since with one every phase change of a timed call reads the clock twice. */
+static int papi_counts(const rb_papi *p)
+{
+    for (int i = 0; i < rb_papi_nevents(p); i++)
+        if (rb_papi_available(p, i))
+            return 1;
+    return 0;
 }
 
 static int create_reducer(micro_run *c, const char *reducer, uint64_t rows, uint64_t cols,
@@ -141,34 +172,50 @@ static int create_reducer(micro_run *c, const char *reducer, uint64_t rows, uint
     cfg.cols = cols;
     cfg.device = c->o->device;
     cfg.opts = c->o->ropts;
-    cfg.hook = rb_papi_reducer_hook;
+    cfg.hook = papi_counts(c->papi) ? rb_papi_reducer_hook : NULL;
     cfg.hook_ctx = c->papi;
+    cfg.phase_times = c->o->phase_times;
     int rc = rb_create(&cfg, red);
     if (rc != RB_OK)
         bench_printf0("# %s: cannot create reducer: %s: %s\n", reducer, rb_strerror(rc), rb_last_error());
     return rc;
 }
 
-/* Warm-up calls, then the timed calls into calls; a micro_row_status. */
-static int time_calls(micro_run *c, rb_reducer *red, const rb_micro_row *row, micro_calls *calls)
+/* The warm-up (calls NULL) or timed calls of a row, back to back as in
+ * OSU's loop: between two calls only the input's reload and the barrier (a
+ * collective there, even agreeing on one int, slowed the next 4 KiB call
+ * by ~5%; the deadline is checked only under -T).  A failure ends this
+ * rank's loop; the ranks agree on it after the loop (any_failed, on its
+ * own communicator). */
+static int call_loop(micro_run *c, rb_reducer *red, size_t n, int iters, micro_calls *calls,
+                     int *timed_out)
 {
-    size_t n = row->count;
     rb_stats st;
     double t = 0.0;
     int rc = RB_OK;
-    for (int i = 0; i < c->o->warmup && rc == RB_OK; i++)
-        rc = any_failed(c->comm, one_call(c, red, n, &st, &t));
-    rb_papi_reset(c->papi);  /* count the timed calls only */
-    for (int i = 0; i < c->o->iters && rc == RB_OK; i++) {
-        rc = any_failed(c->comm, one_call(c, red, n, &st, &t));
-        if (rc != RB_OK)
-            break;
+    for (int i = 0; i < iters && rc == RB_OK; i++) {
+        rc = one_call(c, red, n, &st, &t);
+        if (rc != RB_OK || !calls)
+            continue;
         micro_calls_add(calls, i, t, &st);
-        if (bench_deadline_passed(c->comm))
-            return ROW_TIMEOUT;
+        if (c->o->timeout > 0 && bench_deadline_passed(c->comm)) {
+            *timed_out = 1;
+            break;
+        }
     }
+    return any_failed(c->agree, rc);
+}
+
+/* Warm-up calls, then the timed calls into calls; a micro_row_status. */
+static int time_calls(micro_run *c, rb_reducer *red, const rb_micro_row *row, micro_calls *calls)
+{
+    int timed_out = 0;
+    int rc = call_loop(c, red, row->count, c->o->warmup, NULL, &timed_out);
+    rb_papi_reset(c->papi);  /* count the timed calls only */
     if (rc == RB_OK)
-        return ROW_OK;
+        rc = call_loop(c, red, row->count, c->o->iters, calls, &timed_out);
+    if (rc == RB_OK)
+        return timed_out ? ROW_TIMEOUT : ROW_OK;
     bench_printf0("# %s: reduce failed at size %llu: %s: %s\n", row->reducer,
                   (unsigned long long)row->size_bytes, rb_strerror(rc), rb_last_error());
     return ROW_ERROR;
@@ -184,17 +231,21 @@ int micro_run_row(micro_run *c, const char *reducer, uint64_t rows, uint64_t col
         .block = (size_t)o->ropts.block_size, .overlap = o->overlap, .nranks = c->p, .seed = o->seed,
     };
     describe_row(c, reducer, rows, cols, row);
-    prepare_input(c, &g, traits, row);
+    /* The nnz/rank column: counted here, untimed (reducers count only what
+     * their algorithm needs). */
+    size_t own_nnz = prepare_input(c, &g, traits, row);
     rb_reducer *red = NULL;
     if (create_reducer(c, reducer, rows, cols, &red) != RB_OK)
         return ROW_ERROR;
-    micro_calls calls = {.times = c->times};
+    micro_calls calls = {.times = c->times, .nnz_local = (double)own_nnz};
     int status = time_calls(c, red, row, &calls);
     rb_destroy(red);
     if (status != ROW_OK)
         return status;
 
     micro_summarise(&calls, o->iters, c->comm, row, c->samples);
+    if (!o->phase_times)
+        row->t_encode_us = row->t_comm_us = row->t_decode_us = NAN;
     if (any_failed(c->comm, fetch_result(c, row->count)) != RB_OK)
         return ROW_ERROR;
     if (o->check && !(traits & RB_TRAIT_NOCOMM))

@@ -194,6 +194,9 @@ static const bench_opt options[] = {
      .def_text = "on", .expect = "0 or 1", .flag_value = 1, .optional = 1},
     {BENCH_OPT_FLAG, "no-check", 0, NULL, F(check), .help = "no validation: faster sweeps of large sizes",
      .flag_value = 0},
+    {BENCH_OPT_FLAG, "no-phase-times", 0, NULL, F(phase_times),
+     .help = "time whole calls only, no clock read inside one (a phase change costs one, ~25-50 ns); "
+     "the archive's phase times are NaN (the anchor against OSU)", .flag_value = 0},
     {BENCH_OPT_DOUBLE, "compute", 0, "SEC", F(compute), 0.0, 1e6, NULL,
      .help = "SEC s of modelled compute before each timed call (training-iteration model; included in "
      "the time; charged to simulated time under SimGrid SMPI)",
@@ -259,6 +262,7 @@ static void check_combination(micro_opts *o, int ranks)
 void micro_parse_options(int argc, char **argv, int ranks, micro_opts *o)
 {
     memset(o, 0, sizeof *o);
+    o->phase_times = 1;
     rb_options_default(&o->ropts);
     bench_cli_parse_or_exit(&micro_cli, argc, argv, o);
     check_combination(o, ranks);

@@ -25,10 +25,13 @@ void micro_print_preamble(const micro_opts *o, int p, int argc, char **argv)
                   o->density, rb_layout_name(o->layout), rb_overlap_name(o->overlap),
                   (unsigned long long)o->cols, (unsigned long long)o->seed,
                   o->device == RB_DEVICE_CUDA ? "cuda" : "host");
-    bench_printf0("# timing: MPI_Barrier before each call, %d warm-up + %d timed calls per size;\n"
+    bench_printf0("# timing: %d warm-up + %d timed calls per size, back to back: reload the\n"
+                  "#   input (untimed), MPI_Barrier, MPI_Wtime around rb_reduce (osu_allreduce's\n"
+                  "#   cadence: MPI_Wtime around MPI_Allreduce, MPI_Barrier); phases %s;\n"
                   "#   avg/min/max over ranks of per-rank means, p50/p99 over iterations of\n"
                   "#   the slowest rank; algbw = size/avg (GB/s), busbw = algbw*2(p-1)/p\n",
-                  o->warmup, o->iters);
+                  o->warmup, o->iters,
+                  o->phase_times ? "timed (a clock read per phase change)" : "not timed");
     bench_printf0("# validation: %s (exact tolerance %.2e absolute)\n",
                   o->check ? "on" : "off", micro_exact_tolerance(p));
     bench_printf0("# malloc: %s\n", bench_malloc_policy());

@@ -13,7 +13,6 @@ void micro_calls_add(micro_calls *c, int i, double t, const rb_stats *st)
         c->phase[ph] += st->t_phase[ph];
     c->sent += (double)st->bytes_sent;
     c->recv += (double)st->bytes_recv;
-    c->nnz_local = (double)st->nnz_local;
 }
 
 /* Rank 0: the gathered samples arrive rank-major; the archive wants them

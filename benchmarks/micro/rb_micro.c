@@ -150,6 +150,7 @@ static _Noreturn void finish(micro_setup *s, int exit_code, int had_error)
     else if (written[0])
         bench_printf0("# archive written: %s\n", written);
     bench_dev_free(c->dev);
+    MPI_Comm_free(&c->agree);
     rb_papi_close(c->papi);
     micro_bufs_free(&s->bufs);
     free(c->times);
@@ -163,6 +164,7 @@ int main(int argc, char **argv)
     micro_setup s = {.nshapes = 0};
     micro_run *c = &s.run;
     c->comm = MPI_COMM_WORLD;
+    MPI_Comm_dup(c->comm, &c->agree);
     MPI_Comm_rank(c->comm, &c->rank);
     MPI_Comm_size(c->comm, &c->p);
     if (!bench_argv_agree(c->comm, argc, argv))

@@ -25,6 +25,7 @@ typedef struct step_figures {
     double loss, lr;
     int correct;
     double t[5];           /* start, forward done, backward done, reduced, updated */
+    double t_stats;        /* untimed statistics between backward and reduce */
     rb_stats st, st2;      /* dense and embedding reducers */
     uint64_t embed_nnz;
 } step_figures;
@@ -45,15 +46,24 @@ static void *grow(growable *g)
 
 /* ---------------------------------------------------------- one step */
 
+/* The embedding gradient's non-zeros, counted before the reduction
+ * replaces it (reducers count only what their algorithm needs) and left out
+ * of the step's times. */
+static void count_statistics(train_run *r, step_figures *f)
+{
+    double t0 = MPI_Wtime();
+    f->embed_nnz = 0;
+    if (r->ge.r)
+        train_check_rb(rb_count_nonzeros(r->ge.r, r->ge.grad, &f->embed_nnz), "rb_count_nonzeros");
+    f->t_stats = MPI_Wtime() - t0;
+}
+
 static void reduce_gradients(train_run *r, step_figures *f)
 {
     train_sparsify_group(&r->o, &r->gd);
     train_check_rb(rb_reduce(r->gd.r, r->gd.grad, &f->st), "rb_reduce (dense parameters)");
-    f->embed_nnz = 0;
-    if (r->ge.r) {
+    if (r->ge.r)
         train_check_rb(rb_reduce(r->ge.r, r->ge.grad, &f->st2), "rb_reduce (embedding)");
-        f->embed_nnz = f->st2.nnz_local;
-    }
 }
 
 static void update_parameters(train_run *r, step_figures *f)
@@ -79,11 +89,12 @@ static void step(train_run *r, const size_t *slots, step_figures *f)
     f->t[1] = MPI_Wtime();
     train_backward(&r->trn, r->xb, r->yb, B);
     f->t[2] = MPI_Wtime();
+    count_statistics(r, f);
     reduce_gradients(r, f);
     f->t[3] = MPI_Wtime();
     update_parameters(r, f);
     f->t[4] = MPI_Wtime();
-    r->steps_s += f->t[4] - f->t[0];
+    r->steps_s += f->t[4] - f->t[0] - f->t_stats;
     if (r->use_ring)
         train_ring_finish(&r->ring, &r->tr, slots, B);
     r->compute_s += f->t[2] - f->t[0];
@@ -99,7 +110,8 @@ static void record_step(train_run *r, loop_state *s, const step_figures *f)
         return;
     const rb_stats *st = &f->st, *st2 = &f->st2;
     train_phase_row *p = grow(&r->phases);
-    *p = (train_phase_row){r->it + 1, f->t[1] - f->t[0], f->t[2] - f->t[1], f->t[3] - f->t[2],
+    *p = (train_phase_row){r->it + 1, f->t[1] - f->t[0], f->t[2] - f->t[1],
+                           f->t[3] - f->t[2] - f->t_stats,
                            f->t[4] - f->t[3], f->loss / B,
                            st->bytes_sent + (r->ge.r ? st2->bytes_sent : 0),
                            st->bytes_recv + (r->ge.r ? st2->bytes_recv : 0), f->embed_nnz};
