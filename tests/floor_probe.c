@@ -27,7 +27,7 @@
  * -O: a reducer option, as rb_micro's (repeatable).
  * Without rb_reduce_rows in the library (-DNO_ROWS) only memcpy, memset
  * and dense are timed. */
-#include "gradgen.h"
+#include "harness/gradgen.h"
 #include "reducer.h"
 #include "sparse.h"
 

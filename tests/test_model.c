@@ -11,7 +11,7 @@
  * growing with alpha and beta.
  *
  * Usage: test_model.  RB_TEST_VERBOSE=1 prints every comparison. */
-#include "gradgen.h"
+#include "harness/gradgen.h"
 #include "reducer.h"
 
 #include <math.h>

@@ -18,7 +18,7 @@
  *     on the rank that has it, and the next call works.
  *
  * Usage: test_rows.  Exit 0 when every rank passed, 1 otherwise. */
-#include "gradgen.h"
+#include "harness/gradgen.h"
 #include "reducer.h"
 
 #include <stdio.h>
