@@ -490,6 +490,8 @@ static int sparcml_reduce(rb_reducer *r, float *grad, rb_stats *st)
 static int sparcml_reduce_rows(rb_reducer *r, rb_rows_call *c, rb_stats *st)
 {
     sparcml_state *s = r->impl;
+    if (r->size == 1)   /* the average of one: the rows as they are */
+        return rb_reduce_rows_generic(r, c, st);
     float *grad = NULL;
     size_t k = 0;
     RB_TRY(rb_rows_scratch(r, &grad));
