@@ -42,6 +42,7 @@
  * its total, so it is not done here.  MPI counts are ints: gradients over
  * INT_MAX elements are refused (RB_ERR_UNSUPPORTED on every rank).  Device
  * buffers go through host memory (the core's staging). */
+#include "exchange.h"
 #include "rb_internal.h"
 #include "sparse.h"
 
@@ -61,9 +62,8 @@ typedef struct oktopk_state {
     float *acc;             /* the owned region's sums, all zero between calls */
     uint64_t *touched;      /* bitmap over the owned region, zero between calls */
     size_t acc_cap, touched_cap;
-    int *scounts, *sdispls; /* pairs to each rank's region, where they start */
-    int *rcounts;           /* pairs from each rank; later the reduced counts */
-    int *rdispls;
+    rb_exchange x;          /* pairs to and from each rank's region; the
+                               reduced counts of the gather after */
     uint64_t *votes;        /* boundary estimate: 1 + 2 (p - 1) sums */
     MPI_Request *reqs;      /* 2 per step in flight */
     int throttle;           /* steps in flight: oktopk_throttle, at most p */
@@ -80,10 +80,7 @@ static void oktopk_fini(rb_reducer *r)
     free(s->bound);
     free(s->acc);
     free(s->touched);
-    free(s->scounts);
-    free(s->sdispls);
-    free(s->rcounts);
-    free(s->rdispls);
+    rb_exchange_free(&s->x);
     free(s->votes);
     free(s->reqs);
     free(s);
@@ -104,15 +101,11 @@ static int oktopk_init(rb_reducer *r)
     r->impl = s;
     size_t p = (size_t)r->size;
     s->bound = rb_calloc(p + 1, sizeof *s->bound);
-    s->scounts = rb_calloc(p, sizeof(int));
-    s->sdispls = rb_calloc(p, sizeof(int));
-    s->rcounts = rb_calloc(p, sizeof(int));
-    s->rdispls = rb_calloc(p, sizeof(int));
+    RB_TRY(rb_exchange_init(&s->x, p, "oktopk"));
     s->votes = rb_calloc(2 * p, sizeof *s->votes);
     s->throttle = r->cfg.opts.oktopk_throttle < r->size ? r->cfg.opts.oktopk_throttle : r->size;
     s->reqs = rb_calloc(2 * (size_t)s->throttle, sizeof *s->reqs);
-    if (!s->bound || !s->scounts || !s->sdispls || !s->rcounts || !s->rdispls || !s->votes ||
-        !s->reqs)
+    if (!s->bound || !s->votes || !s->reqs)
         return rb_fail(RB_ERR_NOMEM, "oktopk: no memory for %zu ranks", p);
     if (r->n > (size_t)INT_MAX)
         return rb_fail(RB_ERR_UNSUPPORTED, "oktopk: %zu elements exceed INT_MAX", r->n);
@@ -120,13 +113,6 @@ static int oktopk_init(rb_reducer *r)
     return RB_OK;
 }
 
-static int grow_pairs(rb_pair **buf, size_t *cap, size_t k)
-{
-    void *b = *buf;
-    int rc = rb_reserve(&b, cap, k, sizeof(rb_pair));
-    *buf = b;
-    return rc;
-}
 
 /* Balanced regions from the k-weighted mean of every rank's local
  * quantiles (header comment).  One allreduce of 2p - 1 uint64. */
@@ -162,18 +148,17 @@ static int balancing(const rb_reducer *r)
            s->calls % (uint64_t)r->cfg.opts.oktopk_repartition == 0;
 }
 
+static uint64_t region_first_index(const void *ctx, int i)
+{
+    const oktopk_state *s = ctx;
+    return s->bound[i];
+}
+
 /* Pairs of this rank per region (the send buffer is index-sorted). */
 static void split_by_region(rb_reducer *r, size_t k)
 {
     oktopk_state *s = r->impl;
-    int p = r->size;
-    for (int i = 0; i < p; i++) {
-        size_t lo = rb_pair_lower_bound(s->send, k, s->bound[i]);
-        s->sdispls[i] = (int)lo;
-        if (i > 0)
-            s->scounts[i - 1] = (int)lo - s->sdispls[i - 1];
-    }
-    s->scounts[p - 1] = (int)k - s->sdispls[p - 1];
+    rb_exchange_split(&s->x, r->size, s->send, k, region_first_index, s);
 }
 
 /* The accumulator and its bitmap cover the owned region (zero-filled when
@@ -228,11 +213,11 @@ static int post_steps(rb_reducer *r, rb_stats *st, int first, int last, int *nre
     *nreq = 0;
     for (int t = first; t < last; t++) {
         int src = step_src(r, t), dst = step_dst(r, t);
-        if (s->rcounts[src] > 0)
-            RB_TRY(rb_irecv(r, st, s->recv + s->rdispls[src], s->rcounts[src], MPI_UINT64_T,
+        if (s->x.rcounts[src] > 0)
+            RB_TRY(rb_irecv(r, st, s->recv + s->x.rdispls[src], s->x.rcounts[src], MPI_UINT64_T,
                             src, TAG_PAIRS, &s->reqs[(*nreq)++]));
-        if (s->scounts[dst] > 0)
-            RB_TRY(rb_isend(r, st, s->send + s->sdispls[dst], s->scounts[dst], MPI_UINT64_T,
+        if (s->x.scounts[dst] > 0)
+            RB_TRY(rb_isend(r, st, s->send + s->x.sdispls[dst], s->x.scounts[dst], MPI_UINT64_T,
                             dst, TAG_PAIRS, &s->reqs[(*nreq)++]));
     }
     return RB_OK;
@@ -244,23 +229,23 @@ static int split_and_reduce(rb_reducer *r, rb_stats *st, size_t *u)
 {
     oktopk_state *s = r->impl;
     int p = r->size;
-    RB_TRY(rb_alltoall(r, st, s->scounts, 1, MPI_INT, s->rcounts));
+    RB_TRY(rb_alltoall(r, st, s->x.scounts, 1, MPI_INT, s->x.rcounts));
     size_t total = 0;
     for (int t = 1; t < p; t++) {   /* receive buffer in step order */
         int src = step_src(r, t);
-        s->rdispls[src] = (int)total;
-        total += (size_t)s->rcounts[src];
+        s->x.rdispls[src] = (int)total;
+        total += (size_t)s->x.rcounts[src];
     }
     uint32_t lo = s->bound[r->rank];
     size_t len = s->bound[r->rank + 1] - lo;
-    RB_TRY(grow_pairs(&s->recv, &s->recv_cap, total));
-    RB_TRY(grow_pairs(&s->reduced, &s->reduced_cap, total + (size_t)s->scounts[r->rank]));
+    RB_TRY(rb_grow_pairs(&s->recv, &s->recv_cap, total));
+    RB_TRY(rb_grow_pairs(&s->reduced, &s->reduced_cap, total + (size_t)s->x.scounts[r->rank]));
     RB_TRY(reserve_region(s, len));
 
     int nreq = 0;
     int batch = s->throttle;
     RB_TRY(post_steps(r, st, 1, p - 1 < batch ? p : 1 + batch, &nreq));
-    accumulate(s, lo, s->send + s->sdispls[r->rank], (size_t)s->scounts[r->rank]);
+    accumulate(s, lo, s->send + s->x.sdispls[r->rank], (size_t)s->x.scounts[r->rank]);
     for (int first = 1; first < p; first += batch) {
         int last = p - first < batch ? p : first + batch;
         RB_MPI(MPI_Waitall(nreq, s->reqs, MPI_STATUSES_IGNORE));
@@ -268,7 +253,7 @@ static int split_and_reduce(rb_reducer *r, rb_stats *st, size_t *u)
         RB_TRY(post_steps(r, st, last, next_last, &nreq));   /* in flight while we sum */
         for (int t = first; t < last; t++) {
             int src = step_src(r, t);
-            accumulate(s, lo, s->recv + s->rdispls[src], (size_t)s->rcounts[src]);
+            accumulate(s, lo, s->recv + s->x.rdispls[src], (size_t)s->x.rcounts[src]);
         }
     }
     *u = take_reduced(s, lo, len);
@@ -281,16 +266,12 @@ static int gather_regions(rb_reducer *r, rb_stats *st, size_t u, size_t *all)
 {
     oktopk_state *s = r->impl;
     int mine = (int)u;
-    RB_TRY(rb_allgather(r, st, &mine, 1, MPI_INT, s->rcounts));
     size_t total = 0;
-    for (int i = 0; i < r->size; i++) {
-        s->rdispls[i] = (int)total;
-        total += (size_t)s->rcounts[i];
-    }
-    RB_TRY(grow_pairs(&s->result, &s->result_cap, total));
+    RB_TRY(rb_exchange_gather_counts(r, st, mine, &s->x, &total));
+    RB_TRY(rb_grow_pairs(&s->result, &s->result_cap, total));
     *all = total;
-    return rb_allgatherv(r, st, s->reduced, mine, MPI_UINT64_T, s->result, s->rcounts,
-                         s->rdispls);
+    return rb_allgatherv(r, st, s->reduced, mine, MPI_UINT64_T, s->result, s->x.rcounts,
+                         s->x.rdispls);
 }
 
 static int oktopk_reduce(rb_reducer *r, float *grad, rb_stats *st)

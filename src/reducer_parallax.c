@@ -19,6 +19,7 @@
  * on every rank alike), and so is a call whose pairs for one server exceed
  * INT_MAX (possible with one server: p x n pairs at most).  Device buffers under transport=nccl stay on the
  * GPU (parallax_reduce_device, same wire bytes). */
+#include "exchange.h"
 #include "rb_device.h"
 #include "sparse.h"
 
@@ -29,8 +30,7 @@ typedef struct parallax_state {
     rb_pair *send, *recv, *tmp, *result;
     size_t send_cap, recv_cap, tmp_cap, result_cap;
     int servers;
-    int *scounts, *sdispls, *rcounts, *rdispls;
-    size_t *offs;
+    rb_exchange x;             /* counts and displacements of the pair exchanges */
     struct parallax_device *dev;   /* device buffers of the NCCL path, else NULL */
 } parallax_state;
 
@@ -45,11 +45,7 @@ static void parallax_fini(rb_reducer *r)
     free(s->recv);
     free(s->tmp);
     free(s->result);
-    free(s->scounts);
-    free(s->sdispls);
-    free(s->rcounts);
-    free(s->rdispls);
-    free(s->offs);
+    rb_exchange_free(&s->x);
     free(s);
     r->impl = NULL;
 }
@@ -62,29 +58,24 @@ static int parallax_init(rb_reducer *r)
     r->impl = s;
     s->servers = r->cfg.opts.parallax_servers == 1 ? 1 : r->size;
     size_t p = (size_t)r->size;
-    s->scounts = rb_calloc(p, sizeof(int));
-    s->sdispls = rb_calloc(p, sizeof(int));
-    s->rcounts = rb_calloc(p, sizeof(int));
-    s->rdispls = rb_calloc(p, sizeof(int));
-    s->offs = rb_calloc(p + 1, sizeof(size_t));
-    if (!s->scounts || !s->sdispls || !s->rcounts || !s->rdispls || !s->offs)
-        return rb_fail(RB_ERR_NOMEM, "parallax: no memory for %zu ranks", p);
+    RB_TRY(rb_exchange_init(&s->x, p, "parallax"));
     if (r->n > (size_t)INT_MAX)
         return rb_fail(RB_ERR_UNSUPPORTED, "parallax: %zu elements exceed INT_MAX", r->n);
     return rb_device_direct(r) ? parallax_device_init(r, s) : RB_OK;
 }
 
-static int grow_pairs(rb_pair **buf, size_t *cap, size_t k)
-{
-    void *b = *buf;
-    int rc = rb_reserve(&b, cap, k, sizeof(rb_pair));
-    *buf = b;
-    return rc;
-}
 
 static uint32_t shard_lo(size_t n, int servers, int i)
 {
     return (uint32_t)((uint64_t)n * (uint64_t)i / (uint64_t)servers);
+}
+
+/* Where server i's shard starts; ranks that serve nothing get no pairs. */
+static uint64_t server_first_index(const void *ctx, int i)
+{
+    const rb_reducer *r = ctx;
+    const parallax_state *s = r->impl;
+    return i < s->servers ? shard_lo(r->n, s->servers, i) : UINT64_MAX;
 }
 
 /* A server receives every rank's pairs of its shard: with one server up
@@ -110,27 +101,15 @@ static int push_and_sum(rb_reducer *r, rb_stats *st, size_t k, rb_pair **red, si
 {
     parallax_state *s = r->impl;
     int p = r->size;
-    for (int i = 0; i < p; i++) {
-        size_t lo = i < s->servers ? rb_pair_lower_bound(s->send, k, shard_lo(r->n, s->servers, i)) : k;
-        s->sdispls[i] = (int)lo;
-        if (i > 0)
-            s->scounts[i - 1] = (int)lo - s->sdispls[i - 1];
-    }
-    s->scounts[p - 1] = (int)k - s->sdispls[p - 1];
-    RB_TRY(rb_alltoall(r, st, s->scounts, 1, MPI_INT, s->rcounts));
     size_t total = 0;
-    for (int i = 0; i < p; i++) {
-        s->rdispls[i] = (int)total;
-        s->offs[i] = total;
-        total += (size_t)s->rcounts[i];
-    }
-    s->offs[p] = total;
+    rb_exchange_split(&s->x, p, s->send, k, server_first_index, r);
+    RB_TRY(rb_exchange_counts(r, st, &s->x, &total));
     RB_TRY(check_server_total(r, total));
-    RB_TRY(grow_pairs(&s->recv, &s->recv_cap, total));
-    RB_TRY(grow_pairs(&s->tmp, &s->tmp_cap, total));
-    RB_TRY(rb_alltoallv(r, st, s->send, s->scounts, s->sdispls, MPI_UINT64_T,
-                        s->recv, s->rcounts, s->rdispls));
-    *kr = rb_merge_sum_many(s->recv, s->offs, (size_t)p, s->tmp, red);
+    RB_TRY(rb_grow_pairs(&s->recv, &s->recv_cap, total));
+    RB_TRY(rb_grow_pairs(&s->tmp, &s->tmp_cap, total));
+    RB_TRY(rb_alltoallv(r, st, s->send, s->x.scounts, s->x.sdispls, MPI_UINT64_T,
+                        s->recv, s->x.rcounts, s->x.rdispls));
+    *kr = rb_merge_sum_many(s->recv, s->x.offs, (size_t)p, s->tmp, red);
     return RB_OK;
 }
 
@@ -141,7 +120,7 @@ static int pull(rb_reducer *r, rb_stats *st, const rb_pair *red, size_t kr, size
     if (s->servers == 1) {
         uint64_t count = kr;
         RB_TRY(rb_bcast(r, st, &count, 1, MPI_UINT64_T, 0));
-        RB_TRY(grow_pairs(&s->result, &s->result_cap, (size_t)count));
+        RB_TRY(rb_grow_pairs(&s->result, &s->result_cap, (size_t)count));
         if (r->rank == 0)
             for (size_t i = 0; i < kr; i++)
                 s->result[i] = red[i];
@@ -149,15 +128,11 @@ static int pull(rb_reducer *r, rb_stats *st, const rb_pair *red, size_t kr, size
         return rb_bcast(r, st, s->result, (int)count, MPI_UINT64_T, 0);
     }
     int mine = (int)kr;
-    RB_TRY(rb_allgather(r, st, &mine, 1, MPI_INT, s->rcounts));
     size_t total = 0;
-    for (int i = 0; i < r->size; i++) {
-        s->rdispls[i] = (int)total;
-        total += (size_t)s->rcounts[i];
-    }
-    RB_TRY(grow_pairs(&s->result, &s->result_cap, total));
+    RB_TRY(rb_exchange_gather_counts(r, st, mine, &s->x, &total));
+    RB_TRY(rb_grow_pairs(&s->result, &s->result_cap, total));
     *kall = total;
-    return rb_allgatherv(r, st, red, mine, MPI_UINT64_T, s->result, s->rcounts, s->rdispls);
+    return rb_allgatherv(r, st, red, mine, MPI_UINT64_T, s->result, s->x.rcounts, s->x.rdispls);
 }
 
 /* The k local pairs (s->send) to the servers and the sums of all back into

@@ -27,6 +27,7 @@
  * Wire bytes: docs/wire-bytes.md.  Device buffers under transport=nccl
  * stay on the GPU (sparcml_reduce_device: the same algorithms, messages
  * and bytes). */
+#include "exchange.h"
 #include "rb_device.h"
 #include "sparse.h"
 
@@ -47,8 +48,7 @@ typedef struct sparcml_state {
     size_t cap_dense;
     int p2;                     /* largest power of two <= p */
     /* rsag */
-    int *scounts, *sdispls, *rcounts, *rdispls;
-    size_t *offs;
+    rb_exchange x;             /* counts and displacements of the pair exchanges */
     uint64_t *nnz_of;
     /* host path: s->a already holds this call's local pairs */
     int packed;
@@ -70,11 +70,7 @@ static void sparcml_fini(rb_reducer *r)
     free(s->b);
     free(s->c);
     free(s->dense_in);
-    free(s->scounts);
-    free(s->sdispls);
-    free(s->rcounts);
-    free(s->rdispls);
-    free(s->offs);
+    rb_exchange_free(&s->x);
     free(s->nnz_of);
     free(s);
     r->impl = NULL;
@@ -90,24 +86,13 @@ static int sparcml_init(rb_reducer *r)
     while (s->p2 * 2 <= r->size)
         s->p2 *= 2;
     size_t p = (size_t)r->size;
-    s->scounts = rb_calloc(p, sizeof(int));
-    s->sdispls = rb_calloc(p, sizeof(int));
-    s->rcounts = rb_calloc(p, sizeof(int));
-    s->rdispls = rb_calloc(p, sizeof(int));
-    s->offs = rb_calloc(p + 1, sizeof(size_t));
+    RB_TRY(rb_exchange_init(&s->x, p, "sparcml"));
     s->nnz_of = rb_calloc(p, sizeof(uint64_t));
-    if (!s->scounts || !s->sdispls || !s->rcounts || !s->rdispls || !s->offs || !s->nnz_of)
+    if (!s->nnz_of)
         return rb_fail(RB_ERR_NOMEM, "sparcml: no memory for %zu ranks", p);
     return rb_device_direct(r) ? sparcml_device_init(r, s) : RB_OK;
 }
 
-static int grow_pairs(rb_pair **buf, size_t *cap, size_t k)
-{
-    void *b = *buf;
-    int rc = rb_reserve(&b, cap, k, sizeof(rb_pair));
-    *buf = b;
-    return rc;
-}
 
 static void swap_pairs(rb_pair **x, size_t *xc, rb_pair **y, size_t *yc)
 {
@@ -182,7 +167,7 @@ static int combine(rb_reducer *r, float *grad, stream *m, uint64_t their_head)
     } else if (m->dense) {
         rb_scatter_add(grad, 0, s->b, (size_t)their_head);
     } else {
-        RB_TRY(grow_pairs(&s->c, &s->cap_c, m->k + (size_t)their_head));
+        RB_TRY(rb_grow_pairs(&s->c, &s->cap_c, m->k + (size_t)their_head));
         m->k = rb_merge_sum(s->a, m->k, s->b, (size_t)their_head, s->c);
         swap_pairs(&s->a, &s->cap_a, &s->c, &s->cap_c);
         if (too_big(r, m->k))
@@ -210,7 +195,7 @@ static int swap_streams(rb_reducer *r, rb_stats *st, float *grad, const stream *
         RB_TRY(rb_reserve(&b, &s->cap_dense, r->n, sizeof(float)));
         s->dense_in = b;
     } else {
-        RB_TRY(grow_pairs(&s->b, &s->cap_b, (size_t)*their_head));
+        RB_TRY(rb_grow_pairs(&s->b, &s->cap_b, (size_t)*their_head));
     }
     const void *sbuf = m->dense ? (const void *)grad : (const void *)s->a;
     size_t scount = dest == MPI_PROC_NULL ? 0 : m->dense ? r->n : m->k;
@@ -301,6 +286,13 @@ static size_t range_lo(size_t n, int p, int i)
     return (size_t)((uint64_t)n * (uint64_t)i / (uint64_t)p);
 }
 
+/* Where rank i's range starts. */
+static uint64_t range_first_index(const void *ctx, int i)
+{
+    const rb_reducer *r = ctx;
+    return range_lo(r->n, r->size, i);
+}
+
 /* Reduce-scatter (direct alltoallv to range owners) + allgather. */
 static int rsag(rb_reducer *r, rb_stats *st, float *grad, stream *m)
 {
@@ -309,27 +301,15 @@ static int rsag(rb_reducer *r, rb_stats *st, float *grad, stream *m)
     if (r->n > (size_t)INT_MAX)
         return rb_fail(RB_ERR_UNSUPPORTED,
                        "sparcml rsag: %zu elements exceed INT_MAX; use sparcml_algo=recdbl", r->n);
-    for (int i = 0; i < p; i++) {
-        size_t lo = rb_pair_lower_bound(s->a, m->k, (uint32_t)range_lo(r->n, p, i));
-        s->sdispls[i] = (int)lo;
-        if (i > 0)
-            s->scounts[i - 1] = (int)lo - s->sdispls[i - 1];
-    }
-    s->scounts[p - 1] = (int)m->k - s->sdispls[p - 1];
-    RB_TRY(rb_alltoall(r, st, s->scounts, 1, MPI_INT, s->rcounts));
     size_t total = 0;
-    for (int i = 0; i < p; i++) {
-        s->rdispls[i] = (int)total;
-        s->offs[i] = total;
-        total += (size_t)s->rcounts[i];
-    }
-    s->offs[p] = total;
-    RB_TRY(grow_pairs(&s->b, &s->cap_b, total));
-    RB_TRY(grow_pairs(&s->c, &s->cap_c, total));
-    RB_TRY(rb_alltoallv(r, st, s->a, s->scounts, s->sdispls, MPI_UINT64_T,
-                        s->b, s->rcounts, s->rdispls));
+    rb_exchange_split(&s->x, p, s->a, m->k, range_first_index, r);
+    RB_TRY(rb_exchange_counts(r, st, &s->x, &total));
+    RB_TRY(rb_grow_pairs(&s->b, &s->cap_b, total));
+    RB_TRY(rb_grow_pairs(&s->c, &s->cap_c, total));
+    RB_TRY(rb_alltoallv(r, st, s->a, s->x.scounts, s->x.sdispls, MPI_UINT64_T,
+                        s->b, s->x.rcounts, s->x.rdispls));
     rb_pair *red = NULL;
-    uint64_t kr = rb_merge_sum_many(s->b, s->offs, (size_t)p, s->c, &red);
+    uint64_t kr = rb_merge_sum_many(s->b, s->x.offs, (size_t)p, s->c, &red);
     RB_TRY(rb_allgather(r, st, &kr, 1, MPI_UINT64_T, s->nnz_of));
     uint64_t all = 0;
     for (int i = 0; i < p; i++)
@@ -339,23 +319,23 @@ static int rsag(rb_reducer *r, rb_stats *st, float *grad, stream *m)
         memset(grad + lo, 0, (hi - lo) * sizeof(float));
         rb_scatter_set(grad, 0, red, (size_t)kr);
         for (int i = 0; i < p; i++) {
-            s->rcounts[i] = (int)(range_lo(r->n, p, i + 1) - range_lo(r->n, p, i));
-            s->rdispls[i] = (int)range_lo(r->n, p, i);
+            s->x.rcounts[i] = (int)(range_lo(r->n, p, i + 1) - range_lo(r->n, p, i));
+            s->x.rdispls[i] = (int)range_lo(r->n, p, i);
         }
         st->dense_stages = 1;
         m->dense = 1;
         return rb_allgatherv(r, st, MPI_IN_PLACE, (int)(hi - lo), MPI_FLOAT, grad,
-                             s->rcounts, s->rdispls);
+                             s->x.rcounts, s->x.rdispls);
     }
-    RB_TRY(grow_pairs(&s->a, &s->cap_a, (size_t)all));
+    RB_TRY(rb_grow_pairs(&s->a, &s->cap_a, (size_t)all));
     /* red lies in b or c, never in a: safe to gather into a. */
     for (int i = 0, off = 0; i < p; i++) {
-        s->rcounts[i] = (int)s->nnz_of[i];
-        s->rdispls[i] = off;
-        off += s->rcounts[i];
+        s->x.rcounts[i] = (int)s->nnz_of[i];
+        s->x.rdispls[i] = off;
+        off += s->x.rcounts[i];
     }
     m->k = (size_t)all;
-    return rb_allgatherv(r, st, red, (int)kr, MPI_UINT64_T, s->a, s->rcounts, s->rdispls);
+    return rb_allgatherv(r, st, red, (int)kr, MPI_UINT64_T, s->a, s->x.rcounts, s->x.rdispls);
 }
 
 /* The algorithm in *algo; the return value is a status (RB_OK or the
@@ -427,7 +407,7 @@ static int host_pack(rb_reducer *r, const float *grad, size_t k)
     sparcml_state *s = r->impl;
     if (s->packed)
         return RB_OK;
-    RB_TRY(grow_pairs(&s->a, &s->cap_a, k));
+    RB_TRY(rb_grow_pairs(&s->a, &s->cap_a, k));
     rb_pack_nonzero(grad, r->n, 0, s->a, s->cap_a / sizeof *s->a);
     return RB_OK;
 }

@@ -33,6 +33,7 @@
  * gradients over INT_MAX elements are refused (RB_ERR_UNSUPPORTED on every
  * rank), and so is a call whose gathered words exceed INT_MAX.  Device
  * buffers go through host memory (the core's staging). */
+#include "exchange.h"
 #include "rb_internal.h"
 #include "sparse.h"
 
@@ -51,8 +52,7 @@ typedef struct zen_state {
     uint64_t *member_off;      /* p + 1 */
     uint32_t *gather_send, *gather_recv;   /* the allgatherv, in 32-bit words */
     size_t gather_send_cap, gather_recv_cap;
-    int *scounts, *sdispls, *rcounts, *rdispls;
-    size_t *offs;              /* p + 1: received streams for the merge */
+    rb_exchange x;             /* counts and displacements of the pair exchanges */
     int big_receive;           /* can an owner receive more than INT_MAX pairs? */
 } zen_state;
 
@@ -69,11 +69,7 @@ static void zen_fini(rb_reducer *r)
     free(s->member_off);
     free(s->gather_send);
     free(s->gather_recv);
-    free(s->scounts);
-    free(s->sdispls);
-    free(s->rcounts);
-    free(s->rdispls);
-    free(s->offs);
+    rb_exchange_free(&s->x);
     free(s);
     r->impl = NULL;
 }
@@ -133,13 +129,8 @@ static int zen_init(rb_reducer *r)
     s->key = mix64(r->cfg.opts.seed ^ 0x7a656e2d68617368ULL);   /* "zen-hash" */
     s->part_size = rb_calloc(p, sizeof *s->part_size);
     s->member_off = rb_calloc(p + 1, sizeof *s->member_off);
-    s->scounts = rb_calloc(p, sizeof(int));
-    s->sdispls = rb_calloc(p, sizeof(int));
-    s->rcounts = rb_calloc(p, sizeof(int));
-    s->rdispls = rb_calloc(p, sizeof(int));
-    s->offs = rb_calloc(p + 1, sizeof(size_t));
-    if (!s->part_size || !s->member_off || !s->scounts || !s->sdispls || !s->rcounts ||
-        !s->rdispls || !s->offs)
+    RB_TRY(rb_exchange_init(&s->x, p, "zen"));
+    if (!s->part_size || !s->member_off)
         return rb_fail(RB_ERR_NOMEM, "zen: no memory for %zu ranks", p);
     if (r->n > (size_t)INT_MAX)
         return rb_fail(RB_ERR_UNSUPPORTED, "zen: %zu elements exceed INT_MAX", r->n);
@@ -160,20 +151,20 @@ static int bucket_by_partition(rb_reducer *r, size_t k)
     int p = r->size;
     RB_TRY(grow(&s->part_of, &s->part_of_cap, k, sizeof *s->part_of));
     RB_TRY(grow(&s->bucketed, &s->bucketed_cap, k, sizeof(rb_pair)));
-    memset(s->scounts, 0, (size_t)p * sizeof *s->scounts);
+    memset(s->x.scounts, 0, (size_t)p * sizeof *s->x.scounts);
     for (size_t i = 0; i < k; i++) {
         uint32_t q = partition_of(s->key, s->send[i].idx, (uint32_t)p);
         s->part_of[i] = q;
-        s->scounts[q]++;
+        s->x.scounts[q]++;
     }
     for (int q = 0, off = 0; q < p; q++) {
-        s->sdispls[q] = off;
-        off += s->scounts[q];
+        s->x.sdispls[q] = off;
+        off += s->x.scounts[q];
     }
     for (int q = 0; q < p; q++)   /* reused as fill positions, restored below */
-        s->rdispls[q] = s->sdispls[q];
+        s->x.rdispls[q] = s->x.sdispls[q];
     for (size_t i = 0; i < k; i++)
-        s->bucketed[s->rdispls[s->part_of[i]]++] = s->send[i];
+        s->bucketed[s->x.rdispls[s->part_of[i]]++] = s->send[i];
     return RB_OK;
 }
 
@@ -198,20 +189,14 @@ static int reduce_scatter(rb_reducer *r, rb_stats *st, rb_pair **red, size_t *u)
 {
     zen_state *s = r->impl;
     int p = r->size;
-    RB_TRY(rb_alltoall(r, st, s->scounts, 1, MPI_INT, s->rcounts));
     size_t total = 0;
-    for (int q = 0; q < p; q++) {
-        s->rdispls[q] = (int)total;
-        s->offs[q] = total;
-        total += (size_t)s->rcounts[q];
-    }
-    s->offs[p] = total;
+    RB_TRY(rb_exchange_counts(r, st, &s->x, &total));
     RB_TRY(check_receive_total(r, total));
     RB_TRY(grow(&s->recv, &s->recv_cap, total, sizeof(rb_pair)));
     RB_TRY(grow(&s->tmp, &s->tmp_cap, total, sizeof(rb_pair)));
-    RB_TRY(rb_alltoallv(r, st, s->bucketed, s->scounts, s->sdispls, MPI_UINT64_T, s->recv,
-                        s->rcounts, s->rdispls));
-    *u = rb_merge_sum_many(s->recv, s->offs, (size_t)p, s->tmp, red);
+    RB_TRY(rb_alltoallv(r, st, s->bucketed, s->x.scounts, s->x.sdispls, MPI_UINT64_T, s->recv,
+                        s->x.rcounts, s->x.rdispls));
+    *u = rb_merge_sum_many(s->recv, s->x.offs, (size_t)p, s->tmp, red);
     return RB_OK;
 }
 
@@ -262,7 +247,7 @@ static void decode_bitmaps(rb_reducer *r, float *grad, const uint32_t *in, float
 {
     zen_state *s = r->impl;
     for (int q = 0; q < r->size; q++) {
-        const uint32_t *block = in + s->rdispls[q];
+        const uint32_t *block = in + s->x.rdispls[q];
         size_t words = bitmap_units(s, q) / 2;
         const float *vals = (const float *)(const void *)(block + 2 * words);
         const uint32_t *m = s->members + s->member_off[q];
@@ -283,21 +268,21 @@ static int gather_and_decode(rb_reducer *r, rb_stats *st, float *grad, const rb_
 {
     zen_state *s = r->impl;
     int p = r->size, mine_u = (int)u;
-    RB_TRY(rb_allgather(r, st, &mine_u, 1, MPI_INT, s->rcounts));
-    int bitmap = use_bitmap(r, s->rcounts);
+    RB_TRY(rb_allgather(r, st, &mine_u, 1, MPI_INT, s->x.rcounts));
+    int bitmap = use_bitmap(r, s->x.rcounts);
     uint64_t total = 0, union_size = 0;
     for (int q = 0; q < p; q++) {
-        uint64_t units = bitmap ? bitmap_units(s, q) + (uint64_t)s->rcounts[q]
-                                : 2 * (uint64_t)s->rcounts[q];
-        union_size += (uint64_t)s->rcounts[q];
-        s->scounts[q] = (int)(units < (uint64_t)INT_MAX ? units : INT_MAX);
-        s->rdispls[q] = (int)(total < (uint64_t)INT_MAX ? total : INT_MAX);
+        uint64_t units = bitmap ? bitmap_units(s, q) + (uint64_t)s->x.rcounts[q]
+                                : 2 * (uint64_t)s->x.rcounts[q];
+        union_size += (uint64_t)s->x.rcounts[q];
+        s->x.scounts[q] = (int)(units < (uint64_t)INT_MAX ? units : INT_MAX);
+        s->x.rdispls[q] = (int)(total < (uint64_t)INT_MAX ? total : INT_MAX);
         total += units;
     }
     if (total > (uint64_t)INT_MAX)   /* every rank sees the same total */
         return rb_fail(RB_ERR_UNSUPPORTED, "zen: %llu words to gather exceed the MPI count "
                        "limit (INT_MAX)", (unsigned long long)total);
-    int mine = s->scounts[r->rank];
+    int mine = s->x.scounts[r->rank];
     const uint32_t *sendbuf = (const uint32_t *)(const void *)red;
     if (bitmap) {
         RB_TRY(grow(&s->gather_send, &s->gather_send_cap, (size_t)mine, sizeof(uint32_t)));
@@ -305,8 +290,8 @@ static int gather_and_decode(rb_reducer *r, rb_stats *st, float *grad, const rb_
         sendbuf = s->gather_send;
     }
     RB_TRY(grow(&s->gather_recv, &s->gather_recv_cap, (size_t)total, sizeof(uint32_t)));
-    RB_TRY(rb_allgatherv(r, st, sendbuf, mine, MPI_UINT32_T, s->gather_recv, s->scounts,
-                         s->rdispls));
+    RB_TRY(rb_allgatherv(r, st, sendbuf, mine, MPI_UINT32_T, s->gather_recv, s->x.scounts,
+                         s->x.rdispls));
 
     rb_phase_start(r, st, RB_PHASE_DECODE);
     float inv_p = 1.0f / (float)p;
