@@ -9,6 +9,7 @@ noinst_LIBRARIES += benchmarks/train/libtrain.a
 benchmarks_train_libtrain_a_CPPFLAGS = $(AM_CPPFLAGS) $(BLAS_CFLAGS)
 benchmarks_train_libtrain_a_SOURCES = \
 	benchmarks/train/layers.h benchmarks/train/layers.c \
+	benchmarks/train/layer_threads.h benchmarks/train/layer_threads.c \
 	benchmarks/train/small_gemm.h benchmarks/train/small_gemm.c \
 	benchmarks/train/models.h benchmarks/train/models.c \
 	benchmarks/train/gpu_model.h \

@@ -4,6 +4,7 @@
  *
  * The model and its data (a library of their own, libtrain.a):
  *   layers.c, small_gemm.c  layers (OpenBLAS, small-matrix kernels)
+ *   layer_threads.c        the layers' thread pool (--threads parts)
  *   models.c         mlp, lenet, wordlm over flat parameter buffers
  *   gpu_model.c      the same models on a GPU (cuDNN, cuBLAS; _none.c without)
  *   data_*.c         IDX, CIFAR-10 and text loaders (data.h)
