@@ -287,7 +287,7 @@ static const column columns[] = {
     COL(nnz_local_avg, T_F64, "elements"), COL(nnz_union, T_F64, "elements"),
     COL(bound_bytes, T_F64, "B"), COL(wire_to_bound, T_F64, "ratio"), COL(checked, T_I32, ""),
     COL(wrong, T_I64, "elements"), COL(rel_l2_err, T_F64, "ratio"), COL(recall, T_F64, "fraction"),
-    COL(max_abs_err, T_F64, ""), COL(consensus, T_F64, "ratio"),
+    COL(max_abs_err, T_F64, ""), COL(consensus, T_F64, "ratio"), COL(repeat, T_I32, ""),
 };
 #define NCOLUMNS (sizeof columns / sizeof *columns)
 

@@ -38,6 +38,7 @@ typedef struct rb_micro_row {
     double recall;                 /* fraction of true non-zero rows present (s2) */
     double max_abs_err;
     double consensus;              /* gossip: max_r ||x_r - mean|| / ||mean|| */
+    int32_t repeat;                /* rb_micro -r: the repetition, 0-based */
 } rb_micro_row;
 
 #endif

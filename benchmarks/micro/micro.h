@@ -50,6 +50,7 @@ typedef struct micro_opts {
     uint64_t shape_rows, shape_cols;  /* --shape RxC: one size */
     uint64_t cols;
     int iters, warmup, check;
+    int repeat;                /* -r: repetitions of the whole sweep */
     double timeout;
     double density;
     rb_layout layout;
@@ -103,6 +104,7 @@ typedef struct micro_run {
     const micro_opts *o;
     MPI_Comm comm;
     MPI_Comm agree;      /* any_failed's own: never matched against comm's collectives */
+    int repeat;          /* the repetition being measured (-r) */
     int rank, p;
     micro_bufs *bufs;
     rb_archive *archive;
@@ -144,7 +146,8 @@ void micro_validate(micro_run *c, const rb_gradgen *g, unsigned traits, rb_micro
 /* ---------------------------------------------------------- output */
 
 void micro_print_preamble(const micro_opts *o, int p, int argc, char **argv);
-void micro_print_block_header(const char *reducer, unsigned traits, const micro_opts *o);
+/* The block of one reducer in repetition rep (said when -r > 1). */
+void micro_print_block_header(const char *reducer, unsigned traits, const micro_opts *o, int rep);
 /* Collective: the row to every writer (the table on rank 0, the archive
  * with its samples and PAPI counts); 0, or non-zero on every rank. */
 int micro_write_row(micro_run *c, const rb_micro_row *row, unsigned traits);

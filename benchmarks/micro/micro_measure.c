@@ -134,6 +134,7 @@ static void describe_row(const micro_run *c, const char *reducer, uint64_t rows,
     row->ranks = c->p;
     row->iters = o->iters;
     row->warmup = o->warmup;
+    row->repeat = c->repeat;
 }
 
 /* This rank's gradient into the input buffer; the truth gives the union

@@ -188,6 +188,11 @@ static const bench_opt options[] = {
      .expect = "an integer >= 1"},
     {BENCH_OPT_INT, "warmup", 'x', "N", F(warmup), 0, 100000000, "3", .help = "untimed calls per size",
      .expect = "an integer >= 0"},
+    {BENCH_OPT_INT, "repeat", 'r', "N", F(repeat), 1, 100000, "1",
+     .help = "repeat the whole measurement N times, interleaved: repetition 0 of every reducer and "
+     "size, then repetition 1, ...; every repetition is a row (its index in the archive's repeat "
+     "column), so the report gives a median and a 95% interval over repetitions (6 or more)",
+     .expect = "an integer >= 1"},
     {BENCH_OPT_INT, "check", 'c', "0|1", F(check), 0, 1, "1",
      .help = "validate against the exact average: exact reducers count #wrong and exit 1 on any; s2 "
      "reports rel. L2 error, recall, max error; gossip reports the consensus distance",

@@ -37,11 +37,13 @@ void micro_print_preamble(const micro_opts *o, int p, int argc, char **argv)
     bench_printf0("# malloc: %s\n", bench_malloc_policy());
 }
 
-void micro_print_block_header(const char *reducer, unsigned traits, const micro_opts *o)
+void micro_print_block_header(const char *reducer, unsigned traits, const micro_opts *o, int rep)
 {
     const char *kind = traits & RB_TRAIT_EXACT ? "exact" : traits & RB_TRAIT_LOSSY ? "lossy"
                      : traits & RB_TRAIT_GOSSIP ? "gossip" : "no communication";
     bench_printf0("#\n# Reducer: %s (%s): %s\n", reducer, kind, rb_reducer_description(reducer));
+    if (o->repeat > 1)
+        bench_printf0("# repetition %d of %d (repeat = %d in the archive)\n", rep + 1, o->repeat, rep);
     for (size_t i = 0; i < rb_option_count(); i++) {
         char val[64];
         if (rb_option_applies(i, reducer) && rb_option_format(&o->ropts, i, val, sizeof val) == RB_OK)

@@ -104,17 +104,17 @@ static void setup(micro_setup *s, int argc, char **argv)
     }
 }
 
-/* Every reducer over every size; the exit code, *had_error when a row
- * failed (rather than validated wrong). */
-static int sweep(micro_setup *s, int *had_error)
+/* Repetition rep of every reducer over every size; the exit code so far,
+ * *had_error when a row failed (rather than validated wrong). */
+static int sweep_once(micro_setup *s, const char *const *names, size_t nred, int rep,
+                      int *had_error)
 {
-    const char *names[MICRO_MAX_REDUCERS];
-    size_t nred = reducer_list(&s->o, names, MICRO_MAX_REDUCERS);
     int exit_code = RB_EXIT_OK;
+    s->run.repeat = rep;
     for (size_t ri = 0; ri < nred; ri++) {
         unsigned traits = 0;
         rb_reducer_traits(names[ri], &traits);
-        micro_print_block_header(names[ri], traits, &s->o);
+        micro_print_block_header(names[ri], traits, &s->o, rep);
         for (size_t i = 0; i < s->nshapes; i++) {
             rb_micro_row row;
             int st = micro_run_row(&s->run, names[ri], s->shapes[i][0], s->shapes[i][1], &row);
@@ -129,6 +129,21 @@ static int sweep(micro_setup *s, int *had_error)
                 break;
             }
         }
+    }
+    return exit_code;
+}
+
+/* Every repetition (-r) of the sweep, repetitions outermost so that drift
+ * of the machine hits every reducer alike; the exit code. */
+static int sweep(micro_setup *s, int *had_error)
+{
+    const char *names[MICRO_MAX_REDUCERS];
+    size_t nred = reducer_list(&s->o, names, MICRO_MAX_REDUCERS);
+    int exit_code = RB_EXIT_OK;
+    for (int rep = 0; rep < s->o.repeat && exit_code != RB_EXIT_TIMEOUT; rep++) {
+        int rc = sweep_once(s, names, nred, rep, had_error);
+        if (rc != RB_EXIT_OK)
+            exit_code = rc;
     }
     return exit_code;
 }
