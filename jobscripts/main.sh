@@ -2,7 +2,10 @@
 # The main job: the default comparison of all reducers on local MPI ranks.
 # Installs missing packages (as root), builds, runs the rb_micro sweep and a
 # short rb_train comparison into one results directory, then the report.
-#   RB_RANKS       MPI ranks (default 4)
+#   RB_RANKS       MPI ranks (default: the cores, at most 4; more ranks than
+#                  cores make times that swing and give no headline)
+#   RB_REPEAT      repetitions of every measurement, interleaved (default 9;
+#                  6 or more give 95% intervals)
 #   RB_OUT         results directory (default results/main-<UTC time>)
 #   RB_BUILD_DIR   build directory (default build-main in the checkout)
 #   RB_SKIP_TRAIN  1 = microbenchmarks only
@@ -14,7 +17,10 @@ case "${1:-}" in
 esac
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${RB_BUILD_DIR:-$src/build-main}
-ranks=${RB_RANKS:-4}
+cores=$(nproc)
+ranks=${RB_RANKS:-$((cores < 4 ? cores : 4))}
+reps=${RB_REPEAT:-9}
+case "$ranks$reps" in *[!0-9]*) echo "main.sh: RB_RANKS and RB_REPEAT must be integers" >&2; exit 2 ;; esac
 out=${RB_OUT:-$src/results/main-$(date -u +%Y%m%dT%H%M%SZ)}
 step=0
 say() { step=$((step + 1)); printf '\n=== [%d] %s (%s)\n' "$step" "$*" "$(date -u +%H:%M:%S)"; }
@@ -41,14 +47,20 @@ mkdir -p "$out"
 micro="$build/benchmarks/rb_micro"
 train="$build/benchmarks/rb_train"
 
-say "rb_micro: all reducers, element density 1%, 64 KiB - 16 MiB"
-run "$micro" --reducer all -m 64K:16M -i 10 -x 2 --density 0.01 -o "$out/micro-element-d0.01.h5"
-say "rb_micro: all reducers, density 10% and 50% (the dense/sparse crossover)"
-run "$micro" --reducer all -m 1M:16M -f 4 -i 5 -x 1 --density 0.1 -o "$out/micro-element-d0.10.h5"
-run "$micro" --reducer all -m 1M:16M -f 4 -i 5 -x 1 --density 0.5 -o "$out/micro-element-d0.50.h5"
-say "rb_micro: the S2 authors' embedding setting scaled down (8192 x 256, row density 2%)"
-run "$micro" --reducer all --shape 8192x256 --layout row --density 0.02 -i 10 -x 2 \
+# Every measurement is repeated (-r, interleaved over reducers) so that the
+# report can give intervals and call only real differences significant.
+say "rb_micro: the S2 authors' embedding setting (32768 x 256, row density 2%, their sketch width)"
+run "$micro" --reducer all --shape 32768x256 --layout row --density 0.02 -i 10 -x 2 -r "$reps" \
     -O sketch_width_mode=fraction -O sketch_width=0.005 -o "$out/micro-embedding-d0.02.h5"
+say "rb_micro: GossipGraD against no communication, with 20 ms of modelled compute per step"
+run "$micro" --reducer none,gossip --shape 1x6400000 --compute 0.02 -i 5 -x 1 -r "$reps" \
+    -o "$out/micro-gossip-compute.h5"
+say "rb_micro: all reducers, element density 1%, 64 KiB - 16 MiB"
+run "$micro" --reducer all -m 64K:16M -f 4 -i 10 -x 2 -r "$reps" --density 0.01 \
+    -o "$out/micro-element-d0.01.h5"
+say "rb_micro: all reducers, density 10% and 50% (the dense/sparse crossover)"
+run "$micro" --reducer all -m 4M:16M -f 4 -i 5 -x 1 -r 6 --density 0.1 -o "$out/micro-element-d0.10.h5"
+run "$micro" --reducer all -m 4M:16M -f 4 -i 5 -x 1 -r 6 --density 0.5 -o "$out/micro-element-d0.50.h5"
 
 if [ "${RB_SKIP_TRAIN:-0}" != 1 ] && [ -x "$train" ]; then
     say "rb_train: lenet on Fashion-MNIST, one epoch per reducer"
