@@ -271,8 +271,9 @@ static hid_t name_type(void)
 
 /* Column name, offset, type, units (units attribute, same order). */
 #define COL(f, t, u) {#f, offsetof(rb_micro_row, f), t, u}
-typedef struct column { const char *name; size_t off; int type; const char *units; } column;
-enum { T_NAME, T_U64, T_I32, T_I64, T_F64 };
+typedef rb_micro_column column;
+enum { T_NAME = RB_COL_NAME, T_U64 = RB_COL_U64, T_I32 = RB_COL_I32, T_I64 = RB_COL_I64,
+       T_F64 = RB_COL_F64 };
 static const column columns[] = {
     COL(reducer, T_NAME, ""), COL(layout, T_NAME, ""), COL(overlap, T_NAME, ""),
     COL(device, T_NAME, ""), COL(size_bytes, T_U64, "B"), COL(count, T_U64, "elements"),
@@ -290,6 +291,19 @@ static const column columns[] = {
     COL(max_abs_err, T_F64, ""), COL(consensus, T_F64, "ratio"), COL(repeat, T_I32, ""),
 };
 #define NCOLUMNS (sizeof columns / sizeof *columns)
+
+static hid_t row_type(void);
+
+const rb_micro_column *rb_micro_columns(size_t *n)
+{
+    *n = NCOLUMNS;
+    return columns;
+}
+
+hid_t rb_micro_row_h5type(void)
+{
+    return row_type();
+}
 
 static hid_t row_type(void)
 {

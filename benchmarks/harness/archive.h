@@ -25,6 +25,9 @@ struct rb_papi;
  * other function accepts NULL and does nothing. */
 int rb_archive_open(MPI_Comm comm, const char *tool, const char *path, int force,
                     int argc, char **argv, rb_archive **out);
+/* The HDF5 compound type of rb_micro_row (/micro/results); the caller
+ * closes it.  Not collective. */
+hid_t rb_micro_row_h5type(void);
 /* Final path of the archive (valid on every rank), NULL when disabled. */
 const char *rb_archive_path(const rb_archive *a);
 /* Append one row to /micro/results with its raw samples (per iteration x

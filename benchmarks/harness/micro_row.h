@@ -3,6 +3,7 @@
 #ifndef RB_MICRO_ROW_H
 #define RB_MICRO_ROW_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define RB_NAME_LEN 16
@@ -40,5 +41,16 @@ typedef struct rb_micro_row {
     double consensus;              /* gossip: max_r ||x_r - mean|| / ||mean|| */
     int32_t repeat;                /* rb_micro -r: the repetition, 0-based */
 } rb_micro_row;
+
+/* The columns of /micro/results, in order (archive.c): name, offset in
+ * rb_micro_row, type, units.  NAME is a NUL-padded char[RB_NAME_LEN]. */
+typedef enum { RB_COL_NAME, RB_COL_U64, RB_COL_I32, RB_COL_I64, RB_COL_F64 } rb_col_type;
+typedef struct rb_micro_column {
+    const char *name;
+    size_t off;
+    int type;            /* rb_col_type */
+    const char *units;
+} rb_micro_column;
+const rb_micro_column *rb_micro_columns(size_t *n);
 
 #endif

@@ -58,6 +58,7 @@ typedef struct micro_opts {
     uint64_t seed;
     rb_options ropts;
     const char *output;
+    const char *json;          /* -J: JSON lines of the rows, or NULL */
     int force;
     int quiet;
     rb_device device;

@@ -215,7 +215,11 @@ static const bench_opt options[] = {
      .help = "HDF5 archive; 'none' writes no archive; a device, FIFO or link is refused",
      .def_text = "under Slurm results/<job id>.h5, results/<job id>_<task>.h5 in an array; else "
                  "results/rb_micro-<UTC time>-<pid>.h5"},
-    {BENCH_OPT_FLAG, "force", 0, NULL, F(force), .help = "overwrite an existing archive", .flag_value = 1},
+    {BENCH_OPT_FLAG, "force", 0, NULL, F(force), .help = "overwrite an existing archive (and -J file)",
+     .flag_value = 1},
+    {BENCH_OPT_STRING, "json", 'J', "FILE", F(json),
+     .help = "also write the archive's rows as JSON lines (one object per row: every column and the "
+     "run metadata; schema in results/README.md), when the run completes; needs an archive (-o)"},
     {BENCH_OPT_STRING, "papi", 'P', "EVENTS", F(papi_events),
      .help = "PAPI events counted per phase, comma list, 'none'; counted even in VMs: "
              "sde:::reducerbench::EVENT, EVENT = cpu_time_ns minor_faults major_faults "
@@ -260,6 +264,8 @@ static void check_combination(micro_opts *o, int ranks)
         o->cols = o->shape_cols;
     if (o->layout == RB_LAYOUT_ROW && o->cols == 1 && !o->shape_rows)
         bench_usage_error(PROG, "--layout row needs --cols C (> 1) or --shape RxC");
+    if (o->json && o->output && !strcmp(o->output, "none"))
+        bench_usage_error(PROG, "-J: the JSON lines are made from the archive; not with -o none");
     if (o->overlap == RB_OVERLAP_NONE && o->density * ranks > 1.0)
         bench_usage_error(PROG, "--overlap none: density %g x %d ranks exceeds 1", o->density, ranks);
 }

@@ -12,6 +12,7 @@
 #include "harness/bench_common.h"
 #include "harness/bench_device.h"
 #include "harness/h5attr.h"
+#include "harness/jsonl.h"
 
 /* Everything main sets up, and what it has to free. */
 typedef struct micro_setup {
@@ -148,6 +149,31 @@ static int sweep(micro_setup *s, int *had_error)
     return exit_code;
 }
 
+/* -J: rank 0 turns the complete archive into JSON lines; 0 on every rank,
+ * or non-zero on every rank. */
+static int export_json(micro_run *c, const char *h5path, const char *path)
+{
+    char msg[4400] = "";
+    int rc = c->rank == 0 ? rb_jsonl_export(h5path, path, msg, sizeof msg) : 0;
+    MPI_Bcast(&rc, 1, MPI_INT, 0, c->comm);
+    if (rc)
+        bench_printf0(PROG ": %s\n", msg);
+    else
+        bench_printf0("# JSON lines written: %s\n", path);
+    return rc;
+}
+
+/* -J FILE refused before any measurement when it exists (without --force)
+ * or is no regular file; exits 2 on every rank. */
+static void check_json_target(micro_run *c, const micro_opts *o)
+{
+    char msg[4400] = "";
+    int rc = c->rank == 0 && o->json ? rb_jsonl_target_ok(o->json, o->force, msg, sizeof msg) : 0;
+    MPI_Bcast(&rc, 1, MPI_INT, 0, c->comm);
+    if (rc)
+        bench_usage_error(PROG, "%s", msg);
+}
+
 /* Close the archive (complete only when every row was measured), free,
  * exit. */
 static _Noreturn void finish(micro_setup *s, int exit_code, int had_error)
@@ -164,6 +190,8 @@ static _Noreturn void finish(micro_setup *s, int exit_code, int had_error)
         exit_code = RB_EXIT_FAILED;
     else if (written[0])
         bench_printf0("# archive written: %s\n", written);
+    if (written[0] && s->o.json && export_json(c, written, s->o.json))
+        exit_code = RB_EXIT_FAILED;
     bench_dev_free(c->dev);
     MPI_Comm_free(&c->agree);
     rb_papi_close(c->papi);
@@ -185,6 +213,7 @@ int main(int argc, char **argv)
     if (!bench_argv_agree(c->comm, argc, argv))
         bench_usage_error(PROG, "ranks were started with different command lines");
     micro_parse_options(argc, argv, c->p, &s.o);
+    check_json_target(c, &s.o);
     c->o = &s.o;
     setup(&s, argc, argv);
     int had_error = 0;
