@@ -8,6 +8,7 @@
 #                  6 or more give 95% intervals)
 #   RB_OUT         results directory (default results/main-<UTC time>)
 #   RB_BUILD_DIR   build directory (default build-main in the checkout)
+#   RB_TRAIN_REPEAT  rb_train runs per reducer, interleaved (default 6)
 #   RB_SKIP_TRAIN  1 = microbenchmarks only
 set -eu
 case "${1:-}" in
@@ -20,7 +21,8 @@ build=${RB_BUILD_DIR:-$src/build-main}
 cores=$(nproc)
 ranks=${RB_RANKS:-$((cores < 4 ? cores : 4))}
 reps=${RB_REPEAT:-9}
-case "$ranks$reps" in *[!0-9]*) echo "main.sh: RB_RANKS and RB_REPEAT must be integers" >&2; exit 2 ;; esac
+treps=${RB_TRAIN_REPEAT:-6}
+case "$ranks$reps$treps" in *[!0-9]*) echo "main.sh: RB_RANKS and RB_REPEAT must be integers" >&2; exit 2 ;; esac
 out=${RB_OUT:-$src/results/main-$(date -u +%Y%m%dT%H%M%SZ)}
 step=0
 say() { step=$((step + 1)); printf '\n=== [%d] %s (%s)\n' "$step" "$*" "$(date -u +%H:%M:%S)"; }
@@ -63,7 +65,8 @@ run "$micro" --reducer all -m 4M:16M -f 4 -i 5 -x 1 -r 6 --density 0.1 -o "$out/
 run "$micro" --reducer all -m 4M:16M -f 4 -i 5 -x 1 -r 6 --density 0.5 -o "$out/micro-element-d0.50.h5"
 
 if [ "${RB_SKIP_TRAIN:-0}" != 1 ] && [ -x "$train" ]; then
-    say "rb_train: lenet on Fashion-MNIST, one epoch per reducer"
+    say "rb_train: lenet on Fashion-MNIST, one epoch per reducer, $treps interleaved repetitions"
+    for rep in $(seq 1 "$treps"); do
     for r in none dense sparcml s2 gossip; do
         extra=""
         # s2 on a dense-gradient model: top 5% with error feedback, then a
@@ -73,7 +76,8 @@ if [ "${RB_SKIP_TRAIN:-0}" != 1 ] && [ -x "$train" ]; then
         [ "$r" = gossip ] && extra="-O gossip_mix=params"
         # shellcheck disable=SC2086
         run "$train" --model lenet --reducer "$r" $extra --epochs 1 \
-            --eval-every 50 -o "$out/train-lenet-$r.h5"
+            --eval-every 50 -o "$out/train-lenet-$r-$rep.h5"
+    done
     done
 fi
 
