@@ -205,16 +205,16 @@ static int agsparse_device_init(rb_reducer *r, agsparse_state *s)
 #define AGSPARSE_REDUCE_DEVICE NULL
 #endif
 
-/* Cost model (docs/cost-model.md): pack, allgather of the counts,
- * allgatherv of all K = p k pairs, then zero the local support, add the
- * K pairs and mark the union bitmap. */
+/* Cost model (docs/cost-model.md): pack (zeroing the local support on the
+ * way), allgather of the counts, allgatherv of all K = p k pairs, then add
+ * the K pairs. */
 static void agsparse_model(const rb_model_input *in, rb_model_result *out)
 {
     double n = rb_model_elements(in), k = in->nnz_mean, all = in->ranks * k;
     rb_model_local(in, out, 4 * n + 8 * in->nnz_max);
     rb_model_allgather(in, out, 8);
     rb_model_allgatherv(in, out, 8 * all);
-    rb_model_local(in, out, 4 * k + 12 * all + n / 8 + all / 8);
+    rb_model_local(in, out, 12 * all);
 }
 
 const rb_reducer_ops rb_agsparse_ops = {

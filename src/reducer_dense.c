@@ -34,11 +34,10 @@ static int dense_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
 #define DENSE_REDUCE_DEVICE NULL
 #endif
 
-/* Cost model (docs/cost-model.md): count, allreduce of 4n bytes, scale. */
+/* Cost model (docs/cost-model.md): allreduce of 4n bytes, scale. */
 static void dense_model(const rb_model_input *in, rb_model_result *out)
 {
     double n = rb_model_elements(in);
-    rb_model_local(in, out, 4 * n);
     rb_model_allreduce(in, out, 4 * n);
     rb_model_local(in, out, 8 * n);
 }

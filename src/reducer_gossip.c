@@ -596,7 +596,6 @@ static double model_partnered(const rb_model_input *in)
 static void gossip_model(const rb_model_input *in, rb_model_result *out)
 {
     double n = rb_model_elements(in), f = model_partnered(in);
-    rb_model_local(in, out, 4 * n);   /* count */
     if (!(in->opts.gossip_mix & RB_GOSSIP_MIX_GRAD) || f == 0)
         return;
     rb_model_p2p(in, out, 1, f * 4 * n, 4 * n);

@@ -16,10 +16,10 @@ static int none_reduce(rb_reducer *r, float *grad, rb_stats *st)
 #define NONE_REDUCE_DEVICE NULL
 #endif
 
-/* Cost model (docs/cost-model.md): the non-zero count, nothing sent. */
+/* Cost model (docs/cost-model.md): the call does nothing. */
 static void none_model(const rb_model_input *in, rb_model_result *out)
 {
-    rb_model_local(in, out, 4 * rb_model_elements(in));
+    (void)in, (void)out;
 }
 
 const rb_reducer_ops rb_none_ops = {

@@ -421,7 +421,7 @@ static void omnireduce_model(const rb_model_input *in, rb_model_result *out)
     double n = rb_model_elements(in), b = (double)in->opts.block_size;
     double blocks = ceil(n / b), u = n > 0 ? in->nnz_union / n : 0;
     double empty = blocks * pow(1 - u, model_runs_per_block(b, in->run));
-    rb_model_local(in, out, 8 * n);
+    rb_model_local(in, out, 4 * n);   /* the block bitmap */
     rb_model_allreduce(in, out, 8 * ceil(blocks / 64));
     if (empty < 0.5) {
         rb_model_allreduce(in, out, 4 * n);

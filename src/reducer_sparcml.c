@@ -776,9 +776,9 @@ static void sparcml_model_rsag(const rb_model_input *in, rb_model_result *out)
 static void sparcml_model(const rb_model_input *in, rb_model_result *out)
 {
     double n = rb_model_elements(in), d = n > 0 ? in->nnz_max / n : 0;
-    rb_model_local(in, out, 4 * n);   /* count */
     if (in->ranks == 1)
-        return;
+        return;   /* the average of one: nothing to do */
+    rb_model_local(in, out, 4 * n);   /* the scan that packs the non-zeros */
     int algo = in->opts.sparcml_algo;
     if (algo == RB_SPARCML_AUTO) {    /* choose_algo() */
         rb_model_allreduce(in, out, 8);

@@ -36,11 +36,11 @@ check() {  # PROG OPTIONS-BEFORE...
 
 check rb_micro --reducer --density --layout --overlap --cols --shape --seed -O --option \
     -m --message-size -b --minbytes -e --maxbytes -f --stepfactor -i --iterations -x --warmup \
-    -r --repeat \
+    -r --repeat --alpha --beta \
     -c --check --no-check --no-phase-times --compute -T --timeout -d --device -o --output --force -J --json -P --papi \
     --bind -q --quiet -h --help
-# --no-phase-times, -r/--repeat and -J/--json are new (issue 22: the anchor against OSU reads no
-# clock inside a call; repetitions for confidence intervals; issue 27: JSON lines).
+# --no-phase-times, -r/--repeat, -J/--json, --alpha/--beta are new (issue 22: the anchor against OSU reads no
+# clock inside a call; repetitions for confidence intervals; issue 27: JSON lines, cost model).
 check rb_train --model --data --format --train-limit --test-limit --vocab --context \
     --embed-dim --hidden --write-corpus --batch --lr --momentum --weight-decay --warmup \
     --schedule --epochs --iterations --seed --shuffle --reducer -O --sparsify --error-feedback \

@@ -40,6 +40,8 @@ typedef struct rb_micro_row {
     double max_abs_err;
     double consensus;              /* gossip: max_r ||x_r - mean|| / ||mean|| */
     int32_t repeat;                /* rb_micro -r: the repetition, 0-based */
+    double t_model_us;             /* cost model of one call (rb_model), NaN if none */
+    double model_ratio;            /* t_avg_us / t_model_us */
 } rb_micro_row;
 
 /* The columns of /micro/results, in order (archive.c): name, offset in

@@ -65,6 +65,7 @@ typedef struct micro_opts {
     const char *papi_events;   /* -P: NULL = default */
     rb_bind_mode bind;
     double compute;            /* --compute: modelled compute seconds per call */
+    double alpha, beta;        /* --alpha/--beta for the model; < 0: measured */
     int phase_times;           /* 0: --no-phase-times */
 } micro_opts;
 
@@ -100,12 +101,21 @@ uint64_t micro_truth(const rb_gradgen *g, micro_bufs *b);
 
 /* ---------------------------------------------------------- one row */
 
+/* This machine for the cost model (micro_model.c): seconds per message,
+ * seconds per byte, bytes per second of a local pass and of the sums
+ * inside MPI reductions. */
+typedef struct micro_machine {
+    double alpha, beta, mem_bw, coll_bw;
+    int alpha_given, beta_given;   /* from --alpha/--beta, not measured */
+} micro_machine;
+
 /* What every row of the run shares. */
 typedef struct micro_run {
     const micro_opts *o;
     MPI_Comm comm;
     MPI_Comm agree;      /* any_failed's own: never matched against comm's collectives */
     int repeat;          /* the repetition being measured (-r) */
+    micro_machine machine;
     int rank, p;
     micro_bufs *bufs;
     rb_archive *archive;
@@ -119,6 +129,16 @@ enum micro_row_status { ROW_OK = 0, ROW_WRONG = 1, ROW_ERROR = 2, ROW_TIMEOUT = 
 
 /* Measure, validate and write one row (collective); a micro_row_status. */
 int micro_run_row(micro_run *c, const char *reducer, uint64_t rows, uint64_t cols, rb_micro_row *row);
+
+/* ---------------------------------------------------------- cost model */
+
+/* Collective: alpha and beta from a ping-pong of ranks 0 and 1 (SimGrid's
+ * platform under SMPI; 0 on one rank) unless given, the local bandwidth
+ * from a copy over the run's buffers (c->bufs set). */
+void micro_probe_machine(micro_run *c, size_t max_n, micro_machine *m);
+/* The row's model time (t_model_us, NaN for a reducer without a model)
+ * and measured / model; nnz_max: the largest input over ranks. */
+void micro_model_row(micro_run *c, const micro_machine *m, double nnz_max, rb_micro_row *row);
 
 /* ---------------------------------------------------------- statistics */
 
@@ -146,6 +166,8 @@ void micro_validate(micro_run *c, const rb_gradgen *g, unsigned traits, rb_micro
 
 /* ---------------------------------------------------------- output */
 
+/* The machine the cost model column uses, one preamble line. */
+void micro_print_machine(const micro_machine *m);
 void micro_print_preamble(const micro_opts *o, int p, int argc, char **argv);
 /* The block of one reducer in repetition rep (said when -r > 1). */
 void micro_print_block_header(const char *reducer, unsigned traits, const micro_opts *o, int rep);

@@ -245,6 +245,9 @@ int micro_run_row(micro_run *c, const char *reducer, uint64_t rows, uint64_t col
         return status;
 
     micro_summarise(&calls, o->iters, c->comm, row, c->samples);
+    double nnz_max = 0.0;
+    MPI_Allreduce(&calls.nnz_local, &nnz_max, 1, MPI_DOUBLE, MPI_MAX, c->comm);
+    micro_model_row(c, &c->machine, nnz_max, row);
     if (!o->phase_times)
         row->t_encode_us = row->t_comm_us = row->t_decode_us = NAN;
     if (any_failed(c->comm, fetch_result(c, row->count)) != RB_OK)

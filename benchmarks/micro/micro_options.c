@@ -202,6 +202,12 @@ static const bench_opt options[] = {
     {BENCH_OPT_FLAG, "no-phase-times", 0, NULL, F(phase_times),
      .help = "time whole calls only, no clock read inside one (a phase change costs one, ~25-50 ns); "
      "the archive's phase times are NaN (the anchor against OSU)", .flag_value = 0},
+    {BENCH_OPT_DOUBLE, "alpha", 0, "SEC", F(alpha), 0.0, 1.0, NULL,
+     .help = "latency per message for the cost model column (default: measured by a ping-pong of "
+     "ranks 0 and 1 at start)", .def_text = "measured", .expect = "seconds >= 0"},
+    {BENCH_OPT_DOUBLE, "beta", 0, "SEC", F(beta), 0.0, 1.0, NULL,
+     .help = "seconds per byte on the wire for the cost model column (default: measured)",
+     .def_text = "measured", .expect = "seconds per byte >= 0"},
     {BENCH_OPT_DOUBLE, "compute", 0, "SEC", F(compute), 0.0, 1e6, NULL,
      .help = "SEC s of modelled compute before each timed call (training-iteration model; included in "
      "the time; charged to simulated time under SimGrid SMPI)",
@@ -274,6 +280,7 @@ void micro_parse_options(int argc, char **argv, int ranks, micro_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->phase_times = 1;
+    o->alpha = o->beta = -1.0;
     rb_options_default(&o->ropts);
     bench_cli_parse_or_exit(&micro_cli, argc, argv, o);
     check_combination(o, ranks);

@@ -7,6 +7,15 @@
 
 #include "harness/bench_common.h"
 
+void micro_print_machine(const micro_machine *m)
+{
+    bench_printf0("# cost model (docs/cost-model.md): alpha %.3g us (%s), beta %.3g ns/B = %.2f GB/s "
+                  "(%s), local pass %.2f GB/s, sums in reductions %.2f GB/s\n",
+                  m->alpha * 1e6, m->alpha_given ? "--alpha" : "measured", m->beta * 1e9,
+                  m->beta > 0 ? 1e-9 / m->beta : 0.0, m->beta_given ? "--beta" : "measured",
+                  m->mem_bw / 1e9, m->coll_bw / 1e9);
+}
+
 void micro_print_preamble(const micro_opts *o, int p, int argc, char **argv)
 {
     if (o->quiet)
@@ -50,10 +59,10 @@ void micro_print_block_header(const char *reducer, unsigned traits, const micro_
             bench_printf0("#   option %s = %s\n", rb_option_info_at(i)->key, val);
     }
     const char *errcol = traits & RB_TRAIT_LOSSY ? "rel_l2_err" : traits & RB_TRAIT_GOSSIP ? "consensus" : "error";
-    bench_printf0("# %10s %12s %11s %11s %11s %11s %11s %11s %9s %9s %13s %13s %9s %8s %10s %7s\n",
+    bench_printf0("# %10s %12s %11s %11s %11s %11s %11s %11s %9s %9s %13s %13s %9s %8s %10s %7s %11s %9s\n",
                   "size(B)", "count", "nnz/rank", "avg(us)", "min(us)", "max(us)", "p50(us)",
                   "p99(us)", "algbw", "busbw", "sent(B)", "sent_max(B)", "wire/bnd", "#wrong",
-                  errcol, "recall");
+                  errcol, "recall", "model(us)", "meas/mod");
 }
 
 /* One line of the table ("-" where a column does not apply). */
@@ -74,11 +83,17 @@ static void print_row(const rb_micro_row *r, unsigned traits)
         snprintf(bound, sizeof bound, "%.3f", r->wire_to_bound);
     else
         snprintf(bound, sizeof bound, "-");
-    bench_printf0("%12llu %12llu %11.0f %11.2f %11.2f %11.2f %11.2f %11.2f %9.3f %9.3f %13.0f %13.0f %9s %8s %10s %7s\n",
+    char model[24] = "-", ratio[24] = "-";
+    if (r->t_model_us > 0) {
+        snprintf(model, sizeof model, "%.2f", r->t_model_us);
+        snprintf(ratio, sizeof ratio, "%.3f", r->model_ratio);
+    }
+    bench_printf0("%12llu %12llu %11.0f %11.2f %11.2f %11.2f %11.2f %11.2f %9.3f %9.3f %13.0f %13.0f "
+                  "%9s %8s %10s %7s %11s %9s\n",
                   (unsigned long long)r->size_bytes, (unsigned long long)r->count,
                   r->nnz_local_avg, r->t_avg_us, r->t_min_us, r->t_max_us, r->t_p50_us, r->t_p99_us,
                   r->algbw_gbs, r->busbw_gbs, r->bytes_sent_avg, r->bytes_sent_max, bound, wrong,
-                  err, recall);
+                  err, recall, model, ratio);
     fflush(stdout);
 }
 

@@ -66,6 +66,28 @@ static size_t reducer_list(const micro_opts *o, const char **names, size_t max)
     return k;
 }
 
+/* The cost model's machine in the archive's root (rank 0); 0, or
+ * non-zero on every rank. */
+static int record_machine(micro_run *c)
+{
+    int rc = 0;
+    hid_t f = rb_archive_file(c->archive);
+    if (c->rank == 0 && f >= 0) {
+        const micro_machine *m = &c->machine;
+        rc |= rb_h5_attr_double(f, "model_alpha_s", m->alpha);
+        rc |= rb_h5_attr_double(f, "model_beta_s_per_byte", m->beta);
+        rc |= rb_h5_attr_double(f, "model_mem_bw_bytes_per_s", m->mem_bw);
+        rc |= rb_h5_attr_double(f, "model_coll_bw_bytes_per_s", m->coll_bw);
+        rc |= rb_h5_attr_str(f, "model_alpha_beta_source",
+                             m->alpha_given && m->beta_given ? "given" : m->alpha_given || m->beta_given
+                             ? "given and measured" : "measured");
+    }
+    MPI_Bcast(&rc, 1, MPI_INT, 0, c->comm);
+    if (rc)
+        bench_printf0(PROG ": archive: cannot record the cost model's machine\n");
+    return rc;
+}
+
 /* Binding, counters, archive, buffers, preamble, device; exits on failure
  * (every rank alike). */
 static void setup(micro_setup *s, int argc, char **argv)
@@ -96,6 +118,10 @@ static void setup(micro_setup *s, int argc, char **argv)
         bench_exit(RB_EXIT_FAILED);
     }
     micro_print_preamble(o, c->p, argc, argv);
+    micro_probe_machine(c, s->max_n, &c->machine);
+    micro_print_machine(&c->machine);
+    if (record_machine(c))
+        bench_exit(RB_EXIT_FAILED);
     if (c->archive)
         bench_printf0("# archive: %s\n", rb_archive_path(c->archive));
     bench_watchdog_start(o->timeout);
