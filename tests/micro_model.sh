@@ -52,6 +52,39 @@ if bad:
     sys.exit("FAIL: " + "\nFAIL: ".join(bad))
 print("ok: measured and given alpha/beta recorded; model times and ratios on every row")
 PY
+# The report: measured against the model per reducer, the figure, and the
+# crossover table from the two rank counts (1 and 2) of the same setting.
+mkdir "$tmp/in" && cp "$tmp/measured.h5" "$tmp/one.h5" "$tmp/in/"
+"$top_srcdir/analysis/rb-report" "$tmp/in" -o "$tmp/rep" >"$tmp/rep.out" 2>&1 ||
+    { echo "FAIL: rb-report exited $?"; cat "$tmp/rep.out"; fail=1; }
+/usr/bin/python3 - "$tmp" <<'PY' || fail=1
+import os, sys, h5py, numpy as np, pandas as pd
+d = sys.argv[1]
+t = pd.read_csv(d + "/rep/tables/micro_model.csv")
+rows = pd.concat(pd.DataFrame(h5py.File(d + "/in/" + f, "r")["/micro/results"][...])
+                 for f in ("measured.h5", "one.h5"))
+rows["reducer"] = rows["reducer"].str.decode("ascii")
+bad = []
+for r in ("dense", "agsparse", "s2"):
+    got = t[t["variant"] == r]
+    sub = rows[(rows["reducer"] == r) & (rows["t_model_us"] > 0)]
+    if got.empty or int(got["points"].iloc[0]) != len(sub):
+        bad.append("%s: %s points in the model table, %d rows with a model time" %
+                   (r, list(got["points"]), len(sub)))
+        continue
+    want = np.median(sub["t_avg_us"] / sub["t_model_us"])
+    if not np.isclose(got["ratio_median"].iloc[0], want, rtol=1e-9):
+        bad.append("%s: median meas/model %r, rows give %r" % (r, got["ratio_median"].iloc[0], want))
+if not os.path.exists(d + "/rep/model_vs_measured.png"):
+    bad.append("no model_vs_measured.png")
+x = pd.read_csv(d + "/rep/tables/micro_crossover.csv")
+if set(x["ranks_run"]) != {"1 2"}:
+    bad.append("crossover: ranks run %s, expected '1 2'" % set(x["ranks_run"]))
+if bad:
+    sys.exit("FAIL: " + "\nFAIL: ".join(bad))
+print("ok: the report's model table matches the rows; figure and crossover table present")
+PY
+
 "$MPIRUN" 1 "$micro" --alpha -1 -o none >"$tmp/neg" 2>&1
 [ $? -eq 2 ] || { echo "FAIL: --alpha -1 not refused with exit 2"; fail=1; }
 exit $fail

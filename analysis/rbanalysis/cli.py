@@ -474,6 +474,24 @@ def section_micro(doc, rows, agg):
         "max_abs_err_median": "max abs err", "bytes_sent_avg_median": "sent B/rank"},
         "no s2 rows", figures.s2_error)
 
+    out += subsection(doc, "Measured against the cost model", micro.model_fit(agg), "micro_model", {
+        "kind": "kind", "variant": "reducer", "points": "points", "ratio_median": "meas/model",
+        "ratio_min": "min", "ratio_max": "max", "within_0.5_2": "share in 0.5-2x"},
+        "no row has a model time (archives before rb_micro's model column)",
+        intro="measured median / the cost model's time (docs/cost-model.md): a reducer far off "
+              "its model has a bug, a missing optimisation, or a cost the model leaves out.")
+    out += draw(doc, figures.model_vs_measured, agg, outdir)
+    out += subsection(doc, "Where each reducer crosses dense", micro.dense_crossover(agg),
+                      "micro_crossover", {
+        "kind": "kind", "layout": "layout", "density": "density", "size_bytes": "size B",
+        "variant": "reducer", "ranks_run": "ranks run", "faster_than_dense_at": "faster at",
+        "crosses_at": "slower than dense from"},
+        "no configuration was run at more than one rank count (simulated sweeps: "
+        "jobscripts/sim/scaling.sh)",
+        intro="agsparse's volume relative to dense is about density x ranks, so it loses near "
+              "ranks = 1/density; the measured (or simulated) rank count from which each "
+              "reducer's median is no longer below dense's.")
+
     mvs = micro.measured_vs_simulated(agg)
     if not mvs.empty:
         doc.heading(3, "Measured and simulated, side by side")

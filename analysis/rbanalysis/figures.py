@@ -134,6 +134,30 @@ def latency(agg, outdir):
     return out
 
 
+def model_vs_measured(agg, outdir):
+    """Measured median against the cost model's time, one colour per
+    reducer, with the diagonal and the 0.5x / 2x lines."""
+    if agg.empty or "t_model_us_median" not in agg:
+        return []
+    d = agg[np.isfinite(agg["t_model_us_median"]) & (agg["t_model_us_median"] > 0)]
+    if d.empty:
+        return []
+
+    def draw(ax):
+        for i, (v, sub) in enumerate(d.groupby("variant", sort=True)):
+            ax.scatter(sub["t_model_us_median"], sub["t_avg_us_median"], s=12, label=v,
+                       marker="os^vD<>"[i % 7])
+        lo = min(d["t_model_us_median"].min(), d["t_avg_us_median"].min())
+        hi = max(d["t_model_us_median"].max(), d["t_avg_us_median"].max())
+        for f, style in ((1, "-"), (0.5, ":"), (2, ":")):
+            ax.plot([lo, hi], [lo * f, hi * f], "k" + style, lw=0.7)
+    return [_one_plot(outdir, "model_vs_measured.png",
+                      "measured median time per call against the cost model's (rb_model with "
+                      "the run's alpha, beta and memory bandwidth); solid: equal, dotted: 0.5x "
+                      "and 2x", draw, xlabel="model (us)", ylabel="measured (us)",
+                      xscale="log", yscale="log")]
+
+
 def speedup(sp, outdir):
     if sp.empty:
         return []

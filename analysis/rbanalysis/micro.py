@@ -26,7 +26,7 @@ MEDIAN_COLS = ["t_p50_us", "t_p99_us", "t_encode_us", "t_comm_us", "t_decode_us"
                "algbw_gbs", "busbw_gbs", "bytes_sent_avg", "bytes_sent_max",
                "bytes_recv_avg", "nnz_local_avg", "nnz_union", "bound_bytes",
                "wire_to_bound", "rel_l2_err", "recall", "max_abs_err", "consensus",
-               "iter_q25_us", "iter_q75_us"]
+               "iter_q25_us", "iter_q75_us", "t_model_us", "model_ratio"]
 
 
 def micro_rows(archive):
@@ -247,6 +247,47 @@ def scaling(agg):
     out = agg[cols].copy()
     nranks = out.groupby(keys + ["variant", "size_bytes"], dropna=False)["ranks"].transform("nunique")
     return out[nranks > 1].sort_values(keys + ["variant", "size_bytes", "ranks"]).reset_index(drop=True)
+
+
+def model_fit(agg):
+    """Per reducer variant: how far the measured median is from the cost
+    model's time (rb_micro's t_model_us), over the points that have one."""
+    if agg.empty or "t_model_us_median" not in agg:
+        return pd.DataFrame()
+    d = agg[np.isfinite(agg["t_model_us_median"]) & (agg["t_model_us_median"] > 0)].copy()
+    if d.empty:
+        return pd.DataFrame()
+    d["ratio"] = d["t_avg_us_median"] / d["t_model_us_median"]
+    g = d.groupby(["kind", "variant"], sort=True)["ratio"]
+    out = pd.DataFrame({"points": g.size(), "ratio_median": g.median(), "ratio_min": g.min(),
+                        "ratio_max": g.max(),
+                        "within_0.5_2": g.agg(lambda r: float(((r >= 0.5) & (r <= 2)).mean()))})
+    return out.reset_index()
+
+
+def dense_crossover(agg):
+    """Where each reducer crosses dense as the rank count grows: for
+    configurations run at more than one rank count, the rank counts at which
+    its median time is below dense's and the first at which it is not."""
+    sc = scaling(agg)
+    if sc.empty:
+        return pd.DataFrame()
+    keys = [c for c in GROUP_COLS if c != "ranks"] + ["size_bytes"]
+    dense = sc[sc["variant"] == "dense"][keys + ["ranks", "t_avg_us_median"]]
+    both = sc[sc["variant"] != "dense"].merge(dense, on=keys + ["ranks"], suffixes=("", "_dense"))
+    if both.empty:
+        return pd.DataFrame()
+    rows = []
+    for k, sub in both.groupby(keys + ["variant"], sort=True, dropna=False):
+        sub = sub.sort_values("ranks")
+        faster = sub["t_avg_us_median"] < sub["t_avg_us_median_dense"]
+        slower_at = sub.loc[~faster, "ranks"]
+        rows.append(dict(zip(keys + ["variant"], k), **{
+            "ranks_run": " ".join(str(int(r)) for r in sub["ranks"]),
+            "faster_than_dense_at": " ".join(str(int(r)) for r in sub.loc[faster, "ranks"]) or "none",
+            "crosses_at": int(slower_at.iloc[0]) if len(slower_at) and faster.iloc[0] else
+            ("never (faster at every rank count run)" if faster.all() else "slower from the start")}))
+    return pd.DataFrame(rows)
 
 
 def s2_error(agg):

@@ -68,12 +68,15 @@ def write_run(template, path, picks, with_repeat):
             if name != "micro":
                 src.copy(name, dst)
         res = src["micro/results"][...]
-        names = list(res.dtype.names) + (["repeat"] if with_repeat else [])
-        dtype = np.dtype({"names": names, "formats": [res.dtype.fields[n][0] for n in
-                                                      res.dtype.names] + ["<i4"] * with_repeat})
+        # The template's own repeat column (rb_micro writes one) is left out:
+        # without with_repeat the file stands for one written before -r.
+        base = [n for n in res.dtype.names if n != "repeat"]
+        names = base + (["repeat"] if with_repeat else [])
+        dtype = np.dtype({"names": names, "formats": [res.dtype.fields[n][0] for n in base]
+                                                     + ["<i4"] * with_repeat})
         out = np.zeros(len(picks), dtype)
         for j, (i, rep, t) in enumerate(picks):
-            for n in res.dtype.names:
+            for n in base:
                 out[n][j] = res[n][i]
             out["t_avg_us"][j] = t
             if with_repeat:
@@ -81,7 +84,9 @@ def write_run(template, path, picks, with_repeat):
         g = dst.create_group("micro")
         ds = g.create_dataset("results", data=out, maxshape=(None,), chunks=True)
         for k, v in src["micro/results"].attrs.items():
-            ds.attrs[k] = list(v) + [""] if k == "units" and with_repeat else v
+            if k == "units":
+                v = [u for n, u in zip(res.dtype.names, v) if n != "repeat"] + [""] * with_repeat
+            ds.attrs[k] = v
         samples = g.create_group("samples")
         for j, (i, _, _) in enumerate(picks):
             src.copy(src["micro/samples/%d" % i], samples, name=str(j))
