@@ -1,4 +1,5 @@
 # Results archive, metadata, PAPI, hwloc binding, rb-archive (issue 5).
-ARCHIVE_TESTS = tests/archive_schema.sh tests/archive_atomic.sh tests/archive_papi.sh tests/archive_tool.sh
+ARCHIVE_TESTS = tests/archive_schema.sh tests/archive_atomic.sh tests/archive_papi.sh tests/archive_tool.sh \
+	tests/archive_litter.sh
 TESTS += $(ARCHIVE_TESTS)
 dist_check_SCRIPTS += $(ARCHIVE_TESTS) tests/archive_schema_check.py tests/archive_lib.sh

@@ -1,9 +1,11 @@
 /* The results archive (archive.h; layout in results/README.md).
  *
- * Rank 0 writes PATH.tmp.<pid> in the destination directory and renames it
- * to PATH only after the last attribute (complete = 1) is written, so a
- * killed run leaves at most a .tmp file and a failed run nothing.  Every
- * status is broadcast, so all ranks return the same result. */
+ * Rank 0 writes PATH.tmp.HOST.PID in the destination directory and renames
+ * it to PATH only after the last attribute (complete = 1) is written, so a
+ * killed run leaves at most a .tmp file and a failed run nothing; the next
+ * run to the same path removes the temporaries of this host's dead
+ * processes (tmpfiles.h).  Every status is broadcast, so all ranks return
+ * the same result. */
 #include "archive.h"
 
 #include <errno.h>
@@ -22,6 +24,7 @@
 #include "bench_papi.h"
 #include "h5attr.h"
 #include "metadata.h"
+#include "tmpfiles.h"
 #include "topology.h"
 
 #define ROOT 0
@@ -60,23 +63,26 @@ static void on_signal(int sig)
     raise(sig);
 }
 
-/* Create PATH.tmp.<pid>[.<n>] ourselves (errno gives a clear reason).  A
- * killed run leaves its .tmp behind, and a later run can get the same pid
- * (containers, SMPI's single process), so a taken name is skipped, never
- * reused: the stale file may belong to a run still writing. */
+/* Create PATH.tmp.HOST.PID ourselves (errno gives a clear reason).  A
+ * file of that name is a dead predecessor's that had this process id on
+ * this host (containers reuse pids): no live process can own it. */
 static int create_unique_tmp(rb_archive *a)
 {
-    int fd = -1;
-    for (int n = 0; n < 100; n++) {
-        if (n == 0)
-            snprintf(a->tmp, sizeof a->tmp, "%s.tmp.%ld", a->path, (long)getpid());
-        else
-            snprintf(a->tmp, sizeof a->tmp, "%s.tmp.%ld.%d", a->path, (long)getpid(), n);
+    rb_tmp_name(a->path, a->tmp, sizeof a->tmp);
+    int fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    if (fd < 0 && errno == EEXIST && unlink(a->tmp) == 0)
         fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
-        if (fd >= 0 || errno != EEXIST)
-            break;
-    }
     return fd;
+}
+
+/* Temporaries of this path left by this host's dead processes: removed,
+ * and said on stderr. */
+static void clean_stale(const rb_archive *a)
+{
+    char report[2048];
+    if (rb_tmp_clean_stale(a->path, report, sizeof report) > 0)
+        fprintf(stderr, "%s: archive: removed temporaries of runs that ended without finishing:\n%s\n",
+                a->tool, report);
 }
 
 static void watch_pending(const char *tmp)
@@ -170,6 +176,7 @@ static int create_file(rb_archive *a, const char *path, int force, char *msg, si
         snprintf(msg, mlen, "cannot write %s: directory %s does not exist", a->path, d);
         return -1;
     }
+    clean_stale(a);
     int fd = create_unique_tmp(a);
     if (fd < 0) {
         snprintf(msg, mlen, "cannot write %s: %s", a->tmp, strerror(errno));

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "archive.h"
+#include "tmpfiles.h"
 
 /* Root attributes left out of every line: the file exists only when the
  * run completed, so these say nothing. */
@@ -191,7 +192,7 @@ int rb_jsonl_target_ok(const char *path, int force, char *msg, size_t mlen)
 int rb_jsonl_export(const char *h5path, const char *path, char *msg, size_t mlen)
 {
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    rb_tmp_name(path, tmp, sizeof tmp);
     FILE *out = fopen(tmp, "w");
     if (!out)
         return snprintf(msg, mlen, "-J: cannot write %s: %s", tmp, strerror(errno)), -1;
