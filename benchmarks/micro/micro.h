@@ -66,6 +66,7 @@ typedef struct micro_opts {
     rb_bind_mode bind;
     double compute;            /* --compute: modelled compute seconds per call */
     double alpha, beta;        /* --alpha/--beta for the model; < 0: measured */
+    uint64_t mem_limit;        /* -M: bytes a rank may hold; 0: from the node */
     int phase_times;           /* 0: --no-phase-times */
 } micro_opts;
 
@@ -116,6 +117,8 @@ typedef struct micro_run {
     MPI_Comm agree;      /* any_failed's own: never matched against comm's collectives */
     int repeat;          /* the repetition being measured (-r) */
     micro_machine machine;
+    double mem_need, mem_limit;   /* bytes per rank (micro_memory.c) */
+    char mem_source[96];          /* where the limit comes from */
     int rank, p;
     micro_bufs *bufs;
     rb_archive *archive;
@@ -129,6 +132,18 @@ enum micro_row_status { ROW_OK = 0, ROW_WRONG = 1, ROW_ERROR = 2, ROW_TIMEOUT = 
 
 /* Measure, validate and write one row (collective); a micro_row_status. */
 int micro_run_row(micro_run *c, const char *reducer, uint64_t rows, uint64_t cols, rb_micro_row *row);
+
+/* ---------------------------------------------------------- memory */
+
+/* Bytes a rank will hold at the largest size (max_n elements) with the
+ * reducers names: buffers, the exact average when checking, the largest
+ * reducer state (bounded from its algorithm), the samples. */
+double micro_memory_need(const micro_opts *o, int p, size_t max_n, const char *const *names,
+                         size_t nred);
+/* Collective: the bytes a rank may hold: -M, else SLURM_MEM_PER_CPU (x
+ * cpus per task) or SLURM_MEM_PER_NODE / ranks on the node, else
+ * MemAvailable / ranks on the node (0: unknown); source says which. */
+double micro_memory_limit(MPI_Comm comm, const micro_opts *o, char *source, size_t slen);
 
 /* ---------------------------------------------------------- cost model */
 
@@ -168,6 +183,8 @@ void micro_validate(micro_run *c, const rb_gradgen *g, unsigned traits, rb_micro
 
 /* The machine the cost model column uses, one preamble line. */
 void micro_print_machine(const micro_machine *m);
+/* The memory need and limit, one preamble line. */
+void micro_print_memory(const micro_run *c);
 void micro_print_preamble(const micro_opts *o, int p, int argc, char **argv);
 /* The block of one reducer in repetition rep (said when -r > 1). */
 void micro_print_block_header(const char *reducer, unsigned traits, const micro_opts *o, int rep);

@@ -223,6 +223,11 @@ static const bench_opt options[] = {
                  "results/rb_micro-<UTC time>-<pid>.h5"},
     {BENCH_OPT_FLAG, "force", 0, NULL, F(force), .help = "overwrite an existing archive (and -J file)",
      .flag_value = 1},
+    {BENCH_OPT_SIZE, "mem-limit", 'M', "BYTES", F(mem_limit),
+     .help = "bytes a rank may hold (K/M/G suffixes, as OSU's -M): the run is refused before "
+     "allocating anything when its need (printed in the preamble) is larger",
+     .def_text = "the node's: SLURM_MEM_PER_CPU or SLURM_MEM_PER_NODE when set, else MemAvailable; "
+                 "divided by the ranks on the node", .expect = "a size"},
     {BENCH_OPT_STRING, "json", 'J', "FILE", F(json),
      .help = "also write the archive's rows as JSON lines (one object per row: every column and the "
      "run metadata; schema in results/README.md), when the run completes; needs an archive (-o)"},

@@ -7,6 +7,12 @@
 
 #include "harness/bench_common.h"
 
+void micro_print_memory(const micro_run *c)
+{
+    bench_printf0("# memory: need %.3g MiB per rank, limit %.3g MiB (%s)\n", c->mem_need / 1048576.0,
+                  c->mem_limit / 1048576.0, c->mem_limit > 0 ? c->mem_source : "unknown: not checked");
+}
+
 void micro_print_machine(const micro_machine *m)
 {
     bench_printf0("# cost model (docs/cost-model.md): alpha %.3g us (%s), beta %.3g ns/B = %.2f GB/s "

@@ -78,6 +78,8 @@ static int record_machine(micro_run *c)
         rc |= rb_h5_attr_double(f, "model_beta_s_per_byte", m->beta);
         rc |= rb_h5_attr_double(f, "model_mem_bw_bytes_per_s", m->mem_bw);
         rc |= rb_h5_attr_double(f, "model_coll_bw_bytes_per_s", m->coll_bw);
+        rc |= rb_h5_attr_double(f, "mem_need_bytes", c->mem_need);
+        rc |= rb_h5_attr_double(f, "mem_limit_bytes", c->mem_limit);
         rc |= rb_h5_attr_str(f, "model_alpha_beta_source",
                              m->alpha_given && m->beta_given ? "given" : m->alpha_given || m->beta_given
                              ? "given and measured" : "measured");
@@ -86,6 +88,26 @@ static int record_machine(micro_run *c)
     if (rc)
         bench_printf0(PROG ": archive: cannot record the cost model's machine\n");
     return rc;
+}
+
+/* The run's memory need against the limit, before anything is allocated:
+ * exit 2 with both numbers on every rank when it does not fit. */
+static void check_memory(micro_setup *s)
+{
+    micro_run *c = &s->run;
+    const char *names[MICRO_MAX_REDUCERS];
+    size_t nred = reducer_list(&s->o, names, MICRO_MAX_REDUCERS);
+    c->mem_need = micro_memory_need(&s->o, c->p, s->max_n, names, nred);
+    double mine = micro_memory_limit(c->comm, &s->o, c->mem_source, sizeof c->mem_source), least;
+    MPI_Allreduce(&mine, &least, 1, MPI_DOUBLE, MPI_MIN, c->comm);
+    c->mem_limit = least;
+    if (least > 0 && c->mem_need > least)
+        bench_usage_error(PROG, "this run needs %.3g GiB per rank at %llu bytes (buffers%s and the "
+                          "largest reducer state), more than the %.3g GiB a rank may hold (%s); "
+                          "use smaller sizes%s, or -M to set the limit",
+                          c->mem_need / 1073741824.0, (unsigned long long)s->max_n * 4ULL,
+                          s->o.check ? ", the exact average" : "", least / 1073741824.0,
+                          c->mem_source, s->o.check ? ", --no-check" : "");
 }
 
 /* Binding, counters, archive, buffers, preamble, device; exits on failure
@@ -98,6 +120,7 @@ static void setup(micro_setup *s, int argc, char **argv)
     for (size_t i = 0; i < s->nshapes; i++)
         if (s->shapes[i][0] * s->shapes[i][1] > s->max_n)
             s->max_n = s->shapes[i][0] * s->shapes[i][1];
+    check_memory(s);
     /* Binding and counters first, so the archive records them. */
     if (rb_bind(c->comm, PROG, o->bind))
         bench_exit(RB_EXIT_FAILED);
@@ -120,6 +143,7 @@ static void setup(micro_setup *s, int argc, char **argv)
     micro_print_preamble(o, c->p, argc, argv);
     micro_probe_machine(c, s->max_n, &c->machine);
     micro_print_machine(&c->machine);
+    micro_print_memory(c);
     if (record_machine(c))
         bench_exit(RB_EXIT_FAILED);
     if (c->archive)
