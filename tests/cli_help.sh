@@ -34,14 +34,14 @@ check() {  # PROG OPTIONS-BEFORE...
     echo "$prog: $(wc -l <"$tmp/from-table") option spellings, --help = table = before"
 }
 
-check rb_micro --reducer --density --layout --overlap --cols --shape --seed -O --option \
+check rb_micro --reducer --density --layout --input --overlap --cols --shape --seed -O --option \
     -m --message-size -b --minbytes -e --maxbytes -f --stepfactor -i --iterations -x --warmup \
     -r --repeat --alpha --beta \
     -c --check --no-check --no-phase-times --compute -T --timeout -d --device -o --output --force -J --json -M --mem-limit -P --papi \
     --bind -q --quiet -h --help
 # --no-phase-times, -r/--repeat, -J/--json, --alpha/--beta, -M/--mem-limit are new (issue 22: the anchor against OSU reads no
 # clock inside a call; repetitions for confidence intervals; issue 27: JSON lines, cost model;
-# issue 25: the memory check).
+# issue 25: the memory check; issue 23: --input).
 check rb_train --model --data --format --train-limit --test-limit --vocab --context \
     --embed-dim --hidden --write-corpus --batch --lr --momentum --weight-decay --warmup \
     --schedule --epochs --iterations --seed --shuffle --reducer -O --sparsify --error-feedback \

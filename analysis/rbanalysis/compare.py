@@ -33,8 +33,9 @@ class DatasetError(Exception):
 
 
 def _micro_key(r):
-    return ("%s | %s | %s/%s | density %g | %d ranks | cols %s | %s | malloc: %s%s | %d B"
-            % (r["kind"], r["device"], r["layout"], r["overlap"], float(r["density"]),
+    return ("%s | %s%s | %s/%s | density %g | %d ranks | cols %s | %s | malloc: %s%s | %d B"
+            % (r["kind"], r["device"], " | rows input" if r.get("input") == "rows" else "",
+               r["layout"], r["overlap"], float(r["density"]),
                int(r["ranks"]), r["cols"], r["timing"], r["malloc"],
                " | oversubscribed" if r["oversubscribed"] in (True,) else "", int(r["size_bytes"])))
 

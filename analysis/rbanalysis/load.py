@@ -425,6 +425,8 @@ def read_micro(g):
     df["row"] = np.arange(len(df))
     if "repeat" not in df:
         df["repeat"] = 0     # written before rb_micro -r: one repetition per row
+    if "input" not in df:
+        df["input"] = "dense"   # written before rb_micro --input
     if "checked" in df:
         # An unvalidated row (--no-check) measured no error: unknown, not 0.
         unchecked = df["checked"] == 0

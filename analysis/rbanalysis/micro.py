@@ -15,7 +15,7 @@ import pandas as pd
 
 from . import stats
 
-GROUP_COLS = ["kind", "machine", "version", "malloc", "device", "layout", "overlap",
+GROUP_COLS = ["kind", "machine", "version", "malloc", "device", "input", "layout", "overlap",
               "density", "ranks", "cols", "timing", "oversubscribed"]
 # Point values with a confidence interval of their median over repetitions.
 CI_COLS = ("t_avg_us", "bytes_sent_avg")
@@ -39,6 +39,7 @@ def micro_rows(archive):
     for col in GROUP_COLS:
         if col not in df.columns:
             df[col] = ""
+    df["input"] = df["input"].replace("", "dense").fillna("dense")
     df["variant"] = short_variants(df["reducer"], df["options"])
     return df
 
@@ -67,8 +68,9 @@ def short_variants(reducers, options):
 
 def group_label(key):
     d = dict(zip(GROUP_COLS, key))
-    return ("%s | %s | v%s | %s | %s/%s | density %g | %d ranks | cols %s | %s | malloc: %s%s"
-            % (d["kind"], d["machine"], d["version"], d["device"], d["layout"],
+    return ("%s | %s | v%s | %s%s | %s/%s | density %g | %d ranks | cols %s | %s | malloc: %s%s"
+            % (d["kind"], d["machine"], d["version"], d["device"],
+               " | rows input" if d.get("input") == "rows" else "", d["layout"],
                d["overlap"], float(d["density"]), int(d["ranks"]), d["cols"], d["timing"],
                d["malloc"], " | oversubscribed" if d["oversubscribed"] in (True,) else ""))
 

@@ -42,6 +42,7 @@ typedef struct rb_micro_row {
     int32_t repeat;                /* rb_micro -r: the repetition, 0-based */
     double t_model_us;             /* cost model of one call (rb_model), NaN if none */
     double model_ratio;            /* t_avg_us / t_model_us */
+    char input[RB_NAME_LEN];       /* dense | rows (rb_micro --input) */
 } rb_micro_row;
 
 /* The columns of /micro/results, in order (archive.c): name, offset in

@@ -67,6 +67,7 @@ typedef struct micro_opts {
     double compute;            /* --compute: modelled compute seconds per call */
     double alpha, beta;        /* --alpha/--beta for the model; < 0: measured */
     uint64_t mem_limit;        /* -M: bytes a rank may hold; 0: from the node */
+    int input_rows;            /* --input rows: rb_reduce_rows */
     int phase_times;           /* 0: --no-phase-times */
 } micro_opts;
 
@@ -89,12 +90,18 @@ typedef struct micro_bufs {
     double *acc;
     unsigned char *union_mask;
     int shared;      /* input/work are SMPI shared buffers (garbage values) */
+    /* --input rows: the input's non-zero rows (ids, values), made untimed */
+    int64_t *row_ids;
+    float *row_values;
+    rb_rows rows;
 } micro_bufs;
 
 /* Shapes (rows, cols) of the sweep, at most max; how many. */
 size_t micro_shapes(const micro_opts *o, uint64_t (*shapes)[2], size_t max);
 /* Buffers for n elements (the truth's only when check); 0 or -1. */
-int micro_bufs_alloc(micro_bufs *b, size_t n, int check);
+int micro_bufs_alloc(micro_bufs *b, size_t n, int check, int rows);
+/* The non-zero rows of b->input (n elements, rows of cols) into b->rows. */
+void micro_rows_of_input(micro_bufs *b, size_t n, size_t cols);
 void micro_bufs_free(micro_bufs *b);
 /* Exact average of every rank's gradient g into b->truth, and the union
  * support; returns the union's non-zero count. */

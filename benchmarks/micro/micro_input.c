@@ -33,10 +33,16 @@ size_t micro_shapes(const micro_opts *o, uint64_t (*shapes)[2], size_t max)
 /* Without validation (--no-check) the truth buffers are not needed, and
  * under SimGrid SMPI large input/work buffers may be shared between the
  * simulated ranks (harness/simmeta.c): never when validating. */
-int micro_bufs_alloc(micro_bufs *b, size_t n, int check)
+int micro_bufs_alloc(micro_bufs *b, size_t n, int check, int rows)
 {
     size_t cap = n ? n : 1;
     b->cap = cap;
+    if (rows) {
+        b->row_ids = malloc(cap * sizeof *b->row_ids);
+        b->row_values = malloc(cap * sizeof *b->row_values);
+        if (!b->row_ids || !b->row_values)
+            return -1;
+    }
     int shared_in = 0, shared_work = 0;
     b->input = rb_sim_alloc(cap * sizeof(float), !check, &shared_in);
     b->work = rb_sim_alloc(cap * sizeof(float), !check, &shared_work);
@@ -54,6 +60,24 @@ void micro_bufs_free(micro_bufs *b)
 {
     rb_sim_free(b->input, b->shared), rb_sim_free(b->work, b->shared);
     free(b->truth), free(b->scratch), free(b->acc), free(b->union_mask);
+    free(b->row_ids), free(b->row_values);
+}
+
+void micro_rows_of_input(micro_bufs *b, size_t n, size_t cols)
+{
+    size_t k = 0;
+    for (size_t r = 0; r * cols < n; r++) {
+        const float *row = b->input + r * cols;
+        size_t c = 0;
+        while (c < cols && row[c] == 0.0f)
+            c++;
+        if (c == cols)
+            continue;
+        b->row_ids[k] = (int64_t)r;
+        memcpy(b->row_values + k * cols, row, cols * sizeof *row);
+        k++;
+    }
+    b->rows = (rb_rows){k, cols, b->row_ids, b->row_values};
 }
 
 /* Double accumulation in rank order. */

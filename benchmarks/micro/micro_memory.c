@@ -38,7 +38,7 @@ double micro_memory_need(const micro_opts *o, int p, size_t max_n, const char *c
                          size_t nred)
 {
     double n = (double)max_n, k = fmin(n, n * o->density * 1.1 + 64.0);
-    double bufs = 8.0 * n + (o->check ? 17.0 * n : 0.0);
+    double bufs = 8.0 * n + (o->check ? 17.0 * n : 0.0) + (o->input_rows ? 12.0 * n : 0.0);
     double state = 0.0;
     for (size_t i = 0; i < nred; i++)
         state = fmax(state, reducer_state(names[i], &o->ropts, n, k, p));

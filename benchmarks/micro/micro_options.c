@@ -103,6 +103,17 @@ static int parse_layout(const char *v, void *opts, char *msg, size_t len)
     return -1;
 }
 
+static int parse_input(const char *v, void *opts, char *msg, size_t len)
+{
+    micro_opts *o = opts;
+    if (!strcmp(v, "dense") || !strcmp(v, "rows")) {
+        o->input_rows = !strcmp(v, "rows");
+        return 0;
+    }
+    snprintf(msg, len, "'%s' is not dense or rows", v);
+    return -1;
+}
+
 static int parse_overlap(const char *v, void *opts, char *msg, size_t len)
 {
     if (!rb_overlap_parse(v, &((micro_opts *)opts)->overlap))
@@ -165,6 +176,10 @@ static const bench_opt options[] = {
      .help = "fraction of non-zero units per rank, 0..1", .expect = "a number in [0, 1]"},
     {BENCH_OPT_CUSTOM, "layout", 0, "element|row|block", .def = "element", .parse = parse_layout,
      .help = "non-zero units: elements, rows of --cols, or blocks of block_size elements"},
+    {BENCH_OPT_CUSTOM, "input", 0, "dense|rows", .def = "dense", .parse = parse_input,
+     .help = "how the gradient is handed over: a dense buffer (rb_reduce), or its non-zero rows "
+     "as row ids and rows (rb_reduce_rows, as PyTorch's sparse embedding gradient and TensorFlow's "
+     "IndexedSlices hold it; the result into the dense buffer, validated alike)"},
     {BENCH_OPT_CUSTOM, "overlap", 0, "random|all|none", .def = "random", .parse = parse_overlap,
      .help = "how ranks' supports coincide (none needs density <= 1/ranks)"},
     {BENCH_OPT_U64, "cols", 0, "C", F(cols), 1, 1.8e19, "1",
@@ -275,6 +290,9 @@ static void check_combination(micro_opts *o, int ranks)
         o->cols = o->shape_cols;
     if (o->layout == RB_LAYOUT_ROW && o->cols == 1 && !o->shape_rows)
         bench_usage_error(PROG, "--layout row needs --cols C (> 1) or --shape RxC");
+    if (o->input_rows && o->device == RB_DEVICE_CUDA)
+        bench_usage_error(PROG, "--input rows: rows are taken in host memory only (rb_reduce_rows); "
+                          "use --input dense with -d cuda");
     if (o->json && o->output && !strcmp(o->output, "none"))
         bench_usage_error(PROG, "-J: the JSON lines are made from the archive; not with -o none");
     if (o->overlap == RB_OVERLAP_NONE && o->density * ranks > 1.0)

@@ -36,10 +36,10 @@ void micro_print_preamble(const micro_opts *o, int p, int argc, char **argv)
     for (int i = 0; i < argc; i++)
         bench_printf0(" %s", argv[i]);
     bench_printf0("\n# MPI: %s\n# ranks: %d\n", lib, p);
-    bench_printf0("# data: density %g, layout %s, overlap %s, cols %llu, seed %llu, device %s\n",
+    bench_printf0("# data: density %g, layout %s, overlap %s, cols %llu, seed %llu, device %s, input %s\n",
                   o->density, rb_layout_name(o->layout), rb_overlap_name(o->overlap),
                   (unsigned long long)o->cols, (unsigned long long)o->seed,
-                  o->device == RB_DEVICE_CUDA ? "cuda" : "host");
+                  o->device == RB_DEVICE_CUDA ? "cuda" : "host", o->input_rows ? "rows" : "dense");
     bench_printf0("# timing: %d warm-up + %d timed calls per size, back to back: reload the\n"
                   "#   input (untimed), MPI_Barrier, MPI_Wtime around rb_reduce (osu_allreduce's\n"
                   "#   cadence: MPI_Wtime around MPI_Allreduce, MPI_Barrier); phases %s;\n"
