@@ -77,6 +77,12 @@ for r in ("dense", "agsparse", "s2"):
         bad.append("%s: median meas/model %r, rows give %r" % (r, got["ratio_median"].iloc[0], want))
 if not os.path.exists(d + "/rep/model_vs_measured.png"):
     bad.append("no model_vs_measured.png")
+f = pd.read_csv(d + "/rep/tables/micro_floor.csv")
+if f.empty or not (f["t_floor_us_median"] > 0).all() or not np.allclose(
+        f["t_over_floor"], f["t_avg_us_median"] / f["t_floor_us_median"]):
+    bad.append("floor table: %s" % f.head())
+if not (rows["t_floor_us"] > 0).all():
+    bad.append("a row without a memory floor")
 x = pd.read_csv(d + "/rep/tables/micro_crossover.csv")
 if set(x["ranks_run"]) != {"1 2"}:
     bad.append("crossover: ranks run %s, expected '1 2'" % set(x["ranks_run"]))

@@ -481,6 +481,15 @@ def section_micro(doc, rows, agg):
         intro="measured median / the cost model's time (docs/cost-model.md): a reducer far off "
               "its model has a bug, a missing optimisation, or a cost the model leaves out.")
     out += draw(doc, figures.model_vs_measured, agg, outdir)
+    out += subsection(doc, "Against the memory floor", micro.memory_floor(agg), "micro_floor", {
+        "gid": "group", "input": "input", "layout": "layout", "density": "density",
+        "ranks": "ranks", "variant": "reducer", "size_bytes": "size B",
+        "t_avg_us_median": "median us", "t_floor_us_median": "floor us",
+        "t_over_floor": "time/floor", "local_over_floor": "(time - comm)/floor"},
+        "no row has a memory floor (archives before rb_micro's floor column)",
+        intro="floor: one read pass of the input on the same buffers, measured before each "
+              "row (rb_micro's floor(us)); (time - comm)/floor is the reducer's local work "
+              "against the traffic it cannot avoid.")
     out += subsection(doc, "Where each reducer crosses dense", micro.dense_crossover(agg),
                       "micro_crossover", {
         "kind": "kind", "layout": "layout", "density": "density", "size_bytes": "size B",

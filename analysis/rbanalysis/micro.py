@@ -26,7 +26,7 @@ MEDIAN_COLS = ["t_p50_us", "t_p99_us", "t_encode_us", "t_comm_us", "t_decode_us"
                "algbw_gbs", "busbw_gbs", "bytes_sent_avg", "bytes_sent_max",
                "bytes_recv_avg", "nnz_local_avg", "nnz_union", "bound_bytes",
                "wire_to_bound", "rel_l2_err", "recall", "max_abs_err", "consensus",
-               "iter_q25_us", "iter_q75_us", "t_model_us", "model_ratio"]
+               "iter_q25_us", "iter_q75_us", "t_model_us", "model_ratio", "t_floor_us"]
 
 
 def micro_rows(archive):
@@ -265,6 +265,24 @@ def model_fit(agg):
                         "ratio_max": g.max(),
                         "within_0.5_2": g.agg(lambda r: float(((r >= 0.5) & (r <= 2)).mean()))})
     return out.reset_index()
+
+
+def memory_floor(agg):
+    """Each point's median time over the memory floor of its rows (one read
+    pass of the input, rb_micro's t_floor_us), and the same without the
+    communication phase: how far a reducer's local work is from the
+    traffic it cannot avoid."""
+    if agg.empty or "t_floor_us_median" not in agg:
+        return pd.DataFrame()
+    d = agg[np.isfinite(agg["t_floor_us_median"]) & (agg["t_floor_us_median"] > 0)].copy()
+    if d.empty:
+        return pd.DataFrame()
+    d["t_over_floor"] = d["t_avg_us_median"] / d["t_floor_us_median"]
+    comm = d["t_comm_us_median"] if "t_comm_us_median" in d else np.nan
+    d["local_over_floor"] = (d["t_avg_us_median"] - comm) / d["t_floor_us_median"]
+    return d[["gid", "input", "layout", "density", "ranks", "variant", "size_bytes",
+              "t_avg_us_median", "t_floor_us_median", "t_over_floor",
+              "local_over_floor"]].reset_index(drop=True)
 
 
 def dense_crossover(agg):

@@ -43,6 +43,7 @@ typedef struct rb_micro_row {
     double t_model_us;             /* cost model of one call (rb_model), NaN if none */
     double model_ratio;            /* t_avg_us / t_model_us */
     char input[RB_NAME_LEN];       /* dense | rows (rb_micro --input) */
+    double t_floor_us;             /* memory floor: one read of the input + one write of the result */
 } rb_micro_row;
 
 /* The columns of /micro/results, in order (archive.c): name, offset in

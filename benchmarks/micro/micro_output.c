@@ -65,10 +65,10 @@ void micro_print_block_header(const char *reducer, unsigned traits, const micro_
             bench_printf0("#   option %s = %s\n", rb_option_info_at(i)->key, val);
     }
     const char *errcol = traits & RB_TRAIT_LOSSY ? "rel_l2_err" : traits & RB_TRAIT_GOSSIP ? "consensus" : "error";
-    bench_printf0("# %10s %12s %11s %11s %11s %11s %11s %11s %9s %9s %13s %13s %9s %8s %10s %7s %11s %9s\n",
+    bench_printf0("# %10s %12s %11s %11s %11s %11s %11s %11s %9s %9s %13s %13s %9s %8s %10s %7s %11s %9s %10s\n",
                   "size(B)", "count", "nnz/rank", "avg(us)", "min(us)", "max(us)", "p50(us)",
                   "p99(us)", "algbw", "busbw", "sent(B)", "sent_max(B)", "wire/bnd", "#wrong",
-                  errcol, "recall", "model(us)", "meas/mod");
+                  errcol, "recall", "model(us)", "meas/mod", "floor(us)");
 }
 
 /* One line of the table ("-" where a column does not apply). */
@@ -95,11 +95,11 @@ static void print_row(const rb_micro_row *r, unsigned traits)
         snprintf(ratio, sizeof ratio, "%.3f", r->model_ratio);
     }
     bench_printf0("%12llu %12llu %11.0f %11.2f %11.2f %11.2f %11.2f %11.2f %9.3f %9.3f %13.0f %13.0f "
-                  "%9s %8s %10s %7s %11s %9s\n",
+                  "%9s %8s %10s %7s %11s %9s %10.2f\n",
                   (unsigned long long)r->size_bytes, (unsigned long long)r->count,
                   r->nnz_local_avg, r->t_avg_us, r->t_min_us, r->t_max_us, r->t_p50_us, r->t_p99_us,
                   r->algbw_gbs, r->busbw_gbs, r->bytes_sent_avg, r->bytes_sent_max, bound, wrong,
-                  err, recall, model, ratio);
+                  err, recall, model, ratio, r->t_floor_us);
     fflush(stdout);
 }
 
