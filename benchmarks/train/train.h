@@ -45,6 +45,7 @@ enum { SPARSIFY_NONE = 0, SPARSIFY_TOPK = 1, SPARSIFY_THRESHOLD = 2 };
 
 typedef struct train_opts {
     const char *model, *data, *format, *reducer, *output, *shuffle, *sparsify, *schedule;
+    const char *embed_input;   /* wordlm: dense | rows (rb_reduce_rows) */
     const char *write_corpus;
     const char *device;     /* "host" | "cuda" */
     char device_desc[512];  /* GPU and libraries, for the archive ("" on host) */
@@ -226,6 +227,9 @@ typedef struct train_run {
     size_t *perm, *slots;
     train_ring ring;
     int use_ring;
+    /* --embed-input rows: the touched rows of the embedding gradient */
+    int64_t *embed_ids;
+    float *embed_rows;
     /* What the loop records. */
     growable curve, phases;     /* train_curve_row, train_phase_row (rank 0) */
     double t_start, compute_s, steps_s;

@@ -35,6 +35,7 @@ static int write_hyper(hid_t g, const train_opts *o, const train_summary *s)
     rc |= rb_h5_attr_str(g, "sparsify", o->sparsify);
     rc |= rb_h5_attr_int(g, "error_feedback", o->error_feedback);
     rc |= rb_h5_attr_str(g, "shuffle", o->shuffle);
+    rc |= rb_h5_attr_str(g, "embed_input", o->embed_input);
     rc |= rb_h5_attr_str(g, "schedule", o->schedule);
     rc |= rb_h5_attr_int(g, "ranks", s->ranks);
     rc |= rb_h5_attr_int(g, "batch_per_rank", o->batch);

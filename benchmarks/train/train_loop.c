@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "harness/bench_common.h"
 
@@ -58,12 +59,40 @@ static void count_statistics(train_run *r, step_figures *f)
     f->t_stats = MPI_Wtime() - t0;
 }
 
+/* The rows of the embedding gradient the batch touched: its context ids,
+ * sorted and unique (the backward pass zeroes the table and adds into
+ * these rows only), each row copied out of the table. */
+static rb_rows touched_rows(train_run *r)
+{
+    size_t ids = (size_t)r->o.batch * (size_t)r->o.ctx, d = (size_t)r->o.embed_dim, k = 0;
+    const int32_t *x = (const int32_t *)(const void *)r->xb;
+    for (size_t i = 0; i < ids; i++)
+        r->embed_ids[i] = x[i];
+    /* insertion sort: B x ctx ids, a few hundred */
+    for (size_t i = 1; i < ids; i++)
+        for (size_t j = i; j > 0 && r->embed_ids[j - 1] > r->embed_ids[j]; j--) {
+            int64_t t = r->embed_ids[j];
+            r->embed_ids[j] = r->embed_ids[j - 1], r->embed_ids[j - 1] = t;
+        }
+    for (size_t i = 0; i < ids; i++)
+        if (!k || r->embed_ids[i] != r->embed_ids[k - 1])
+            r->embed_ids[k++] = r->embed_ids[i];
+    for (size_t i = 0; i < k; i++)
+        memcpy(r->embed_rows + i * d, r->ge.grad + (size_t)r->embed_ids[i] * d, d * sizeof(float));
+    return (rb_rows){k, d, r->embed_ids, r->embed_rows};
+}
+
 static void reduce_gradients(train_run *r, step_figures *f)
 {
     train_sparsify_group(&r->o, &r->gd);
     train_check_rb(rb_reduce(r->gd.r, r->gd.grad, &f->st), "rb_reduce (dense parameters)");
-    if (r->ge.r)
+    if (r->ge.r && r->embed_ids) {
+        rb_rows rows = touched_rows(r);
+        train_check_rb(rb_reduce_rows(r->ge.r, &rows, r->ge.grad, NULL, &f->st2),
+                       "rb_reduce_rows (embedding)");
+    } else if (r->ge.r) {
         train_check_rb(rb_reduce(r->ge.r, r->ge.grad, &f->st2), "rb_reduce (embedding)");
+    }
 }
 
 static void update_parameters(train_run *r, step_figures *f)

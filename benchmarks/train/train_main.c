@@ -68,6 +68,16 @@ static void build_model(train_run *r, rb_archive *arch)
         rb_archive_close(arch, 0);
         bench_exit(rc == RB_ERR_ARG || rc == RB_ERR_UNKNOWN_REDUCER ? RB_EXIT_USAGE : RB_EXIT_FAILED);
     }
+    if (m->n_embed && !g && !strcmp(o->embed_input, "rows")) {
+        size_t ids = (size_t)o->batch * (size_t)o->ctx;
+        r->embed_ids = malloc(ids * sizeof *r->embed_ids);
+        r->embed_rows = malloc(ids * (size_t)o->embed_dim * sizeof *r->embed_rows);
+        if (!r->embed_ids || !r->embed_rows) {
+            bench_printf0("%s: out of memory for the embedding's rows\n", TRAIN_PROG);
+            rb_archive_close(arch, 0);
+            bench_exit(RB_EXIT_FAILED);
+        }
+    }
     unsigned traits = 0;
     rb_reducer_traits(o->reducer, &traits);
     r->mix_params = (traits & RB_TRAIT_GOSSIP) && (o->ropts.gossip_mix & RB_GOSSIP_MIX_PARAMS);
@@ -176,6 +186,7 @@ static void free_run(train_run *r)
     free(r->curve.v), free(r->phases.v), free(r->xb), free(r->yb), free(r->perm), free(r->slots);
     train_ring_free(&r->ring);
     train_group_free(&r->gd), train_group_free(&r->ge);
+    free(r->embed_ids), free(r->embed_rows);
     gpu_model_free(r->trn.g);
     model_free(&r->m);
     dataset_free(&r->tr), dataset_free(&r->te);

@@ -138,6 +138,11 @@ static const bench_opt options[] = {
      .help = "none | topk:R (keep fraction R) | threshold:T"},
     {BENCH_OPT_INT, "error-feedback", 0, "0|1", F(error_feedback), 0, 1, "1",
      .help = "keep what sparsification dropped for the next step"},
+    {BENCH_OPT_CHOICE, "embed-input", 0, "dense|rows", F(embed_input), .def = "rows",
+     .choices = "dense|rows",
+     .help = "wordlm: hand the embedding gradient to the reducer as the rows the batch touched "
+     "(rb_reduce_rows, as PyTorch's sparse embedding gradient) or as the dense table (rb_reduce); "
+     "the same result bit for bit; rows on host buffers only (-d cuda: dense)"},
     SECTION("Run control and output:"),
     {BENCH_OPT_LONG, "eval-every", 0, "N", F(eval_every), 0, ITERS, "0", .help = "evaluate every N iterations",
      .def_text = "0 = every epoch"},

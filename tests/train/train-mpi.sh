@@ -142,6 +142,27 @@ import sys, h5py
 e = h5py.File(sys.argv[1], "r")["train/phases"]["embed_nnz"]
 assert len(e) > 0 and (e > 0).all() and (e <= 32 * 3 * 16).all() and e.min() < e.max(), e
 PY
+    # The embedding gradient handed as its touched rows (rb_reduce_rows, the
+    # default) trains exactly as the dense table (rb_reduce) does.
+    for red in agsparse s2 sparcml; do
+        for inp in dense rows; do
+            run 2 --model wordlm --train-limit 2048 --test-limit 500 --batch 32 --hidden 64 \
+                --embed-dim 16 --vocab 2000 --lr 0.1 --iterations 40 --eval-every 20 --reducer $red \
+                --embed-input $inp -o "$tmp/lm-$red-$inp.h5" > "$tmp/lm-$red-$inp" 2>&1 ||
+                bad "wordlm --reducer $red --embed-input $inp exits $?"
+        done
+        /usr/bin/python3 - "$tmp/lm-$red-dense.h5" "$tmp/lm-$red-rows.h5" <<'PY' || bad "wordlm $red: rows and dense differ"
+import sys, h5py, numpy as np
+a, b = (h5py.File(f, "r") for f in sys.argv[1:3])
+assert a["train"].attrs["embed_input"] == "dense" and b["train"].attrs["embed_input"] == "rows"
+for col in ("train_loss", "test_loss", "val_perplexity"):
+    x, y = a["train/curves"][col], b["train/curves"][col]
+    assert len(x) == 2 and np.array_equal(x, y), (col, x, y)
+pa, pb = a["train/phases"], b["train/phases"]
+assert np.array_equal(pa["bytes_sent"], pb["bytes_sent"]), "wire bytes differ"
+print("wordlm %s: rows and dense inputs give the same curve and bytes" % sys.argv[1].split("lm-")[1].split("-")[0])
+PY
+    done
 fi
 
 # --- time limit: exit 124 -----------------------------------------------
