@@ -9,7 +9,8 @@
 # and at 1 rank, and the archive records the algorithms rb-smpirun chose;
 # (5) collcheck.c gets every collective right at every size on 1 and 5
 # ranks; (6) an algorithm that cannot run NP ranks is refused before the
-# simulation starts.
+# simulation starts; (7) a killed simulation's temporary archive names the
+# real process, and the next run removes it.
 set -u
 : "${top_srcdir:=.}"
 src=$(cd "$top_srcdir" && pwd)
@@ -120,4 +121,30 @@ want='smpi/bcast:NTSB cannot run 1 ranks'
 refused RB_SMPIRUN_OPTS=--cfg=smpi/bcast:NTSB "$run" thismachine 1 benchmarks/rb_micro -m 4K:4K -o none
 want='has 64 hosts: 65 ranks would share hosts'
 refused "$run" thismachine 65 benchmarks/rb_micro -m 4K:4K -o none
+
+# (7) A killed simulation leaves a temporary that names the real process
+# (smpicc maps getpid to the simulated rank's 1, 2, ...: init's pid, alive
+# forever), so the next run to the same path removes it.
+"$run" thismachine 4 benchmarks/rb_micro --reducer dense -m 4K:4K -i 100000000 -x 1 \
+  -o "$bdir/k.h5" >k.out 2>&1 &
+job=$!
+tmpf=
+for _ in $(seq 300); do
+  tmpf=$(ls "$bdir"/k.h5.tmp.* 2>/dev/null | head -1)
+  [ -n "$tmpf" ] && break
+  sleep 0.1
+done
+# The simulation runs in smpimain, a grandchild: found by its output path.
+stop_sim() { pkill -9 -f "$bdir/k.h5"; wait $job 2>/dev/null; }
+[ -n "$tmpf" ] || { stop_sim; cat k.out >&2; fail "no temporary archive while the run lives"; }
+pid=${tmpf##*.}
+tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q rb_micro ||
+  { stop_sim; fail "temporary $tmpf names pid $pid, not the simulation's process"; }
+kill -9 "$pid"; wait $job 2>/dev/null
+[ -e "$tmpf" ] || fail "the kill left no temporary to clean (test broken)"
+"$run" thismachine 2 benchmarks/rb_micro --reducer dense -m 4K:4K -i 2 -x 1 -o "$bdir/k.h5" \
+  >k2.out 2>&1 || { cat k2.out >&2; fail "the run after the kill failed"; }
+[ ! -e "$tmpf" ] || fail "the killed simulation's temporary $tmpf survived the next run"
+[ -s "$bdir/k.h5" ] || fail "the run after the kill wrote no archive"
+echo "killed simulation: its temporary named pid $pid (rb_micro) and the next run removed it"
 exit 0

@@ -11,6 +11,15 @@
 #include <string.h>
 #include <unistd.h>
 
+/* SimGrid's smpicc maps getpid to smpi_getpid, a simulated rank's number
+ * (1, 2, ...): a temporary named after it would name some unrelated live
+ * process of this host, or none, and be cleaned (or kept) wrongly.  The
+ * name must carry the operating system's process, which is what kill()
+ * asks about. */
+#ifdef getpid
+#undef getpid
+#endif
+
 const char *rb_tmp_host(void)
 {
     static char host[256];
