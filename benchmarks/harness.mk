@@ -15,7 +15,8 @@ benchmarks_libbench_a_SOURCES += \
 	benchmarks/harness/micro_row.h \
 	benchmarks/harness/archive.h benchmarks/harness/archive.c \
 	benchmarks/harness/jsonl.h benchmarks/harness/jsonl.c \
-	benchmarks/harness/tmpfiles.h benchmarks/harness/tmpfiles.c
+	benchmarks/harness/tmpfiles.h benchmarks/harness/tmpfiles.c \
+	benchmarks/harness/memneed.h benchmarks/harness/memneed.c
 
 # The git revision recorded in every result file, regenerated on every
 # build but rewritten only when it changes.  Outside a git checkout (a

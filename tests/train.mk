@@ -8,8 +8,9 @@ tests_train_train_layer_check_LDADD = benchmarks/train/libtrain.a $(BLAS_LIBS) -
 tests_train_train_loader_fuzz_SOURCES = tests/train/train_loader_fuzz.c
 tests_train_train_loader_fuzz_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/benchmarks/train $(BLAS_CFLAGS)
 tests_train_train_loader_fuzz_LDADD = benchmarks/train/libtrain.a $(BLAS_LIBS) -lm
-TESTS += tests/train/train_layer_check tests/train/train-loaders.sh tests/train/train-mpi.sh
-dist_check_SCRIPTS += tests/train/train-loaders.sh tests/train/train-mpi.sh
+TESTS += tests/train/train_layer_check tests/train/train-loaders.sh tests/train/train-mpi.sh \
+	tests/train/train-memory.sh
+dist_check_SCRIPTS += tests/train/train-loaders.sh tests/train/train-mpi.sh tests/train/train-memory.sh
 # PyTorch anchors (issue 23): SKIP where /usr/bin/python3 has no torch.
 TESTS += tests/train/train-anchors.sh
 dist_check_SCRIPTS += tests/train/train-anchors.sh

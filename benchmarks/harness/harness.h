@@ -14,6 +14,9 @@
  *                  the -T watchdog
  *   bench_cli.h    the table-driven command-line parser and --help
  *   bench_device.h device buffers for -d cuda
+ *   memneed.h      memory a run needs per rank against what a rank may
+ *                  hold (reducer state bounds, Slurm / MemAvailable / -M)
+ *   tmpfiles.h     temporary names with host and process, stale cleanup
  *   gradgen.h      deterministic synthetic sparse gradients
  *   simmeta.h      SimGrid SMPI: simulation metadata, shared buffers,
  *                  modelled compute
@@ -23,7 +26,8 @@
  *                  topology, common)
  *   micro_row.h    one measured row of rb_micro (table and archive)
  *   archive.h      the HDF5 results archive (calls metadata, topology,
- *                  papi)
+ *                  papi, tmpfiles)
+ *   jsonl.h        -J: an archive's rows as JSON lines
  * The harness may print (it serves programs) and returns status codes for
  * the program to act on; it exits only in bench_usage_error, bench_exit
  * and the watchdog.
@@ -37,6 +41,8 @@
 #include "bench_common.h"
 #include "bench_cli.h"
 #include "bench_device.h"
+#include "memneed.h"
+#include "tmpfiles.h"
 #include "gradgen.h"
 #include "simmeta.h"
 #include "bench_papi.h"
@@ -44,5 +50,6 @@
 #include "metadata.h"
 #include "micro_row.h"
 #include "archive.h"
+#include "jsonl.h"
 
 #endif

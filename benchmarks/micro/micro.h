@@ -147,10 +147,6 @@ int micro_run_row(micro_run *c, const char *reducer, uint64_t rows, uint64_t col
  * reducer state (bounded from its algorithm), the samples. */
 double micro_memory_need(const micro_opts *o, int p, size_t max_n, const char *const *names,
                          size_t nred);
-/* Collective: the bytes a rank may hold: -M, else SLURM_MEM_PER_CPU (x
- * cpus per task) or SLURM_MEM_PER_NODE / ranks on the node, else
- * MemAvailable / ranks on the node (0: unknown); source says which. */
-double micro_memory_limit(MPI_Comm comm, const micro_opts *o, char *source, size_t slen);
 
 /* ---------------------------------------------------------- cost model */
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "harness/bench_common.h"
+#include "harness/memneed.h"
 #include "harness/bench_device.h"
 #include "harness/h5attr.h"
 #include "harness/jsonl.h"
@@ -98,8 +99,7 @@ static void check_memory(micro_setup *s)
     const char *names[MICRO_MAX_REDUCERS];
     size_t nred = reducer_list(&s->o, names, MICRO_MAX_REDUCERS);
     c->mem_need = micro_memory_need(&s->o, c->p, s->max_n, names, nred);
-    double mine = micro_memory_limit(c->comm, &s->o, c->mem_source, sizeof c->mem_source), least;
-    MPI_Allreduce(&mine, &least, 1, MPI_DOUBLE, MPI_MIN, c->comm);
+    double least = bench_mem_limit(c->comm, s->o.mem_limit, c->mem_source, sizeof c->mem_source);
     c->mem_limit = least;
     if (least > 0 && c->mem_need > least)
         bench_usage_error(PROG, "this run needs %.3g GiB per rank at %llu bytes (buffers%s and the "

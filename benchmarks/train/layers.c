@@ -206,6 +206,35 @@ int layer_embed(layer *l, int vocab, int dim, int ctx, int max_batch)
     return 0;
 }
 
+/* Mirrors the constructors above: change one, change this. */
+double layer_scratch_bytes(const layer *built, int max_batch)
+{
+    layer c = *built, *l = &c;
+    l->max_batch = max_batch;
+    double parts = (double)l->parts, floats = 0.0;
+    switch (l->kind) {
+    case LAYER_DENSE:
+        floats = dense512_usable() ? (double)dense512_packed_size(max_batch, l->in_c) + 16.0 : 0.0;
+        break;
+    case LAYER_CONV: {
+        floats = parts * (2.0 * (double)col_stride(l) + (double)xpad_stride(l) +
+                          (double)part_stride(l->n_b));
+        if (parts > 1)
+            floats += (parts - 1.0) * (double)part_stride(l->n_w);
+        conv_geom g = geometry(l);
+        if (conv_direct_usable(&g, 0))
+            floats += (1.0 + parts) * (double)packed_stride(l) + parts * (double)dxpad_stride(l);
+        break;
+    }
+    case LAYER_MAXPOOL:   /* argmax and rowarg are int32: 4 bytes like a float */
+        floats = (double)max_batch * (double)layer_out_size(l) + 2.0 * parts * (double)pool_row_stride(l);
+        break;
+    default:
+        break;
+    }
+    return 4.0 * floats;
+}
+
 void layer_free(layer *l)
 {
     free(l->col);

@@ -50,6 +50,9 @@ int layer_conv(layer *l, int in_c, int h, int w, int out_c, int k, int pad, int 
 int layer_maxpool(layer *l, int c, int h, int w, int k, int max_batch);
 int layer_embed(layer *l, int vocab, int dim, int ctx, int max_batch);
 void layer_free(layer *l);
+/* Bytes of scratch the constructor of l's kind and shape allocates for
+ * max_batch samples (l may have been built for another batch). */
+double layer_scratch_bytes(const layer *l, int max_batch);
 
 /* 1: convolutions take im2col + GEMM and dense layers OpenBLAS even where
  * the AVX-512 kernels (small_gemm.h) would run; the tests compare the

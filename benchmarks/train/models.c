@@ -146,8 +146,10 @@ static int assign_buffers(model *m)
     return 0;
 }
 
-int model_build(model *m, const char *name, const model_shape *s, int max_batch, uint64_t seed,
-                char *err, size_t errlen)
+/* m's layers for max_batch samples (their scratch, no parameters or
+ * activations yet); 0, or -1 with err filled. */
+static int build_layers(model *m, const char *name, const model_shape *s, int max_batch, char *err,
+                        size_t errlen)
 {
     memset(m, 0, sizeof *m);
     snprintf(m->name, sizeof m->name, "%s", name);
@@ -168,12 +170,58 @@ int model_build(model *m, const char *name, const model_shape *s, int max_batch,
         snprintf(err, errlen, "unknown model '%s' (mlp, lenet, wordlm)", name);
         return -1;
     }
-    if (rc || assign_buffers(m)) {
+    if (rc) {
+        snprintf(err, errlen, "out of memory building %s", name);
+        model_free(m);
+        return -1;
+    }
+    return 0;
+}
+
+int model_build(model *m, const char *name, const model_shape *s, int max_batch, uint64_t seed,
+                char *err, size_t errlen)
+{
+    if (build_layers(m, name, s, max_batch, err, errlen))
+        return -1;
+    if (assign_buffers(m)) {
         snprintf(err, errlen, "out of memory building %s", name);
         model_free(m);
         return -1;
     }
     init_params(m, seed);
+    return 0;
+}
+
+int model_memory_need(const char *name, const model_shape *s, int max_batch, model_need *need,
+                      char *err, size_t errlen)
+{
+    /* The layers at one sample: shapes and counts without the batch's
+     * scratch; the scratch at max_batch is computed, not allocated. */
+    model *m = calloc(1, sizeof *m);
+    if (!m) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (build_layers(m, name, s, 1, err, errlen)) {
+        free(m);
+        return -1;
+    }
+    memset(need, 0, sizeof *need);
+    need->in_floats = model_in_size(m);
+    double scratch = 0.0, acts = 0.0;
+    for (int i = 0; i < m->n; i++) {
+        const layer *l = &m->L[i];
+        if (l->kind == LAYER_EMBED)
+            need->n_embed += l->n_w;
+        else
+            need->n_dense += l->n_w + l->n_b;
+        scratch += layer_scratch_bytes(l, max_batch);
+        acts += 2.0 * 4.0 * (double)max_batch * (double)layer_out_size(l);   /* act, dact */
+    }
+    /* Parameters and gradients (assign_buffers), activations, scratch. */
+    need->bytes = 8.0 * (double)(need->n_dense + 1 + need->n_embed) + acts + scratch;
+    model_free(m);
+    free(m);
     return 0;
 }
 

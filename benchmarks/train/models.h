@@ -27,6 +27,19 @@ typedef struct model {
     float *dact[MODEL_MAX_LAYERS]; /* gradient w.r.t. output of layer i */
 } model;
 
+/* What a model of a shape holds, known before it is built. */
+typedef struct model_need {
+    size_t n_dense, n_embed;   /* parameters */
+    size_t in_floats;          /* input floats per sample */
+    double bytes;              /* parameters, gradients, activations, layer scratch */
+} model_need;
+
+/* The need of model_build(name, s, max_batch) without allocating it (only
+ * its layers at one sample, freed again); 0, or -1 with err filled where
+ * model_build would refuse the shape. */
+int model_memory_need(const char *name, const model_shape *s, int max_batch, model_need *need,
+                      char *err, size_t errlen);
+
 /* name: mlp | lenet | wordlm.  Parameters initialised from seed (the same
  * on every rank).  0 on success, -1 with err filled. */
 int model_build(model *m, const char *name, const model_shape *s, int max_batch, uint64_t seed,

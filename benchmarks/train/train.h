@@ -53,6 +53,7 @@ typedef struct train_opts {
     long eval_every, log_every, warmup, max_iters;
     double lr, momentum, weight_decay, target_accuracy, target_perplexity, time_limit;
     uint64_t seed, train_limit, test_limit;
+    uint64_t mem_limit;     /* -M: bytes a rank may hold; 0: from the node */
     int sparsify_kind;      /* SPARSIFY_* */
     double sparsify_value;
     rb_options ropts;
@@ -237,7 +238,13 @@ typedef struct train_run {
     int timed_out, reached;
     eval_result last;
     double last_train_loss;
+    double mem_need, mem_limit;  /* bytes per rank (train_memory.c); limit 0: unknown */
 } train_run;
+
+/* After the data is loaded, before anything else is allocated: print the
+ * bytes a rank will hold and the limit; exit 2 with both when it does not
+ * fit (collective). */
+void train_check_memory(train_run *r, const model_shape *shape);
 
 /* Train until the iterations, the target or the time limit end it (the
  * time limit starts here), then flush an asynchronous reducer. */

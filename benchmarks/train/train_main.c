@@ -12,6 +12,7 @@
 
 #include "harness/archive.h"
 #include "harness/bench_common.h"
+#include "harness/h5attr.h"
 
 #define BAD(...) bench_usage_error(TRAIN_PROG, __VA_ARGS__)
 
@@ -42,13 +43,20 @@ static void load_data(train_run *r, rb_archive *arch)
             r->n_local);
 }
 
+/* The model's shape from the data and the options. */
+static model_shape shape_of(const train_run *r)
+{
+    const dataset *tr = &r->tr;
+    const train_opts *o = &r->o;
+    return (model_shape){tr->c, tr->h, tr->w, tr->classes, o->ctx, o->embed_dim, o->hidden};
+}
+
 /* The model (on the GPU for -d cuda) and one reducer per gradient buffer. */
 static void build_model(train_run *r, rb_archive *arch)
 {
     train_opts *o = &r->o;
     char err[4600] = "";
-    const dataset *tr = &r->tr;
-    model_shape shape = {tr->c, tr->h, tr->w, tr->classes, o->ctx, o->embed_dim, o->hidden};
+    model_shape shape = shape_of(r);
     if (model_build(&r->m, o->model, &shape, o->batch, o->seed, err, sizeof err) < 0)
         BAD("%s", err);
     r->trn = (trainer){&r->m, NULL};
@@ -170,7 +178,9 @@ static int archive_run(train_run *r, rb_archive *arch, double gflops, double sge
     int aok = 0;
     hid_t file = rb_archive_file(arch);
     if (r->rank == 0 && file != H5I_INVALID_HID)
-        aok = train_archive_write(file, &r->o, &sum, r->curve.v, r->curve.n, r->phases.v, r->phases.n);
+        aok = train_archive_write(file, &r->o, &sum, r->curve.v, r->curve.n, r->phases.v, r->phases.n) |
+              rb_h5_attr_double(file, "mem_need_bytes", r->mem_need) |
+              rb_h5_attr_double(file, "mem_limit_bytes", r->mem_limit);
     MPI_Bcast(&aok, 1, MPI_INT, 0, MPI_COMM_WORLD);
     char apath[4096] = "";
     if (rb_archive_path(arch))
@@ -212,6 +222,8 @@ int main(int argc, char **argv)
     if (rb_archive_open(MPI_COMM_WORLD, TRAIN_PROG, r->o.output, r->o.force, argc, argv, &arch) != 0)
         bench_exit(RB_EXIT_USAGE);
     load_data(r, arch);
+    model_shape shape = shape_of(r);
+    train_check_memory(r, &shape);
     build_model(r, arch);
     plan(r);
     double sgemm = NAN;

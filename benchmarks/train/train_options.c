@@ -158,6 +158,11 @@ static const bench_opt options[] = {
     {BENCH_OPT_CHOICE, "device", 'd', "host|cuda", F(device), .def = "host", .choices = "host|cuda",
      .help = "where the model trains: host (OpenBLAS) or cuda (cuDNN + cuBLAS, one GPU per "
              "node-local rank; gradients reduced from device memory)"},
+    {BENCH_OPT_SIZE, "mem-limit", 'M', "BYTES", F(mem_limit),
+     .help = "bytes a rank may hold (K/M/G suffixes, as OSU's -M): the run is refused, once the "
+     "data is loaded and before the model is built, when its need (printed) is larger",
+     .def_text = "the node's: SLURM_MEM_PER_CPU or SLURM_MEM_PER_NODE when set, else MemAvailable; "
+     "divided by the ranks on the node"},
     {BENCH_OPT_FLAG, "bench-sgemm", 0, NULL, F(bench_sgemm), .flag_value = 1,
      .help = "measure OpenBLAS SGEMM GFLOP/s and the model's GFLOP/s"},
     {BENCH_OPT_STRING, NULL, 'o', "FILE", F(output), .help = "HDF5 archive ('none' = no archive)",

@@ -1,0 +1,95 @@
+/* Memory need against memory held (issue 25): the programs compute what a
+ * rank will allocate before allocating it, and refuse a run that does not
+ * fit with both numbers instead of meeting the OOM killer. */
+#include "memneed.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+double bench_reducer_state_bytes(const char *name, const rb_options *o, double n, double k, int p)
+{
+    if (!strcmp(name, "none") || !strcmp(name, "dense"))
+        return 0.0;
+    if (!strcmp(name, "gossip"))
+        return 4.0 * n * (o->gossip_async ? 2 : 1);
+    if (!strcmp(name, "omnireduce"))
+        return 4.0 * n + n / 8.0;
+    if (!strcmp(name, "s2")) {
+        double w = o->sketch_width_mode == RB_S2_WIDTH_ABS ? o->sketch_width
+                 : o->sketch_width_mode == RB_S2_WIDTH_FRACTION ? n * o->sketch_width
+                 : k * o->sketch_width;
+        return 4.0 * o->sketch_rows * fmax(w, 1.0) + n / 8.0 + (o->error_feedback ? 4.0 * n : 0.0);
+    }
+    /* The pair-exchanging reducers (agsparse, sparcml, parallax, oktopk,
+     * zen): own pairs, every rank's pairs and a merge buffer, at most the
+     * dense buffer once fill-in makes them dense. */
+    double pairs = 8.0 * k * (2.0 * p + 2.0);
+    return fmin(pairs, 8.0 * n * (p + 2.0)) + 4.0 * n;
+}
+
+/* Bytes of /proc/meminfo's MemAvailable, 0 if unknown. */
+static double mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    double kb = 0.0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kb * 1024.0;
+}
+
+/* A Slurm memory setting in MB (plain or with a unit suffix), 0 if unset. */
+static double slurm_mb(const char *name)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return 0.0;
+    char *end;
+    double mb = strtod(v, &end);
+    switch (*end) {
+    case 'G': case 'g': mb *= 1024.0; break;
+    case 'T': case 't': mb *= 1024.0 * 1024.0; break;
+    default: break;
+    }
+    return mb > 0 ? mb : 0.0;
+}
+
+/* This rank's limit (see bench_mem_limit). */
+static double rank_limit(MPI_Comm comm, uint64_t override, char *source, size_t slen)
+{
+    if (override) {
+        snprintf(source, slen, "-M");
+        return (double)override;
+    }
+    MPI_Comm node;
+    int on_node = 1;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &on_node);
+    MPI_Comm_free(&node);
+    double cpu = slurm_mb("SLURM_MEM_PER_CPU"), nodemb = slurm_mb("SLURM_MEM_PER_NODE");
+    if (cpu > 0) {
+        const char *c = getenv("SLURM_CPUS_PER_TASK");
+        int cpus = c && atoi(c) > 0 ? atoi(c) : 1;
+        snprintf(source, slen, "SLURM_MEM_PER_CPU x %d cpu(s) per task", cpus);
+        return cpu * 1024.0 * 1024.0 * cpus;
+    }
+    if (nodemb > 0) {
+        snprintf(source, slen, "SLURM_MEM_PER_NODE / %d rank(s) on the node", on_node);
+        return nodemb * 1024.0 * 1024.0 / on_node;
+    }
+    double avail = mem_available();
+    snprintf(source, slen, "MemAvailable / %d rank(s) on the node", on_node);
+    return avail > 0 ? avail / on_node : 0.0;
+}
+
+double bench_mem_limit(MPI_Comm comm, uint64_t override, char *source, size_t slen)
+{
+    double mine = rank_limit(comm, override, source, slen), least = mine;
+    MPI_Allreduce(&mine, &least, 1, MPI_DOUBLE, MPI_MIN, comm);
+    return least;
+}

@@ -1,0 +1,21 @@
+/* What a run will hold per rank, and what a rank may hold (memneed.c). */
+#ifndef RB_MEMNEED_H
+#define RB_MEMNEED_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "reducer.h"
+
+/* Bytes of reducer name's state for n elements, k non-zeros per rank, p
+ * ranks: an upper bound of what it allocates, from its algorithm
+ * (docs/wire-bytes.md's streams). */
+double bench_reducer_state_bytes(const char *name, const rb_options *o, double n, double k, int p);
+
+/* Collective over comm: the least, over its ranks, of the bytes a rank may
+ * hold: override (-M) when non-zero, else SLURM_MEM_PER_CPU x cpus per
+ * task, else SLURM_MEM_PER_NODE or MemAvailable divided by the ranks on
+ * the node; source names where it came from; 0 when unknown. */
+double bench_mem_limit(MPI_Comm comm, uint64_t override, char *source, size_t slen);
+
+#endif
