@@ -55,10 +55,29 @@ int rb_tmp_parse(const char *name, const char *base, char *host, size_t hlen, lo
     return 1;
 }
 
-/* The process is gone on this host (kill(pid, 0) says no such process). */
+/* A zombie: ended, not yet reaped by its parent (a killed mpirun's ranks
+ * wait for their new parent to reap them); it will never write again. */
+static int process_zombie(long pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *paren = strrchr(buf, ')');   /* the name may hold spaces and ')' */
+    return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
+/* The process is gone on this host: kill(pid, 0) says no such process, or
+ * it is a zombie. */
 static int process_gone(long pid)
 {
-    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+    if (kill((pid_t)pid, 0) != 0)
+        return errno == ESRCH;
+    return process_zombie(pid);
 }
 
 int rb_tmp_clean_stale(const char *path, char *report, size_t rlen)
