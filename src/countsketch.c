@@ -5,8 +5,10 @@
 #include "rb_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define P RB_CS_PRIME
 
@@ -447,11 +449,48 @@ static void walk_query(int isa, lane_walk *w, size_t cols, const float *t, size_
 
 /* ------------------------------------------------------------ life cycle */
 
+/* Bytes in binary units ("3.6 TiB"). */
+static const char *format_bytes(double bytes, char *buf, size_t len)
+{
+    static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    size_t u = 0;
+    while (bytes >= 1024.0 && u + 1 < sizeof unit / sizeof unit[0])
+        bytes /= 1024.0, u++;
+    snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", bytes, unit[u]);
+    return buf;
+}
+
+/* This machine's physical memory in bytes; 0 when unknown. */
+static double physical_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (double)pages * (double)page : 0.0;
+}
+
+int rb_cs_check_size(int rows, double cols)
+{
+    double counters = (double)rows * cols, bytes = counters * sizeof(float);
+    double phys = physical_memory();
+    /* Refused before calloc is asked: a size that overflows size_t, or one
+     * no allocator here can give, fails with the amount named. */
+    if (bytes >= (double)(SIZE_MAX / 2) || (phys > 0 && bytes > phys)) {
+        char need[32], have[32];
+        return rb_fail(RB_ERR_NOMEM, "sketch of %.0f counters needs %s%s%s", counters,
+                       format_bytes(bytes, need, sizeof need),
+                       phys > 0 ? ", more than this machine's " : "",
+                       phys > 0 ? format_bytes(phys, have, sizeof have) : "");
+    }
+    return RB_OK;
+}
+
 static int check_shape(int rows, size_t cols)
 {
     if (rows < 1 || rows > RB_CS_MAX_ROWS)
         return rb_fail(RB_ERR_ARG, "count sketch rows %d outside 1..%d", rows, RB_CS_MAX_ROWS);
-    if (cols < 1 || cols > RB_CS_MAX_COLS)
+    if (cols < 1)
+        return rb_fail(RB_ERR_ARG, "count sketch width 0 (at least 1)");
+    RB_TRY(rb_cs_check_size(rows, (double)cols));
+    if (cols > RB_CS_MAX_COLS)
         return rb_fail(RB_ERR_ARG, "count sketch width %zu outside 1..%zu", cols, RB_CS_MAX_COLS);
     return RB_OK;
 }
@@ -478,7 +517,12 @@ int rb_cs_set_cols(rb_countsketch *cs, size_t cols)
 {
     RB_TRY(check_shape(cs->rows, cols));
     void *buf = cs->table;
-    RB_TRY(rb_reserve(&buf, &cs->cap_bytes, (size_t)cs->rows * cols, sizeof(float)));
+    if (rb_reserve(&buf, &cs->cap_bytes, (size_t)cs->rows * cols, sizeof(float)) != RB_OK) {
+        char need[32];
+        return rb_fail(RB_ERR_NOMEM, "sketch of %zu counters needs %s: the allocation failed",
+                       (size_t)cs->rows * cols,
+                       format_bytes((double)cs->rows * (double)cols * sizeof(float), need, sizeof need));
+    }
     cs->table = buf;
     cs->cols = cols;
     rb_cs_zero(cs);

@@ -54,8 +54,14 @@ typedef struct rb_countsketch {
  * future device implementation). */
 void rb_cs_row_coeffs(uint64_t seed, int j, rb_cs_coeffs *out);
 
+/* RB_ERR_NOMEM, with "sketch of N counters needs X" in rb_last_error(),
+ * when a rows x cols table could not be held on this machine (more than
+ * its physical memory, or a size that overflows); cols is a double so a
+ * width computed from options is checked before it is cast. */
+int rb_cs_check_size(int rows, double cols);
 /* Allocate a zeroed r x c sketch.  RB_ERR_ARG for r outside 1..5 or c
- * outside 1..RB_CS_MAX_COLS; RB_ERR_NOMEM. */
+ * outside 1..RB_CS_MAX_COLS; RB_ERR_NOMEM
+ * (rb_cs_check_size, or the allocation failed). */
 int rb_cs_init(rb_countsketch *cs, int rows, size_t cols, uint64_t seed);
 /* Change the width, keeping the allocation when it is large enough; the
  * table is zeroed. */

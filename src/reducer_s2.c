@@ -83,6 +83,7 @@ static int width_for(const rb_reducer *r, uint64_t max_nnz, size_t *cols)
     }
     if (c < 1.0)
         c = 1.0;
+    RB_TRY(rb_cs_check_size(o->sketch_rows, c));   /* memory first: it is what runs out */
     if (c > (double)RB_CS_MAX_COLS)
         return rb_fail(RB_ERR_ARG, "sketch_width gives %.0f columns, more than %zu",
                        c, (size_t)RB_CS_MAX_COLS);

@@ -109,7 +109,7 @@ for p in $specials ""; do
     "$MPIRUN" 2 "$micro" $small -o "$p" --force >"$tmp/s.log" 2>"$tmp/s.err"
     rc=$?
     [ $rc -eq 2 ] || bad "special target '$p': exit $rc, expected 2"
-    grep -q "rb_micro: archive: .*\(not a regular file\|symbolic link\|path is empty\)" "$tmp/s.err" ||
+    grep -q "rb_micro: rank 0: archive: .*\(not a regular file\|symbolic link\|path is empty\)" "$tmp/s.err" ||
         bad "special target '$p': no clear message: $(cat "$tmp/s.err")"
     [ "$(table_rows "$tmp/s.log")" -eq 0 ] || bad "special target '$p': measured before refusing"
 done
@@ -122,8 +122,8 @@ for p in "$tmp/no/such/dir/x.h5" "/proc/rb-archive-test.h5"; do
     "$MPIRUN" 1 "$micro" $small -o "$p" >"$tmp/u.log" 2>"$tmp/u.err"
     rc=$?
     [ $rc -eq 2 ] || bad "unwritable $p: exit $rc, expected 2"
-    grep -q "rb_micro: archive: .*$p" "$tmp/u.err" || bad "unwritable $p: no clear message: $(cat "$tmp/u.err")"
-    [ "$(grep -c 'rb_micro: archive:' "$tmp/u.err")" -eq 1 ] || bad "unwritable $p: message not printed once"
+    grep -q "rb_micro: rank 0: archive: .*$p" "$tmp/u.err" || bad "unwritable $p: no clear message: $(cat "$tmp/u.err")"
+    [ "$(grep -c 'rb_micro: rank 0: archive:' "$tmp/u.err")" -eq 1 ] || bad "unwritable $p: message not printed once"
     [ "$(table_rows "$tmp/u.log")" -eq 0 ] || bad "unwritable $p: measured before failing"
 done
 

@@ -23,3 +23,4 @@ include tests/gpu.mk
 include tests/sim.mk
 include tests/arch.mk
 include tests/anchors.mk
+include tests/failures.mk

@@ -453,6 +453,11 @@ static void test_shapes(void)
     CHECK(rb_cs_init(&cs, 0, 10, 1) == RB_ERR_ARG, "rows 0 accepted");
     CHECK(rb_cs_init(&cs, 6, 10, 1) == RB_ERR_ARG, "rows 6 accepted");
     CHECK(rb_cs_init(&cs, 3, 0, 1) == RB_ERR_ARG, "width 0 accepted");
+    /* Impossibly large: refused before calloc, the amount named (issue 25). */
+    CHECK(rb_cs_init(&cs, 1, (size_t)1000000000000ULL, 1) == RB_ERR_NOMEM, "1e12 counters accepted");
+    CHECK(strstr(rb_last_error(), "sketch of 1000000000000 counters needs 3.6 TiB") != NULL,
+          "1e12 counters: detail '%s'", rb_last_error());
+    CHECK(rb_cs_check_size(5, 1e300) == RB_ERR_NOMEM, "an overflowing size accepted");
     CHECK(rb_cs_init(&cs, 3, 1, 1) == RB_OK, "width 1 refused");
     rb_cs_insert(&cs, 5, 2.0f);
     CHECK(rb_cs_query(&cs, 5) == 2.0f, "width 1 single element");

@@ -12,14 +12,18 @@
 #include "sparse.h"
 #include "rb_device.h"
 #include "reducer.h"
+#include "harness/bench_common.h"
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* A CUDA error is this rank's own: it names it and ends the job (the other
+ * ranks may be waiting in NCCL). */
 #define CU(call) do { cudaError_t e_ = (cudaError_t)(call); if (e_ != cudaSuccess) { \
-    fprintf(stderr, "rb_gpubench: %s: %s\n", #call, cudaGetErrorString(e_)); exit(1); } } while (0)
+    bench_fail(RB_ERR_DEVICE, #call, "%s", cudaGetErrorString(e_)); \
+    MPI_Abort(MPI_COMM_WORLD, RB_EXIT_FAILED); } } while (0)
 
 static int iters = 20, rank;
 static cudaEvent_t ev0, ev1;
@@ -233,27 +237,25 @@ static void dense_nccl(gpu_bufs *b)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    MPI_Init(&argc, &argv);   /* not bench_mpi_init: the allocator keeps its policy */
+    bench_set_prog("rb_gpubench");
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     gpubench_opts o;
     gpubench_parse_options(argc, argv, &o);
     iters = (int)o.iters;
-    if (rb_device_select(MPI_COMM_WORLD, NULL) != RB_OK) {
-        fprintf(stderr, "rb_gpubench: %s\n", rb_last_error());
-        MPI_Finalize();
-        return 1;
-    }
+    int rc = rb_device_select(MPI_COMM_WORLD, NULL);
+    if (bench_all_ok(MPI_COMM_WORLD, rc, "device", rb_last_error()) < 0)
+        bench_exit(RB_EXIT_FAILED);
     char desc[512] = "";
     rb_device_describe(desc, sizeof desc);
     CU(cudaEventCreate(&ev0));
     CU(cudaEventCreate(&ev1));
     gpu_bufs b = {.n = (size_t)o.n};
     b.hx = malloc(b.n * 4);
-    if (!b.hx) {
-        fprintf(stderr, "rb_gpubench: no host memory for %zu floats\n", b.n);
-        MPI_Finalize();
-        return 1;
-    }
+    char detail[96];
+    snprintf(detail, sizeof detail, "no host memory for %zu floats", b.n);
+    if (bench_all_ok(MPI_COMM_WORLD, b.hx ? RB_OK : BENCH_NO_CODE, "buffers", detail) < 0)
+        bench_exit(RB_EXIT_FAILED);
     alloc_device(&b);
     double copy_gbs = copy_rate(&b, desc);
     static const double dens[] = {0.01, 0.1, 1.0};
@@ -261,6 +263,5 @@ int main(int argc, char **argv)
         kernels_at(&b, dens[di], 1 + di, copy_gbs);
     dense_nccl(&b);
     free_bufs(&b);
-    MPI_Finalize();
-    return 0;
+    bench_exit(RB_EXIT_OK);
 }

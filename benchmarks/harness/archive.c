@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_common.h"
 #include "bench_papi.h"
 #include "h5attr.h"
 #include "metadata.h"
@@ -216,8 +217,7 @@ int rb_archive_open(MPI_Comm comm, const char *tool, const char *path, int force
     MPI_Comm_rank(comm, &rank);
     int rc = a ? 0 : 1;
     if (status_all(comm, rc) || !a) {
-        if (rank == ROOT)
-            fprintf(stderr, "%s: archive: out of memory\n", tool);
+        bench_fail_on(rank == ROOT, BENCH_NO_CODE, "archive", "out of memory");
         free(a);
         return 1;
     }
@@ -229,8 +229,7 @@ int rb_archive_open(MPI_Comm comm, const char *tool, const char *path, int force
     if (rank == ROOT)
         rc = create_file(a, path, force, msg, sizeof msg);
     if (status_all(comm, rc)) {
-        if (rank == ROOT)
-            fprintf(stderr, "%s: archive: %s\n", tool, msg);
+        bench_fail_on(rank == ROOT, BENCH_NO_CODE, "archive", "%s", msg);
         free(a);
         return 1;
     }
@@ -240,10 +239,10 @@ int rb_archive_open(MPI_Comm comm, const char *tool, const char *path, int force
     if (rank == ROOT && !rc)
         rc = H5Fflush(a->file, H5F_SCOPE_GLOBAL) < 0;
     if (status_all(comm, rc)) {
-        if (rank == ROOT) {
-            fprintf(stderr, "%s: archive: cannot write the run metadata to %s\n", tool, a->tmp);
+        bench_fail_on(rank == ROOT, BENCH_NO_CODE, "archive", "cannot write the run metadata to %s",
+                      a->tmp);
+        if (rank == ROOT)
             discard(a);
-        }
         free(a);
         return 1;
     }
@@ -433,8 +432,7 @@ int rb_archive_micro_row(rb_archive *a, const rb_micro_row *row, const rb_option
             a->nrows++;
     }
     if (status_all(a->comm, rc)) {
-        if (a->rank == ROOT)
-            fprintf(stderr, "%s: archive: cannot append a row to %s\n", a->tool, a->tmp);
+        bench_fail_on(a->rank == ROOT, BENCH_NO_CODE, "archive", "cannot append a row to %s", a->tmp);
         return 1;
     }
     return 0;
@@ -493,8 +491,7 @@ int rb_archive_papi(rb_archive *a, const char *path, const rb_papi *papi)
         rc = rc || !counts || write_papi(a->file, path, papi, counts, p);
     free(counts);
     if (status_all(a->comm, rc)) {
-        if (a->rank == ROOT)
-            fprintf(stderr, "%s: archive: cannot write %s to %s\n", a->tool, path, a->tmp);
+        bench_fail_on(a->rank == ROOT, BENCH_NO_CODE, "archive", "cannot write %s to %s", path, a->tmp);
         return 1;
     }
     return 0;
@@ -545,10 +542,10 @@ int rb_archive_close(rb_archive *a, int success)
         }
         /* On failure nothing may look complete: the .tmp goes away. */
         discard(a);
-        if (rc)
-            fprintf(stderr, "%s: archive: %s\n", a->tool, msg);
     }
     rc = status_all(a->comm, rc);
+    if (rc)
+        bench_fail_on(a->rank == ROOT, BENCH_NO_CODE, "archive", "%s", msg);
     free(a);
     return rc;
 }

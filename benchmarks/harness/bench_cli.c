@@ -143,9 +143,10 @@ static int store(const bench_opt *o, const char *v, void *opts, char *msg, size_
         return -1;
     }
     if (o->type == BENCH_OPT_REDUCER_OPTION) {
-        if (rb_options_set((rb_options *)(void *)((char *)opts + o->off), v) == RB_OK)
+        int rc = rb_options_set((rb_options *)(void *)((char *)opts + o->off), v);
+        if (rc == RB_OK)
             return 0;
-        snprintf(msg, len, "%s: %s", name, rb_last_error());
+        snprintf(msg, len, "%s: %s: %s", name, rb_strerror(rc), rb_last_error());
         return -1;
     }
     if (store_value(o, v, opts) == 0)

@@ -17,6 +17,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "reducer.h"
+
 int bench_world_rank(void)
 {
     int init = 0, fin = 0, rank = 0;
@@ -27,8 +29,61 @@ int bench_world_rank(void)
     return rank;
 }
 
+static const char *prog_name = "rb";
+/* Whether this process's failure has been named (by it or, in a
+ * collective report, by a peer). */
+static int failure_named;
+
+void bench_set_prog(const char *prog) { prog_name = prog; }
+const char *bench_prog(void) { return prog_name; }
+
+/* The named line: "PROG: rank R: WHAT: strerror: detail", parts omitted
+ * when empty. */
+static void print_failure(int rc, const char *what, const char *detail)
+{
+    char line[1024];
+    int n = snprintf(line, sizeof line, "%s: rank %d: ", prog_name, bench_world_rank());
+    if (what && *what)
+        n += snprintf(line + n, sizeof line - (size_t)n, "%s: ", what);
+    if (rc > 0)
+        n += snprintf(line + n, sizeof line - (size_t)n, "%s: ", rb_strerror(rc));
+    snprintf(line + n, sizeof line - (size_t)n, "%s", detail && *detail ? detail : "(no detail)");
+    fprintf(stderr, "%s\n", line);
+    fflush(stderr);
+}
+
+static void vfail_on(int print, int rc, const char *what, const char *fmt, va_list ap)
+{
+    char detail[768];
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    if (print)
+        print_failure(rc, what, detail);
+    failure_named = 1;
+}
+
+void bench_fail(int rc, const char *what, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail_on(1, rc, what, fmt, ap);
+    va_end(ap);
+}
+
+void bench_fail_on(int print, int rc, const char *what, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail_on(print, rc, what, fmt, ap);
+    va_end(ap);
+}
+
 _Noreturn void bench_exit(int code)
 {
+    /* Timeouts are named by the programs' "time limit ... reached" lines
+     * (the watchdog's own line, then _exit, never comes here). */
+    if (code != RB_EXIT_OK && code != RB_EXIT_TIMEOUT && !failure_named)
+        fprintf(stderr, "%s: rank %d: exiting with status %d without naming the failure "
+                "(a bug: please report it)\n", prog_name, bench_world_rank(), code);
     fflush(stdout);
     fflush(stderr);
     int init = 0, fin = 0;
@@ -68,6 +123,7 @@ static int set_malloc_policy(void)
 
 void bench_mpi_init(int *argc, char ***argv, const char *prog)
 {
+    bench_set_prog(prog);
     int policy = set_malloc_policy(), lo, hi;
     MPI_Init(argc, argv);
     /* Agreed before anyone stops: a rank that stopped alone would leave
@@ -92,11 +148,12 @@ _Noreturn void bench_usage_error(const char *prog, const char *fmt, ...)
     if (bench_world_rank() == 0) {
         va_list ap;
         va_start(ap, fmt);
-        fprintf(stderr, "%s: ", prog);
+        fprintf(stderr, "%s: rank 0: ", prog);
         vfprintf(stderr, fmt, ap);
         fprintf(stderr, "\nTry '%s --help'.\n", prog);
         va_end(ap);
     }
+    failure_named = 1;   /* every rank parsed the same line: rank 0 said it */
     bench_exit(RB_EXIT_USAGE);
 }
 
@@ -171,16 +228,26 @@ int bench_parse_size(const char *s, uint64_t *out)
     return 0;
 }
 
-int bench_all_ok(MPI_Comm comm, const char *prog, int failed, const char *err)
+int bench_peer_failure(int rc, const char *detail)
+{
+    static const char peer[] = "another rank failed";
+    return rc > 0 && detail && !strncmp(detail, peer, sizeof peer - 1);
+}
+
+int bench_all_ok(MPI_Comm comm, int rc, const char *what, const char *detail)
 {
     int rank, p, first;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &p);
-    int me = failed ? rank : p;
+    /* Own failures rank first (0..p-1), then a peer's (p..2p-1); 2p: none. */
+    int me = rc == RB_OK ? 2 * p : bench_peer_failure(rc, detail) ? p + rank : rank;
     MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, comm);
-    if (first < p && rank == first)
-        fprintf(stderr, "%s: %s\n", prog, err);
-    return first < p ? -1 : 0;
+    if (first == 2 * p)
+        return 0;
+    if (rank == first % p)
+        print_failure(rc, what, detail);
+    failure_named = 1;
+    return -1;
 }
 
 int bench_argv_agree(MPI_Comm comm, int argc, char **argv)
@@ -220,12 +287,13 @@ double bench_quantile(const double *v, size_t n, double q)
 }
 
 static double deadline = 0.0;
+/* Made before the alarm: a signal handler may not format. */
+static char watchdog_msg[160];
 
 static void watchdog_fired(int sig)
 {
     (void)sig;
-    static const char msg[] = "rb: time limit (-T) exceeded inside a call; exiting 124\n";
-    if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) {
+    if (write(STDERR_FILENO, watchdog_msg, strlen(watchdog_msg)) < 0) {
         /* nothing more can be done from a signal handler */
     }
     _exit(RB_EXIT_TIMEOUT);
@@ -236,6 +304,9 @@ void bench_watchdog_start(double seconds)
     if (seconds <= 0)
         return;
     deadline = MPI_Wtime() + seconds;
+    snprintf(watchdog_msg, sizeof watchdog_msg,
+             "%s: rank %d: time limit (-T) exceeded inside a call; exiting 124\n", prog_name,
+             bench_world_rank());
     /* The hard watchdog leaves room for the cooperative check, which ends
      * the run cleanly between calls. */
     double hard = seconds * 1.25 + 10.0;

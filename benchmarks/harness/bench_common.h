@@ -10,8 +10,8 @@
 /* Exit codes shared by every benchmark (OSU / nccl-tests conventions). */
 enum { RB_EXIT_OK = 0, RB_EXIT_FAILED = 1, RB_EXIT_USAGE = 2, RB_EXIT_TIMEOUT = 124 };
 
-/* Print "PROG: message" on rank 0 (every rank parses the same command
- * line, so every rank finds the same error), finalize MPI, exit 2. */
+/* Print "PROG: rank 0: message" on rank 0 (every rank parses the same
+ * command line, so every rank finds the same error), finalize MPI, exit 2. */
 _Noreturn void bench_usage_error(const char *prog, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* This process's rank in MPI_COMM_WORLD; 0 before MPI_Init or after
@@ -19,8 +19,28 @@ _Noreturn void bench_usage_error(const char *prog, const char *fmt, ...)
 int bench_world_rank(void);
 /* Print on rank 0 only. */
 void bench_printf0(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Finalize MPI and exit with code (after flushing stdout). */
+/* Finalize MPI and exit with code (after flushing stdout).  A non-zero
+ * code with no failure named in this process (bench_fail*, bench_all_ok,
+ * a usage error; a timeout's line counts) first prints "PROG: rank R:
+ * exiting with status N without naming the failure (a bug: ...)". */
 _Noreturn void bench_exit(int code);
+
+/* Naming failures (issue 25): every non-zero exit prints, once per job,
+ * one line on stderr
+ *     PROG: rank R: WHAT: <rb_strerror(rc)>: <detail>
+ * WHAT: the reducer and phase ("s2: create", "sparcml: reduce at 4096
+ * bytes") or the program's phase ("data", "archive").  rc is an RB_* code,
+ * or BENCH_NO_CODE for a failure outside the library (no rb_strerror part). */
+enum { BENCH_NO_CODE = -1 };
+/* The program's name in these lines (bench_mpi_init sets it). */
+void bench_set_prog(const char *prog);
+const char *bench_prog(void);
+/* A failure only this rank knows: it prints the line. */
+void bench_fail(int rc, const char *what, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A failure every rank knows alike (after an agreement): the line is
+ * printed where print is non-zero (one rank), and counts as named on all. */
+void bench_fail_on(int print, int rc, const char *what, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* MPI_Init, after setting the allocator's policy: glibc gives large freed
  * blocks back to the kernel and page-faults them in again when the next
@@ -47,9 +67,15 @@ int bench_parse_double(const char *s, double min, double max, double *out);
 /* Sizes accept K/M/G suffixes (powers of 1024). */
 int bench_parse_size(const char *s, uint64_t *out);
 
-/* Collective: 0 when no rank failed; else the lowest failing rank prints
- * "PROG: err" (one message, not one per rank) and every rank gets -1. */
-int bench_all_ok(MPI_Comm comm, const char *prog, int failed, const char *err);
+/* Collective: 0 when rc is RB_OK (0) on every rank; else one rank prints
+ * the named line for its rc, what and detail (one message, not one per
+ * rank), every rank counts it as named and gets -1.  The printer is the
+ * lowest rank whose failure is its own: a library detail "another rank
+ * failed..." only says that a peer had the reason. */
+int bench_all_ok(MPI_Comm comm, int rc, const char *what, const char *detail);
+/* Whether the library's detail says this rank failed only because a peer
+ * did ("another rank failed...": core.c's rank agreement, rb_agree). */
+int bench_peer_failure(int rc, const char *detail);
 
 /* Ranks must run the same command line; returns 1 if all agree. */
 int bench_argv_agree(MPI_Comm comm, int argc, char **argv);

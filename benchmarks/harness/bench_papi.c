@@ -14,6 +14,8 @@
 #include <time.h>
 #endif
 
+#include "bench_common.h"
+
 #define RB_PAPI_NAME_LEN 128
 #define RB_PAPI_REASON_LEN 512
 
@@ -267,8 +269,7 @@ int rb_papi_open(MPI_Comm comm, const char *prog, const char *events, int nphase
     if (!bad && parse_events(p, events, msg, sizeof msg))
         bad = 1;
     if (bad) {
-        if (rank == 0)
-            fprintf(stderr, "%s: %s\n", prog, msg[0] ? msg : "PAPI: cannot set up counters");
+        bench_fail_on(rank == 0, BENCH_NO_CODE, NULL, "%s", msg[0] ? msg : "PAPI: cannot set up counters");
         free(p);
         return 1;
     }

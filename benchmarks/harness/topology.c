@@ -12,6 +12,7 @@
 #include <hwloc.h>
 #endif
 
+#include "bench_common.h"
 #include "h5attr.h"
 #include "reducer.h"
 
@@ -107,6 +108,7 @@ static int bind_local(rb_bind_mode mode, char *msg, size_t len)
 
 int rb_bind(MPI_Comm comm, const char *prog, rb_bind_mode mode)
 {
+    (void)prog;   /* the failure line names bench_prog() */
     find_local_rank(comm);
     placement.mode = mode;
     char msg[256] = "";
@@ -115,9 +117,13 @@ int rb_bind(MPI_Comm comm, const char *prog, rb_bind_mode mode)
     MPI_Comm_rank(comm, &rank);
     MPI_Bcast(&rank0_failed, 1, MPI_INT, 0, comm);
     /* One message when every rank fails alike (rank 0's), else each. */
+    char what[64];
+    snprintf(what, sizeof what, "--bind %s", rb_bind_name(mode));
     if (rc && (rank == 0 || !rank0_failed))
-        fprintf(stderr, "%s: rank %d: --bind %s: %s\n", prog, rank, rb_bind_name(mode), msg);
+        bench_fail(BENCH_NO_CODE, what, "%s", msg);
     MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, comm);
+    if (rc)   /* named by the ranks that failed */
+        bench_fail_on(0, BENCH_NO_CODE, what, "%s", msg);
     return rc;
 }
 

@@ -18,6 +18,16 @@
 
 /* ---------------------------------------------------------- one call */
 
+/* This rank's detail of its last failed call (the reducer's, or the
+ * device copy's), for the line naming the failure. */
+static char call_detail[512];
+
+static int call_failed(int rc, const char *detail)
+{
+    snprintf(call_detail, sizeof call_detail, "%s", detail);
+    return rc;
+}
+
 /* dst = src with ordinary stores: a loop the compiler cannot turn into a
  * memcpy call (the XOR with a key it cannot see is 0), which vectorises. */
 static volatile uint32_t store_copy_key;
@@ -45,10 +55,8 @@ static int load_input(micro_run *c, size_t n)
         return RB_OK;
     }
     char msg[256];
-    if (bench_dev_upload(c->dev, c->bufs->input, n, msg, sizeof msg)) {
-        fprintf(stderr, PROG ": %s\n", msg);
-        return RB_ERR_DEVICE;
-    }
+    if (bench_dev_upload(c->dev, c->bufs->input, n, msg, sizeof msg))
+        return call_failed(RB_ERR_DEVICE, msg);
     return RB_OK;
 }
 
@@ -100,10 +108,8 @@ static double memory_floor_us(micro_run *c, size_t n)
 static int fetch_result(micro_run *c, size_t n)
 {
     char msg[256];
-    if (c->dev && bench_dev_download(c->bufs->work, c->dev, n, msg, sizeof msg)) {
-        fprintf(stderr, PROG ": %s\n", msg);
-        return RB_ERR_DEVICE;
-    }
+    if (c->dev && bench_dev_download(c->bufs->work, c->dev, n, msg, sizeof msg))
+        return call_failed(RB_ERR_DEVICE, msg);
     return RB_OK;
 }
 
@@ -123,7 +129,7 @@ static int one_call(micro_run *c, rb_reducer *red, size_t n, rb_stats *st, doubl
     else
         rc = rb_reduce(red, c->dev ? c->dev : c->bufs->work, st);
     *t = MPI_Wtime() - t0;
-    return rc;
+    return rc == RB_OK ? rc : call_failed(rc, rb_last_error());
 }
 
 /* All ranks learn whether any call of a loop failed (so no rank waits in the next
@@ -230,8 +236,11 @@ static int create_reducer(micro_run *c, const char *reducer, uint64_t rows, uint
     cfg.hook_ctx = c->papi;
     cfg.phase_times = c->o->phase_times;
     int rc = rb_create(&cfg, red);
-    if (rc != RB_OK)
+    if (rc != RB_OK)   /* the table's note; the named line goes to stderr */
         bench_printf0("# %s: cannot create reducer: %s: %s\n", reducer, rb_strerror(rc), rb_last_error());
+    char what[128];
+    snprintf(what, sizeof what, "%s: create", reducer);
+    bench_all_ok(c->comm, rc, what, rb_last_error());   /* rb_create fails on every rank */
     return rc;
 }
 
@@ -242,7 +251,7 @@ static int create_reducer(micro_run *c, const char *reducer, uint64_t rows, uint
  * rank's loop; the ranks agree on it after the loop (any_failed, on its
  * own communicator). */
 static int call_loop(micro_run *c, rb_reducer *red, size_t n, int iters, micro_calls *calls,
-                     int *timed_out)
+                     int *timed_out, int *rc_local)
 {
     rb_stats st;
     double t = 0.0;
@@ -257,21 +266,27 @@ static int call_loop(micro_run *c, rb_reducer *red, size_t n, int iters, micro_c
             break;
         }
     }
+    *rc_local = rc;
     return any_failed(c->agree, rc);
 }
 
 /* Warm-up calls, then the timed calls into calls; a micro_row_status. */
 static int time_calls(micro_run *c, rb_reducer *red, const rb_micro_row *row, micro_calls *calls)
 {
-    int timed_out = 0;
-    int rc = call_loop(c, red, row->count, c->o->warmup, NULL, &timed_out);
+    int timed_out = 0, mine = RB_OK;
+    int rc = call_loop(c, red, row->count, c->o->warmup, NULL, &timed_out, &mine);
     rb_papi_reset(c->papi);  /* count the timed calls only */
     if (rc == RB_OK)
-        rc = call_loop(c, red, row->count, c->o->iters, calls, &timed_out);
+        rc = call_loop(c, red, row->count, c->o->iters, calls, &timed_out, &mine);
     if (rc == RB_OK)
         return timed_out ? ROW_TIMEOUT : ROW_OK;
-    bench_printf0("# %s: reduce failed at size %llu: %s: %s\n", row->reducer,
-                  (unsigned long long)row->size_bytes, rb_strerror(rc), rb_last_error());
+    bench_printf0("# %s: reduce failed at size %llu: %s\n", row->reducer,
+                  (unsigned long long)row->size_bytes, rb_strerror(rc));
+    char what[160];
+    snprintf(what, sizeof what, "%s: reduce at %llu bytes", row->reducer,
+             (unsigned long long)row->size_bytes);
+    /* The ranks whose own call failed name it (rank 0's may have none). */
+    bench_all_ok(c->comm, mine, what, call_detail);
     return ROW_ERROR;
 }
 
@@ -304,11 +319,19 @@ int micro_run_row(micro_run *c, const char *reducer, uint64_t rows, uint64_t col
     micro_model_row(c, &c->machine, nnz_max, row);
     if (!o->phase_times)
         row->t_encode_us = row->t_comm_us = row->t_decode_us = NAN;
-    if (any_failed(c->comm, fetch_result(c, row->count)) != RB_OK)
+    int fetched = fetch_result(c, row->count);
+    if (any_failed(c->comm, fetched) != RB_OK) {
+        bench_all_ok(c->comm, fetched, "-d cuda: download", call_detail);
         return ROW_ERROR;
+    }
     if (o->check && !(traits & RB_TRAIT_NOCOMM))
         micro_validate(c, &g, traits, row);
     if (micro_write_row(c, row, traits))
-        return ROW_ERROR;
+        return ROW_ERROR;   /* the archive named it */
+    if (row->wrong > 0)
+        bench_fail_on(c->rank == 0, BENCH_NO_CODE, reducer,
+                      "validation at %llu bytes: %lld elements beyond the exact tolerance "
+                      "(rel_l2_err %.3g)", (unsigned long long)row->size_bytes,
+                      (long long)row->wrong, row->rel_l2_err);
     return row->wrong > 0 ? ROW_WRONG : ROW_OK;
 }

@@ -29,18 +29,13 @@ typedef struct micro_setup {
 static int setup_device(micro_run *c, size_t max_n)
 {
     char msg[256] = "";
-    int gpu = -1, ok = rb_device_select(c->comm, &gpu) == RB_OK;
-    if (!ok)
+    int gpu = -1, rc = rb_device_select(c->comm, &gpu);
+    if (rc != RB_OK)
         snprintf(msg, sizeof msg, "%s", rb_last_error());
-    else
-        ok = bench_dev_alloc(&c->dev, max_n, msg, sizeof msg) == 0;
-    int all_ok = 0;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c->comm);
-    if (!all_ok) {
-        if (!ok)
-            fprintf(stderr, PROG ": -d cuda: %s\n", msg);
+    else if (bench_dev_alloc(&c->dev, max_n, msg, sizeof msg) != 0)
+        rc = RB_ERR_DEVICE;
+    if (bench_all_ok(c->comm, rc, "-d cuda", msg) < 0)
         return -1;
-    }
     char desc[512] = "";
     if (rb_device_describe(desc, sizeof desc) != RB_OK)
         snprintf(desc, sizeof desc, "GPU %d (%s)", gpu, rb_last_error());
@@ -87,7 +82,7 @@ static int record_machine(micro_run *c)
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, c->comm);
     if (rc)
-        bench_printf0(PROG ": archive: cannot record the cost model's machine\n");
+        bench_fail_on(c->rank == 0, BENCH_NO_CODE, "archive", "cannot record the cost model's machine");
     return rc;
 }
 
@@ -129,14 +124,14 @@ static void setup(micro_setup *s, int argc, char **argv)
         bench_exit(RB_EXIT_USAGE);
     if (rb_archive_open(c->comm, PROG, o->output, o->force, argc, argv, &c->archive))
         bench_exit(RB_EXIT_USAGE);
-    int ok = micro_bufs_alloc(&s->bufs, s->max_n, o->check, o->input_rows) == 0, all_ok = 0;
+    int ok = micro_bufs_alloc(&s->bufs, s->max_n, o->check, o->input_rows) == 0;
     c->bufs = &s->bufs;
     c->times = malloc((size_t)o->iters * sizeof *c->times);
     c->samples = malloc((size_t)o->iters * (size_t)c->p * sizeof *c->samples);
     ok = ok && c->times && c->samples;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c->comm);
-    if (!all_ok) {
-        bench_printf0(PROG ": out of memory for %zu-element buffers\n", s->max_n);
+    char detail[96];
+    snprintf(detail, sizeof detail, "out of memory for %zu-element buffers", s->max_n);
+    if (bench_all_ok(c->comm, ok ? RB_OK : BENCH_NO_CODE, "buffers", detail) < 0) {
         rb_archive_close(c->archive, 0);
         bench_exit(RB_EXIT_FAILED);
     }
@@ -207,7 +202,7 @@ static int export_json(micro_run *c, const char *h5path, const char *path)
     int rc = c->rank == 0 ? rb_jsonl_export(h5path, path, msg, sizeof msg) : 0;
     MPI_Bcast(&rc, 1, MPI_INT, 0, c->comm);
     if (rc)
-        bench_printf0(PROG ": %s\n", msg);
+        bench_fail_on(c->rank == 0, BENCH_NO_CODE, "-J", "%s", msg);
     else
         bench_printf0("# JSON lines written: %s\n", path);
     return rc;

@@ -33,6 +33,7 @@
 #include "countsketch.h"
 #include "harness/bench_common.h"
 #include "harness/gradgen.h"
+#include "reducer.h"
 #include "sparse.h"
 
 #include <math.h>
@@ -106,7 +107,9 @@ static double memcpy_bandwidth(size_t bytes, int iters)
 static size_t sketch_width(const sketch_args *a, double scale)
 {
     double c = ceil((double)a->rows * a->cols * a->density * a->ratio * scale);
-    return c < 1 ? 1 : c > (double)RB_CS_MAX_COLS ? RB_CS_MAX_COLS : (size_t)c;
+    /* Not clamped to what fits: rb_cs_init says why a width is refused
+     * (the cap only keeps the cast defined). */
+    return c < 1 ? 1 : c > 1e18 ? (size_t)1e18 : (size_t)c;
 }
 
 static int throughput(const sketch_args *a, const rb_gradgen *g, float *x, uint64_t *bm, double mbw)
@@ -130,11 +133,15 @@ static int throughput(const sketch_args *a, const rb_gradgen *g, float *x, uint6
     printf("%-7s %2s %10s %9s %12s %13s %12s %13s\n", "phase", "r", "c", "Melem/s", "stream GB/s",
            "touched GB/s", "stream/memcpy", "touched/memcpy");
     float *work = malloc(n * sizeof *work);
-    if (!work)
+    if (!work) {
+        bench_fail(BENCH_NO_CODE, "throughput", "out of memory for %zu floats", n);
         return -1;
+    }
     for (int r = 1; r <= 5; r += 2) {
         rb_countsketch cs;
-        if (rb_cs_init(&cs, r, sketch_width(a, 1), a->seed) != 0) {
+        int rc = rb_cs_init(&cs, r, sketch_width(a, 1), a->seed);
+        if (rc != RB_OK) {
+            bench_fail(rc, "throughput: sketch", "%s", rb_last_error());
             free(work);
             return -1;
         }
@@ -180,6 +187,7 @@ static int error_table(const sketch_args *a, rb_gradgen g, float *x, uint64_t *b
     float *avg = malloc(n * sizeof *avg), *est = calloc(n, sizeof *est);
     uint64_t *uni = calloc(words ? words : 1, sizeof *uni);
     if (!avg || !est || !uni || rb_gradgen_average(&g, avg, x) != 0) {
+        bench_fail(BENCH_NO_CODE, "error table", "out of memory for the exact average of %zu floats", n);
         free(avg); free(est); free(uni);
         return -1;
     }
@@ -202,9 +210,14 @@ static int error_table(const sketch_args *a, rb_gradgen g, float *x, uint64_t *b
     for (size_t si = 0; si < sizeof scales / sizeof scales[0]; si++) {
         for (int r = 1; r <= 5; r += 2) {
             rb_countsketch sum, one;
-            if (rb_cs_init(&sum, r, sketch_width(a, scales[si]), a->seed) != 0
-                || rb_cs_init(&one, r, sketch_width(a, scales[si]), a->seed) != 0)
+            int rc = rb_cs_init(&sum, r, sketch_width(a, scales[si]), a->seed);
+            if (rc == RB_OK && (rc = rb_cs_init(&one, r, sketch_width(a, scales[si]), a->seed)) != RB_OK)
+                rb_cs_free(&sum);
+            if (rc != RB_OK) {
+                bench_fail(rc, "error table: sketch", "%s", rb_last_error());
+                free(avg); free(est); free(uni);
                 return -1;
+            }
             memset(uni, 0, words * sizeof *uni);
             for (int k = 0; k < a->ranks; k++) {
                 rb_gradgen_fill(&g, k, x);
@@ -250,7 +263,8 @@ static int error_table(const sketch_args *a, rb_gradgen g, float *x, uint64_t *b
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    MPI_Init(&argc, &argv);   /* not bench_mpi_init: the allocator keeps its policy */
+    bench_set_prog("rb_sketch");
     sketch_args a;
     sketch_parse_options(argc, argv, &a);
     size_t n = a.rows * a.cols;
@@ -259,9 +273,8 @@ int main(int argc, char **argv)
     float *x = malloc(n * sizeof *x);
     uint64_t *bm = calloc(rb_bitmap_words(a.rows), sizeof *bm);
     if (!x || !bm) {
-        fprintf(stderr, "rb_sketch: out of memory\n");
-        MPI_Finalize();
-        return 1;
+        bench_fail(BENCH_NO_CODE, "buffers", "out of memory for %zu floats", n);
+        bench_exit(RB_EXIT_FAILED);
     }
     printf("# rb_sketch: %zu x %zu floats, row density %g, c = rows*cols*density*%g, one core\n",
            (size_t)a.rows, (size_t)a.cols, a.density, a.ratio);
@@ -273,6 +286,5 @@ int main(int argc, char **argv)
         rc = error_table(&a, g, x, bm);
     free(x);
     free(bm);
-    MPI_Finalize();
-    return rc == 0 ? 0 : 1;
+    bench_exit(rc == 0 ? RB_EXIT_OK : RB_EXIT_FAILED);
 }

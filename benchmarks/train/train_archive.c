@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "harness/bench_common.h"
 #include "harness/h5attr.h"
 #include "train.h"
 
@@ -102,7 +103,7 @@ int train_archive_write(hid_t file, const train_opts *o, const train_summary *s,
 {
     hid_t g = H5Gcreate2(file, "train", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (g < 0) {
-        fprintf(stderr, "rb_train: archive: cannot create /train\n");
+        bench_fail(BENCH_NO_CODE, "archive", "cannot create /train");
         return -1;
     }
     int rc = write_hyper(g, o, s) | write_reducer_options(g, o) |
@@ -112,6 +113,6 @@ int train_archive_write(hid_t file, const train_opts *o, const train_summary *s,
                          sizeof *phases, phases, nphases, NULL);
     H5Gclose(g);
     if (rc)
-        fprintf(stderr, "rb_train: archive: writing /train failed\n");
+        bench_fail(BENCH_NO_CODE, "archive", "writing /train failed");
     return rc ? -1 : 0;
 }

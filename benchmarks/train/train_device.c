@@ -9,7 +9,7 @@
 
 _Noreturn void train_gpu_die(const char *what, const char *err)
 {
-    fprintf(stderr, "%s: rank %d: %s: %s\n", TRAIN_PROG, bench_world_rank(), what, err);
+    bench_fail(BENCH_NO_CODE, what, "%s", err);
     MPI_Abort(MPI_COMM_WORLD, RB_EXIT_FAILED);
     bench_exit(RB_EXIT_FAILED);   /* not reached: MPI_Abort does not return */
 }
@@ -17,15 +17,13 @@ _Noreturn void train_gpu_die(const char *what, const char *err)
 int train_setup_gpu(train_opts *o, model *m, trainer *t)
 {
     char err[1024] = "";
-    int dev = -1, failed = 0;
+    int dev = -1;
     int rc = rb_device_select(MPI_COMM_WORLD, &dev);
-    if (rc != RB_OK) {
-        snprintf(err, sizeof err, "--device cuda: %s: %s", rb_strerror(rc), rb_last_error());
-        failed = 1;
-    } else if (gpu_model_create(m, &t->g, err, sizeof err)) {
-        failed = 1;
-    }
-    if (bench_all_ok(MPI_COMM_WORLD, TRAIN_PROG, failed, err) < 0)
+    if (rc != RB_OK)
+        snprintf(err, sizeof err, "%s", rb_last_error());
+    else if (gpu_model_create(m, &t->g, err, sizeof err))
+        rc = RB_ERR_DEVICE;
+    if (bench_all_ok(MPI_COMM_WORLD, rc, "--device cuda", err) < 0)
         return -1;
     char desc[400] = "";
     rb_device_describe(desc, sizeof desc);

@@ -37,7 +37,7 @@ static void *grow(growable *g)
         size_t nc = g->cap ? g->cap * 2 : 256;
         void *nv = realloc(g->v, nc * g->size);
         if (!nv) {
-            fprintf(stderr, "%s: out of memory\n", TRAIN_PROG);
+            bench_fail(BENCH_NO_CODE, "log", "out of memory for the curve's rows");
             MPI_Abort(MPI_COMM_WORLD, RB_EXIT_FAILED);
         }
         g->v = nv, g->cap = nc;

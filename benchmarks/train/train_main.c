@@ -26,7 +26,7 @@ static void load_data(train_run *r, rb_archive *arch)
     r->fmt = train_detect_format(o);
     int failed = train_load_data(o, r->fmt, r->rank, r->nranks, &r->tr, &r->te, &r->cor, err,
                                  sizeof err) != 0;
-    if (bench_all_ok(MPI_COMM_WORLD, TRAIN_PROG, failed, err) < 0) {
+    if (bench_all_ok(MPI_COMM_WORLD, failed ? BENCH_NO_CODE : RB_OK, "data", err) < 0) {
         rb_archive_close(arch, 0);
         bench_exit(RB_EXIT_USAGE);
     }
@@ -80,8 +80,9 @@ static void build_model(train_run *r, rb_archive *arch)
         size_t ids = (size_t)o->batch * (size_t)o->ctx;
         r->embed_ids = malloc(ids * sizeof *r->embed_ids);
         r->embed_rows = malloc(ids * (size_t)o->embed_dim * sizeof *r->embed_rows);
-        if (!r->embed_ids || !r->embed_rows) {
-            bench_printf0("%s: out of memory for the embedding's rows\n", TRAIN_PROG);
+        int failed = !r->embed_ids || !r->embed_rows;
+        if (bench_all_ok(MPI_COMM_WORLD, failed ? BENCH_NO_CODE : RB_OK, "--embed-input rows",
+                         "out of memory for the embedding's rows") < 0) {
             rb_archive_close(arch, 0);
             bench_exit(RB_EXIT_FAILED);
         }
@@ -182,6 +183,8 @@ static int archive_run(train_run *r, rb_archive *arch, double gflops, double sge
               rb_h5_attr_double(file, "mem_need_bytes", r->mem_need) |
               rb_h5_attr_double(file, "mem_limit_bytes", r->mem_limit);
     MPI_Bcast(&aok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (aok)   /* rank 0's train_archive_write said what */
+        bench_fail_on(0, BENCH_NO_CODE, "archive", "writing /train failed");
     char apath[4096] = "";
     if (rb_archive_path(arch))
         snprintf(apath, sizeof apath, "%s", rb_archive_path(arch));

@@ -17,8 +17,9 @@
 static int parse_reducer(const char *v, void *opts, char *msg, size_t len)
 {
     unsigned traits;
-    if (rb_reducer_traits(v, &traits) != RB_OK) {
-        snprintf(msg, len, "'%s' is not a reducer (see --help for the list)", v);
+    int rc = rb_reducer_traits(v, &traits);
+    if (rc != RB_OK) {
+        snprintf(msg, len, "%s: '%s' is not a reducer (see --help for the list)", rb_strerror(rc), v);
         return -1;
     }
     ((train_opts *)opts)->reducer = v;

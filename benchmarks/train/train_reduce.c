@@ -6,8 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness/bench_common.h"
+
+/* The reducer's name, for the lines naming a failed call. */
+static const char *reducer_name = "";
 
 int train_group_create(grad_group *g, const train_opts *o, size_t rows, size_t cols, float *grad,
                        float *params, int sparsifiable)
@@ -31,9 +35,10 @@ int train_group_create(grad_group *g, const train_opts *o, size_t rows, size_t c
     cfg.opts = o->ropts;
     cfg.device = g->on_gpu ? RB_DEVICE_CUDA : RB_DEVICE_HOST;
     int rc = rb_create(&cfg, &g->r);
-    if (rc != RB_OK && bench_world_rank() == 0)
-        fprintf(stderr, "%s: reducer %s (%zu x %zu gradient): %s: %s\n", TRAIN_PROG, o->reducer, rows,
-                cols, rb_strerror(rc), rb_last_error());
+    reducer_name = o->reducer;
+    char what[256];
+    snprintf(what, sizeof what, "%s: create for the %zu x %zu gradient", o->reducer, rows, cols);
+    bench_all_ok(MPI_COMM_WORLD, rc, what, rb_last_error());   /* rb_create: every rank alike */
     return rc;
 }
 
@@ -64,7 +69,12 @@ void train_check_rb(int rc, const char *what)
 {
     if (rc == RB_OK)
         return;
-    fprintf(stderr, "%s: rank %d: %s failed: %s: %s\n", TRAIN_PROG, bench_world_rank(), what,
-            rb_strerror(rc), rb_last_error());
+    char full[256];
+    snprintf(full, sizeof full, "%s: %s", reducer_name, what);
+    /* A rank that failed only because a peer did leaves the line to that
+     * peer (whose MPI_Abort ends the job), unless it is slow to come. */
+    if (bench_peer_failure(rc, rb_last_error()))
+        sleep(2);
+    bench_fail(rc, full, "%s", rb_last_error());
     MPI_Abort(MPI_COMM_WORLD, RB_EXIT_FAILED);
 }

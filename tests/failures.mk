@@ -1,0 +1,7 @@
+# Every failure names itself (issue 25): the library's error codes walked
+# through the programs; rb_strerror's texts checked by a unit program.
+check_PROGRAMS += tests/test_strerror
+tests_test_strerror_SOURCES = tests/test_strerror.c
+tests_test_strerror_LDADD = $(LIBREDUCER)
+TESTS += tests/fail_named.sh
+dist_check_SCRIPTS += tests/fail_named.sh
