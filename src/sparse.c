@@ -419,43 +419,6 @@ void rb_scatter_add_scaled(float *x, uint32_t base, const rb_pair *p, size_t k, 
     }
 }
 
-/* Bit idx of seen set; returns 1 when it was clear. */
-static inline size_t first_sight(uint64_t *seen, size_t idx)
-{
-    size_t fresh = !rb_bitmap_test(seen, idx);
-    rb_bitmap_set(seen, idx);
-    return fresh;
-}
-
-/* The bits set from p cleared again: O(k) where zeroing seen is O(n). */
-static void forget(uint64_t *seen, const rb_pair *p, size_t k)
-{
-    for (size_t i = 0; i < k; i++)
-        seen[p[i].idx >> 6] = 0;
-}
-
-size_t rb_scatter_add_scaled_distinct(float *x, const rb_pair *p, size_t k, float s,
-                                      uint64_t *seen)
-{
-    size_t distinct = 0;
-    for (size_t i = 0; i < k; i++) {
-        rb_prefetch_pair(x, 0, p, i, k);
-        x[p[i].idx] += p[i].val * s;
-        distinct += first_sight(seen, p[i].idx);
-    }
-    forget(seen, p, k);
-    return distinct;
-}
-
-size_t rb_pairs_distinct(const rb_pair *p, size_t k, uint64_t *seen)
-{
-    size_t distinct = 0;
-    for (size_t i = 0; i < k; i++)
-        distinct += first_sight(seen, p[i].idx);
-    forget(seen, p, k);
-    return distinct;
-}
-
 /* One pass when the buffer is large enough (usually: it is kept between
  * calls); else count the rest, grow with some slack, pack again. */
 int rb_pack_nonzero_upto(const float *x, size_t n, size_t limit, rb_pair **buf, size_t *cap,

@@ -44,12 +44,6 @@ void rb_copy_streaming(float *dst, const float *src, size_t n, float scale, int 
 void rb_scatter_set_scaled(float *x, uint32_t base, const rb_pair *p, size_t k, float s);
 /* x[p.idx - base] += p.val * s. */
 void rb_scatter_add_scaled(float *x, uint32_t base, const rb_pair *p, size_t k, float s);
-/* The same (base 0), returning how many distinct indices p holds: seen is a
- * bitmap of one bit per element of x, all zero, left all zero. */
-size_t rb_scatter_add_scaled_distinct(float *x, const rb_pair *p, size_t k, float s,
-                                      uint64_t *seen);
-/* How many distinct indices p holds (seen as above). */
-size_t rb_pairs_distinct(const rb_pair *p, size_t k, uint64_t *seen);
 /* Pack the non-zeros of x[0..n) in index order into *buf (capacity *cap
  * bytes, kept between calls), growing it first when they do not fit;
  * *k = count.  RB_OK or RB_ERR_NOMEM. */

@@ -34,15 +34,6 @@ static void test_scan_pack(void)
     CHECK(y[1] == 0.75f && y[4] == -1.0f && y[6] == 1.5f);
     rb_scatter_add_scaled(y, 100, p, 3, 2.0f);
     CHECK(y[1] == 3.75f && y[4] == -5.0f);
-    /* adding and counting distinct indices: two streams sharing index 104 */
-    const rb_pair two[] = {{101, 1}, {104, 2}, {104, 4}, {106, 8}};
-    float z8[200] = {0};
-    uint64_t seen[4] = {0};
-    CHECK(rb_scatter_add_scaled_distinct(z8, two, 4, 0.5f, seen) == 3);
-    CHECK(z8[104] == 3.0f && z8[101] == 0.5f && z8[106] == 4.0f);
-    CHECK(!seen[0] && !seen[1] && !seen[2] && !seen[3]);
-    CHECK(rb_pairs_distinct(two, 4, seen) == 3 && rb_pairs_distinct(two, 0, seen) == 0);
-    CHECK(!seen[0] && !seen[1] && !seen[2] && !seen[3]);
     /* streaming copies: the plain loop's values, any alignment and length */
     static float src[203], dst[203], want[203];
     for (size_t i = 0; i < 203; i++)
