@@ -50,7 +50,7 @@ def parse_args(argv):
                    help="compare two data sets (results directories or rb-report output "
                         "directories) instead of writing a report: list every difference "
                         "one calls significant whose sign differs in the other, and every "
-                        "headline number of B outside A's interval")
+                        "headline number whose intervals in A and B do not overlap")
     p.add_argument("-o", "--output", default="report", metavar="DIR",
                    help="output directory (created; default: report)")
     p.add_argument("--target-accuracy", type=float, metavar="A",
