@@ -49,7 +49,7 @@ check rb_train --model --data --format --train-limit --test-limit --vocab --cont
     --eval-every --log-every --target-accuracy --target-perplexity -T --threads -d --device \
     -M --mem-limit --bench-sgemm -o --force --list-reducers -h --help
 # -h and --help were accepted before, but not listed.
-check rb_sketch --rows --cols --density --ratio --ranks --iters --seed --no-error -h --help
+check rb_sketch --rows --cols --density --ratio --ranks --iters --seed --no-error -M --mem-limit -h --help
 # --help is new (before, only -h; --help was an unknown option).
 check rb_gpubench -n -i -h --help
 exit $fail

@@ -2,7 +2,8 @@
 # rb_sketch (count-sketch benchmark): bad values exit 2 naming the option;
 # a small run exits 0 and its error table is what the count-sketch analysis
 # predicts: at r = 1 the relative L2 error is close to sqrt(U/c), more rows
-# never make it worse at the same width, and every true row is recovered.
+# never make it worse at the same width, and every true row is recovered;
+# a run that does not fit in memory is refused before it allocates.
 sketch="$top_builddir/benchmarks/rb_sketch"
 fail=0
 tmp=$(mktemp -d) || exit 99
@@ -31,9 +32,14 @@ expect_usage --ratio --ratio -1
 expect_usage --seed --seed 12x
 expect_usage "unknown option" --bogus 1
 expect_usage "needs a value" --rows
+# Memory need before anything is allocated (issue 25): a sketch wider than
+# the machine, and a run above -M, are refused with both numbers.
+expect_usage "more than the .* GiB this process may hold (MemAvailable" --rows 1000 --cols 100 --ratio 1e9
+expect_usage "needs 0.00112 GiB .* more than the 0.000977 GiB this process may hold (-M)" \
+    --rows 1000 --cols 100 --no-error -M 1M
 
 "$sketch" --help >"$tmp/help" 2>&1 || { echo "FAIL: --help exited non-zero"; fail=1; }
-for opt in --rows --cols --density --ratio --ranks --iters --seed --no-error; do
+for opt in --rows --cols --density --ratio --ranks --iters --seed --no-error --mem-limit; do
     grep -q -- "$opt" "$tmp/help" || { echo "FAIL: --help does not mention $opt"; fail=1; }
 done
 

@@ -32,6 +32,7 @@
 
 #include "countsketch.h"
 #include "harness/bench_common.h"
+#include "harness/memneed.h"
 #include "harness/gradgen.h"
 #include "reducer.h"
 #include "sparse.h"
@@ -261,12 +262,44 @@ static int error_table(const sketch_args *a, rb_gradgen g, float *x, uint64_t *b
     return 0;
 }
 
+/* Bytes the run holds at its largest: the gradient, plus the largest of
+ * what the phases allocate one after the other: memcpy's two copies; the
+ * throughput's work buffer and a 5-row sketch; the error table's average
+ * and estimate and two 5-row sketches at its widest scale (16x). */
+static double memory_need(const sketch_args *a, double *sketches)
+{
+    double n = (double)a->rows * (double)a->cols, c1 = (double)sketch_width(a, 1.0);
+    double c16 = a->error ? (double)sketch_width(a, 16.0) : 0.0;
+    double phase = fmax(8.0 * n, 4.0 * n + 20.0 * c1);
+    if (a->error)
+        phase = fmax(phase, 8.0 * n + 40.0 * c16 + n / 8.0);
+    *sketches = fmax(20.0 * c1, 40.0 * c16);
+    return 4.0 * n + phase + (double)a->rows / 4.0;
+}
+
+/* Refuses (exit 2, both numbers) a run that does not fit, before it
+ * allocates anything. */
+static void check_memory(const sketch_args *a)
+{
+    char source[96] = "";
+    double sk, need = memory_need(a, &sk);
+    double limit = bench_mem_limit(MPI_COMM_WORLD, a->mem_limit, source, sizeof source);
+    printf("# memory: need %.3g MiB (sketches %.3g), limit %.3g MiB (%s)\n", need / 1048576.0,
+           sk / 1048576.0, limit / 1048576.0, limit > 0 ? source : "unknown: not checked");
+    if (limit > 0 && need > limit)
+        bench_usage_error("rb_sketch", "this run needs %.3g GiB (sketches %.3g), more than the %.3g "
+                          "GiB this process may hold (%s); use smaller --rows, --cols or --ratio, "
+                          "--no-error, or -M to set the limit",
+                          need / 1073741824.0, sk / 1073741824.0, limit / 1073741824.0, source);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);   /* not bench_mpi_init: the allocator keeps its policy */
     bench_set_prog("rb_sketch");
     sketch_args a;
     sketch_parse_options(argc, argv, &a);
+    check_memory(&a);
     size_t n = a.rows * a.cols;
     rb_gradgen g = {.rows = a.rows, .cols = a.cols, .density = a.density, .layout = RB_LAYOUT_ROW,
                     .overlap = RB_OVERLAP_RANDOM, .nranks = a.ranks, .seed = a.seed};

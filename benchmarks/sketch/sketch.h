@@ -15,6 +15,7 @@ typedef struct sketch_args {
     double density, ratio;
     int ranks, iters, error;
     uint64_t seed;
+    uint64_t mem_limit;   /* -M: bytes this process may hold; 0: from the node */
 } sketch_args;
 
 /* rb_sketch's option table (for tests/test_cli). */

@@ -23,6 +23,9 @@ static const bench_opt options[] = {
     {BENCH_OPT_INT, "iters", 0, "I", F(iters), 1, 1 << 20, "5", .help = "iterations; the best counts"},
     {BENCH_OPT_U64, "seed", 0, "S", F(seed), .def = "42", .help = "seed of gradients and hashes"},
     {BENCH_OPT_FLAG, "no-error", 0, NULL, F(error), .flag_value = 0, .help = "skip the error table"},
+    {BENCH_OPT_SIZE, "mem-limit", 'M', "BYTES", F(mem_limit),
+     .help = "bytes the run may hold (K/M/G suffixes): refused before allocating when its need "
+     "(printed) is larger", .def_text = "SLURM_MEM_PER_CPU / SLURM_MEM_PER_NODE when set, else MemAvailable"},
     {BENCH_OPT_ACTION, "help", 'h', .action = bench_cli_help_action, .help = "this help"},
     {.type = BENCH_OPT_END},
 };
