@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_common.h"
+
 double bench_reducer_state_bytes(const char *name, const rb_options *o, double n, double k, int p)
 {
     if (!strcmp(name, "none") || !strcmp(name, "dense"))
@@ -92,4 +94,13 @@ double bench_mem_limit(MPI_Comm comm, uint64_t override, char *source, size_t sl
     double mine = rank_limit(comm, override, source, slen), least = mine;
     MPI_Allreduce(&mine, &least, 1, MPI_DOUBLE, MPI_MIN, comm);
     return least;
+}
+
+void bench_mem_refuse_if(const char *prog, double need, double limit, const char *source,
+                         const char *what, const char *holder, const char *advice)
+{
+    if (limit > 0 && need > limit)
+        bench_usage_error(prog, "this run needs %.3g GiB %s, more than the %.3g GiB %s may hold (%s); "
+                          "%s, or -M to set the limit", need / 1073741824.0, what,
+                          limit / 1073741824.0, holder, source, advice);
 }

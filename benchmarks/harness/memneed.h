@@ -18,4 +18,10 @@ double bench_reducer_state_bytes(const char *name, const rb_options *o, double n
  * the node; source names where it came from; 0 when unknown. */
 double bench_mem_limit(MPI_Comm comm, uint64_t override, char *source, size_t slen);
 
+/* When limit > 0 and need > limit: the usage error (exit 2, every rank)
+ * "this run needs N GiB WHAT, more than the L GiB HOLDER may hold
+ * (SOURCE); ADVICE, or -M to set the limit".  Else returns. */
+void bench_mem_refuse_if(const char *prog, double need, double limit, const char *source,
+                         const char *what, const char *holder, const char *advice);
+
 #endif

@@ -106,9 +106,8 @@ static int bind_local(rb_bind_mode mode, char *msg, size_t len)
 }
 #endif
 
-int rb_bind(MPI_Comm comm, const char *prog, rb_bind_mode mode)
+int rb_bind(MPI_Comm comm, rb_bind_mode mode)
 {
-    (void)prog;   /* the failure line names bench_prog() */
     find_local_rank(comm);
     placement.mode = mode;
     char msg[256] = "";

@@ -17,7 +17,7 @@ const char *rb_bind_name(rb_bind_mode mode);
  * mode and the cpuset obtained are remembered for rb_topology_write.
  * Returns 0, or non-zero on every rank (message printed by the failing
  * rank) when binding was asked for and failed or hwloc is absent. */
-int rb_bind(MPI_Comm comm, const char *prog, rb_bind_mode mode);
+int rb_bind(MPI_Comm comm, rb_bind_mode mode);
 /* Collective.  On root's open file: group /topology with rank 0's node
  * summary (attributes) and full hwloc XML (dataset "xml"), and the
  * compound dataset /topology/binding (one row per rank: what each rank is

@@ -96,13 +96,11 @@ static void check_memory(micro_setup *s)
     c->mem_need = micro_memory_need(&s->o, c->p, s->max_n, names, nred);
     double least = bench_mem_limit(c->comm, s->o.mem_limit, c->mem_source, sizeof c->mem_source);
     c->mem_limit = least;
-    if (least > 0 && c->mem_need > least)
-        bench_usage_error(PROG, "this run needs %.3g GiB per rank at %llu bytes (buffers%s and the "
-                          "largest reducer state), more than the %.3g GiB a rank may hold (%s); "
-                          "use smaller sizes%s, or -M to set the limit",
-                          c->mem_need / 1073741824.0, (unsigned long long)s->max_n * 4ULL,
-                          s->o.check ? ", the exact average" : "", least / 1073741824.0,
-                          c->mem_source, s->o.check ? ", --no-check" : "");
+    char what[128], advice[64];
+    snprintf(what, sizeof what, "per rank at %llu bytes (buffers%s and the largest reducer state)",
+             (unsigned long long)s->max_n * 4ULL, s->o.check ? ", the exact average" : "");
+    snprintf(advice, sizeof advice, "use smaller sizes%s", s->o.check ? ", --no-check" : "");
+    bench_mem_refuse_if(PROG, c->mem_need, least, c->mem_source, what, "a rank", advice);
 }
 
 /* Binding, counters, archive, buffers, preamble, device; exits on failure
@@ -117,7 +115,7 @@ static void setup(micro_setup *s, int argc, char **argv)
             s->max_n = s->shapes[i][0] * s->shapes[i][1];
     check_memory(s);
     /* Binding and counters first, so the archive records them. */
-    if (rb_bind(c->comm, PROG, o->bind))
+    if (rb_bind(c->comm, o->bind))
         bench_exit(RB_EXIT_FAILED);
     static const char *const phase_names[RB_PHASE_COUNT_] = {"encode", "comm", "decode"};
     if (rb_papi_open(c->comm, PROG, o->papi_events, RB_PHASE_COUNT_, phase_names, &c->papi))

@@ -286,11 +286,10 @@ static void check_memory(const sketch_args *a)
     double limit = bench_mem_limit(MPI_COMM_WORLD, a->mem_limit, source, sizeof source);
     printf("# memory: need %.3g MiB (sketches %.3g), limit %.3g MiB (%s)\n", need / 1048576.0,
            sk / 1048576.0, limit / 1048576.0, limit > 0 ? source : "unknown: not checked");
-    if (limit > 0 && need > limit)
-        bench_usage_error("rb_sketch", "this run needs %.3g GiB (sketches %.3g), more than the %.3g "
-                          "GiB this process may hold (%s); use smaller --rows, --cols or --ratio, "
-                          "--no-error, or -M to set the limit",
-                          need / 1073741824.0, sk / 1073741824.0, limit / 1073741824.0, source);
+    char what[64];
+    snprintf(what, sizeof what, "(sketches %.3g)", sk / 1073741824.0);
+    bench_mem_refuse_if("rb_sketch", need, limit, source, what, "this process",
+                        "use smaller --rows, --cols or --ratio, --no-error");
 }
 
 int main(int argc, char **argv)

@@ -67,11 +67,10 @@ void train_check_memory(train_run *r, const model_shape *shape)
                   "%.3g), limit %.3g MiB (%s)\n",
                   need / 1048576.0, data / 1048576.0, mn.bytes / 1048576.0, state / 1048576.0,
                   limit / 1048576.0, limit > 0 ? source : "unknown: not checked");
-    if (limit > 0 && need > limit)
-        bench_usage_error(TRAIN_PROG, "this run needs %.3g GiB per rank (data %.3g, model %.3g "
-                          "at --batch %d, optimiser and reducer %.3g), more than the %.3g GiB a "
-                          "rank may hold (%s); use a smaller --batch, --hidden, --embed-dim or "
-                          "--vocab, fewer ranks per node, or -M to set the limit",
-                          need / 1073741824.0, data / 1073741824.0, mn.bytes / 1073741824.0,
-                          o->batch, state / 1073741824.0, limit / 1073741824.0, source);
+    char what[160];
+    snprintf(what, sizeof what, "per rank (data %.3g, model %.3g at --batch %d, optimiser and "
+             "reducer %.3g)", data / 1073741824.0, mn.bytes / 1073741824.0, o->batch,
+             state / 1073741824.0);
+    bench_mem_refuse_if(TRAIN_PROG, need, limit, source, what, "a rank",
+                        "use a smaller --batch, --hidden, --embed-dim or --vocab, fewer ranks per node");
 }
