@@ -11,6 +11,7 @@ cannot be read or holds nothing usable."""
 import argparse
 import datetime
 import importlib
+import re
 import os
 import sys
 import tempfile
@@ -21,16 +22,18 @@ from . import __version__
 
 # pandas, h5py and matplotlib take seconds to import on a busy node: they
 # are imported once the arguments are known to be valid (_import_heavy).
-pd = claims = compare = figures = load = micro = stats = training = Document = fmt = None
+pd = claims = compare = figures = formatting = load = micro = stats = training = None
+Document = fmt = None
 
 
 def _import_heavy():
-    global pd, claims, compare, figures, load, micro, stats, training, Document, fmt
+    global pd, claims, compare, figures, formatting, load, micro, stats, training, Document, fmt
     pd = importlib.import_module("pandas")
-    claims, compare, figures, load, micro, stats, training, document = (
+    claims, compare, figures, formatting, load, micro, stats, training, document = (
         importlib.import_module("." + m, __package__)
-        for m in ("claims", "compare", "figures", "load", "micro", "stats", "training", "document"))
-    Document, fmt = document.Document, document.fmt
+        for m in ("claims", "compare", "figures", "formatting", "load", "micro", "stats", "training",
+                  "document"))
+    Document, fmt = document.Document, formatting.number
 
 
 def parse_args(argv):
@@ -122,7 +125,7 @@ def main(argv=None):
 
 # ---------------------------------------------------------------- report
 
-FIGURE_PREFIXES = ("latency_", "speedup_", "wire_bytes_", "scaling_", "s2_error_",
+FIGURE_PREFIXES = ("verdict", "latency_", "speedup_", "wire_bytes_", "scaling_", "s2_error_",
                    "gossip_consensus_", "train_", "phases_", "efficiency")
 
 
@@ -174,11 +177,15 @@ def draw(doc, fn, *args):
     except Exception as e:  # noqa: BLE001 -- any plotting failure
         msg = "figure %s could not be drawn: %s: %s" % (fn.__name__, type(e).__name__, e)
         print("rb-report: warning: " + msg, file=sys.stderr)
-        doc.para("_(%s)_" % msg)
+        doc.note("(%s)" % msg)
         return []
-    for f in figs:
-        doc.figure(*f)
-    return figs
+    drawn = [f for f in figs if f[0]]
+    for name, caption in figs:
+        if name:
+            doc.figure(name, caption)
+        else:   # nothing to plot: said in text, never an empty frame
+            doc.note(caption)
+    return drawn
 
 
 def build_report(archive, outdir, inputs, targets):
@@ -293,24 +300,93 @@ def run_contents(run):
     m = run.micro
     if m is not None and len(m):
         dens = ",".join("%g" % d for d in sorted(set(m["density"])))
-        parts.append("%s; %s..%s B; density %s; %s" % (
-            " ".join(sorted(set(m["reducer"]))), fmt(float(m["size_bytes"].min())),
-            fmt(float(m["size_bytes"].max())), dens,
+        parts.append("%s; %s..%s; density %s; %s" % (
+            " ".join(sorted(set(m["reducer"]))), formatting.size(float(m["size_bytes"].min())),
+            formatting.size(float(m["size_bytes"].max())), dens,
             "/".join(sorted(set(m["layout"]) | set(m["overlap"])))))
     for rec in run.train:
         parts.append("%s with %s" % (rec.attrs.get("model", "?"), rec.attrs.get("reducer", "?")))
     return "; ".join(parts) or "-"
 
 
-CLAIM_COLUMNS = {"claim": "claim", "paper": "paper", "data": "data",
-                 "oversubscribed": "oversubscribed", "measured": "measured",
-                 "verdict": "verdict", "context": "context"}
+CLAIM_COLUMNS = {"claim": "claim", "platform": "platform", "paper": "paper",
+                 "reading": "read as", "oversubscribed": "oversub.", "busy": "busy",
+                 "measured": "measured", "verdict": "verdict", "why": "why / context"}
+VERDICT_CLASSES = ("meets", "below", "equivalent", "not-equivalent", "inconclusive", "missing")
+
+
+def _paper_number(text):
+    """'81%' -> 0.81, '1.8x' -> 1.8, '~100%' -> 1.0 (NaN if none)."""
+    m = re.search(r"[-+]?\d+(?:\.\d+)?", str(text))
+    if not m:
+        return float("nan")
+    return float(m.group()) / (100 if "%" in str(text) else 1)
+
+
+def _verdict_class(verdict, points):
+    v = str(verdict)
+    if not points or v.startswith("not measured"):
+        return "missing"
+    for prefix, cls in (("meets", "meets"), ("below", "below"), ("not-equivalent", "not-equivalent"),
+                        ("not equivalent", "not-equivalent"), ("equivalent", "equivalent")):
+        if v.startswith(prefix):
+            return cls
+    return "inconclusive"
+
+
+def claims_for_report(ctab):
+    """The claims table with every column the report shows (the shared
+    claims-table columns): one an older claims.py lacks is derived from the
+    columns it has, or defaulted."""
+    t = ctab.copy()
+    if t.empty:
+        return t
+    if "paper_value" not in t:
+        t["paper_value"] = [_paper_number(p) for p in t["paper"]]
+    if "reading" not in t:
+        t["reading"] = ""
+    if "platform" not in t:
+        t["platform"] = ["this machine" if d == "measured" else str(d) for d in t["data"]]
+    for col, default in (("busy", "no"), ("exact", False), ("why", "")):
+        if col not in t:
+            t[col] = t["context"] if col == "why" and "context" in t else default
+    if "verdict_class" not in t:
+        t["verdict_class"] = [_verdict_class(v, n) for v, n in zip(t["verdict"], t["points"])]
+    t["exact"] = t["exact"].fillna(False).astype(bool)
+    return t
+
+
+def headline_rows(ctab):
+    """The rows the headline box shows: the papers' setting, measured on
+    ranks that had a core each and on a machine without other load."""
+    if ctab.empty:
+        return []
+    h = ctab[(ctab["setting"] == "paper") & (ctab["oversubscribed"] == "no")
+             & (ctab["busy"] != "yes") & (ctab["points"] > 0)]
+    return [(r["claim"], r["platform"], formatting.claim_value(r), r["paper"], r["verdict"],
+             r["verdict_class"]) for _, r in h.iterrows()]
+
+
+def headline_lines(ctab):
+    """The headline in report.md: one line per kind of data, values written
+    as everywhere else in the report (formatting.claim_value); claims.py's
+    own lines where no row makes the headline (they say why)."""
+    rows = ctab[(ctab["setting"] == "paper") & (ctab["oversubscribed"] == "no")
+                & (ctab["busy"] != "yes") & (ctab["points"] > 0)] if not ctab.empty else ctab
+    if rows.empty:
+        return claims.headline(ctab)
+    short = getattr(claims, "SHORT", {})
+    return ["**Headline** (%s, papers' setting, a core per rank): %s." % (kind, "; ".join(
+        "%s %s (paper %s): %s" % (short.get(r["claim_id"], r["claim"]), formatting.claim_value(r),
+                                  r["paper"], r["verdict"]) for _, r in sub.iterrows()))
+        for kind, sub in rows.groupby("data", sort=True)]
 
 
 def section_claims(doc, ctab, cpoints):
+    ctab = claims_for_report(ctab)
     doc.heading(2, "Headline claims checked on these data")
-    for line in claims.headline(ctab):
-        doc.para(line)
+    doc.headline(headline_lines(ctab), headline_rows(ctab))
+    draw(doc, figures.verdict, ctab, doc.outdir)
     doc.para("Each claim of the S2 Reducer and GossipGraD papers next to what these data "
              "show at the papers' setting (`paper`): for S2 a row-sparse gradient of >= 64 "
              "columns with row density <= 5%% and the authors' sketch width (rb's "
@@ -322,13 +398,15 @@ def section_claims(doc, ctab, cpoints):
              "baseline time / s2 time; compute efficiency = time per iteration of `none` / of "
              "gossip. Each point's value comes from medians over repetitions; `[low, high]` is "
              "its interval from the 95%% confidence intervals of those medians (over several "
-             "points: the medians of the points' ends), given from %d repetitions on. "
-             "The verdict says *meets* or *below the claim* only when that interval is on "
-             "one side of it. Oversubscribed rows (more ranks than cores) are shown but never "
-             "make the headline. A claim without data says so: nothing is assumed."
+             "points: the interval of their median, which need not cover every point, so the "
+             "points' range is printed beside it when they reach outside it), given from %d "
+             "repetitions on; a deterministic value (every repetition the same) is marked "
+             "*exact*. The verdict says *meets* or *below the claim* only when that interval "
+             "is on one side of it. Oversubscribed rows (more ranks than cores) are shown but "
+             "never make the headline. A claim without data says so: nothing is assumed."
              % stats.MIN_REPETITIONS)
     doc.csv(ctab, "claims")
-    shown = ctab.assign(measured=[claims.format_measured(r) for _, r in ctab.iterrows()])
+    shown = ctab.assign(measured=[formatting.claim_value(r) for _, r in ctab.iterrows()])
     doc.table(shown[shown["setting"] == "paper"], "claims_paper", columns=CLAIM_COLUMNS)
     doc.heading(3, "Where S2 is not designed to win (setting `other`)")
     other = shown[shown["setting"] == "other"]
@@ -343,23 +421,29 @@ def section_claims(doc, ctab, cpoints):
     if not cpoints["s2"].empty:
         doc.heading(3, "S2 vs the best baseline, per point")
         s2p = cpoints["s2"].assign(oversubscribed=cpoints["s2"]["oversubscribed"].map(yes_no))
+        s2p = s2p.assign(
+            reduction_text=[formatting.interval(m, lo, hi, formatting.percent) for m, lo, hi in
+                            zip(s2p["comm_reduction"], s2p["comm_reduction_low"],
+                                s2p["comm_reduction_high"])],
+            speedup_text=[formatting.interval(m, lo, hi, formatting.times) for m, lo, hi in
+                          zip(s2p["speedup"], s2p["speedup_low"], s2p["speedup_high"])])
         doc.table(s2p, "claims_s2_points", columns={
             "gid": "group", "kind": "kind", "setting": "setting", "why_other": "why other",
             "oversubscribed": "oversub.", "layout": "layout", "cols": "cols",
-            "density": "density", "ranks": "ranks", "size_bytes": "size B",
+            "density": "density", "ranks": "ranks", "size_bytes": "size",
             "s2_variant": "s2", "n_repeats": "n", "fewest_bytes_baseline": "fewest-bytes baseline",
-            "comm_reduction": "reduction", "comm_reduction_low": "low",
-            "comm_reduction_high": "high", "fastest_baseline": "fastest baseline",
-            "speedup": "speedup", "speedup_low": "low", "speedup_high": "high",
-            "speedup_verdict": "s2 is", "s2_rel_l2_err": "s2 rel err"})
+            "reduction_text": "reduction", "fastest_baseline": "fastest baseline",
+            "speedup_text": "speedup", "speedup_verdict": "s2 is", "s2_rel_l2_err": "s2 rel err"})
     if not cpoints["gossip"].empty:
         doc.heading(3, "GossipGraD compute efficiency, per point")
         gp = cpoints["gossip"].assign(oversubscribed=cpoints["gossip"]["oversubscribed"].map(yes_no))
+        gp = gp.assign(efficiency_text=[
+            formatting.interval(m, lo, hi, formatting.percent) for m, lo, hi in
+            zip(gp["compute_efficiency"], gp["compute_efficiency_low"], gp["compute_efficiency_high"])])
         doc.table(gp, "claims_gossip_points", columns={
             "where": "group", "kind": "kind", "setting": "setting",
             "oversubscribed": "oversub.", "compute": "compute", "ranks": "ranks",
-            "variant": "gossip", "n_repeats": "n", "compute_efficiency": "efficiency",
-            "compute_efficiency_low": "low", "compute_efficiency_high": "high"})
+            "variant": "gossip", "n_repeats": "n", "efficiency_text": "efficiency"})
 
 
 def interval_text(lo, hi):
@@ -400,7 +484,7 @@ def section_latency_speedup(doc, agg):
                        zip(lat.get("iter_q25_us_median", []), lat.get("iter_q75_us_median", []))]
     lat["ci"] = [interval_text(a, b) for a, b in zip(lat["t_avg_us_ci_low"], lat["t_avg_us_ci_high"])]
     doc.table(lat, "micro_latency", columns={
-        "gid": "group", "kind": "kind", "variant": "reducer", "size_bytes": "size B",
+        "gid": "group", "kind": "kind", "variant": "reducer", "size_bytes": "size",
         "n_repeats": "n", "n_samples": "samples", "t_avg_us_median": "median us",
         "ci": "95% CI us", "t_avg_us_min": "min us", "t_avg_us_max": "max us",
         "iter_iqr": "iter IQR us", "busbw_gbs_median": "busbw GB/s", "wrong_max": "wrong"})
@@ -419,7 +503,7 @@ def section_latency_speedup(doc, agg):
         sp["vs baseline"] = [speedup_text(v, t) for v, t in
                              zip(sp["speedup_vs_best_baseline"], sp["vs_best_baseline"])]
     doc.table(sp, "micro_speedup", columns={
-        "gid": "group", "variant": "reducer", "size_bytes": "size B", "rank": "rank",
+        "gid": "group", "variant": "reducer", "size_bytes": "size", "rank": "rank",
         "n_repeats": "n", "t_avg_us_median": "median us", "vs dense": "vs dense",
         "best_baseline": "fastest other baseline", "vs baseline": "vs it"})
     out += draw(doc, figures.speedup, sp, outdir)
@@ -456,22 +540,22 @@ def section_micro(doc, rows, agg):
              "for k non-zeros of the aggregate; wire/bound is how far above that bound.")
     doc.table(micro.wire_bytes(agg), "micro_wire_bytes", columns={
         "gid": "group", "layout": "layout", "ranks": "ranks", "density": "density",
-        "size_bytes": "size B", "variant": "reducer", "bytes_sent_avg_median": "sent B/rank",
-        "bytes_sent_max_median": "max sent B", "bound_bytes_median": "bound B",
+        "size_bytes": "size", "variant": "reducer", "bytes_sent_avg_median": "sent/rank",
+        "bytes_sent_max_median": "max sent", "bound_bytes_median": "bound",
         "wire_to_bound_median": "wire/bound"})
     out += draw(doc, figures.wire_bytes, agg, outdir)
 
     out += subsection(doc, "Scaling with ranks", micro.scaling(agg), "micro_scaling", {
         "kind": "kind", "layout": "layout", "density": "density", "variant": "reducer",
-        "size_bytes": "size B", "ranks": "ranks", "t_avg_us_median": "median us",
+        "size_bytes": "size", "ranks": "ranks", "t_avg_us_median": "median us",
         "t_avg_us_ci_low": "CI low", "t_avg_us_ci_high": "CI high", "n_repeats": "n"},
         "no configuration was run at more than one rank count", figures.scaling)
     out += subsection(doc, "S2 error and recall vs sketch width", micro.s2_error(agg),
                       "micro_s2_error", {
-        "gid": "group", "density": "density", "size_bytes": "size B",
+        "gid": "group", "density": "density", "size_bytes": "size",
         "sketch_width_mode": "width mode", "sketch_width": "width", "sketch_rows": "rows",
         "rel_l2_err_median": "rel L2 err", "recall_median": "recall",
-        "max_abs_err_median": "max abs err", "bytes_sent_avg_median": "sent B/rank"},
+        "max_abs_err_median": "max abs err", "bytes_sent_avg_median": "sent/rank"},
         "no s2 rows", figures.s2_error)
 
     out += subsection(doc, "Measured against the cost model", micro.model_fit(agg), "micro_model", {
@@ -483,7 +567,7 @@ def section_micro(doc, rows, agg):
     out += draw(doc, figures.model_vs_measured, agg, outdir)
     out += subsection(doc, "Against the memory floor", micro.memory_floor(agg), "micro_floor", {
         "gid": "group", "input": "input", "layout": "layout", "density": "density",
-        "ranks": "ranks", "variant": "reducer", "size_bytes": "size B",
+        "ranks": "ranks", "variant": "reducer", "size_bytes": "size",
         "t_avg_us_median": "median us", "t_floor_us_median": "floor us",
         "t_over_floor": "time/floor", "local_over_floor": "(time - comm)/floor"},
         "no row has a memory floor (archives before rb_micro's floor column)",
@@ -492,7 +576,7 @@ def section_micro(doc, rows, agg):
               "against the traffic it cannot avoid.")
     out += subsection(doc, "Where each reducer crosses dense", micro.dense_crossover(agg),
                       "micro_crossover", {
-        "kind": "kind", "layout": "layout", "density": "density", "size_bytes": "size B",
+        "kind": "kind", "layout": "layout", "density": "density", "size_bytes": "size",
         "variant": "reducer", "ranks_run": "ranks run", "faster_than_dense_at": "faster at",
         "crosses_at": "slower than dense from"},
         "no configuration was run at more than one rank count (simulated sweeps: "
@@ -509,16 +593,16 @@ def section_micro(doc, rows, agg):
                  "They are never pooled; this table only puts them next to each other.")
         doc.table(mvs, "micro_measured_vs_simulated", columns={
             "variant": "reducer", "layout": "layout", "density": "density", "ranks": "ranks",
-            "size_bytes": "size B", "machine_measured": "measured on",
+            "size_bytes": "size", "machine_measured": "measured on",
             "t_avg_us_median_measured": "measured us", "machine_simulated": "simulated platform",
             "t_avg_us_median_simulated": "simulated us", "time_sim_over_measured": "sim/meas",
-            "bytes_sent_avg_median_measured": "B/rank meas.",
-            "bytes_sent_avg_median_simulated": "B/rank sim."})
+            "bytes_sent_avg_median_measured": "sent/rank meas.",
+            "bytes_sent_avg_median_simulated": "sent/rank sim."})
 
     out += subsection(doc, "Gossip consensus distance", micro.gossip_consensus(agg), "micro_gossip", {
-        "gid": "group", "ranks": "ranks", "density": "density", "size_bytes": "size B",
+        "gid": "group", "ranks": "ranks", "density": "density", "size_bytes": "size",
         "options": "options", "consensus_median": "consensus",
-        "bytes_sent_avg_median": "sent B/rank"}, "no gossip rows", figures.gossip_consensus,
+        "bytes_sent_avg_median": "sent/rank"}, "no gossip rows", figures.gossip_consensus,
         intro="consensus = max over ranks of |x_r - mean| / |mean| after one call: how far "
               "one gossip step leaves the ranks from the exact average.")
     return out
@@ -587,11 +671,11 @@ def print_summary(archive, outdir, result):
     if result["crowded"]:
         print("\nWarning: " + result["crowded"])
     print()
-    for line in claims.headline(result["claims"]):
+    for line in headline_lines(claims_for_report(result["claims"])):
         print(line.replace("**", "").replace("*", ""))
     print("\nHeadline claims:")
-    for _, r in result["claims"].iterrows():
+    for _, r in claims_for_report(result["claims"]).iterrows():
         flag = "  [%s]" % r["verdict"] if str(r["verdict"]).startswith("inconclusive") else ""
         where = "%s%s" % (r["setting"], ", oversubscribed" if r["oversubscribed"] == "yes" else "")
         print("  %-60s paper %-6s %-9s %-22s %s%s" % (r["claim"], r["paper"], r["data"], where,
-                                                     claims.format_measured(r), flag))
+                                                     formatting.claim_value(r), flag))

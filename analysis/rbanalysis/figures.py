@@ -1,69 +1,112 @@
 """PNG figures.  Each function writes its files into outdir and returns
-[(file name, caption)].  Lines show the median over repetitions; error bars
-its 95% confidence interval (stats.py), absent below 6 repetitions."""
+[(file name, caption)]; a figure with nothing to plot is not drawn: its
+entry is (None, a sentence saying why) and the report prints it.  Lines show the
+median over repetitions; error bars its 95% confidence interval (stats.py),
+absent below 6 repetitions.  Every figure colours a reducer the same way
+(reducer_colour), and a size axis is labelled in B/KiB/MiB."""
 
 import os
+import zlib
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.lines  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
+from . import formatting  # noqa: E402
 from .micro import GROUP_COLS  # noqa: E402
 from .stats import MIN_REPETITIONS  # noqa: E402
 
 MAX_FIGURES_PER_KIND = 24
 MARKERS = "osD^v<>px*h+"
+LINESTYLES = ("-", "--", ":", "-.")
+DPI = 90
+
+# One colour per reducer in every figure (matplotlib's tab10, fixed order).
+REDUCER_COLOURS = {"dense": "#1f77b4", "agsparse": "#ff7f0e", "sparcml": "#2ca02c",
+                   "s2": "#d62728", "parallax": "#9467bd", "omnireduce": "#8c564b",
+                   "gossip": "#e377c2", "none": "#7f7f7f"}
+OTHER_COLOURS = ("#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39")
+VERDICT_COLOURS = {"meets": "#1a7f37", "equivalent": "#1a7f37", "below": "#c62828",
+                   "not-equivalent": "#c62828", "inconclusive": "#9a6700", "missing": "#6e7781"}
+
+
+def reducer_of(variant):
+    """'s2[sketch_width=2]' -> 's2'."""
+    return str(variant).split("[", 1)[0].strip()
+
+
+def reducer_colour(variant):
+    """The colour of a reducer (or a variant of it) in every figure."""
+    r = reducer_of(variant)
+    if r in REDUCER_COLOURS:
+        return REDUCER_COLOURS[r]
+    return OTHER_COLOURS[zlib.crc32(r.encode()) % len(OTHER_COLOURS)]
 
 
 def _save(fig, outdir, name):
     for ax in fig.get_axes():
-        _plain_ticks(ax)
+        _readable_ticks(ax)
     try:
         fig.tight_layout()
-        fig.savefig(os.path.join(outdir, name), dpi=90)
-    except ValueError:
-        # No positive value for a log axis (all NaN or zero): draw linear.
-        for ax in fig.get_axes():
-            ax.set_xscale("linear")
-            ax.set_yscale("linear")
-        fig.tight_layout()
-        fig.savefig(os.path.join(outdir, name), dpi=90)
+        fig.savefig(os.path.join(outdir, name), dpi=DPI)
     finally:
         plt.close(fig)
     return name
 
 
-def _human(v, _pos=None):
-    for unit, div in (("G", 2 ** 30), ("M", 2 ** 20), ("K", 2 ** 10)):
-        if v >= div:
-            return "%g%s" % (v / div, unit)
+def _plain(v, _pos=None):
     return "%g" % v
 
 
-def _plain_ticks(ax):
-    """Plain tick labels ('0.5', '2', '64K') on log axes: cheaper than
-    mathtext and easier to read."""
-    plain = matplotlib.ticker.FuncFormatter(lambda v, _: "%g" % v)
-    none = matplotlib.ticker.NullFormatter()
-    if ax.get_xscale() == "log":
-        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_human)
-                                     if "size" in ax.get_xlabel() else plain)
-        ax.xaxis.set_minor_formatter(none)
-    if ax.get_yscale() == "log":
-        ax.yaxis.set_major_formatter(plain)
-        ax.yaxis.set_minor_formatter(none)
+def _readable_ticks(ax):
+    """Log axes labelled in plain numbers ('0.5', '2'; sizes '64KiB'),
+    with at least three labelled ticks: over less than a decade the log
+    locator labels one tick ('1'), so evenly spaced ticks instead."""
+    for axis, scale, label in ((ax.xaxis, ax.get_xscale(), ax.get_xlabel()),
+                               (ax.yaxis, ax.get_yscale(), ax.get_ylabel())):
+        sized = "size" in label
+        if scale != "log" and not sized:
+            continue
+        lo, hi = sorted(axis.get_view_interval())
+        if scale == "log" and len(_ticks_within(axis, lo, hi)) < 3:
+            # 1-2-5 steps, else (less than a factor 5 spanned) evenly spaced ticks
+            axis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            if len(_ticks_within(axis, lo, hi)) < 3:
+                axis.set_major_locator(matplotlib.ticker.MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
+            axis.set_minor_locator(matplotlib.ticker.NullLocator())
+        elif scale == "log" and sized and len(_ticks_within(axis, lo, hi)) > 10:
+            axis.set_major_locator(matplotlib.ticker.LogLocator(base=2, numticks=8))
+        if scale == "log":
+            axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        axis.set_major_formatter(matplotlib.ticker.FuncFormatter(
+            formatting.size_tick if sized else _plain))
+
+
+def _ticks_within(axis, lo, hi):
+    return [t for t in axis.get_major_locator().tick_values(lo, hi) if lo <= t <= hi]
 
 
 def _legend(ax, size):
-    if ax.get_legend_handles_labels()[1]:
-        ax.legend(fontsize=size)
+    """One entry per label (repetitions of a reducer share one)."""
+    handles, labels = ax.get_legend_handles_labels()
+    seen = {}
+    for h, lab in zip(handles, labels):
+        seen.setdefault(lab, h)
+    if seen:
+        ax.legend(list(seen.values()), list(seen.keys()), fontsize=size,
+                  ncol=1 if len(seen) <= 8 else 2)
 
 
-def _style(i):
-    return {"marker": MARKERS[i % len(MARKERS)], "markersize": 4}
+def _style(i, colour=None):
+    st = {"marker": MARKERS[i % len(MARKERS)], "markersize": 4,
+          "linestyle": LINESTYLES[i % len(LINESTYLES)]}
+    if colour:
+        st["color"] = colour
+    return st
 
 
 def _axes(ax, xlabel, ylabel, xscale=None, yscale=None, title=None, legend=6):
@@ -82,42 +125,114 @@ def _axes(ax, xlabel, ylabel, xscale=None, yscale=None, title=None, legend=6):
         _legend(ax, legend)
 
 
-def _lines(ax, frame, by, x, y, interval=None, label=None):
-    """One line per value of `by`, sorted by x; with interval=(low, high)
-    columns, error bars where both ends are known."""
-    for i, (key, s) in enumerate(frame.groupby(by)):
+def _lines(ax, frame, by, x, y, interval=None, label=None, colour=None, positive=False):
+    """One line per value of `by`, sorted by x, coloured by its reducer
+    (the frame's variant column) unless colour(key, s) says otherwise; with
+    interval=(low, high) columns, error bars where both ends are known.
+    Returns the number of points drawn (0: nothing to plot; positive: only
+    y > 0 counts, for a log axis)."""
+    drawn = 0
+    per_colour = {}
+    for key, s in frame.groupby(by):
         s = s.sort_values(x)
         name = label(key, s) if label else key
-        if interval is None:
-            ax.plot(s[x], s[y], label=name, **_style(i))
-            continue
+        c = colour(key, s) if colour else (reducer_colour(s["variant"].iloc[0])
+                                          if "variant" in s else None)
+        i = per_colour[c] = per_colour.get(c, -1) + 1     # variants of one reducer: own marker
         yv = s[y].to_numpy(dtype=float)
-        lo, hi = (s[c].to_numpy(dtype=float) for c in interval)
+        ok = np.isfinite(s[x].to_numpy(dtype=float)) & np.isfinite(yv) & ((yv > 0) if positive else True)
+        drawn += int(ok.sum())
+        if not ok.any():
+            continue
+        if interval is None:
+            ax.plot(s[x], yv, label=name, **_style(i, c))
+            continue
+        lo, hi = (s[col].to_numpy(dtype=float) for col in interval)
         err = [np.where(np.isfinite(lo), yv - lo, 0), np.where(np.isfinite(hi), hi - yv, 0)]
-        ax.errorbar(s[x], yv, yerr=err, label=name, capsize=2, **_style(i))
+        ax.errorbar(s[x], yv, yerr=err, label=name, capsize=2, **_style(i, c))
+    return drawn
+
+
+def _dots(ax, frame, value, interval=None, label="variant"):
+    """One x value only (a single size, a single rank count): a dot per
+    variant on its own row (named by the label column) with its interval,
+    not a line of one point.  Returns the number of dots drawn."""
+    d = frame[np.isfinite(frame[value].to_numpy(dtype=float))].sort_values(label)
+    for pos, (_, r) in enumerate(d.iterrows()):
+        err = None
+        if interval and all(np.isfinite(float(r[c])) for c in interval):
+            err = [[r[value] - r[interval[0]]], [r[interval[1]] - r[value]]]
+        ax.errorbar([r[value]], [pos], xerr=err, fmt="o", capsize=3,
+                    color=reducer_colour(r["variant"]))
+    ax.set_yticks(range(len(d)))
+    ax.set_yticklabels(list(d[label]), fontsize=7)
+    ax.set_ylim(-0.7, len(d) - 0.3)
+    return len(d)
+
+
+def _empty_panel(ax, what="no value to plot"):
+    ax.text(0.5, 0.5, what, ha="center", va="center", transform=ax.transAxes, color="#555")
+    ax.set_xticks([])
+    ax.set_yticks([])
 
 
 def _one_plot(outdir, name, caption, draw, **frame):
-    """A one-axis figure: draw(ax), then the shared frame; (file, caption)."""
+    """A one-axis figure: draw(ax) (returns how many points it drew), then
+    the shared frame; (file, caption), or (None, why) when draw had
+    nothing to plot."""
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    draw(ax)
+    if not draw(ax):
+        plt.close(fig)
+        return None, _nothing(caption)
     _axes(ax, **frame)
     return _save(fig, outdir, name), caption
 
 
+def _nothing(caption):
+    return "No figure for %s: these data hold no value to plot." % caption
+
+
 def _two_plots(outdir, name, caption, panels, suptitle=None):
     """Two axes side by side: panels = [(draw(ax), frame)], each frame the
-    keywords of _axes (legend=0 where the other panel has it)."""
+    keywords of _axes (legend=0 where the other panel has it).  A panel
+    without data says so; a figure without any is not drawn."""
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    total = 0
     for ax, (draw, frame) in zip(axes, panels):
-        draw(ax)
-        _axes(ax, **frame)
+        n = draw(ax)
+        total += n
+        if n:
+            _axes(ax, **frame)
+        else:
+            _empty_panel(ax)
+            ax.set_title(frame.get("title") or frame.get("ylabel", ""), fontsize=8)
+    if not total:
+        plt.close(fig)
+        return None, _nothing(caption)
     if suptitle:
         fig.suptitle(_wrap(suptitle), fontsize=8)
     return _save(fig, outdir, name), caption
 
 
 CI_BARS = "bars: 95%% confidence interval of the median (none below %d repetitions)"
+SIZE = "dense gradient size"
+
+
+def _by_size_or_dots(ax, sub, y, interval, positive=True):
+    """Lines over size, or, where the group was run at one size only, a
+    dot per reducer (the value then on the x axis)."""
+    if sub["size_bytes"].nunique() == 1:
+        return _dots(ax, sub, y, interval)
+    return _lines(ax, sub, "variant", "size_bytes", y, interval, positive=positive)
+
+
+def _size_frame(sub, xlabel, ylabel, scale="log", **kw):
+    """The frame of a plot over size, or of its one-size dot plot."""
+    if sub["size_bytes"].nunique() == 1:   # rows name the reducers: no legend
+        kw["legend"] = 0
+        return dict(xlabel="%s at %s" % (ylabel, formatting.size(sub["size_bytes"].iloc[0])),
+                    ylabel="", xscale=scale, **kw)
+    return dict(xlabel=xlabel, ylabel=ylabel, xscale=("log", {"base": 2}), yscale=scale, **kw)
 
 
 def latency(agg, outdir):
@@ -127,10 +242,10 @@ def latency(agg, outdir):
             outdir, "latency_%s.png" % gid,
             "%s: time per call vs size, per reducer (median over repetitions; %s)"
             % (gid, CI_BARS % MIN_REPETITIONS),
-            lambda ax: _lines(ax, sub, "variant", "size_bytes", "t_avg_us_median",
-                              ("t_avg_us_ci_low", "t_avg_us_ci_high")),
-            xlabel="dense gradient size (bytes)", ylabel="time per call (us, avg over ranks)",
-            xscale=("log", {"base": 2}), yscale="log", title=_wrap(sub["group"].iloc[0])))
+            lambda ax: _by_size_or_dots(ax, sub, "t_avg_us_median",
+                                        ("t_avg_us_ci_low", "t_avg_us_ci_high")),
+            **_size_frame(sub, SIZE, "time per call (us, avg over ranks)",
+                          title=_wrap(sub["group"].iloc[0]))))
     return out
 
 
@@ -139,23 +254,25 @@ def model_vs_measured(agg, outdir):
     reducer, with the diagonal and the 0.5x / 2x lines."""
     if agg.empty or "t_model_us_median" not in agg:
         return []
-    d = agg[np.isfinite(agg["t_model_us_median"]) & (agg["t_model_us_median"] > 0)]
+    d = agg[np.isfinite(agg["t_model_us_median"]) & (agg["t_model_us_median"] > 0)
+            & np.isfinite(agg["t_avg_us_median"]) & (agg["t_avg_us_median"] > 0)]
+    caption = ("measured median time per call against the cost model's (rb_model with the "
+               "run's alpha, beta and memory bandwidth); solid: equal, dotted: 0.5x and 2x")
     if d.empty:
-        return []
+        return [(None, _nothing(caption))]
 
     def draw(ax):
         for i, (v, sub) in enumerate(d.groupby("variant", sort=True)):
             ax.scatter(sub["t_model_us_median"], sub["t_avg_us_median"], s=12, label=v,
-                       marker="os^vD<>"[i % 7])
+                       marker=MARKERS[i % len(MARKERS)], color=reducer_colour(v))
         lo = min(d["t_model_us_median"].min(), d["t_avg_us_median"].min())
         hi = max(d["t_model_us_median"].max(), d["t_avg_us_median"].max())
         for f, style in ((1, "-"), (0.5, ":"), (2, ":")):
             ax.plot([lo, hi], [lo * f, hi * f], "k" + style, lw=0.7)
-    return [_one_plot(outdir, "model_vs_measured.png",
-                      "measured median time per call against the cost model's (rb_model with "
-                      "the run's alpha, beta and memory bandwidth); solid: equal, dotted: 0.5x "
-                      "and 2x", draw, xlabel="model (us)", ylabel="measured (us)",
-                      xscale="log", yscale="log")]
+        return len(d)
+    return [_one_plot(outdir, "model_vs_measured.png", caption, draw,
+                      xlabel="cost model's time per call (us)",
+                      ylabel="measured time per call (us)", xscale="log", yscale="log")]
 
 
 def speedup(sp, outdir):
@@ -167,12 +284,12 @@ def speedup(sp, outdir):
         for col, title, legend in (("speedup_vs_dense", "vs dense", 0),
                                    ("speedup_vs_best_baseline", "vs fastest other exact sparse baseline", 6)):
             def draw(ax, col=col):
-                # every variant on both axes (NaN where undefined): one colour each
-                _lines(ax, sub, "variant", "size_bytes", col, (col + "_low", col + "_high"))
-                ax.axhline(1.0, color="k", lw=0.8)
-            panels.append((draw, dict(xlabel="dense gradient size (bytes)",
-                                      ylabel="speedup (>1 = faster)", xscale=("log", {"base": 2}),
-                                      yscale="log", title="speedup " + title, legend=legend)))
+                n = _by_size_or_dots(ax, sub, col, (col + "_low", col + "_high"))
+                if n:
+                    (ax.axvline if sub["size_bytes"].nunique() == 1 else ax.axhline)(1.0, color="k", lw=0.8)
+                return n
+            panels.append((draw, _size_frame(sub, SIZE, "speedup (>1 = faster)",
+                                             title="speedup " + title, legend=legend)))
         out.append(_two_plots(outdir, "speedup_%s.png" % gid,
                               "%s: speedup of each reducer vs dense and vs the fastest other exact "
                               "sparse baseline (a bar that crosses 1: no significant difference)" % gid,
@@ -183,8 +300,8 @@ def speedup(sp, outdir):
 def _family_title(fam_cols, key, varying, size):
     d = dict(zip(fam_cols, key))
     other = ("density %g" % float(d["density"])) if varying == "ranks" else "%s ranks" % d["ranks"]
-    return "%s | %s | %s/%s | %s | size %d B" % (d["kind"], d["machine"], d["layout"],
-                                                  d["overlap"], other, size)
+    return "%s | %s | %s/%s | %s | size %s" % (d["kind"], d["machine"], d["layout"],
+                                               d["overlap"], other, formatting.size(size))
 
 
 def wire_bytes(agg, outdir):
@@ -192,7 +309,8 @@ def wire_bytes(agg, outdir):
     groups that differ only in density."""
     return _family_plots(agg, outdir, "density", "wire_bytes_%d.png", "wire bytes per rank vs density (%s)",
                          "bytes_sent_avg_median", None,
-                         dict(xlabel="density of each rank's gradient", ylabel="bytes sent per rank per call",
+                         dict(xlabel="density of each rank's gradient",
+                              ylabel="bytes sent per rank per call (size)",
                               xscale="log", yscale="log"))
 
 
@@ -204,7 +322,9 @@ def scaling(sc, outdir):
 
 def _family_plots(df, outdir, varying, name, caption, y, interval, frame):
     """One figure per family of groups that differ only in `varying`, at
-    the family's largest size: y vs `varying`, one line per variant."""
+    the family's largest size: y vs `varying`, one line per variant.  A
+    family run at one value of `varying` has nothing to draw a line over:
+    no figure."""
     out = []
     if df.empty:
         return out
@@ -213,9 +333,14 @@ def _family_plots(df, outdir, varying, name, caption, y, interval, frame):
         size = fam["size_bytes"].max()
         title = _family_title(fam_cols, key, varying, size)
         s0 = fam[fam["size_bytes"] == size]
+        if s0[varying].nunique() < 2:
+            continue
         out.append(_one_plot(outdir, name % n, caption % title,
-                             lambda ax: _lines(ax, s0, "variant", varying, y, interval),
+                             lambda ax: _lines(ax, s0, "variant", varying, y, interval, positive=True),
                              title=title, **frame))
+    if not out:
+        out.append((None, "No figure of %s: no configuration was run at more than one %s."
+                    % (caption.split(" (")[0], "rank count" if varying == "ranks" else varying)))
     return out
 
 
@@ -226,7 +351,9 @@ def s2_error(s2, outdir):
         xlabel = "sketch width (option sketch_width, mode %s)" % modes
         panels = [(lambda ax, col=col: _lines(
                        ax, sk, ["gid", "size_bytes"], "sketch_width", col,
-                       label=lambda k, s: "%s %dB d=%g" % (k[0], k[1], float(s["density"].iloc[0]))),
+                       label=lambda k, s: "%s %s d=%g" % (k[0], formatting.size(k[1]),
+                                                          float(s["density"].iloc[0])),
+                       colour=lambda k, s: reducer_colour("s2")),
                    dict(xlabel=xlabel, ylabel=ylabel, legend=legend))
                   for col, ylabel, legend in (("rel_l2_err_median", "relative L2 error", 6),
                                               ("recall_median", "recall of the true support", 0))]
@@ -238,25 +365,40 @@ def s2_error(s2, outdir):
 def gossip_consensus(g, outdir):
     if g.empty:
         return []
+    if (g["consensus_median"].fillna(0) == 0).all():
+        return [(None, "No figure of the gossip consensus distance: it is 0 at every point "
+                       "(one gossip step left the ranks at the exact average).")]
     return [_one_plot(outdir, "gossip_consensus_%s.png" % kind,
                       "gossip consensus distance after one call (%s data)" % kind,
                       lambda ax: _lines(ax, gk, ["gid", "options"], "size_bytes", "consensus_median",
-                                        label=lambda k, s: "%s %d ranks %s" % (k[0], s["ranks"].iloc[0], k[1])),
-                      xlabel="dense gradient size (bytes)",
+                                        label=lambda k, s: "%s %d ranks %s" % (k[0], s["ranks"].iloc[0], k[1]),
+                                        colour=lambda k, s: reducer_colour("gossip")),
+                      xlabel=SIZE,
                       ylabel="consensus distance max_r |x_r - mean| / |mean|", xscale=("log", {"base": 2}))
             for kind, gk in g.groupby("kind")]
 
 
 def training_curves(curv, outdir):
+    """Each repetition (run) a thin line in its reducer's colour; one legend
+    entry per reducer."""
     out = []
     for tid, sub in list(curv.groupby("tid"))[:MAX_FIGURES_PER_KIND] if not curv.empty else []:
         metric = sub["metric"].iloc[0]
-        panels = [(lambda ax, x=x: _lines(ax, sub, ["variant", "run"], x, "value",
-                                          label=lambda k, s: k[0]),
-                   dict(xlabel=xlabel, ylabel=metric, legend=legend))
-                  for x, xlabel, legend in (("iteration", "iteration", 0), ("wall_s", "wall time (s)", 6))]
-        out.append(_two_plots(outdir, "train_%s.png" % tid, "%s: %s vs iteration and vs wall time"
-                              % (tid, metric), panels, sub["group"].iloc[0]))
+        runs = sub.groupby("variant")["run"].nunique().max()
+
+        def draw(ax, x):
+            n = _lines(ax, sub, ["variant", "run"], x, "value", label=lambda k, s: k[0])
+            for line in ax.get_lines():
+                line.set_linestyle("-")
+                line.set_linewidth(0.9)
+                line.set_markersize(2.5)
+            return n
+        panels = [(lambda ax, x=x: draw(ax, x), dict(xlabel=xlabel, ylabel=metric, legend=legend))
+                  for x, xlabel, legend in (("iteration", "iteration", 0), ("wall_s", "wall time (s)", 7))]
+        out.append(_two_plots(outdir, "train_%s.png" % tid,
+                              "%s: %s vs iteration and vs wall time (%d repetition%s per reducer, "
+                              "one line each)" % (tid, metric, runs, "" if runs == 1 else "s"),
+                              panels, sub["group"].iloc[0]))
     return out
 
 
@@ -265,19 +407,24 @@ def phase_bars(summ, outdir):
     cols = ["t_%s_s_median" % p for p in ("forward", "backward", "reduce", "update")]
     if summ.empty or not all(c in summ for c in cols):
         return out
+    phase_colours = ("#4c72b0", "#55a868", "#c44e52", "#8172b2")
     for tid, sub in list(summ.groupby("tid"))[:MAX_FIGURES_PER_KIND]:
         sub = sub[sub[cols].notna().any(axis=1)]
         if sub.empty:
+            out.append((None, _nothing("%s: time per iteration by phase" % tid)))
             continue
         fig, ax = plt.subplots(figsize=(7, 4.5))
         x = np.arange(len(sub))
         bottom = np.zeros(len(sub))
-        for c in cols:
+        for c, colour in zip(cols, phase_colours):
             v = sub[c].fillna(0).to_numpy() * 1e3
-            ax.bar(x, v, bottom=bottom, label=c[2:-9])
+            ax.bar(x, v, bottom=bottom, label=c[2:-9], color=colour)
             bottom += v
         ax.set_xticks(x)
         ax.set_xticklabels(sub["variant"], rotation=30, ha="right", fontsize=7)
+        for t, v in zip(ax.get_xticklabels(), sub["variant"]):
+            t.set_color(reducer_colour(v))
+        ax.set_xlabel("reducer")
         ax.set_ylabel("ms per iteration (median)")
         ax.set_title(_wrap(sub["group"].iloc[0]), fontsize=8)
         _legend(ax, 7)
@@ -291,16 +438,109 @@ def efficiency(eff, outdir):
         return []
     pct = eff.assign(**{c: 100 * eff[c] for c in ("compute_efficiency", "compute_efficiency_low",
                                                   "compute_efficiency_high") if c in eff})
+    interval = (("compute_efficiency_low", "compute_efficiency_high")
+                if "compute_efficiency_low" in pct else None)
+    ylabel = "compute efficiency (%): t_iter(none) / t_iter(reducer)"
+    one = pct["ranks"].nunique() == 1
 
     def draw(ax):
-        _lines(ax, pct, ["kind", "model", "variant"], "ranks", "compute_efficiency",
-               ("compute_efficiency_low", "compute_efficiency_high") if "compute_efficiency_low" in pct
-               else None, label=lambda k, s: " ".join(k))
+        if one:
+            d = pct.assign(row=[" ".join(str(x) for x in k)
+                                for k in zip(pct["kind"], pct["model"], pct["variant"])])
+            n = _dots(ax, d, "compute_efficiency", interval, label="row")
+            ax.axvline(100, color="k", lw=0.8)
+            return n
+        n = _lines(ax, pct, ["kind", "model", "variant"], "ranks", "compute_efficiency", interval,
+                   label=lambda k, s: " ".join(k))
         ax.axhline(100, color="k", lw=0.8)
+        return n
 
+    frame = (dict(xlabel="%s at %d ranks" % (ylabel, pct["ranks"].iloc[0]), ylabel="", legend=0)
+             if one else dict(xlabel="ranks", ylabel=ylabel))
     return [_one_plot(outdir, "efficiency.png", "compute efficiency vs ranks (%s)"
-                      % (CI_BARS % MIN_REPETITIONS), draw, xlabel="ranks",
-                      ylabel="compute efficiency (%): t_iter(none) / t_iter(reducer)")]
+                      % (CI_BARS % MIN_REPETITIONS), draw, **frame)]
+
+
+# ---------------------------------------------------------------- verdict
+
+def _platform_label(r):
+    flags = [f for f, col in (("oversubscribed", "oversubscribed"), ("busy", "busy"))
+             if str(r.get(col, "no")) == "yes"]
+    label = str(r.get("platform", r.get("data", "")))
+    if str(r.get("setting", "paper")) != "paper":
+        flags.insert(0, "other setting")
+    return label + (" (%s)" % ", ".join(flags) if flags else "")
+
+
+def verdict(ctab, outdir):
+    """The whole verdict in one figure: a panel per claim, a row per
+    platform; each measured value with its interval (a diamond: exact, no
+    interval needed) coloured by its verdict, the paper's number as a
+    dashed line; a claim without data says 'missing' on its row.  Input:
+    the claims table (claim_id, claim, paper, paper_value, platform,
+    setting, oversubscribed, busy, measured_median/low/high, exact,
+    verdict_class)."""
+    if ctab is None or ctab.empty:
+        return []
+    claims = list(dict.fromkeys(ctab["claim_id"]))
+    heights = [max(1, (ctab["claim_id"] == c).sum()) for c in claims]
+    fig, axes = plt.subplots(len(claims), 1, figsize=(9, 0.9 + 0.34 * sum(heights) + 0.55 * len(claims)),
+                             gridspec_kw={"height_ratios": [h + 1.2 for h in heights]}, squeeze=False)
+    drawn = 0
+    for ax, cid in zip(axes[:, 0], claims):
+        rows = ctab[ctab["claim_id"] == cid].reset_index(drop=True)
+        first = rows.iloc[0]
+        pct = "%" in str(first["paper"])
+        scale = 100.0 if pct else 1.0
+        paper = float(first["paper_value"]) * scale if formatting.is_number(first["paper_value"]) else np.nan
+        values = []
+        for pos, r in rows.iterrows():
+            cls = str(r.get("verdict_class", "missing"))
+            colour = VERDICT_COLOURS.get(cls, "#6e7781")
+            med = r["measured_median"]
+            if not formatting.is_number(med) or not r.get("points", 0):
+                ax.text(0.01, pos, "missing: %s" % _wrap(str(r.get("why", "") or "no data"), 80),
+                        transform=ax.get_yaxis_transform(), va="center", fontsize=7, color=colour)
+                continue
+            med *= scale
+            lo, hi = r["measured_low"], r["measured_high"]
+            if bool(r.get("exact", False)) or not (formatting.is_number(lo) and formatting.is_number(hi)):
+                ax.plot([med], [pos], marker="D" if r.get("exact", False) else "o", color=colour,
+                        markersize=6, linestyle="none")
+                values.append(med)
+            else:
+                ax.errorbar([med], [pos], xerr=[[med - lo * scale], [hi * scale - med]], fmt="o",
+                            color=colour, capsize=4, markersize=5)
+                values += [lo * scale, hi * scale]
+            drawn += 1
+        if np.isfinite(paper):
+            ax.axvline(paper, color="k", linestyle="--", lw=1)
+            values.append(paper)
+        finite = [v for v in values if np.isfinite(v)]
+        if finite:
+            lo, hi = min(finite), max(finite)
+            pad = 0.08 * (hi - lo) if hi > lo else 0.1 * max(abs(hi), 1)
+            ax.set_xlim(lo - pad, hi + pad)
+        ax.set_yticks(range(len(rows)))
+        ax.set_yticklabels([_platform_label(r) for _, r in rows.iterrows()], fontsize=7)
+        ax.set_ylim(len(rows) - 0.5, -0.5)
+        ax.set_title("%s (paper %s, dashed)" % (first["claim"], first["paper"]), fontsize=8, loc="left")
+        ax.set_xlabel("%" if pct else "x (speedup, > 1 = faster)", fontsize=7)
+        ax.tick_params(axis="x", labelsize=7)
+        ax.grid(True, axis="x", alpha=0.3)
+    if not drawn:
+        plt.close(fig)
+        return [(None, "No figure of the verdict: no claim has a measured value in these data.")]
+    handles = [matplotlib.lines.Line2D([], [], marker="o", linestyle="none", color=c, label=k)
+               for k, c in VERDICT_COLOURS.items() if k in set(ctab.get("verdict_class", []))]
+    if handles:
+        fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, 0.04 if handles else 0, 1, 1))
+    fig.savefig(os.path.join(outdir, "verdict.png"), dpi=DPI)
+    plt.close(fig)
+    return [("verdict.png", "the verdict: each claim's measured value (median over its points, "
+                            "bar: its interval; diamond: exact, no interval needed) against the "
+                            "paper's number (dashed), per platform; colour: the verdict")]
 
 
 def _wrap(text, width=110):
