@@ -1,10 +1,12 @@
 # tests/analysis.mk: rb-report (issues 8, 22) on files the real benchmarks write.
-TESTS += tests/analysis/report.sh tests/analysis/verdict.sh
+TESTS += tests/analysis/report.sh tests/analysis/verdict.sh \
+	tests/analysis/render_check.py tests/analysis/browser.sh
 dist_check_SCRIPTS += tests/analysis/report.sh tests/analysis/report_check.py \
-	tests/analysis/verdict.sh tests/analysis/verdict_check.py
+	tests/analysis/verdict.sh tests/analysis/verdict_check.py \
+	tests/analysis/render_check.py tests/analysis/browser.sh tests/analysis/browser_check.py
 EXTRA_DIST += analysis/rb-report analysis/rbanalysis/__init__.py \
 	analysis/rbanalysis/load.py analysis/rbanalysis/micro.py \
 	analysis/rbanalysis/training.py analysis/rbanalysis/claims.py \
 	analysis/rbanalysis/figures.py analysis/rbanalysis/document.py \
 	analysis/rbanalysis/cli.py analysis/rbanalysis/stats.py \
-	analysis/rbanalysis/compare.py
+	analysis/rbanalysis/compare.py analysis/rbanalysis/formatting.py

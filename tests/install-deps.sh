@@ -7,7 +7,8 @@ libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools zlib1g-dev
 libpapi-dev papi-tools libhwloc-dev hwloc libopenblas-dev
 python3-h5py python3-numpy python3-pandas python3-matplotlib
 dataset-fashion-mnist fortunes fortunes-min
-slurmctld slurmd slurm-client munge libsimgrid-dev"
+slurmctld slurmd slurm-client munge libsimgrid-dev
+chromium"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

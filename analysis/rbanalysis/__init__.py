@@ -8,7 +8,8 @@ Modules:
   training  training tables: curves, time to target, phases, efficiency
   claims    the papers' headline claims measured on the user's data, per setting
   compare   rb-report --compare: contradictions between two data sets
-  figures   PNG figures (matplotlib, Agg backend)
+  figures   PNG figures (matplotlib, Agg backend): one colour per reducer, the verdict
+  formatting how numbers are written: sizes, percentages, intervals, exact values
   document  a small block model rendered to report.md and report.html
   cli       the rb-report command
 """

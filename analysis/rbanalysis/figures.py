@@ -74,9 +74,11 @@ def _readable_ticks(ax):
         lo, hi = sorted(axis.get_view_interval())
         if scale == "log" and len(_ticks_within(axis, lo, hi)) < 3:
             # 1-2-5 steps, else (less than a factor 5 spanned) evenly spaced ticks
-            axis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-            if len(_ticks_within(axis, lo, hi)) < 3:
-                axis.set_major_locator(matplotlib.ticker.MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
+            for loc in (matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)),
+                        matplotlib.ticker.MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10])):
+                axis.set_major_locator(loc)
+                if 3 <= len(_ticks_within(axis, lo, hi)) <= 7:
+                    break
             axis.set_minor_locator(matplotlib.ticker.NullLocator())
         elif scale == "log" and sized and len(_ticks_within(axis, lo, hi)) > 10:
             axis.set_major_locator(matplotlib.ticker.LogLocator(base=2, numticks=8))
@@ -484,7 +486,7 @@ def verdict(ctab, outdir):
         return []
     claims = list(dict.fromkeys(ctab["claim_id"]))
     heights = [max(1, (ctab["claim_id"] == c).sum()) for c in claims]
-    fig, axes = plt.subplots(len(claims), 1, figsize=(9, 0.9 + 0.34 * sum(heights) + 0.55 * len(claims)),
+    fig, axes = plt.subplots(len(claims), 1, figsize=(9, 0.9 + 0.42 * sum(heights) + 0.55 * len(claims)),
                              gridspec_kw={"height_ratios": [h + 1.2 for h in heights]}, squeeze=False)
     drawn = 0
     for ax, cid in zip(axes[:, 0], claims):
@@ -512,6 +514,9 @@ def verdict(ctab, outdir):
                 ax.errorbar([med], [pos], xerr=[[med - lo * scale], [hi * scale - med]], fmt="o",
                             color=colour, capsize=4, markersize=5)
                 values += [lo * scale, hi * scale]
+            ax.annotate(formatting.claim_value(r, with_points=False), (med, pos), xytext=(0, 5),
+                        textcoords="offset points", ha="center", va="bottom", fontsize=6.5,
+                        color=colour)
             drawn += 1
         if np.isfinite(paper):
             ax.axvline(paper, color="k", linestyle="--", lw=1)
@@ -519,7 +524,7 @@ def verdict(ctab, outdir):
         finite = [v for v in values if np.isfinite(v)]
         if finite:
             lo, hi = min(finite), max(finite)
-            pad = 0.08 * (hi - lo) if hi > lo else 0.1 * max(abs(hi), 1)
+            pad = 0.12 * (hi - lo) if hi > lo else 0.1 * max(abs(hi), 1)
             ax.set_xlim(lo - pad, hi + pad)
         ax.set_yticks(range(len(rows)))
         ax.set_yticklabels([_platform_label(r) for _, r in rows.iterrows()], fontsize=7)

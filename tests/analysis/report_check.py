@@ -207,6 +207,12 @@ def median_interval(values):
     return best
 
 
+def shown_bytes(text):
+    """'4 KiB' -> 4096, '512 B' -> 512 (the report writes sizes in units)."""
+    num, unit = text.split()
+    return round(float(num) * {"B": 1, "KiB": 2 ** 10, "MiB": 2 ** 20, "GiB": 2 ** 30}[unit])
+
+
 def check_latency(d, rows, md):
     lat = pd.read_csv(os.path.join(d, "tables", "micro_latency.csv"))
     for _, r in lat.iterrows():
@@ -235,7 +241,7 @@ def check_latency(d, rows, md):
     if len(shown) != len(lat):
         fail("report.md latency table has %d rows, CSV %d" % (len(shown), len(lat)))
     for s, (_, r) in zip(shown, lat.iterrows()):
-        if s["reducer"] != r["variant"] or int(s["size B"]) != int(r["size_bytes"]):
+        if s["reducer"] != r["variant"] or shown_bytes(s["size"]) != int(r["size_bytes"]):
             fail("report.md latency row order differs from CSV: %s" % s)
             break
         if not close(float(s["median us"]), float(r["t_avg_us_median"]), 5e-4):

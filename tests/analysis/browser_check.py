@@ -1,0 +1,167 @@
+#!/usr/bin/python3
+"""Open an rb-report report.html in headless Chromium and check what a
+reader sees.
+
+usage: browser_check.py [--chromium PATH] [--width PX] [--screenshot PNG] REPORT_HTML
+
+A copy of the page, with a script added that measures it once loaded, is
+opened at a viewport WIDTH px wide (default 1280); the script's findings
+come back through --dump-dom.  Checks (each failure is printed; exit 1 if
+any, 0 otherwise):
+  - every figure (img) has loaded: complete, naturalWidth > 0;
+  - the page is no wider than the viewport (document scrollWidth <= WIDTH);
+  - no element is wider than its own box (scrollWidth > clientWidth) or
+    reaches past the viewport's right edge, unless it is inside (or is) a
+    box that scrolls (overflow-x auto or scroll);
+  - no Markdown syntax is left in the text (outside code): *word*, **word**,
+    _word_, backticks, [text](link);
+  - a contents list exists and every in-page link (#anchor) has its target;
+  - the headline is in its own box and every verdict there carries one of
+    the verdict classes;
+  - every table with more than 15 rows keeps its header in view (th
+    position: sticky);
+  - every figure has a caption.
+With --screenshot, the whole page is also saved as a PNG (WIDTH wide).
+Prints the page height and the number of figures and tables."""
+
+import argparse
+import html
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+VERDICT_CLASSES = ("meets", "below", "equivalent", "not-equivalent", "inconclusive", "missing")
+
+# Runs in the page once everything has loaded; leaves its findings as JSON
+# in <pre id="rb-browser-check"> (added after measuring, so it moves nothing).
+PROBE = r"""
+<script>
+window.addEventListener("load", () => {
+  const W = %(width)d, out = {errors: []};
+  const err = (m) => out.errors.push(m);
+  const name = (e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") +
+      (e.className && typeof e.className === "string" ? "." + e.className.split(" ").join(".") : "") +
+      " '" + (e.textContent || "").trim().slice(0, 60) + "'";
+  const scrolls = (e) => ["auto", "scroll"].includes(getComputedStyle(e).overflowX);
+  const inScrollBox = (e) => { for (let a = e; a && a !== document.body; a = a.parentElement)
+                                 if (scrolls(a)) return true; return false; };
+  const de = document.documentElement;
+  out.height = de.scrollHeight; out.width = de.scrollWidth; out.viewport = innerWidth;
+  if (de.scrollWidth > W) err("page is " + de.scrollWidth + " px wide, viewport " + W + " px");
+  const imgs = [...document.images];
+  out.figures = imgs.length; out.tables = document.querySelectorAll("table").length;
+  for (const i of imgs)
+    if (!i.complete || i.naturalWidth === 0) err("figure did not load: " + (i.alt || i.src.slice(0, 60)));
+  for (const f of document.querySelectorAll("figure"))
+    if (!f.querySelector("figcaption") || !f.querySelector("figcaption").textContent.trim())
+      err("figure without a caption: " + name(f));
+  let overflows = 0;
+  for (const e of document.body.querySelectorAll("*")) {
+    if (["SCRIPT", "STYLE"].includes(e.tagName) || inScrollBox(e)) continue;
+    const wide = e.scrollWidth > e.clientWidth + 1 && e.clientWidth > 0 &&
+                 getComputedStyle(e).overflowX !== "hidden";
+    const past = e.getBoundingClientRect().right > W + 1;
+    if ((wide || past) && overflows++ < 10)
+      err((wide ? "wider than its box (" + e.scrollWidth + " > " + e.clientWidth + " px)"
+                : "reaches past the viewport (right edge " +
+                  Math.round(e.getBoundingClientRect().right) + " px)") + ": " + name(e));
+  }
+  if (overflows > 10) err("... and " + (overflows - 10) + " more overflowing elements");
+  const marks = [[/(^|[^\w*\\])\*\*?[^\s*][^*\n]*?\*\*?(?![\w*])/, "*emphasis*"],
+                 [/(^|[^\w])_[^_\s][^_\n]*?_(?!\w)/, "_emphasis_"],
+                 [/`/, "backtick"], [/\[[^\]\n]+\]\([^)\n]+\)/, "[text](link)"]];
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  let left = 0;
+  for (let n; (n = walk.nextNode());) {
+    if (n.parentElement.closest("code, pre, script, style")) continue;
+    for (const [re, what] of marks) {
+      const m = n.textContent.match(re);
+      if (m && left++ < 10) err("Markdown left as text (" + what + "): '" + m[0].trim().slice(0, 60) +
+                                "' in " + name(n.parentElement));
+    }
+  }
+  const toc = document.querySelector("nav.toc");
+  if (!toc || toc.querySelectorAll("a[href^='#']").length < 3) err("no contents list (nav.toc with links)");
+  for (const a of document.querySelectorAll("a[href^='#']"))
+    if (!document.getElementById(decodeURIComponent(a.getAttribute("href").slice(1))))
+      err("in-page link without a target: " + a.getAttribute("href"));
+  const box = document.querySelector(".headline");
+  if (!box) err("no headline box (.headline)");
+  else {
+    const v = box.querySelectorAll(".verdict");
+    if (!v.length) err("the headline box shows no verdict (.verdict)");
+    for (const e of v)
+      if (!%(classes)s.some((c) => e.classList.contains(c))) err("verdict without a verdict class: " + name(e));
+    out.verdicts = [...v].map((e) => [...e.classList].join(" "));
+  }
+  for (const t of document.querySelectorAll("table"))
+    if (t.rows.length > 16) {
+      const th = t.querySelector("thead th");
+      if (!th || getComputedStyle(th).position !== "sticky")
+        err("long table (" + t.rows.length + " rows) without a sticky header: " + name(t).slice(0, 80));
+    }
+  const pre = document.createElement("pre");
+  pre.id = "rb-browser-check";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>
+"""
+
+
+def chromium(binary, width, height, *args):
+    return subprocess.run([binary, "--headless=new", "--no-sandbox", "--disable-gpu",
+                           "--hide-scrollbars", "--window-size=%d,%d" % (width, height),
+                           "--virtual-time-budget=20000"] + list(args),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+
+
+def measure(binary, report, width):
+    """The probe's findings for report (a copy with PROBE added, beside it
+    so that relative links resolve)."""
+    page = open(report, encoding="utf-8").read()
+    probe = PROBE % {"width": width, "classes": json.dumps(list(VERDICT_CLASSES))}
+    if "</body>" not in page:
+        return {"errors": ["report.html has no </body>"]}
+    fd, copy = tempfile.mkstemp(suffix=".html", prefix=".probe-", dir=os.path.dirname(report))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(page.replace("</body>", probe + "</body>", 1))
+        r = chromium(binary, width, 900, "--dump-dom", "file://" + os.path.abspath(copy))
+    finally:
+        os.remove(copy)
+    m = re.search(r'<pre id="rb-browser-check">(.*?)</pre>', r.stdout, re.S)
+    if not m:
+        return {"errors": ["chromium returned no measurement (exit %d): %s"
+                           % (r.returncode, r.stderr.strip()[-500:])]}
+    return json.loads(html.unescape(m.group(1)))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("report")
+    p.add_argument("--chromium", default="chromium")
+    p.add_argument("--width", type=int, default=1280)
+    p.add_argument("--screenshot")
+    a = p.parse_args()
+    res = measure(a.chromium, a.report, a.width)
+    for e in res["errors"]:
+        print("FAIL: " + e)
+    if "height" in res:
+        print("report.html at %d px: %d px tall, %d px wide, %d figures, %d tables, verdicts: %s"
+              % (a.width, res["height"], res["width"], res["figures"], res["tables"],
+                 ", ".join(res.get("verdicts", [])) or "-"))
+    if a.screenshot and "height" in res:
+        chromium(a.chromium, a.width, res["height"], "--screenshot=" + os.path.abspath(a.screenshot),
+                 "file://" + os.path.abspath(a.report))
+        if not os.path.isfile(a.screenshot):
+            print("FAIL: no screenshot written to " + a.screenshot)
+            return 1
+    return 1 if res["errors"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
