@@ -36,7 +36,7 @@ nav.toc ul{margin:2px 0;padding-left:18px}nav.toc>ul{columns:2}
 .verdict{font-weight:bold;padding:1px 6px;border-radius:4px;color:#fff}
 %s
 .tablebox{overflow:auto;max-width:100%%;margin:6px 0;border:1px solid #ddd}
-.tablebox.long{max-height:28em}
+.tablebox{max-height:28em}
 table{border-collapse:collapse;font-size:12px}
 td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}
 td{max-width:24em;overflow-wrap:break-word}td.n{text-align:right;white-space:nowrap}

@@ -198,7 +198,7 @@ def _two_plots(outdir, name, caption, panels, suptitle=None):
     """Two axes side by side: panels = [(draw(ax), frame)], each frame the
     keywords of _axes (legend=0 where the other panel has it).  A panel
     without data says so; a figure without any is not drawn."""
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     total = 0
     for ax, (draw, frame) in zip(axes, panels):
         n = draw(ax)
@@ -469,6 +469,8 @@ def _platform_label(r):
     flags = [f for f, col in (("oversubscribed", "oversubscribed"), ("busy", "busy"))
              if str(r.get(col, "no")) == "yes"]
     label = str(r.get("platform", r.get("data", "")))
+    if label in ("", "-", "nan", "None"):
+        label = "no point"
     if str(r.get("setting", "paper")) != "paper":
         flags.insert(0, "other setting")
     return label + (" (%s)" % ", ".join(flags) if flags else "")
@@ -501,11 +503,19 @@ def verdict(ctab, outdir):
             colour = VERDICT_COLOURS.get(cls, "#6e7781")
             med = r["measured_median"]
             if not formatting.is_number(med) or not r.get("points", 0):
-                ax.text(0.01, pos, "missing: %s" % _wrap(str(r.get("why", "") or "no data"), 80),
+                why = r.get("why", "") if not formatting.missing(r.get("why", "")) else ""
+                ax.text(0.01, pos, _wrap(str(why or r.get("verdict", "") or "missing"), 100),
                         transform=ax.get_yaxis_transform(), va="center", fontsize=7, color=colour)
                 continue
             med *= scale
             lo, hi = r["measured_low"], r["measured_high"]
+            vmin, vmax = r.get("measured_min"), r.get("measured_max")
+            pooled = int(r.get("points", 1)) > 1
+            if pooled and formatting.is_number(vmin) and formatting.is_number(vmax):
+                # the points themselves: a light band behind their median
+                ax.plot([vmin * scale, vmax * scale], [pos, pos], color=colour, alpha=0.25, lw=7,
+                        solid_capstyle="butt")
+                values += [vmin * scale, vmax * scale]
             if bool(r.get("exact", False)) or not (formatting.is_number(lo) and formatting.is_number(hi)):
                 ax.plot([med], [pos], marker="D" if r.get("exact", False) else "o", color=colour,
                         markersize=6, linestyle="none")
@@ -514,7 +524,10 @@ def verdict(ctab, outdir):
                 ax.errorbar([med], [pos], xerr=[[med - lo * scale], [hi * scale - med]], fmt="o",
                             color=colour, capsize=4, markersize=5)
                 values += [lo * scale, hi * scale]
-            ax.annotate(formatting.claim_value(r, with_points=False), (med, pos), xytext=(0, 5),
+            text = formatting.claim_value(r, with_points=False)
+            if pooled:
+                text = "%s, median of %d points" % (text.replace(" (exact)", ""), int(r["points"]))
+            ax.annotate(text, (med, pos), xytext=(0, 5),
                         textcoords="offset points", ha="center", va="bottom", fontsize=6.5,
                         color=colour)
             drawn += 1
@@ -545,7 +558,8 @@ def verdict(ctab, outdir):
     plt.close(fig)
     return [("verdict.png", "the verdict: each claim's measured value (median over its points, "
                             "bar: its interval; diamond: exact, no interval needed) against the "
-                            "paper's number (dashed), per platform; colour: the verdict")]
+                            "paper's number (dashed), per platform; light band: the range of the points pooled in "
+                            "a row; colour: the verdict")]
 
 
 def _wrap(text, width=110):

@@ -104,6 +104,9 @@ def claim_value(row, with_points=True):
         shown = f(med) if zero or not stats.has_interval(lo, hi) else interval(med, lo, hi, f)
         return "%s (median of %d points, which range %s to %s)" % (shown, n, f(vmin), f(vmax))
     text = interval(med, lo, hi, f, bool(row.get("exact", False)))
+    if n > 1 and with_points and (missing(vmin) or missing(vmax)):
+        # the points' range is unknown here: say whose interval it is
+        return "%s (median of %d points; the interval is the median's, not the points')" % (text, n)
     return "%s over %d points" % (text, n) if n > 1 and with_points else text
 
 

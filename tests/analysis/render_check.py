@@ -69,6 +69,10 @@ def test_formatting():
           and "-77.9% to 84.4%" in formatting.claim_value(narrow),
           "a pooled interval narrower than its points: range beside it: %s"
           % formatting.claim_value(narrow))
+    unknown = dict(narrow, measured_min=np.nan, measured_max=np.nan)
+    check("not the points'" in formatting.claim_value(unknown),
+          "a pooled interval whose points' range is unknown says whose interval it is: %s"
+          % formatting.claim_value(unknown))
     check(formatting.claim_value({"points": 1, "paper": "1.8x", "measured_median": 0.935,
                                   "measured_low": 0.765, "measured_high": 1.143})
           == "0.94x [0.77x, 1.14x]", "a speedup as in the headline")
