@@ -46,6 +46,10 @@ figure{margin:6px 0;flex:0 1 592px;max-width:100%%}figure.wide{flex:0 1 900px}
 figure img{width:100%%;height:auto}figcaption{font-size:12px;color:#333}
 p.note{color:#555;font-style:italic}
 small a{overflow-wrap:anywhere}
+@media print{body{max-width:none}nav.toc{display:none}
+.tablebox{overflow:visible;max-height:none;border:none}
+table{font-size:8px}td{max-width:none;overflow-wrap:anywhere}td.n{white-space:normal}
+td,th{padding:1px 3px}th{position:static;overflow-wrap:anywhere}figure{break-inside:avoid}}
 """ % "\n".join(".verdict.%s{background:%s}" % kv for kv in VERDICT_COLOURS.items())
 
 # Source columns shown with a unit: name -> formatter (the CSV keeps the number).
@@ -98,6 +102,11 @@ class Document:
         cells = [[_cell(c, v) for c, v in zip(cols, r)]
                  for r in df[cols].itertuples(index=False, name=None)]
         heads = [columns[c] if columns else str(c) for c in cols]
+        # a column with no value in any row says nothing here (the CSV keeps it)
+        keep = [j for j in range(len(cols)) if any(r[j] not in ("", "-") for r in cells)]
+        if keep and len(keep) < len(cols):
+            heads = [heads[j] for j in keep]
+            cells = [[r[j] for j in keep] for r in cells]
         self.blocks.append(("table", heads, cells, csv, caption))
 
     def figure(self, filename, caption):

@@ -5,7 +5,8 @@
 # training runs, two seeds each), rb-report, then browser_check.py opens
 # report.html in headless Chromium at 1280 px and checks that every figure
 # loads, nothing overflows its box, no Markdown is left as text, and the
-# page has its contents list, verdict classes and sticky table headers.
+# page has its contents list, verdict classes and sticky table headers;
+# then again with the page's print style at A4 width, where nothing scrolls.
 # RB_BROWSER_KEEP=DIR keeps the runs (DIR/results), the report (DIR/report)
 # and a screenshot of it (DIR/report/report.png).
 micro="$top_builddir/benchmarks/rb_micro"
@@ -52,5 +53,9 @@ else
 fi
 "$report" "$d" -o "$out" >"$tmp/report.out" 2>&1 ||
     { echo "FAIL: rb-report:"; cat "$tmp/report.out"; exit 1; }
+fail=0
 $py "$check" --chromium "$chromium" "$out/report.html" \
-    ${RB_BROWSER_KEEP:+--screenshot "$out/report.png"}
+    ${RB_BROWSER_KEEP:+--screenshot "$out/report.png"} || fail=1
+# On paper nothing scrolls: with the print style every table must fit A4.
+$py "$check" --chromium "$chromium" --print "$out/report.html" || fail=1
+exit $fail

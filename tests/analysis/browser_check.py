@@ -2,7 +2,7 @@
 """Open an rb-report report.html in headless Chromium and check what a
 reader sees.
 
-usage: browser_check.py [--chromium PATH] [--width PX] [--screenshot PNG] REPORT_HTML
+usage: browser_check.py [--chromium PATH] [--width PX] [--print] [--screenshot PNG] REPORT_HTML
 
 A copy of the page, with a script added that measures it once loaded, is
 opened at a viewport WIDTH px wide (default 1280); the script's findings
@@ -19,8 +19,11 @@ any, 0 otherwise):
   - the headline is in its own box and every verdict there carries one of
     the verdict classes;
   - every table with more than 15 rows keeps its header in view (th
-    position: sticky);
+    position: sticky; on paper the header repeats on each page instead);
   - every figure has a caption.
+With --print, the page's print style (@media print) is applied on screen,
+at WIDTH (718 px: A4 at 96 dpi less 1 cm margins, unless given): nothing
+scrolls on paper, so every table must fit the page.
 With --screenshot, the whole page is also saved as a PNG (WIDTH wide).
 Prints the page height and the number of figures and tables."""
 
@@ -97,7 +100,7 @@ window.addEventListener("load", () => {
       if (!%(classes)s.some((c) => e.classList.contains(c))) err("verdict without a verdict class: " + name(e));
     out.verdicts = [...v].map((e) => [...e.classList].join(" "));
   }
-  for (const t of document.querySelectorAll("table"))
+  for (const t of %(printed)s ? [] : document.querySelectorAll("table"))
     if (t.rows.length > 16) {
       const th = t.querySelector("thead th");
       if (!th || getComputedStyle(th).position !== "sticky")
@@ -119,11 +122,14 @@ def chromium(binary, width, height, *args):
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
 
 
-def measure(binary, report, width):
+def measure(binary, report, width, printed=False):
     """The probe's findings for report (a copy with PROBE added, beside it
-    so that relative links resolve)."""
+    so that relative links resolve); printed: with its print style."""
     page = open(report, encoding="utf-8").read()
-    probe = PROBE % {"width": width, "classes": json.dumps(list(VERDICT_CLASSES))}
+    if printed:
+        page = page.replace("@media print", "@media all")
+    probe = PROBE % {"width": width, "classes": json.dumps(list(VERDICT_CLASSES)),
+                     "printed": json.dumps(printed)}
     if "</body>" not in page:
         return {"errors": ["report.html has no </body>"]}
     fd, copy = tempfile.mkstemp(suffix=".html", prefix=".probe-", dir=os.path.dirname(report))
@@ -144,15 +150,17 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("report")
     p.add_argument("--chromium", default="chromium")
-    p.add_argument("--width", type=int, default=1280)
+    p.add_argument("--width", type=int)
+    p.add_argument("--print", action="store_true", dest="printed")
     p.add_argument("--screenshot")
     a = p.parse_args()
-    res = measure(a.chromium, a.report, a.width)
+    a.width = a.width or (718 if a.printed else 1280)
+    res = measure(a.chromium, a.report, a.width, a.printed)
     for e in res["errors"]:
         print("FAIL: " + e)
     if "height" in res:
-        print("report.html at %d px: %d px tall, %d px wide, %d figures, %d tables, verdicts: %s"
-              % (a.width, res["height"], res["width"], res["figures"], res["tables"],
+        print("report.html %sat %d px: %d px tall, %d px wide, %d figures, %d tables, verdicts: %s"
+              % ("printed " if a.printed else "", a.width, res["height"], res["width"], res["figures"], res["tables"],
                  ", ".join(res.get("verdicts", [])) or "-"))
     if a.screenshot and "height" in res:
         chromium(a.chromium, a.width, res["height"], "--screenshot=" + os.path.abspath(a.screenshot),
