@@ -374,7 +374,10 @@ def headline_lines(ctab):
     rows = ctab[(ctab["setting"] == "paper") & (ctab["oversubscribed"] == "no")
                 & (ctab["busy"] != "yes") & (ctab["points"] > 0)] if not ctab.empty else ctab
     if rows.empty:
-        return claims.headline(ctab)
+        if hasattr(claims, "headline"):
+            return claims.headline(ctab)
+        return ["**Headline**: no number. No claim was measured at the papers' setting on a "
+                "core per rank without other load."]
     short = getattr(claims, "SHORT", {})
     return ["**Headline** (%s, papers' setting, a core per rank): %s." % (kind, "; ".join(
         "%s %s (paper %s): %s" % (short.get(r["claim_id"], r["claim"]), formatting.claim_value(r),
