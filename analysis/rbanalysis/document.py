@@ -213,7 +213,11 @@ def _html_cell(text):
     break after ',', ';', '=' or '[' (s2[sketch_width=...,...])."""
     if NUMERIC_CELL.match(text):
         return "<td class='n'>%s</td>" % html.escape(text)
-    return "<td>%s</td>" % re.sub(r"([,;=\[/])", r"\1<wbr>", html.escape(text))
+    return "<td>%s</td>" % _inline(text, _breakable)
+
+
+def _breakable(text):
+    return "<wbr>".join(html.escape(p) for p in re.split(r"(?<=[,;=\[/])", text))
 
 
 def _html_table(heads, cells):
@@ -282,22 +286,23 @@ INLINE = re.compile(
     r"|(?<![\w])_(?P<em2>[^_\s](?:[^_]*?[^_\s])?)_(?![\w])")
 
 
-def _inline(text):
+def _inline(text, plain=html.escape):
     """The Markdown the report writes, as HTML: `code`, [text](link),
-    **bold**, *emphasis*, _emphasis_; everything else escaped."""
+    **bold**, *emphasis*, _emphasis_; everything else through plain
+    (escaped)."""
     out, pos = [], 0
     for m in INLINE.finditer(text):
-        out.append(html.escape(text[pos:m.start()]))
+        out.append(plain(text[pos:m.start()]))
         g = m.groupdict()
         if g["code"] is not None:
             out.append("<code>%s</code>" % html.escape(g["code"]))
         elif g["href"] is not None:
             out.append("<a href='%s'>%s</a>" % (html.escape(g["href"], quote=True),
-                                                _inline(g["text"])))
+                                                _inline(g["text"], plain)))
         elif g["bold"] is not None:
-            out.append("<b>%s</b>" % _inline(g["bold"]))
+            out.append("<b>%s</b>" % _inline(g["bold"], plain))
         else:
-            out.append("<i>%s</i>" % _inline(g["em"] if g["em"] is not None else g["em2"]))
+            out.append("<i>%s</i>" % _inline(g["em"] if g["em"] is not None else g["em2"], plain))
         pos = m.end()
-    out.append(html.escape(text[pos:]))
+    out.append(plain(text[pos:]))
     return "".join(out)

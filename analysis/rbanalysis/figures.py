@@ -6,6 +6,7 @@ absent below 6 repetitions.  Every figure colours a reducer the same way
 (reducer_colour), and a size axis is labelled in B/KiB/MiB."""
 
 import os
+import re
 import zlib
 
 import matplotlib
@@ -465,7 +466,14 @@ def efficiency(eff, outdir):
 
 # ---------------------------------------------------------------- verdict
 
-def _platform_label(r):
+def _measure_of(claim):
+    """'S2: speedup vs best baseline (training time to accuracy)' ->
+    'training time to accuracy' (what tells apart the rows of one claim)."""
+    m = re.search(r"\(([^()]*)\)\s*$", str(claim))
+    return m.group(1) if m else str(claim)
+
+
+def _platform_label(r, measure=False):
     flags = [f for f, col in (("oversubscribed", "oversubscribed"), ("busy", "busy"))
              if str(r.get(col, "no")) == "yes"]
     label = str(r.get("platform", r.get("data", "")))
@@ -473,6 +481,8 @@ def _platform_label(r):
         label = "no point"
     if str(r.get("setting", "paper")) != "paper":
         flags.insert(0, "other setting")
+    if measure:
+        label = "%s: %s" % (_measure_of(r["claim"]), label)
     return label + (" (%s)" % ", ".join(flags) if flags else "")
 
 
@@ -540,10 +550,15 @@ def verdict(ctab, outdir):
             pad = 0.12 * (hi - lo) if hi > lo else 0.1 * max(abs(hi), 1)
             ax.set_xlim(lo - pad, hi + pad)
         ax.set_yticks(range(len(rows)))
-        ax.set_yticklabels([_platform_label(r) for _, r in rows.iterrows()], fontsize=7)
+        several = rows["claim"].nunique() > 1      # e.g. time per iteration and to accuracy
+        ax.set_yticklabels([_platform_label(r, several) for _, r in rows.iterrows()], fontsize=7)
         ax.set_ylim(len(rows) - 0.5, -0.5)
-        ax.set_title("%s (paper %s, dashed)" % (first["claim"], first["paper"]), fontsize=8, loc="left")
-        ax.set_xlabel("%" if pct else "x (speedup, > 1 = faster)", fontsize=7)
+        title = re.sub(r"\s*\([^()]*\)\s*$", "", str(first["claim"])) if several else first["claim"]
+        ax.set_title(_wrap("%s (paper %s, dashed)" % (title, first["paper"]), 100), fontsize=8, loc="left")
+        ax.set_xlabel(formatting.claim_unit(first["paper"]), fontsize=7)
+        if not any(formatting.is_number(v) for v in rows["measured_median"]):
+            ax.set_xticks([])      # nothing measured: an axis without values
+            ax.set_xlabel("")
         ax.tick_params(axis="x", labelsize=7)
         ax.grid(True, axis="x", alpha=0.3)
     if not drawn:

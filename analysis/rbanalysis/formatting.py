@@ -4,6 +4,7 @@ interval, marked exact where the value is deterministic, and with the range
 of its points beside it where a pooled interval does not cover them."""
 
 import math
+import re
 
 import pandas as pd
 
@@ -58,10 +59,25 @@ def times(v):
     return "-" if missing(v) else "%.2fx" % float(v)
 
 
+def general(v):
+    return "-" if missing(v) else "%.3g" % float(v)
+
+
 def claim_formatter(paper):
     """A claim's numbers are written like the paper's: '81%' -> percent,
-    '1.8x' -> times."""
-    return percent if "%" in str(paper) else times
+    '1.8x' -> times, anything else (a difference, a message count) as a
+    plain number."""
+    if "%" in str(paper):
+        return percent
+    if re.search(r"\d\s*x\b", str(paper)):
+        return times
+    return general
+
+
+def claim_unit(paper):
+    """The axis label of a claim's values."""
+    f = claim_formatter(paper)
+    return {percent: "%", times: "x (speedup, > 1 = faster)"}.get(f, "value")
 
 
 def interval(med, lo, hi, f, exact=False):

@@ -73,6 +73,10 @@ def test_formatting():
     check("not the points'" in formatting.claim_value(unknown),
           "a pooled interval whose points' range is unknown says whose interval it is: %s"
           % formatting.claim_value(unknown))
+    check(formatting.claim_value({"points": 1, "paper": "converges to the same accuracy",
+                                  "measured_median": -0.25, "measured_low": -0.5,
+                                  "measured_high": 0.1}) == "-0.25 [-0.5, 0.1]",
+          "a claim that is neither percent nor x: plain numbers")
     check(formatting.claim_value({"points": 1, "paper": "1.8x", "measured_median": 0.935,
                                   "measured_low": 0.765, "measured_high": 1.143})
           == "0.94x [0.77x, 1.14x]", "a speedup as in the headline")
@@ -97,8 +101,9 @@ def test_document(tmp):
     doc.headline(["**Headline**: x"], [("S2 speedup", "this machine", "0.94x [0.77x, 1.14x]",
                                         "1.8x", "below the claim", "below")])
     doc.heading(3, "Where S2 is not designed to win (setting `other`)")
-    doc.table(pd.DataFrame({"size_bytes": [4096.0] * 20, "comm_reduction": [0.832] * 20}), "t",
-              columns={"size_bytes": "size", "comm_reduction": "reduction"})
+    doc.table(pd.DataFrame({"size_bytes": [4096.0] * 20, "comm_reduction": [0.832] * 20,
+                            "reading": "~100% read as >= 90% of `none`'s time"}), "t",
+              columns={"size_bytes": "size", "comm_reduction": "reduction", "reading": "read as"})
     doc.heading(2, "Headline claims")      # the same text twice: two anchors
     page = doc.html("t")
     ids = re.findall(r"<h\d id='([^']+)'", page)
@@ -113,7 +118,10 @@ def test_document(tmp):
           "a long table scrolls in its box, with a header row; sizes and reductions with units")
     check("class='verdict below'" in page, "the headline box carries the verdict class")
     md = doc.markdown()
-    check("| 4 KiB | 83.2% |" in md, "report.md shows the same cells")
+    check("<td>~100% read as &gt;=<wbr> 90% of <code>none</code>&#x27;s time</td>" in page,
+          "Markdown in a table cell rendered: %s" % re.findall(r"<td>~100%[^\n]*?</td>", page)[:1])
+    check("| 4 KiB | 83.2% | ~100% read as >= 90% of `none`'s time |" in md,
+          "report.md shows the same cells")
 
 
 def test_palette():
