@@ -356,28 +356,28 @@ def claims_for_report(ctab):
     return t
 
 
-def headline_rows(ctab):
-    """The rows the headline box shows: the papers' setting, measured on
-    ranks that had a core each and on a machine without other load."""
+def _headline_table(ctab):
+    """The claims rows that make the headline: claims.py decides (papers'
+    setting, a core per rank, ...); never a row from a busy machine."""
     if ctab.empty:
-        return []
-    h = ctab[(ctab["setting"] == "paper") & (ctab["oversubscribed"] == "no")
-             & (ctab["busy"] != "yes") & (ctab["points"] > 0)]
+        return ctab
+    rows = claims.headline_rows(ctab)
+    return rows[rows["busy"] != "yes"] if "busy" in rows else rows
+
+
+def headline_rows(ctab):
+    """The headline box: (claim, platform, value, paper, verdict, class)."""
     return [(r["claim"], r["platform"], formatting.claim_value(r), r["paper"], r["verdict"],
-             r["verdict_class"]) for _, r in h.iterrows()]
+             r["verdict_class"]) for _, r in _headline_table(ctab).iterrows()]
 
 
 def headline_lines(ctab):
     """The headline in report.md: one line per kind of data, values written
     as everywhere else in the report (formatting.claim_value); claims.py's
     own lines where no row makes the headline (they say why)."""
-    rows = ctab[(ctab["setting"] == "paper") & (ctab["oversubscribed"] == "no")
-                & (ctab["busy"] != "yes") & (ctab["points"] > 0)] if not ctab.empty else ctab
+    rows = _headline_table(ctab)
     if rows.empty:
-        if hasattr(claims, "headline"):
-            return claims.headline(ctab)
-        return ["**Headline**: no number. No claim was measured at the papers' setting on a "
-                "core per rank without other load."]
+        return claims.headline(ctab)
     short = getattr(claims, "SHORT", {})
     return ["**Headline** (%s, papers' setting, a core per rank): %s." % (kind, "; ".join(
         "%s %s (paper %s): %s" % (short.get(r["claim_id"], r["claim"]), formatting.claim_value(r),
