@@ -86,8 +86,10 @@ def dataset(path):
     rows = micro.add_group(micro.micro_rows(archive))
     agg = micro.summarise_repeats(rows)
     recs = training.records(archive)
-    summ, _ = training.summary(training.curves(recs), training.phase_times(recs))
-    ctab, _ = claims.claims_table(agg, summ)
+    curv, phases = training.curves(recs), training.phase_times(recs)
+    summ, chosen = training.summary(curv, phases)
+    truns, _ = training.runs(curv, phases)
+    ctab, _ = claims.claims_table(agg, summ, truns, chosen)
     return verdict_points(agg, summ), ctab, "%d run(s) in %s" % (len(archive.runs), path)
 
 
