@@ -572,6 +572,8 @@ def parity_rows(summ, truns, claim_id, reducer):
             label_model[tid] = r.get("model", "")
     if not rows:
         return [_missing(claim_id, "no training group holds %s and dense" % reducer)]
+    if not any(r["setting"] == "paper" for r in rows):
+        rows.insert(0, _missing(claim_id, "its training groups are outside the papers' setting"))
     return rows
 
 

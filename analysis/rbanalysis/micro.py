@@ -6,8 +6,10 @@ layout, overlap, density, ranks, columns, timing (iterations, warm-up,
 modelled compute) and whether ranks outnumbered cores.  A *point* is a
 group, reducer variant (reducer + options) and size; its rows are
 repetitions (from several files, or rb_micro -r within one): summarised by
-the median, its 95% confidence interval (stats.py), min, max and quartiles.
-Speedups and ranks count only significant differences.
+the median, its 95% confidence interval (stats.py: over launches when the
+point has rows from two or more, else over the repetitions of its one
+launch, marked), min, max and quartiles.  Speedups and ranks count only
+significant differences beyond the 5% minimum effect.
 """
 
 import numpy as np
