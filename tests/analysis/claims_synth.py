@@ -3,7 +3,8 @@
 accuracy parity by two one-sided tests (inside the margin, outside it,
 inconclusive), time to accuracy from known curves (a run that never
 reaches the target included), launch-level intervals (a 2x launch offset
-is not called significant).  busy_synth.py: busy runs."""
+is not called significant), O(1) and the platform of simulated runs.
+busy_synth.py: busy runs."""
 
 import math
 import os
@@ -197,9 +198,60 @@ def test_launches(tmp):
           "one launch: every point marked")
 
 
+def test_o1_simulated(tmp):
+    """Simulated archives at 8, 16 and 32 ranks (root simulated=1 and
+    sim_platform_path): the platform is named from the file, O(1) is
+    judged from bytes (simulated) and messages (the cost model)."""
+    d = os.path.join(tmp, "sim")
+    os.makedirs(d)
+    n = 1 << 18
+    for p in (8, 16, 32):
+        rows = [{"reducer": "gossip", "size_bytes": n, "t_avg_us": 100.0, "ranks": p,
+                 "bytes_sent_avg": float(n)},
+                {"reducer": "dense", "size_bytes": n, "t_avg_us": 50.0 * p.bit_length(), "ranks": p,
+                 "bytes_sent_avg": 2.0 * (p - 1) / p * n}]
+        write_micro(os.path.join(d, "p%d.h5" % p), rows, ranks=p,
+                    extra={"simulated": 1,
+                           "sim_platform_path": "/opt/simgrid/platforms/p100-ib-edr.xml"})
+    agg, _, _, _, ctab = load_tables([d])
+    check(set(agg["platform"]) == {"p100-ib-edr, %d ranks (simulated)" % p for p in (8, 16, 32)},
+          "simulated platform named from sim_platform_path: %s" % sorted(set(agg["platform"])))
+    o1 = ctab[(ctab["claim_id"] == "gossip_o1") & (ctab["points"] > 0)]
+    msg = o1[o1["measure"] == "messages"]
+    byt = o1[o1["measure"] == "bytes"]
+    check(len(msg) == 1 and msg["data"].iloc[0] == "model" and msg["measured_median"].iloc[0] == 1.0
+          and msg["verdict_class"].iloc[0] == "meets" and "prediction" in msg["verdict"].iloc[0]
+          and "3 at 8 ranks, 5 at 32 ranks" in msg["why"].iloc[0],
+          "O(1) messages: from the cost model (no message column), gossip 1 at 8-32 ranks, dense "
+          "L 3 -> 5, labelled a prediction (%s)" % msg[["data", "verdict", "why"]].to_dict("records"))
+    check(len(byt) == 1 and byt["data"].iloc[0] == "simulated" and byt["measured_median"].iloc[0] == 1.0
+          and byt["verdict_class"].iloc[0] == "meets"
+          and byt["platform"].iloc[0] == "p100-ib-edr, 8-32 ranks (3 counts) (simulated)",
+          "O(1) bytes: simulated gossip bytes per rank flat from 8 to 32 ranks: meets")
+    # A writer that counts messages: the archive's count is used, not the
+    # model's; gossip's growing with p is below the claim.
+    d = os.path.join(tmp, "sim-msgs")
+    os.makedirs(d)
+    for p in (8, 16, 32):
+        rows = [{"reducer": "gossip", "size_bytes": n, "t_avg_us": 100.0, "ranks": p,
+                 "bytes_sent_avg": float(n), "msgs_sent_avg": float(p.bit_length() - 3)},
+                {"reducer": "dense", "size_bytes": n, "t_avg_us": 100.0, "ranks": p,
+                 "bytes_sent_avg": float(n), "msgs_sent_avg": 2.0 * (p.bit_length() - 1)}]
+        write_micro(os.path.join(d, "p%d.h5" % p), rows, ranks=p, columns=[("msgs_sent_avg", "<f8")],
+                    extra={"simulated": 1, "sim_platform": "knl-aries"})
+    _, _, _, _, ctab = load_tables([d])
+    msg = ctab[(ctab["claim_id"] == "gossip_o1") & (ctab["measure"] == "messages")
+               & (ctab["points"] > 0)]
+    check(len(msg) == 1 and msg["data"].iloc[0] == "simulated"
+          and msg["platform"].iloc[0] == "knl-aries, 8-32 ranks (3 counts) (simulated)"
+          and msg["measured_median"].iloc[0] == 3.0 and msg["verdict_class"].iloc[0] == "below",
+          "O(1) from the archive's msgs_sent_avg: gossip 1 -> 3 messages: below (%s)"
+          % msg[["data", "platform", "measured_median", "verdict"]].to_dict("records"))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        for test in (test_parity, test_time_to_accuracy, test_launches):
+        for test in (test_parity, test_time_to_accuracy, test_launches, test_o1_simulated):
             test(tmp)
     return check.exit()
 

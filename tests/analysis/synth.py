@@ -73,11 +73,13 @@ def _root(f, tool, ranks, machine=None, extra=None):
     topo.attrs["pus"] = 64      # never oversubscribed unless a test says so
 
 
-def write_micro(path, rows, ranks=2, machine=None, extra=None):
+def write_micro(path, rows, ranks=2, machine=None, extra=None, columns=()):
     """rows: dicts with at least reducer, size_bytes, t_avg_us (repeat,
     bytes_sent_avg, density, layout... default to a dense element-layout
-    row of 4-byte floats)."""
-    out = np.zeros(len(rows), np.dtype(MICRO_COLUMNS))
+    row of 4-byte floats); columns: (name, type) beyond rb_micro's, as a
+    later writer may add."""
+    cols = MICRO_COLUMNS + list(columns)
+    out = np.zeros(len(rows), np.dtype(cols))
     for i, r in enumerate(rows):
         size = int(r["size_bytes"])
         d = {"layout": "element", "overlap": "random", "device": "host", "count": size // 4,
@@ -86,7 +88,7 @@ def write_micro(path, rows, ranks=2, machine=None, extra=None):
              "bytes_sent_avg": float(size), "t_model_us": np.nan, "rel_l2_err": np.nan,
              "recall": np.nan, "max_abs_err": 0.0, "consensus": np.nan, "t_floor_us": 1.0}
         d.update(r)
-        for name, _ in MICRO_COLUMNS:
+        for name, _ in cols:
             if name in d:
                 v = d[name]
                 out[name][i] = v.encode() if isinstance(v, str) else v
