@@ -371,7 +371,8 @@ def section_claims(doc, ctab, cpoints):
         s2p = cpoints["s2"].assign(oversubscribed=cpoints["s2"]["oversubscribed"].map(yes_no))
         doc.table(s2p, "claims_s2_points", columns={
             "gid": "group", "kind": "kind", "setting": "setting", "why_other": "why other",
-            "oversubscribed": "oversub.", "layout": "layout", "cols": "cols",
+            "oversubscribed": "oversub.", "busy": "busy", "launches": "launches",
+            "layout": "layout", "cols": "cols",
             "density": "density", "ranks": "ranks", "size_bytes": "size B",
             "s2_variant": "s2", "n_repeats": "n", "fewest_bytes_baseline": "fewest-bytes baseline",
             "comm_reduction": "reduction", "comm_reduction_low": "low",
@@ -383,9 +384,18 @@ def section_claims(doc, ctab, cpoints):
         gp = cpoints["gossip"].assign(oversubscribed=cpoints["gossip"]["oversubscribed"].map(yes_no))
         doc.table(gp, "claims_gossip_points", columns={
             "where": "group", "kind": "kind", "setting": "setting",
-            "oversubscribed": "oversub.", "compute": "compute", "ranks": "ranks",
+            "oversubscribed": "oversub.", "busy": "busy", "launches": "launches",
+            "compute": "compute", "ranks": "ranks",
             "variant": "gossip", "n_repeats": "n", "compute_efficiency": "efficiency",
             "compute_efficiency_low": "low", "compute_efficiency_high": "high"})
+
+
+def tta_interval_text(lo, hi):
+    """A time-to-target interval: an end may be a run that never reached it."""
+    inf = float("inf")
+    if hi == inf:
+        return "not reached" if lo == inf else "%s..not reached" % fmt(lo)
+    return interval_text(lo, hi)
 
 
 def interval_text(lo, hi):
@@ -565,15 +575,18 @@ def section_training(doc, curv, summ, chosen):
     if chosen:
         doc.bullets("%s: target %s = %s (%s)" % (tid, m, fmt(t), how)
                     for tid, (m, t, how) in sorted(chosen.items()))
-    summ = summ.assign(tt_target_text=[
-        "not reached" if v == float("inf") else v for v in summ.get(
-            "tt_target_s_median", pd.Series([float("nan")] * len(summ)))])
+    nan = pd.Series([float("nan")] * len(summ))
+    summ = summ.assign(
+        tt_target_text=["not reached" if v == float("inf") else v
+                        for v in summ.get("tt_target_s_median", nan)],
+        tt_target_ci=[tta_interval_text(lo, hi) for lo, hi in
+                      zip(summ.get("tt_target_s_ci_low", nan), summ.get("tt_target_s_ci_high", nan))])
     doc.table(summ, "train_summary", columns={
         "tid": "group", "kind": "kind", "model": "model", "ranks": "ranks", "variant": "reducer",
         "n_repeats": "n", "metric": "metric", "final_median": "final", "best_median": "best",
         "t_iter_s_median": "s/iter", "t_iter_s_ci_low": "CI low", "t_iter_s_ci_high": "CI high",
         "t_iter_s_min": "min", "t_iter_s_max": "max",
-        "tt_target_text": "time to target s", "n_reached": "reached",
+        "tt_target_text": "time to target s", "tt_target_ci": "95% CI s", "n_reached": "reached",
         "it_target_median": "iters to target",
         "compute_efficiency": "compute eff."})
     out += draw(doc, figures.training_curves, curv, outdir)

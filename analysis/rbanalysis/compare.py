@@ -94,8 +94,11 @@ def dataset(path):
         for col, default in (("busy", "unknown"), ("unit", "")):
             if col not in points:
                 points[col] = default
-        if "busy" not in ctab:
-            ctab["busy"] = "unknown"
+        # Claims tables of an rb-report before the seven-claim table.
+        for col, default in (("busy", "unknown"), ("launches", "-"), ("exact", False),
+                             ("platform", ""), ("model", ""), ("data", "measured")):
+            if col not in ctab:
+                ctab[col] = default
         return points, ctab, "report %s" % path
     archive = load.load([path])
     if not archive.runs:
