@@ -390,6 +390,18 @@ def section_claims(doc, ctab, cpoints):
             "compute_efficiency_low": "low", "compute_efficiency_high": "high"})
 
 
+def point_interval_text(lo, hi, unit, n_units):
+    """A latency interval and what it is over: '4.4..9.3 (6 launches)',
+    '3 launches < 6' (no interval), or '4.4..4.9 (one launch)': over the
+    repetitions of one launch, leaving out launch-to-launch variation."""
+    if unit == "launch":
+        if stats.has_interval(lo, hi):
+            return "%s..%s (%d launches)" % (fmt(lo), fmt(hi), n_units)
+        return "%d launches < %d" % (n_units, stats.MIN_REPETITIONS)
+    text = interval_text(lo, hi)
+    return text + " (one launch)" if unit and stats.has_interval(lo, hi) else text
+
+
 def tta_interval_text(lo, hi):
     """A time-to-target interval: an end may be a run that never reached it."""
     inf = float("inf")
@@ -434,7 +446,9 @@ def section_latency_speedup(doc, agg):
     lat = agg.copy()
     lat["iter_iqr"] = [("%s..%s" % (fmt(a), fmt(b))) for a, b in
                        zip(lat.get("iter_q25_us_median", []), lat.get("iter_q75_us_median", []))]
-    lat["ci"] = [interval_text(a, b) for a, b in zip(lat["t_avg_us_ci_low"], lat["t_avg_us_ci_high"])]
+    lat["ci"] = [point_interval_text(a, b, u, n) for a, b, u, n in
+                 zip(lat["t_avg_us_ci_low"], lat["t_avg_us_ci_high"],
+                     lat.get("interval_unit", [""] * len(lat)), lat.get("n_units", lat["n_repeats"]))]
     doc.table(lat, "micro_latency", columns={
         "gid": "group", "kind": "kind", "variant": "reducer", "size_bytes": "size B",
         "n_repeats": "n", "n_samples": "samples", "t_avg_us_median": "median us",
