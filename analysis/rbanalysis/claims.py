@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats, training
+from .load import combine_busy
 from .micro import BASELINES, best_of, option_value, speedup_against, usable_baselines
 
 # claim_id: (claim, the papers' words, the value the verdict is against,
@@ -169,9 +170,7 @@ def _launch_flags(rows):
     """(one launch?, busy) of a point made of agg rows."""
     units = [u for u in rows.get("interval_unit", pd.Series(dtype=object)) if u]
     one = any(u != "launch" for u in units)
-    flags = set(rows["busy"]) if "busy" in rows else {"unknown"}
-    busy = "yes" if "yes" in flags else "unknown" if "unknown" in flags else "no"
-    return one, busy
+    return one, combine_busy(rows["busy"] if "busy" in rows else ["unknown"])
 
 
 def _launches(rows):
@@ -270,8 +269,7 @@ def s2_train_points(summ):
         for _, r in s2.iterrows():
             lo, hi = stats.ratio_interval(b_lo, b_hi, *_iter_interval(r))
             setting, why = s2_train_setting(r)
-            flags = {r.get("busy", "unknown")} | set(base.get("busy", pd.Series(["unknown"])))
-            busy = "yes" if "yes" in flags else "unknown" if "unknown" in flags else "no"
+            busy = combine_busy([r.get("busy", "unknown")] + list(base.get("busy", ["unknown"])))
             row = {"tid": tid, "kind": r["kind"], "platform": r.get("platform", ""),
                    "setting": setting, "why_other": why,
                    "oversubscribed": bool(r.get("oversubscribed", False)), "busy": busy,
@@ -305,11 +303,11 @@ def gossip_points(summ, agg=None):
         g = summ[(summ["reducer"] == "gossip") & summ["compute_efficiency"].notna()]
         for _, r in g.iterrows():
             none = summ[(summ["tid"] == r["tid"]) & (summ["reducer"] == "none")]
-            flags = {r.get("busy", "unknown")} | set(none.get("busy", pd.Series(["unknown"])))
+            busy = combine_busy([r.get("busy", "unknown")] + list(none.get("busy", ["unknown"])))
             rows.append({"where": r["tid"], "kind": r["kind"], "platform": r.get("platform", ""),
                          "setting": "paper", "why_other": "",
                          "oversubscribed": bool(r.get("oversubscribed", False)),
-                         "busy": "yes" if "yes" in flags else "unknown" if "unknown" in flags else "no",
+                         "busy": busy,
                          "one_launch": False, "launches": int(r["n_repeats"]),
                          "compute": "measured (%s)" % r["model"], "ranks": r["ranks"],
                          "n_repeats": r["n_repeats"], "variant": r["variant"],
@@ -448,8 +446,7 @@ def gossip_o1_rows(agg):
         plat = "%s, %d-%d ranks (%d counts)%s" % (
             pname, lo_p, hi_p, len(counts), " (simulated)" if kind == "simulated" else "")
         over = "yes" if fam["oversubscribed"].any() else "no"
-        busy = "yes" if (fam.get("busy", pd.Series(["unknown"])) == "yes").any() else (
-            "unknown" if (fam.get("busy", pd.Series(["unknown"])) == "unknown").any() else "no")
+        busy = combine_busy(fam["busy"] if "busy" in fam else ["unknown"])
         # messages
         if measured_col:
             gm = g.groupby("ranks")[measured_col].median()
@@ -521,7 +518,6 @@ def gossip_o1_rows(agg):
 def parity_rows(summ, truns, claim_id, reducer):
     """Accuracy parity of reducer against dense, per training group where
     both ran: two one-sided tests on the differences paired by seed."""
-    label_model = {}
     rows = []
     if summ.empty or truns is None or truns.empty or "reducer" not in summ:
         return [_missing(claim_id, "no training group holds %s and dense" % reducer)]
@@ -551,12 +547,12 @@ def parity_rows(summ, truns, claim_id, reducer):
             else:
                 setting, why_other = (("paper", "") if higher else
                                       ("other", "a language model (paper: image classification)"))
-            busy = {r.get("busy", "unknown")} | set(sub.loc[sub["reducer"] == "dense", "busy"]) \
-                if "busy" in sub else {"unknown"}
+            dense_busy = list(sub.loc[sub["reducer"] == "dense", "busy"]) if "busy" in sub else []
+            busy = combine_busy([r.get("busy", "unknown")] + dense_busy)
             rows.append(_row(
                 claim_id, setting=setting, platform=r.get("platform", ""), data=r["kind"],
                 oversubscribed="yes" if r.get("oversubscribed") else "no",
-                busy="yes" if "yes" in busy else "unknown" if "unknown" in busy else "no",
+                busy=busy,
                 points=n, repetitions=n, measured_median=med, measured_low=lo, measured_high=hi,
                 exact=False, verdict=words, verdict_class=cls, model=r.get("model", ""),
                 unit="rel" if rel else "points", launches=n,
@@ -569,7 +565,6 @@ def parity_rows(summ, truns, claim_id, reducer):
                                              "relative" if rel else "absolute",
                                              100 * cov if np.isfinite(cov) else 0),
                     why_other, notes) if x)))
-            label_model[tid] = r.get("model", "")
     if not rows:
         return [_missing(claim_id, "no training group holds %s and dense" % reducer)]
     if not any(r["setting"] == "paper" for r in rows):

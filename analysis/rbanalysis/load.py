@@ -307,6 +307,13 @@ def busy(meta):
     return "no"
 
 
+def combine_busy(flags):
+    """busy() of a point made of several runs: "yes" when any run was busy,
+    "unknown" when any was not recorded (and none busy), else "no"."""
+    flags = set(flags)
+    return "yes" if "yes" in flags else "unknown" if "unknown" in flags or not flags else "no"
+
+
 def platform(meta):
     """Where the numbers come from, for the claims table: 'this machine, N
     ranks' for a measured run; for a simulated one the platform's name (the

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats
+from .load import combine_busy
 
 GROUP_COLS = ["kind", "machine", "version", "malloc", "device", "input", "layout", "overlap",
               "density", "ranks", "cols", "timing", "oversubscribed"]
@@ -143,19 +144,12 @@ def summarise_repeats(df):
             out["ci_coverage"] = [c["coverage"] for c in ci]
             out["n_units"] = [c["n"] for c in ci]
             out["interval_unit"] = [c["unit"] for c in ci]
-    out["busy"] = g["busy"].agg(_point_busy) if "busy" in df else "unknown"
+    out["busy"] = g["busy"].agg(combine_busy) if "busy" in df else "unknown"
     out["platform"] = g["platform"].first() if "platform" in df else ""
     for col in MEDIAN_COLS:
         if col in df.columns and col + "_median" not in out:
             out[col + "_median"] = g[col].median()
     return out.reset_index()
-
-
-def _point_busy(flags):
-    """A point is busy when any of its launches ran on a busy machine,
-    unknown when any was not recorded (and none busy)."""
-    flags = set(flags)
-    return "yes" if "yes" in flags else "unknown" if "unknown" in flags else "no"
 
 
 def usable_baselines(sub, col):

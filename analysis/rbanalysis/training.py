@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats
-from .load import (busy, malloc_policy, options_from_attrs, options_text, oversubscribed,
+from .load import (busy, combine_busy, malloc_policy, options_from_attrs, options_text, oversubscribed,
                    platform, run_kind, run_machine, variant_label)
 
 GROUP_COLS = ["kind", "machine", "version", "model", "dataset", "ranks", "malloc"]
@@ -279,7 +279,7 @@ def summary(curv, phases, targets=None):
     if "embed_density" in merged:
         agg["embed_density"] = ("embed_density", "median")
     if "busy" in merged:
-        agg["busy"] = ("busy", _group_busy)
+        agg["busy"] = ("busy", combine_busy)
     if "seed" in merged:
         agg["seeds"] = ("seed", lambda s: int(pd.Series(s).dropna().nunique()))
     out = g.agg(**agg).reset_index()
@@ -287,11 +287,6 @@ def summary(curv, phases, targets=None):
     _add_tta_interval(out, merged, g)
     _add_efficiency(out)
     return out, chosen
-
-
-def _group_busy(flags):
-    flags = set(flags)
-    return "yes" if "yes" in flags else "unknown" if "unknown" in flags else "no"
 
 
 def _add_tta_interval(out, merged, g):
