@@ -216,6 +216,7 @@ def build_report(archive, outdir, inputs, targets):
         f.write(doc.html("reducerbench report"))
     return {"rows": rows, "agg": agg, "claims": ctab, "figures": figs, "summary": summ,
             "crowded": oversubscription_warning(archive.runs),
+            "loaded": busy_warning(archive.runs),
             "tables": doc.csv_files}
 
 
@@ -641,8 +642,9 @@ def print_summary(archive, outdir, result):
                                                       fmt(dense.min()) if len(dense) else "-"))
         if len(groups) > 10:
             print("... %d more groups in the report" % (len(groups) - 10))
-    if result["crowded"]:
-        print("\nWarning: " + result["crowded"])
+    for warning in (result["crowded"], result["loaded"]):
+        if warning:
+            print("\nWarning: " + warning)
     print()
     for line in claims.headline(result["claims"]):
         print(line.replace("**", "").replace("*", ""))
