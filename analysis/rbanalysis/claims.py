@@ -766,8 +766,8 @@ def headline(ctab):
             SHORT[r["claim_id"]], format_value(r, False),
             " [%s]" % r["model"] if r.get("model") else "", r["paper"], _read_as(r), r["verdict"])
             for _, r in sub.iterrows()]
-        lines.append("**Headline** (%s, papers' setting, a core per rank): %s."
-                     % (kind, "; ".join(parts)))
+        lines.append("**Headline** (%s, papers' setting, a core per rank, machine not busy, "
+                     "intervals over launches): %s." % (kind, "; ".join(parts)))
     return lines
 
 
