@@ -196,7 +196,8 @@ def build_report(archive, outdir, inputs, targets):
     curv = training.curves(recs)
     phases = training.phase_times(recs)
     summ, chosen = training.summary(curv, phases, targets)
-    ctab, cpoints = claims.claims_table(agg, summ)
+    truns, _ = training.runs(curv, phases, targets)
+    ctab, cpoints = claims.claims_table(agg, summ, truns, chosen)
 
     doc.heading(1, "reducerbench report")
     doc.para("Generated %s by rb-report %s from: %s" % (
@@ -222,6 +223,7 @@ def build_report(archive, outdir, inputs, targets):
         f.write(doc.html("reducerbench report"))
     return {"rows": rows, "agg": agg, "claims": ctab, "figures": figs, "summary": summ,
             "crowded": oversubscription_warning(archive.runs),
+            "loaded": busy_warning(archive.runs),
             "tables": doc.csv_files}
 
 
@@ -245,7 +247,8 @@ def section_inputs(doc, archive, rows):
         "host": r.meta["host"], "cluster": r.meta["cluster"], "job_id": r.meta["job_id"],
         "array_task": r.meta["array_task"], "partition": r.meta["partition"],
         "ranks": r.meta["ranks"], "nodes": r.meta["nodes"],
-        "pus/node": r.meta["pus"] if r.meta["pus"] else "-", "version": r.meta["version"],
+        "pus/node": r.meta["pus"] if r.meta["pus"] else "-", "busy": load.busy(r.meta),
+        "version": r.meta["version"],
         "schema": r.meta["schema_version"], "git": r.meta["git_revision"],
         "start": r.meta["date"], "end": r.meta["end_time"], "file": r.path} for r in runs])
     doc.table(meta, "runs", columns={c: c for c in meta.columns if c != "file"})
@@ -253,6 +256,9 @@ def section_inputs(doc, archive, rows):
     crowded = oversubscription_warning(runs)
     if crowded:
         warns.insert(0, crowded)
+    loaded = busy_warning(runs)
+    if loaded:
+        warns.insert(0, loaded)
     policies = malloc_policy_warning(runs)
     if policies:
         warns.insert(0, policies)
@@ -294,6 +300,18 @@ def oversubscription_warning(runs):
                r.label, load.ranks_per_node(r.meta), r.meta["pus"]))
 
 
+def busy_warning(runs):
+    """One line when measured runs shared the machine (load.busy)."""
+    flags = [load.busy(r.meta) for r in runs if load.run_kind(r.meta) == "measured"]
+    if "yes" not in flags:
+        return ""
+    return ("%d of %d measured run(s) ran on a busy machine (more than %g cores busy with other "
+            "processes before or during the run, or more than %g%% of CPU time stolen; the "
+            "*Runs* table's `busy`): their times are marked busy = yes and give no headline "
+            "number" % (flags.count("yes"), len(flags), load.BUSY_OTHER_CPU,
+                        100 * load.BUSY_STEAL))
+
+
 def run_contents(run):
     """One line on what a run measured."""
     parts = []
@@ -309,9 +327,10 @@ def run_contents(run):
     return "; ".join(parts) or "-"
 
 
-CLAIM_COLUMNS = {"claim": "claim", "platform": "platform", "paper": "paper",
-                 "reading": "read as", "oversubscribed": "oversub.", "busy": "busy",
-                 "measured": "measured", "verdict": "verdict", "why": "why / context"}
+CLAIM_COLUMNS = {"claim": "claim", "paper": "paper", "reading": "read as",
+                 "platform": "platform", "data": "data", "oversubscribed": "oversubscribed",
+                 "busy": "busy", "launches": "launches", "measured": "measured",
+                 "verdict": "verdict", "why": "why / context"}
 VERDICT_CLASSES = ("meets", "below", "equivalent", "not-equivalent", "inconclusive", "missing")
 
 
@@ -372,17 +391,9 @@ def headline_rows(ctab):
 
 
 def headline_lines(ctab):
-    """The headline in report.md: one line per kind of data, values written
-    as everywhere else in the report (formatting.claim_value); claims.py's
-    own lines where no row makes the headline (they say why)."""
-    rows = _headline_table(ctab)
-    if rows.empty:
-        return claims.headline(ctab)
-    short = getattr(claims, "SHORT", {})
-    return ["**Headline** (%s, papers' setting, a core per rank): %s." % (kind, "; ".join(
-        "%s %s (paper %s): %s" % (short.get(r["claim_id"], r["claim"]), formatting.claim_value(r),
-                                  r["paper"], r["verdict"]) for _, r in sub.iterrows()))
-        for kind, sub in rows.groupby("data", sort=True)]
+    """The headline in report.md and on stdout: claims.py's lines (its
+    wording, its rule); the HTML box shows the same rows (headline_rows)."""
+    return claims.headline(ctab)
 
 
 def section_claims(doc, ctab, cpoints):
@@ -404,10 +415,19 @@ def section_claims(doc, ctab, cpoints):
              "points: the interval of their median, which need not cover every point, so the "
              "points' range is printed beside it when they reach outside it), given from %d "
              "repetitions on; a deterministic value (every repetition the same) is marked "
-             "*exact*. The verdict says *meets* or *below the claim* only when that interval "
-             "is on one side of it. Oversubscribed rows (more ranks than cores) are shown but "
-             "never make the headline. A claim without data says so: nothing is assumed."
-             % stats.MIN_REPETITIONS)
+             "*exact*. "
+             "The verdict says *meets* or *below the claim* only when that interval is on "
+             "one side of it, and a shortfall within %d%% is *within 5%% of the claim*. "
+             "Intervals are over launches (process starts) when a point has two or more: "
+             "a point of one launch (`launches` = one) has an interval over its repetitions "
+             "that leaves out launch-to-launch variation. The accuracy claims are two one-sided "
+             "tests: the 90%% interval of the median difference to dense, paired by seed, "
+             "against a margin of 0.5 accuracy points (2%% of perplexity). Oversubscribed rows "
+             "(more ranks than cores), rows from a busy machine and one-launch rows (unless the "
+             "value is exact, e.g. bytes) are shown but never make the headline; cost-model "
+             "rows are predictions. A claim without data says so: nothing is assumed. "
+             "docs/report.md says how each claim is read."
+             % (stats.MIN_REPETITIONS, round(100 * stats.MIN_EFFECT)))
     doc.csv(ctab, "claims")
     shown = ctab.assign(measured=[formatting.claim_value(r) for _, r in ctab.iterrows()])
     doc.table(shown[shown["setting"] == "paper"], "claims_paper", columns=CLAIM_COLUMNS)
@@ -432,7 +452,8 @@ def section_claims(doc, ctab, cpoints):
                           zip(s2p["speedup"], s2p["speedup_low"], s2p["speedup_high"])])
         doc.table(s2p, "claims_s2_points", columns={
             "gid": "group", "kind": "kind", "setting": "setting", "why_other": "why other",
-            "oversubscribed": "oversub.", "layout": "layout", "cols": "cols",
+            "oversubscribed": "oversub.", "busy": "busy", "launches": "launches",
+            "layout": "layout", "cols": "cols",
             "density": "density", "ranks": "ranks", "size_bytes": "size",
             "s2_variant": "s2", "n_repeats": "n", "fewest_bytes_baseline": "fewest-bytes baseline",
             "reduction_text": "reduction", "fastest_baseline": "fastest baseline",
@@ -445,8 +466,29 @@ def section_claims(doc, ctab, cpoints):
             zip(gp["compute_efficiency"], gp["compute_efficiency_low"], gp["compute_efficiency_high"])])
         doc.table(gp, "claims_gossip_points", columns={
             "where": "group", "kind": "kind", "setting": "setting",
-            "oversubscribed": "oversub.", "compute": "compute", "ranks": "ranks",
+            "oversubscribed": "oversub.", "busy": "busy", "launches": "launches",
+            "compute": "compute", "ranks": "ranks",
             "variant": "gossip", "n_repeats": "n", "efficiency_text": "efficiency"})
+
+
+def point_interval_text(lo, hi, unit, n_units):
+    """A latency interval and what it is over: '4.4..9.3 (6 launches)',
+    '3 launches < 6' (no interval), or '4.4..4.9 (one launch)': over the
+    repetitions of one launch, leaving out launch-to-launch variation."""
+    if unit == "launch":
+        if stats.has_interval(lo, hi):
+            return "%s..%s (%d launches)" % (fmt(lo), fmt(hi), n_units)
+        return "%d launches < %d" % (n_units, stats.MIN_REPETITIONS)
+    text = interval_text(lo, hi)
+    return text + " (one launch)" if unit and stats.has_interval(lo, hi) else text
+
+
+def tta_interval_text(lo, hi):
+    """A time-to-target interval: an end may be a run that never reached it."""
+    inf = float("inf")
+    if hi == inf:
+        return "not reached" if lo == inf else "%s..not reached" % fmt(lo)
+    return interval_text(lo, hi)
 
 
 def interval_text(lo, hi):
@@ -485,7 +527,9 @@ def section_latency_speedup(doc, agg):
     lat = agg.copy()
     lat["iter_iqr"] = [("%s..%s" % (fmt(a), fmt(b))) for a, b in
                        zip(lat.get("iter_q25_us_median", []), lat.get("iter_q75_us_median", []))]
-    lat["ci"] = [interval_text(a, b) for a, b in zip(lat["t_avg_us_ci_low"], lat["t_avg_us_ci_high"])]
+    lat["ci"] = [point_interval_text(a, b, u, n) for a, b, u, n in
+                 zip(lat["t_avg_us_ci_low"], lat["t_avg_us_ci_high"],
+                     lat.get("interval_unit", [""] * len(lat)), lat.get("n_units", lat["n_repeats"]))]
     doc.table(lat, "micro_latency", columns={
         "gid": "group", "kind": "kind", "variant": "reducer", "size_bytes": "size",
         "n_repeats": "n", "n_samples": "samples", "t_avg_us_median": "median us",
@@ -626,12 +670,19 @@ def section_training(doc, curv, summ, chosen):
     if chosen:
         doc.bullets("%s: target %s = %s (%s)" % (tid, m, fmt(t), how)
                     for tid, (m, t, how) in sorted(chosen.items()))
+    nan = pd.Series([float("nan")] * len(summ))
+    summ = summ.assign(
+        tt_target_text=["not reached" if v == float("inf") else v
+                        for v in summ.get("tt_target_s_median", nan)],
+        tt_target_ci=[tta_interval_text(lo, hi) for lo, hi in
+                      zip(summ.get("tt_target_s_ci_low", nan), summ.get("tt_target_s_ci_high", nan))])
     doc.table(summ, "train_summary", columns={
         "tid": "group", "kind": "kind", "model": "model", "ranks": "ranks", "variant": "reducer",
         "n_repeats": "n", "metric": "metric", "final_median": "final", "best_median": "best",
         "t_iter_s_median": "s/iter", "t_iter_s_ci_low": "CI low", "t_iter_s_ci_high": "CI high",
         "t_iter_s_min": "min", "t_iter_s_max": "max",
-        "tt_target_s_median": "time to target s", "it_target_median": "iters to target",
+        "tt_target_text": "time to target s", "tt_target_ci": "95% CI s", "n_reached": "reached",
+        "it_target_median": "iters to target",
         "compute_efficiency": "compute eff."})
     out += draw(doc, figures.training_curves, curv, outdir)
     doc.heading(3, "Phase breakdown")
@@ -671,14 +722,17 @@ def print_summary(archive, outdir, result):
                                                       fmt(dense.min()) if len(dense) else "-"))
         if len(groups) > 10:
             print("... %d more groups in the report" % (len(groups) - 10))
-    if result["crowded"]:
-        print("\nWarning: " + result["crowded"])
+    for warning in (result["crowded"], result["loaded"]):
+        if warning:
+            print("\nWarning: " + warning)
     print()
     for line in headline_lines(claims_for_report(result["claims"])):
         print(line.replace("**", "").replace("*", ""))
     print("\nHeadline claims:")
     for _, r in claims_for_report(result["claims"]).iterrows():
         flag = "  [%s]" % r["verdict"] if str(r["verdict"]).startswith("inconclusive") else ""
-        where = "%s%s" % (r["setting"], ", oversubscribed" if r["oversubscribed"] == "yes" else "")
-        print("  %-60s paper %-6s %-9s %-22s %s%s" % (r["claim"], r["paper"], r["data"], where,
-                                                     formatting.claim_value(r), flag))
+        where = "%s%s%s" % (r["setting"], ", oversubscribed" if r["oversubscribed"] == "yes" else "",
+                            ", busy" if r["busy"] == "yes" else "")
+        print("  %-60s %-26s %-9s %-16s %s: %s%s" % (r["claim"], r["platform"], r["data"], where,
+                                                      formatting.claim_value(r), r["verdict_class"],
+                                                      flag))
