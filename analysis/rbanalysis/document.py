@@ -236,7 +236,7 @@ def _html_headline(lines, rows):
         % tuple(html.escape(str(x)) for x in (claim, platform, value, paper, cls, verdict))
         for claim, platform, value, paper, verdict, cls in rows)
     return ("<div class='headline'><p><b>Headline</b>: the papers' setting, a core per rank, "
-            "no other load</p><div class='tablebox'><table><thead><tr><th>claim</th><th>platform</th><th>measured</th>"
+            "a machine not busy, intervals over launches (or an exact value)</p><div class='tablebox'><table><thead><tr><th>claim</th><th>platform</th><th>measured</th>"
             "<th>paper</th><th>verdict</th></tr></thead><tbody>%s</tbody></table></div></div>" % body)
 
 
