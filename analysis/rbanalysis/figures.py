@@ -7,6 +7,7 @@ absent below 6 repetitions.  Every figure colours a reducer the same way
 
 import os
 import re
+import textwrap
 import zlib
 
 import matplotlib
@@ -183,7 +184,7 @@ def _one_plot(outdir, name, caption, draw, **frame):
     """A one-axis figure: draw(ax) (returns how many points it drew), then
     the shared frame; (file, caption), or (None, why) when draw had
     nothing to plot."""
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plt.subplots(figsize=(6.6, 4))
     if not draw(ax):
         plt.close(fig)
         return None, _nothing(caption)
@@ -416,7 +417,7 @@ def phase_bars(summ, outdir):
         if sub.empty:
             out.append((None, _nothing("%s: time per iteration by phase" % tid)))
             continue
-        fig, ax = plt.subplots(figsize=(7, 4.5))
+        fig, ax = plt.subplots(figsize=(6.6, 4))
         x = np.arange(len(sub))
         bottom = np.zeros(len(sub))
         for c, colour in zip(cols, phase_colours):
@@ -545,7 +546,17 @@ def verdict(ctab, outdir):
             ax.axvline(paper, color="k", linestyle="--", lw=1)
             values.append(paper)
         finite = [v for v in values if np.isfinite(v)]
-        if finite:
+        ratio = formatting.claim_formatter(first["paper"]) is formatting.times
+        centres = [v for v in list(rows["measured_median"] * scale) + [paper]
+                   if formatting.is_number(v) and np.isfinite(v)]
+        if ratio and centres and min(centres) > 0:
+            # speedups are ratios: a log axis, at most 10x beyond the medians
+            # and the paper's number (a wider interval runs off the edge)
+            lo = max(min(v for v in finite if v > 0), min(centres) / 10)
+            hi = min(max(finite), max(centres) * 10)
+            ax.set_xscale("log")
+            ax.set_xlim(lo / 1.25, hi * 1.25)
+        elif finite:
             lo, hi = min(finite), max(finite)
             pad = 0.12 * (hi - lo) if hi > lo else 0.1 * max(abs(hi), 1)
             ax.set_xlim(lo - pad, hi + pad)
@@ -554,7 +565,8 @@ def verdict(ctab, outdir):
         ax.set_yticklabels([_platform_label(r, several) for _, r in rows.iterrows()], fontsize=7)
         ax.set_ylim(len(rows) - 0.5, -0.5)
         title = re.sub(r"\s*\([^()]*\)\s*$", "", str(first["claim"])) if several else first["claim"]
-        ax.set_title(_wrap("%s (paper %s, dashed)" % (title, first["paper"]), 100), fontsize=8, loc="left")
+        ax.set_title(textwrap.fill("%s (paper %s, dashed)" % (title, first["paper"]), 90),
+                     fontsize=8, loc="left")
         ax.set_xlabel(formatting.claim_unit(first["paper"]), fontsize=7)
         if not any(formatting.is_number(v) for v in rows["measured_median"]):
             ax.set_xticks([])      # nothing measured: an axis without values
@@ -568,6 +580,8 @@ def verdict(ctab, outdir):
                for k, c in VERDICT_COLOURS.items() if k in set(ctab.get("verdict_class", []))]
     if handles:
         fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=7, frameon=False)
+    for ax in axes[:, 0]:
+        _readable_ticks(ax)
     fig.tight_layout(rect=(0, 0.04 if handles else 0, 1, 1))
     fig.savefig(os.path.join(outdir, "verdict.png"), dpi=DPI)
     plt.close(fig)
