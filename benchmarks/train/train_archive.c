@@ -56,10 +56,14 @@ static int write_hyper(hid_t g, const train_opts *o, const train_summary *s)
     rc |= rb_h5_attr_int(g, "input_w", s->in_w);
     rc |= rb_h5_attr_u64(g, "dense_parameters", s->n_dense);
     rc |= rb_h5_attr_u64(g, "embedding_parameters", s->n_embed);
-    if (!strcmp(o->model, "wordlm")) {
+    if (!strcmp(o->model, "wordlm") || !strcmp(o->model, "embedlm")) {
         rc |= rb_h5_attr_int(g, "context", o->ctx);
         rc |= rb_h5_attr_int(g, "embed_dim", o->embed_dim);
         rc |= rb_h5_attr_int(g, "hidden", o->hidden);
+    }
+    if (!strcmp(o->model, "embedlm")) {   /* classes = out_vocab */
+        rc |= rb_h5_attr_u64(g, "embed_rows", o->embed_dim ? s->n_embed / (uint64_t)o->embed_dim : 0);
+        rc |= rb_h5_attr_double(g, "embed_share", (double)s->n_embed / (double)(s->n_embed + s->n_dense));
     }
     rc |= rb_h5_attr_double(g, "flops_per_sample_forward", s->flops_per_sample);
     rc |= rb_h5_attr_int(g, "iterations", s->iterations);
