@@ -17,6 +17,7 @@ enum { ID_UNK = 0, ID_EOS = 1 };
 /* ------------------------------------------------------- string interning */
 typedef struct intern {
     char **word;          /* by id */
+    size_t *wlen;         /* strlen(word[id]): compared before the bytes */
     size_t *count;        /* training occurrences by id */
     size_t n, cap;        /* ids */
     int32_t *slot;        /* hash table of ids, -1 empty */
@@ -40,7 +41,7 @@ static int intern_grow(intern *t)
     for (size_t i = 0; i < ns; i++)
         sl[i] = -1;
     for (size_t id = 0; id < t->n; id++) {
-        size_t h = fnv(t->word[id], strlen(t->word[id])) & (ns - 1);
+        size_t h = fnv(t->word[id], t->wlen[id]) & (ns - 1);
         while (sl[h] >= 0)
             h = (h + 1) & (ns - 1);
         sl[h] = (int32_t)id;
@@ -58,9 +59,9 @@ static int32_t intern_id(intern *t, const char *s, size_t len)
         return -1;
     size_t h = fnv(s, len) & (t->slots - 1);
     for (; t->slot[h] >= 0; h = (h + 1) & (t->slots - 1)) {
-        const char *w = t->word[t->slot[h]];
-        if (strlen(w) == len && !memcmp(w, s, len))
-            return t->slot[h];
+        int32_t id = t->slot[h];
+        if (t->wlen[id] == len && !memcmp(t->word[id], s, len))
+            return id;
     }
     if (t->n == t->cap) {
         size_t nc = t->cap ? t->cap * 2 : 1024;
@@ -72,6 +73,10 @@ static int32_t intern_id(intern *t, const char *s, size_t len)
         if (!ncnt)
             return -1;
         t->count = ncnt;
+        size_t *nlen = realloc(t->wlen, nc * sizeof *nlen);
+        if (!nlen)
+            return -1;
+        t->wlen = nlen;
         t->cap = nc;
     }
     char *w = malloc(len + 1);
@@ -80,6 +85,7 @@ static int32_t intern_id(intern *t, const char *s, size_t len)
     memcpy(w, s, len);
     w[len] = 0;
     t->word[t->n] = w;
+    t->wlen[t->n] = len;
     t->count[t->n] = 0;
     t->slot[h] = (int32_t)t->n;
     return (int32_t)t->n++;
@@ -90,6 +96,7 @@ static void intern_free(intern *t)
     for (size_t i = 0; i < t->n; i++)
         free(t->word[i]);
     free(t->word);
+    free(t->wlen);
     free(t->count);
     free(t->slot);
     memset(t, 0, sizeof *t);

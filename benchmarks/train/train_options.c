@@ -121,12 +121,12 @@ static const bench_opt options[] = {
     {BENCH_OPT_INT, "hidden", 0, "H", F(hidden), 1, 65536, NULL, .help = "wordlm, embedlm hidden units",
      .def_text = "wordlm 256, embedlm 128"},
     {BENCH_OPT_STRING, "write-corpus", 0, "DIR", F(write_corpus),
-     .help = "wordlm: also write the corpus as DIR/{train,valid,test}.tokens"},
+     .help = "wordlm, embedlm: also write the corpus as DIR/{train,valid,test}.tokens"},
     SECTION("Optimisation:"),
     {BENCH_OPT_INT, "batch", 0, "N", F(batch), 1, 65536, NULL,
      .help = "samples per rank per step; global batch = N x ranks", .def_text = "64, embedlm 128"},
     {BENCH_OPT_DOUBLE, "lr", 0, "X", F(lr), 0.0, 1e6, NULL, .help = "learning rate for the global batch",
-     .def_text = "mlp 0.05, lenet 0.1, wordlm 0.1, embedlm 0.2"},
+     .def_text = "mlp 0.05, lenet 0.1, wordlm 0.1, embedlm 1.0"},
     {BENCH_OPT_DOUBLE, "momentum", 0, "X", F(momentum), 0.0, 0.999999, "0.9", .help = "SGD momentum"},
     {BENCH_OPT_DOUBLE, "weight-decay", 0, "X", F(weight_decay), 0.0, 1.0, "5e-4",
      .help = "on dense parameters"},
@@ -208,7 +208,7 @@ static void model_defaults(train_opts *o)
 {
     int emb = !strcmp(o->model, "embedlm"), lm = emb || !strcmp(o->model, "wordlm");
     if (o->lr < 0)
-        o->lr = emb ? 0.2 : strcmp(o->model, "mlp") ? 0.1 : 0.05;
+        o->lr = emb ? 1.0 : strcmp(o->model, "mlp") ? 0.1 : 0.05;
     if (o->vocab < 0)
         o->vocab = emb ? 32768 : 10000;
     if (o->ctx < 0)

@@ -95,6 +95,7 @@ for path in sys.argv[1:]:
     density = np.median(p.embed_nnz) / emb   # analysis/rbanalysis/training.py's
     # 128 samples x 8 context words touch a few hundred of the 32768 rows
     assert 0.002 < density < 0.05 and (p.embed_nnz % dim == 0).all(), (density, p.embed_nnz)
+    assert abs(a["embed_row_density"] - density) < 1e-12, (a["embed_row_density"], density)
     assert (p.bytes_sent > 0).all(), p
 PY
 exit $fail
