@@ -700,8 +700,9 @@ int corpus_build_dictd(const char *dict, int max_vocab, corpus *c, char *err, si
         snprintf(err, errlen, "%s: out of memory", dict);
     for (int s = 0; s < 3 && !rc; s++)
         if (!sp[s].n) {
-            snprintf(err, errlen, "%s: the %s split holds no words (%zu entries; entry i goes to "
-                     "validation when i %% 20 == 18, test when 19)", dict, split_name(s), ne);
+            snprintf(err, errlen, "%s: the %s split holds no words (%zu entries in %s; entry i "
+                     "goes to validation when i %% 20 == 18, test when 19)", dict, split_name(s), ne,
+                     index);
             rc = -1;
         }
     if (!rc)
