@@ -507,14 +507,18 @@ static char *gz_slurp(const char *path, size_t *len, char *err, size_t errlen)
         return NULL;
     gzFile f = gzopen(path, "rb");
     if (!f) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, errno ? strerror(errno) : "gzopen failed");
+        snprintf(err, errlen, "%s: cannot open: %s", path,
+                 errno ? strerror(errno) : "gzopen failed");
         return NULL;
     }
     gzbuffer(f, 1u << 18);
     size_t cap = 1u << 22, n = 0;
     char *buf = malloc(cap + 1);
     int r = 0;
-    while (buf && (r = gzread(f, buf + n, (unsigned)(cap - n))) > 0) {
+    while (buf) {
+        size_t room = cap - n;   /* gzread takes an unsigned count: 1 GiB at most */
+        if ((r = gzread(f, buf + n, room > (1u << 30) ? 1u << 30 : (unsigned)room)) <= 0)
+            break;
         n += (size_t)r;
         if (n == cap) {
             char *nb = realloc(buf, 2 * cap + 1);
@@ -538,7 +542,8 @@ static char *gz_slurp(const char *path, size_t *len, char *err, size_t errlen)
     }
     const char *nul = memchr(buf, 0, n);
     if (nul) {
-        snprintf(err, errlen, "%s: not a text file: NUL byte at offset %zu", path, (size_t)(nul - buf));
+        snprintf(err, errlen, "%s: not a text file: NUL byte at offset %zu", path,
+                 (size_t)(nul - buf));
         free(buf);
         return NULL;
     }
@@ -636,8 +641,8 @@ static int dictd_read_index(const char *path, size_t dlen, const char *dict, dic
         if (!k || e[i].off != e[k - 1].off || e[i].len != e[k - 1].len)
             e[k++] = e[i];
     if (!k) {
-        snprintf(err, errlen, "%s: no dictionary entries (every line is dictd metadata, \"00-...\")",
-                 path);
+        snprintf(err, errlen,
+                 "%s: no dictionary entries (every line is dictd metadata, \"00-...\")", path);
         free(e);
         return -1;
     }
@@ -701,8 +706,8 @@ int corpus_build_dictd(const char *dict, int max_vocab, corpus *c, char *err, si
     for (int s = 0; s < 3 && !rc; s++)
         if (!sp[s].n) {
             snprintf(err, errlen, "%s: the %s split holds no words (%zu entries in %s; entry i "
-                     "goes to validation when i %% 20 == 18, test when 19)", dict, split_name(s), ne,
-                     index);
+                     "goes to validation when i %% 20 == 18, test when 19)",
+                     dict, split_name(s), ne, index);
             rc = -1;
         }
     if (!rc)

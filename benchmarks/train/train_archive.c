@@ -87,8 +87,10 @@ static int write_hyper(hid_t g, const train_opts *o, const train_summary *s,
         rc |= rb_h5_attr_int(g, "hidden", o->hidden);
     }
     if (!strcmp(o->model, "embedlm")) {   /* classes = out_vocab */
-        rc |= rb_h5_attr_u64(g, "embed_rows", o->embed_dim ? s->n_embed / (uint64_t)o->embed_dim : 0);
-        rc |= rb_h5_attr_double(g, "embed_share", (double)s->n_embed / (double)(s->n_embed + s->n_dense));
+        uint64_t rows = o->embed_dim ? s->n_embed / (uint64_t)o->embed_dim : 0;
+        rc |= rb_h5_attr_u64(g, "embed_rows", rows);
+        rc |= rb_h5_attr_double(g, "embed_share",
+                                (double)s->n_embed / (double)(s->n_embed + s->n_dense));
         rc |= rb_h5_attr_double(g, "embed_row_density",
                                 embed_row_density(phases, nphases, s->n_embed));
     }

@@ -3,7 +3,7 @@
 # name; at 2 ranks dense and an exact sparse reducer (agsparse) train it
 # to the same numbers; the archive records an embedding of >= 32768 rows
 # holding >= 80% of the parameters, its gradient handed over as rows, and
-# the row density of the batches.
+# the row density of the batches, in the layout results/README.md documents.
 set -u
 dict=/usr/share/dictd/gcide.dict.dz
 [ -r "$dict" ] || { echo "SKIP: $dict missing (Debian package dict-gcide)" >&2; exit 77; }
@@ -98,4 +98,7 @@ for path in sys.argv[1:]:
     assert abs(a["embed_row_density"] - density) < 1e-12, (a["embed_row_density"], density)
     assert (p.bytes_sent > 0).all(), p
 PY
+# the archive's layout is the one results/README.md documents
+/usr/bin/python3 "${top_srcdir:-.}/tests/archive_schema_check.py" "${top_srcdir:-.}/results/README.md" \
+    "$tmp/dense.h5" "$tmp/agsparse.h5" || bad "embedlm archives do not conform to results/README.md"
 exit $fail
