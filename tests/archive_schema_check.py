@@ -126,6 +126,8 @@ def required(e, ctx):
         return ctx["micro"]
     if w == "wordlm":
         return ctx["wordlm"]
+    if w == "embedlm":
+        return ctx["embedlm"]
     if w == "rows":
         return ctx["rows"] > 0
     if w == "option":
@@ -152,7 +154,8 @@ def check_tree(root, entries, label, merged=False):
     model = root["train"].attrs.get("model", "") if tool == "rb_train" and "train" in root else ""
     ctx = {"hwloc": int(root["topology"].attrs.get("available", 0)) == 1 if "topology" in root else False,
            "micro": tool == "rb_micro", "rows": nrows, "tool": tool,
-           "wordlm": (model.decode() if isinstance(model, bytes) else model) == "wordlm"}
+           "wordlm": (model.decode() if isinstance(model, bytes) else model) == "wordlm",
+           "embedlm": (model.decode() if isinstance(model, bytes) else model) == "embedlm"}
     for kind, path, member, value in items:
         if kind == "object" and path == "/":
             continue

@@ -42,13 +42,13 @@ check rb_micro --reducer --density --layout --input --overlap --cols --shape --s
 # --no-phase-times, -r/--repeat, -J/--json, --alpha/--beta, -M/--mem-limit are new (issue 22: the anchor against OSU reads no
 # clock inside a call; repetitions for confidence intervals; issue 27: JSON lines, cost model;
 # issue 25: the memory check, rb_micro's and rb_train's; issue 23: --input, and rb_train's --embed-input).
-check rb_train --model --data --format --train-limit --test-limit --vocab --context \
+check rb_train --model --data --format --train-limit --test-limit --vocab --out-vocab --context \
     --embed-dim --hidden --write-corpus --batch --lr --momentum --weight-decay --warmup \
     --schedule --epochs --iterations --seed --shuffle --reducer -O --sparsify --error-feedback \
     --embed-input \
     --eval-every --log-every --target-accuracy --target-perplexity -T --threads -d --device \
     -M --mem-limit --bench-sgemm -o --force --list-reducers -h --help
-# -h and --help were accepted before, but not listed.
+# -h and --help were accepted before, but not listed; --out-vocab came later, with embedlm.
 check rb_sketch --rows --cols --density --ratio --ranks --iters --seed --no-error -M --mem-limit -h --help
 # --help is new (before, only -h; --help was an unknown option).
 check rb_gpubench -n -i -h --help

@@ -11,6 +11,10 @@ tests_train_train_loader_fuzz_LDADD = benchmarks/train/libtrain.a $(BLAS_LIBS) -
 TESTS += tests/train/train_layer_check tests/train/train-loaders.sh tests/train/train-mpi.sh \
 	tests/train/train-memory.sh
 dist_check_SCRIPTS += tests/train/train-loaders.sh tests/train/train-mpi.sh tests/train/train-memory.sh
+# embedlm on dict-gcide: loader refusals, dense = agsparse at 2 ranks, the
+# embedding's share, rows and density in the archive.
+TESTS += tests/train/train-embedlm.sh
+dist_check_SCRIPTS += tests/train/train-embedlm.sh
 # PyTorch anchors (issue 23): SKIP where /usr/bin/python3 has no torch.
 TESTS += tests/train/train-anchors.sh
 dist_check_SCRIPTS += tests/train/train-anchors.sh

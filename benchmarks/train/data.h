@@ -1,6 +1,7 @@
 /* Data sets of rb_train: loaders for IDX (MNIST, Fashion-MNIST; gzip or
  * plain), CIFAR-10 binary, and word-level text (WikiText-2-style .tokens
- * files, or a corpus built from the Debian `fortunes` data files).
+ * files, or a corpus built from the Debian `fortunes` data files or from a
+ * dictd dictionary such as Debian's dict-gcide).
  *
  * Every loader keeps only this rank's shard: the contiguous block
  * [rank*N/P, (rank+1)*N/P) of the first N = min(samples, limit) samples.
@@ -68,6 +69,21 @@ int corpus_load_tokens(const char *dir, int max_vocab, corpus *c, char *err, siz
  * apostrophes, and each of . , ; : ! ? as its own token; one entry is one
  * line.  Entry i goes to valid when i % 20 == 18, test when 19, else train. */
 int corpus_build_fortunes(const char *dir, int max_vocab, corpus *c, char *err, size_t errlen);
+/* Build the corpus from a dictd dictionary (e.g. Debian's dict-gcide,
+ * /usr/share/dictd/gcide.dict.dz): dict is NAME.dict or NAME.dict.dz
+ * (dictzip, read as gzip), NAME.index lists the entries.  Each entry (the
+ * distinct offset/length pairs of the index in offset order, "00-"
+ * metadata left out) is one line, with its pronunciations (\...\) and
+ * bracketed spans ([...]: etymologies, source notes) removed and the rest
+ * tokenised as the fortunes; entry i goes to valid when i % 20 == 18, test
+ * when 19, else train.  Refuses (-1, err "FILE: what") a missing or
+ * non-regular file, corrupt compressed data, a malformed index line, an
+ * entry beyond the data and an empty split. */
+int corpus_build_dictd(const char *dict, int max_vocab, corpus *c, char *err, size_t errlen);
+/* Next-word labels of ids >= classes become 0 (<unk>, which then stands
+ * for every word outside the classes - 1 most frequent ones and <eos>);
+ * d->classes = classes. */
+void dataset_cap_labels(dataset *d, int classes);
 /* Write the corpus as train/valid/test.tokens into dir (mkdir -p). */
 int corpus_write_tokens(const corpus *c, const char *dir, char *err, size_t errlen);
 void corpus_free(corpus *c);

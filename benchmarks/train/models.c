@@ -78,15 +78,31 @@ static int build_lenet(model *m, const model_shape *s, int B)
 }
 
 /* Feed-forward n-gram language model (Bengio et al. 2003 without the
- * direct connections): embeddings of the previous ctx words, a ReLU hidden
- * layer, a softmax over the vocabulary. */
-static int build_wordlm(model *m, const model_shape *s, int B)
+ * direct connections): embeddings (rows words) of the previous ctx words,
+ * concatenated, a ReLU hidden layer, a softmax over the classes. */
+static int build_ngram_lm(model *m, const model_shape *s, int rows, int B)
 {
     int d = s->embed_dim, in = s->ctx * d;
-    return add(m, layer_embed(next(m), s->classes, d, s->ctx, B)) ||
+    return add(m, layer_embed(next(m), rows, d, s->ctx, B)) ||
            add(m, layer_dense(next(m), in, s->hidden, B)) ||
            add(m, layer_relu(next(m), s->hidden, 1, 1, B)) ||
            add(m, layer_dense(next(m), s->hidden, s->classes, B));
+}
+
+/* wordlm: the softmax covers the whole vocabulary (it dominates the
+ * parameters and the compute). */
+static int build_wordlm(model *m, const model_shape *s, int B)
+{
+    return build_ngram_lm(m, s, s->classes, B);
+}
+
+/* embedlm: a large embedding (s->vocab rows) and a softmax over the
+ * s->classes most frequent words only, so that the embedding holds most of
+ * the parameters and its row-sparse gradient most of the gradient, as in
+ * the S2 paper's models. */
+static int build_embedlm(model *m, const model_shape *s, int B)
+{
+    return build_ngram_lm(m, s, s->vocab > 0 ? s->vocab : s->classes, B);
 }
 
 /* He-uniform weights, zero biases; embeddings uniform in +-0.1. */
@@ -166,8 +182,10 @@ static int build_layers(model *m, const char *name, const model_shape *s, int ma
         rc = build_lenet(m, s, max_batch);
     } else if (!strcmp(name, "wordlm"))
         rc = build_wordlm(m, s, max_batch);
+    else if (!strcmp(name, "embedlm"))
+        rc = build_embedlm(m, s, max_batch);
     else {
-        snprintf(err, errlen, "unknown model '%s' (mlp, lenet, wordlm)", name);
+        snprintf(err, errlen, "unknown model '%s' (mlp, lenet, wordlm, embedlm)", name);
         return -1;
     }
     if (rc) {

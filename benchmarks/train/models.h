@@ -12,7 +12,8 @@
 typedef struct model_shape {
     int c, h, w;        /* image input (HWC); ignored by wordlm */
     int classes;        /* outputs (wordlm: vocabulary size) */
-    int ctx, embed_dim, hidden;   /* wordlm */
+    int ctx, embed_dim, hidden;   /* wordlm, embedlm */
+    int vocab;          /* embedlm: embedding rows (its outputs are the classes) */
 } model_shape;
 
 typedef struct model {
@@ -22,7 +23,7 @@ typedef struct model {
     int classes, max_batch;
     size_t n_dense, n_embed;
     float *params, *grads;       /* dense parameters / gradients */
-    float *eparams, *egrads;     /* embedding table / gradient (NULL unless wordlm) */
+    float *eparams, *egrads;     /* embedding table / gradient (NULL unless wordlm, embedlm) */
     float *act[MODEL_MAX_LAYERS];  /* output of layer i */
     float *dact[MODEL_MAX_LAYERS]; /* gradient w.r.t. output of layer i */
 } model;
@@ -40,7 +41,7 @@ typedef struct model_need {
 int model_memory_need(const char *name, const model_shape *s, int max_batch, model_need *need,
                       char *err, size_t errlen);
 
-/* name: mlp | lenet | wordlm.  Parameters initialised from seed (the same
+/* name: mlp | lenet | wordlm | embedlm.  Parameters initialised from seed (the same
  * on every rank).  0 on success, -1 with err filled. */
 int model_build(model *m, const char *name, const model_shape *s, int max_batch, uint64_t seed,
                 char *err, size_t errlen);

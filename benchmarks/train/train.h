@@ -50,6 +50,7 @@ typedef struct train_opts {
     const char *device;     /* "host" | "cuda" */
     char device_desc[512];  /* GPU and libraries, for the archive ("" on host) */
     int force, batch, epochs, threads, ctx, embed_dim, hidden, vocab, error_feedback, bench_sgemm;
+    int out_vocab;          /* embedlm: output classes */
     long eval_every, log_every, warmup, max_iters;
     double lr, momentum, weight_decay, target_accuracy, target_perplexity, time_limit;
     uint64_t seed, train_limit, test_limit;
@@ -107,6 +108,9 @@ void train_ring_finish(train_ring *g, dataset *d, const size_t *slots, int B);
 typedef struct trainer {
     model *m;
     gpu_model *g;   /* NULL on the host */
+    int egrads_kept_zero;   /* the loop zeroes the rows it took out of the
+                               embedding gradient, so backward need not
+                               clear the whole table */
 } trainer;
 
 /* -d cuda: pick this rank's GPU, mirror the model there, describe it into
@@ -130,6 +134,10 @@ typedef struct grad_group {
     gpu_sparsifier *gpu_sparse;
     size_t n;
     int on_gpu, sparsified;
+    /* embedlm's embedding: updated by rows (train_update), from the
+     * reducer's row-form result of this step (library memory) */
+    int by_rows;
+    rb_rows result;
 } grad_group;
 
 /* A rows x cols gradient group (sparsified when sparsifiable and asked
@@ -150,7 +158,10 @@ void train_sparsify_group(const train_opts *o, grad_group *g);
 /* Learning rate of iteration t of total: warm-up, then the schedule. */
 double train_lr_at(const train_opts *o, long t, long total);
 /* Momentum SGD of the dense group (weight decay) and the embedding group
- * (ge->r NULL: none), on the host or the GPU. */
+ * (ge->r NULL: none), on the host or the GPU.  An embedding group updated
+ * by rows (ge->by_rows) moves only the rows of ge->result whose gradient
+ * is not zero, velocity included, as TensorFlow's momentum optimiser
+ * applies an IndexedSlices gradient (sparse_apply_momentum). */
 void train_update(trainer *t, grad_group *gd, grad_group *ge, const train_opts *o, double lr);
 
 /* ---------------------------------------------------------- evaluation */
@@ -212,10 +223,10 @@ typedef struct growable {
 /* Everything the loop reads and writes (train_main.c sets it up). */
 typedef struct train_run {
     train_opts o;
-    int rank, nranks, wordlm;
+    int rank, nranks, wordlm;   /* wordlm: a language model (wordlm, embedlm) */
     const char *fmt;            /* data format (train_detect_format) */
     dataset tr, te;
-    corpus cor;                 /* wordlm's */
+    corpus cor;                 /* the language models' */
     model m;
     trainer trn;
     grad_group gd, ge;          /* dense parameters; embedding (ge.r NULL: none) */

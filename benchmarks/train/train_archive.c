@@ -1,8 +1,10 @@
 /* rb_train's part of the results archive: the /train group (layout in
  * docs/training.md).  Rank 0 only; the archive owns the file. */
 #include <hdf5.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness/bench_common.h"
@@ -24,7 +26,30 @@ static const rb_h5_field phase_fields[] = {
 };
 #undef P
 
-static int write_hyper(hid_t g, const train_opts *o, const train_summary *s)
+static int by_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median over iterations of rank 0's embedding non-zeros over the table's
+ * size, as analysis/rbanalysis/training.py's _embed_density computes it
+ * (rows are touched whole, so it is the row density); NaN without rows. */
+static double embed_row_density(const train_phase_row *p, size_t n, uint64_t n_embed)
+{
+    uint64_t *v = n && n_embed ? malloc(n * sizeof *v) : NULL;
+    if (!v)
+        return NAN;
+    for (size_t i = 0; i < n; i++)
+        v[i] = p[i].embed_nnz;
+    qsort(v, n, sizeof *v, by_u64);
+    double med = n % 2 ? (double)v[n / 2] : 0.5 * ((double)v[n / 2 - 1] + (double)v[n / 2]);
+    free(v);
+    return med / (double)n_embed;
+}
+
+static int write_hyper(hid_t g, const train_opts *o, const train_summary *s,
+                       const train_phase_row *phases, size_t nphases)
 {
     int rc = 0;
     rc |= rb_h5_attr_str(g, "model", o->model);
@@ -56,10 +81,18 @@ static int write_hyper(hid_t g, const train_opts *o, const train_summary *s)
     rc |= rb_h5_attr_int(g, "input_w", s->in_w);
     rc |= rb_h5_attr_u64(g, "dense_parameters", s->n_dense);
     rc |= rb_h5_attr_u64(g, "embedding_parameters", s->n_embed);
-    if (!strcmp(o->model, "wordlm")) {
+    if (!strcmp(o->model, "wordlm") || !strcmp(o->model, "embedlm")) {
         rc |= rb_h5_attr_int(g, "context", o->ctx);
         rc |= rb_h5_attr_int(g, "embed_dim", o->embed_dim);
         rc |= rb_h5_attr_int(g, "hidden", o->hidden);
+    }
+    if (!strcmp(o->model, "embedlm")) {   /* classes = out_vocab */
+        uint64_t rows = o->embed_dim ? s->n_embed / (uint64_t)o->embed_dim : 0;
+        rc |= rb_h5_attr_u64(g, "embed_rows", rows);
+        rc |= rb_h5_attr_double(g, "embed_share",
+                                (double)s->n_embed / (double)(s->n_embed + s->n_dense));
+        rc |= rb_h5_attr_double(g, "embed_row_density",
+                                embed_row_density(phases, nphases, s->n_embed));
     }
     rc |= rb_h5_attr_double(g, "flops_per_sample_forward", s->flops_per_sample);
     rc |= rb_h5_attr_int(g, "iterations", s->iterations);
@@ -106,7 +139,7 @@ int train_archive_write(hid_t file, const train_opts *o, const train_summary *s,
         bench_fail(BENCH_NO_CODE, "archive", "cannot create /train");
         return -1;
     }
-    int rc = write_hyper(g, o, s) | write_reducer_options(g, o) |
+    int rc = write_hyper(g, o, s, phases, nphases) | write_reducer_options(g, o) |
              rb_h5_table(g, "curves", curve_fields, sizeof curve_fields / sizeof *curve_fields,
                          sizeof *curve, curve, ncurve, NULL) |
              rb_h5_table(g, "phases", phase_fields, sizeof phase_fields / sizeof *phase_fields,

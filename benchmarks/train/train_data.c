@@ -26,8 +26,11 @@ const char *train_detect_format(const train_opts *o)
     if (strcmp(o->format, "auto"))
         return o->format;
     const char *d = o->data;
+    int tokens = exists(d, "train.tokens") || exists(d, "wiki.train.tokens");
     if (!strcmp(o->model, "wordlm"))
-        return exists(d, "train.tokens") || exists(d, "wiki.train.tokens") ? "tokens" : "fortunes";
+        return tokens ? "tokens" : "fortunes";
+    if (!strcmp(o->model, "embedlm"))
+        return tokens ? "tokens" : "dictd";
     if (exists(d, "data_batch_1.bin") || exists(d, "test_batch.bin"))
         return "cifar";
     return "idx";
@@ -64,8 +67,9 @@ static int load_images(const train_opts *o, const char *fmt, const shard *s_tr, 
     return -1;
 }
 
-/* wordlm: the corpus (rank 0 writes it with --write-corpus), then the
- * training and validation samples. */
+/* wordlm, embedlm: the corpus (rank 0 writes it with --write-corpus),
+ * then the training and validation samples (embedlm: labels capped to its
+ * --out-vocab classes). */
 static int load_text(const train_opts *o, const char *fmt, const shard *s_tr, const shard *s_te,
                      dataset *tr, dataset *te, corpus *c, char *err, size_t len)
 {
@@ -74,24 +78,36 @@ static int load_text(const train_opts *o, const char *fmt, const shard *s_tr, co
         rc = corpus_load_tokens(o->data, o->vocab, c, err, len);
     else if (!strcmp(fmt, "fortunes"))
         rc = corpus_build_fortunes(o->data, o->vocab, c, err, len);
+    else if (!strcmp(fmt, "dictd"))
+        rc = corpus_build_dictd(o->data, o->vocab, c, err, len);
     else {
-        snprintf(err, len, "--format %s does not hold text (model wordlm)", fmt);
+        snprintf(err, len, "--format %s does not hold text (model %s)", fmt, o->model);
         return -1;
     }
     if (rc < 0)
         return -1;
     if (o->write_corpus && s_tr->rank == 0 && corpus_write_tokens(c, o->write_corpus, err, len) < 0)
         return -1;
-    if (corpus_samples(c, SPLIT_TRAIN, o->ctx, s_tr, tr, err, len) < 0)
+    if (corpus_samples(c, SPLIT_TRAIN, o->ctx, s_tr, tr, err, len) < 0 ||
+        corpus_samples(c, SPLIT_VALID, o->ctx, s_te, te, err, len) < 0)
         return -1;
-    return corpus_samples(c, SPLIT_VALID, o->ctx, s_te, te, err, len);
+    if (!strcmp(o->model, "embedlm")) {
+        if (o->out_vocab > c->vocab) {
+            snprintf(err, len, "%s: --out-vocab %d exceeds the corpus's vocabulary of %d words",
+                     o->data, o->out_vocab, c->vocab);
+            return -1;
+        }
+        dataset_cap_labels(tr, o->out_vocab);
+        dataset_cap_labels(te, o->out_vocab);
+    }
+    return 0;
 }
 
 int train_load_data(const train_opts *o, const char *fmt, int rank, int nranks, dataset *tr,
                     dataset *te, corpus *c, char *err, size_t len)
 {
     shard s_tr = {rank, nranks, o->train_limit}, s_te = {rank, nranks, o->test_limit};
-    if (!strcmp(o->model, "wordlm"))
+    if (!strcmp(o->model, "wordlm") || !strcmp(o->model, "embedlm"))
         return load_text(o, fmt, &s_tr, &s_te, tr, te, c, err, len);
     return load_images(o, fmt, &s_tr, &s_te, tr, te, err, len);
 }

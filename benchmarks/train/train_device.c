@@ -53,7 +53,7 @@ void train_backward(trainer *t, const void *x, const int32_t *y, int b)
             train_gpu_die("GPU backward", err);
         return;
     }
-    if (t->m->egrads)
+    if (t->m->egrads && !t->egrads_kept_zero)
         memset(t->m->egrads, 0, t->m->n_embed * sizeof(float));
     model_backward(t->m, x, y, b);
 }

@@ -48,7 +48,8 @@ static model_shape shape_of(const train_run *r)
 {
     const dataset *tr = &r->tr;
     const train_opts *o = &r->o;
-    return (model_shape){tr->c, tr->h, tr->w, tr->classes, o->ctx, o->embed_dim, o->hidden};
+    return (model_shape){tr->c, tr->h, tr->w, tr->classes, o->ctx, o->embed_dim, o->hidden,
+                         r->cor.vocab};
 }
 
 /* The model (on the GPU for -d cuda) and one reducer per gradient buffer. */
@@ -59,7 +60,7 @@ static void build_model(train_run *r, rb_archive *arch)
     model_shape shape = shape_of(r);
     if (model_build(&r->m, o->model, &shape, o->batch, o->seed, err, sizeof err) < 0)
         BAD("%s", err);
-    r->trn = (trainer){&r->m, NULL};
+    r->trn = (trainer){&r->m, NULL, 0};
     if (!strcmp(o->device, "cuda") && train_setup_gpu(o, &r->m, &r->trn) < 0) {
         rb_archive_close(arch, 0);
         bench_exit(RB_EXIT_FAILED);
@@ -87,6 +88,8 @@ static void build_model(train_run *r, rb_archive *arch)
             bench_exit(RB_EXIT_FAILED);
         }
     }
+    /* embedlm: the embedding's result stays in row form and updates by rows */
+    r->ge.by_rows = r->trn.egrads_kept_zero = m->n_embed && !strcmp(o->model, "embedlm");
     unsigned traits = 0;
     rb_reducer_traits(o->reducer, &traits);
     r->mix_params = (traits & RB_TRAIT_GOSSIP) && (o->ropts.gossip_mix & RB_GOSSIP_MIX_PARAMS);
@@ -220,7 +223,7 @@ int main(int argc, char **argv)
     if (!strcmp(r->o.device, "cuda") && !gpu_model_available())
         BAD("--device cuda: %s", gpu_model_libraries());
     openblas_set_num_threads(r->o.threads);
-    r->wordlm = !strcmp(r->o.model, "wordlm");
+    r->wordlm = !strcmp(r->o.model, "wordlm") || !strcmp(r->o.model, "embedlm");
     rb_archive *arch = NULL;
     if (rb_archive_open(MPI_COMM_WORLD, TRAIN_PROG, r->o.output, r->o.force, argc, argv, &arch) != 0)
         bench_exit(RB_EXIT_USAGE);

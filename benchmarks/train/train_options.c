@@ -11,6 +11,7 @@
 #define PROG "rb_train"
 #define DEFAULT_IMAGES "/usr/share/datasets/fashion-mnist"
 #define DEFAULT_TEXT "/usr/share/games/fortunes"
+#define DEFAULT_DICT "/usr/share/dictd/gcide.dict.dz"
 
 /* ---------------------------------------------------------- custom values */
 
@@ -95,29 +96,37 @@ static void epilogue(FILE *out)
 #define ITERS (1L << 30)
 static const bench_opt options[] = {
     SECTION("Model and data:"),
-    {BENCH_OPT_CHOICE, "model", 0, "NAME", F(model), .def = "mlp", .choices = "mlp|lenet|wordlm",
-     .help = "mlp | lenet | wordlm"},
+    {BENCH_OPT_CHOICE, "model", 0, "NAME", F(model), .def = "mlp",
+     .choices = "mlp|lenet|wordlm|embedlm", .help = "mlp | lenet | wordlm | embedlm"},
     {BENCH_OPT_STRING, "data", 0, "DIR", F(data),
-     .help = "images: IDX or CIFAR-10 binary directory; wordlm: .tokens directory or fortune files",
-     .def_text = "images " DEFAULT_IMAGES ", wordlm " DEFAULT_TEXT},
+     .help = "images: IDX or CIFAR-10 binary directory; wordlm, embedlm: .tokens directory, fortune "
+     "files or a dictd NAME.dict[.dz] (NAME.index beside it)",
+     .def_text = "images " DEFAULT_IMAGES ", wordlm " DEFAULT_TEXT ", embedlm " DEFAULT_DICT},
     {BENCH_OPT_CHOICE, "format", 0, "F", F(format), .def = "auto",
-     .choices = "auto|idx|cifar|tokens|fortunes", .help = "auto | idx | cifar | tokens | fortunes"},
+     .choices = "auto|idx|cifar|tokens|fortunes|dictd",
+     .help = "auto | idx | cifar | tokens | fortunes | dictd"},
     {BENCH_OPT_U64, "train-limit", 0, "N", F(train_limit), .def = "0", .def_text = "0 = all",
      .help = "use the first N training samples"},
-    {BENCH_OPT_U64, "test-limit", 0, "N", F(test_limit), .def = "0", .def_text = "0 = all",
+    {BENCH_OPT_U64, "test-limit", 0, "N", F(test_limit), .def_text = "0 = all; embedlm 20000",
      .help = "use the first N test samples"},
-    {BENCH_OPT_INT, "vocab", 0, "N", F(vocab), 0, 10000000, "10000",
-     .help = "wordlm vocabulary incl. <unk>,<eos>", .def_text = "10000; 0 = all"},
-    {BENCH_OPT_INT, "context", 0, "K", F(ctx), 1, 64, "3", .help = "wordlm: previous words seen"},
-    {BENCH_OPT_INT, "embed-dim", 0, "D", F(embed_dim), 1, 4096, "64", .help = "wordlm embedding width"},
-    {BENCH_OPT_INT, "hidden", 0, "H", F(hidden), 1, 65536, "256", .help = "wordlm hidden units"},
+    {BENCH_OPT_INT, "vocab", 0, "N", F(vocab), 0, 10000000, NULL,
+     .help = "wordlm, embedlm vocabulary (embedding rows) incl. <unk>,<eos>",
+     .def_text = "wordlm 10000, embedlm 32768; 0 = all"},
+    {BENCH_OPT_INT, "out-vocab", 0, "N", F(out_vocab), 3, 10000000, "1024",
+     .help = "embedlm: words predicted: <eos> and the N-2 most frequent, <unk> for every other"},
+    {BENCH_OPT_INT, "context", 0, "K", F(ctx), 1, 64, NULL, .help = "wordlm, embedlm: previous words seen",
+     .def_text = "wordlm 3, embedlm 8"},
+    {BENCH_OPT_INT, "embed-dim", 0, "D", F(embed_dim), 1, 4096, "64",
+     .help = "wordlm, embedlm embedding width"},
+    {BENCH_OPT_INT, "hidden", 0, "H", F(hidden), 1, 65536, NULL, .help = "wordlm, embedlm hidden units",
+     .def_text = "wordlm 256, embedlm 128"},
     {BENCH_OPT_STRING, "write-corpus", 0, "DIR", F(write_corpus),
-     .help = "wordlm: also write the corpus as DIR/{train,valid,test}.tokens"},
+     .help = "wordlm, embedlm: also write the corpus as DIR/{train,valid,test}.tokens"},
     SECTION("Optimisation:"),
-    {BENCH_OPT_INT, "batch", 0, "N", F(batch), 1, 65536, "64",
-     .help = "samples per rank per step; global batch = N x ranks"},
+    {BENCH_OPT_INT, "batch", 0, "N", F(batch), 1, 65536, NULL,
+     .help = "samples per rank per step; global batch = N x ranks", .def_text = "64, embedlm 128"},
     {BENCH_OPT_DOUBLE, "lr", 0, "X", F(lr), 0.0, 1e6, NULL, .help = "learning rate for the global batch",
-     .def_text = "mlp 0.05, lenet 0.1, wordlm 0.1"},
+     .def_text = "mlp 0.05, lenet 0.1, wordlm 0.1, embedlm 1.0"},
     {BENCH_OPT_DOUBLE, "momentum", 0, "X", F(momentum), 0.0, 0.999999, "0.9", .help = "SGD momentum"},
     {BENCH_OPT_DOUBLE, "weight-decay", 0, "X", F(weight_decay), 0.0, 1.0, "5e-4",
      .help = "on dense parameters"},
@@ -125,8 +134,8 @@ static const bench_opt options[] = {
     {BENCH_OPT_CHOICE, "schedule", 0, "S", F(schedule), .def = "cosine", .choices = "const|cosine|step",
      .help = "const | cosine | step (x0.1 at 50% and 75%)"},
     {BENCH_OPT_INT, "epochs", 0, "N", F(epochs), 1, 1000000, "1", .help = "passes over the training set"},
-    {BENCH_OPT_LONG, "iterations", 0, "N", F(max_iters), 0, ITERS, "0", .help = "stop after N steps",
-     .def_text = "0 = epochs decide"},
+    {BENCH_OPT_LONG, "iterations", 0, "N", F(max_iters), 0, ITERS, NULL, .help = "stop after N steps",
+     .def_text = "0 = epochs decide; embedlm 400"},
     {BENCH_OPT_U64, "seed", 0, "N", F(seed), .def = "1", .help = "parameters, shuffling"},
     {BENCH_OPT_CHOICE, "shuffle", 0, "local|ring", F(shuffle), .def = "local", .choices = "local|ring",
      .help = "ring: one batch moves one hop around the ranks each step"},
@@ -145,8 +154,8 @@ static const bench_opt options[] = {
      "(rb_reduce_rows, as PyTorch's sparse embedding gradient) or as the dense table (rb_reduce); "
      "the same result bit for bit; rows on host buffers only (-d cuda: dense)"},
     SECTION("Run control and output:"),
-    {BENCH_OPT_LONG, "eval-every", 0, "N", F(eval_every), 0, ITERS, "0", .help = "evaluate every N iterations",
-     .def_text = "0 = every epoch"},
+    {BENCH_OPT_LONG, "eval-every", 0, "N", F(eval_every), 0, ITERS, NULL,
+     .help = "evaluate every N iterations", .def_text = "0 = every epoch; embedlm 100"},
     {BENCH_OPT_LONG, "log-every", 0, "N", F(log_every), 0, ITERS, "0",
      .help = "progress line every N iterations", .def_text = "0 = 10 per epoch"},
     {BENCH_OPT_DOUBLE, "target-accuracy", 0, "A", F(target_accuracy), 0.0, 100.0, "0",
@@ -191,16 +200,56 @@ const bench_cli train_cli = {
 
 /* ---------------------------------------------------------- parse */
 
+/* The defaults that depend on the model, for what the command line left
+ * unset.  embedlm's make one run short (400 steps of 128 samples a rank,
+ * evaluated on 20,000 validation words every 100): it is meant to be run
+ * for every reducer and several seeds (docs/training.md). */
+static void model_defaults(train_opts *o)
+{
+    int emb = !strcmp(o->model, "embedlm"), lm = emb || !strcmp(o->model, "wordlm");
+    if (o->lr < 0)
+        o->lr = emb ? 1.0 : strcmp(o->model, "mlp") ? 0.1 : 0.05;
+    if (o->vocab < 0)
+        o->vocab = emb ? 32768 : 10000;
+    if (o->ctx < 0)
+        o->ctx = emb ? 8 : 3;
+    if (o->hidden < 0)
+        o->hidden = emb ? 128 : 256;
+    if (o->batch < 0)
+        o->batch = emb ? 128 : 64;
+    if (o->max_iters < 0)
+        o->max_iters = emb ? 400 : 0;
+    if (o->eval_every < 0)
+        o->eval_every = emb ? 100 : 0;
+    if (o->test_limit == UINT64_MAX)
+        o->test_limit = emb ? 20000 : 0;
+    if (!o->data)
+        o->data = emb ? DEFAULT_DICT : lm ? DEFAULT_TEXT : DEFAULT_IMAGES;
+}
+
 void train_parse_options(int argc, char **argv, train_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->lr = -1.0;   /* set below from the model unless given */
+    /* set from the model (model_defaults) unless given */
+    o->lr = -1.0;
+    o->vocab = o->ctx = o->hidden = o->batch = -1;
+    o->max_iters = o->eval_every = -1;
+    o->test_limit = UINT64_MAX;
     rb_options_default(&o->ropts);
     bench_cli_parse_or_exit(&train_cli, argc, argv, o);
     if (o->vocab == 1 || o->vocab == 2)
         bench_usage_error(PROG, "--vocab: %d leaves no room for words besides <unk> and <eos>", o->vocab);
-    if (o->lr < 0)
-        o->lr = strcmp(o->model, "mlp") ? 0.1 : 0.05;
-    if (!o->data)
-        o->data = strcmp(o->model, "wordlm") ? DEFAULT_IMAGES : DEFAULT_TEXT;
+    model_defaults(o);
+    /* embedlm's embedding is updated by the rows of the reduction's result
+     * (train_update), which rb_reduce_rows gives on host buffers only */
+    if (!strcmp(o->model, "embedlm") && strcmp(o->embed_input, "rows"))
+        bench_usage_error(PROG, "--embed-input %s: embedlm hands its embedding gradient to the "
+                          "reducer as rows and updates it by rows (--embed-input rows)",
+                          o->embed_input);
+    if (!strcmp(o->model, "embedlm") && strcmp(o->device, "host"))
+        bench_usage_error(PROG, "--device %s: embedlm trains on the host only (its embedding is "
+                          "reduced and updated by rows, in host memory)", o->device);
+    if (!strcmp(o->model, "embedlm") && o->vocab > 0 && o->out_vocab > o->vocab)
+        bench_usage_error(PROG, "--out-vocab %d: more words predicted than the --vocab %d words "
+                          "embedded", o->out_vocab, o->vocab);
 }

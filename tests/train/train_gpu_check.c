@@ -291,9 +291,9 @@ int main(int argc, char **argv)
     char desc[400] = "";
     rb_device_describe(desc, sizeof desc);
     printf("GPU %d: %s; %s\n", dev, desc, gpu_model_libraries());
-    model_shape mnist = {1, 28, 28, 10, 0, 0, 0};
-    model_shape cifar = {3, 32, 32, 10, 0, 0, 0};
-    model_shape lm = {0, 0, 0, 2000, 3, 32, 64};
+    model_shape mnist = {1, 28, 28, 10, 0, 0, 0, 0};
+    model_shape cifar = {3, 32, 32, 10, 0, 0, 0, 0};
+    model_shape lm = {0, 0, 0, 2000, 3, 32, 64, 0};
     int bad = check_model("mlp", &mnist, 64) || check_model("lenet", &mnist, 64) ||
               check_model("lenet", &cifar, 32) || check_model("wordlm", &lm, 48) ||
               check_model("lenet", &mnist, 17);   /* a batch that is not a multiple of 32 */

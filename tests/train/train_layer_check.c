@@ -568,9 +568,9 @@ static void check_threads(void)
         const char *name;
         model_shape s;
         int reference;
-    } cases[] = {{"lenet", {1, 28, 28, 10, 0, 0, 0}, 0},
-                 {"lenet", {1, 28, 28, 10, 0, 0, 0}, 1},
-                 {"wordlm", {0, 0, 0, 2000, 3, 64, 256}, 0}};
+    } cases[] = {{"lenet", {1, 28, 28, 10, 0, 0, 0, 0}, 0},
+                 {"lenet", {1, 28, 28, 10, 0, 0, 0, 0}, 1},
+                 {"wordlm", {0, 0, 0, 2000, 3, 64, 256, 0}, 0}};
     enum { B = 64 };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         model m;
@@ -683,7 +683,7 @@ int main(void)
     check_embedding();
     check_softmax();
     check_softmax_wide();
-    model_shape img = {1, 12, 12, 5, 0, 0, 0}, txt = {0, 0, 0, 30, 3, 4, 8};
+    model_shape img = {1, 12, 12, 5, 0, 0, 0, 0}, txt = {0, 0, 0, 30, 3, 4, 8, 0};
     check_model("mlp", &img, 4);
     check_model("lenet", &img, 4);
     check_model("wordlm", &txt, 4);

@@ -2,7 +2,8 @@
  * wrong-format inputs fail with a message naming the file, never crash.
  * The inputs are small real files: the first samples of Fashion-MNIST
  * (written as IDX plain and gzip, and as CIFAR-10 records) and a piece of
- * the fortunes corpus written as .tokens files.
+ * the fortunes corpus written as .tokens files, and a small dictd
+ * dictionary written here (its .dict.dz and its .index fuzzed).
  * Usage: train_loader_fuzz FASHION_MNIST_DIR FORTUNES_DIR TMPDIR */
 #include <stdio.h>
 #include <stdlib.h>
@@ -350,6 +351,75 @@ static void test_text(const char *fortunes, const char *tmp)
     corpus_free(&c);
 }
 
+/* A dictd dictionary of n entries (index in dictd's base64) under
+ * tmp/small.{dict.dz,index}; its path into dict. */
+static void b64(size_t v, char *out)
+{
+    static const char d[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char rev[16];
+    int k = 0;
+    do
+        rev[k++] = d[v % 64], v /= 64;
+    while (v);
+    while (k)
+        *out++ = rev[--k];
+    *out = 0;
+}
+
+static char dict_path[4096], dict_index[4096];
+static int load_dictd(const char *p, char *e, size_t l)
+{
+    (void)p;
+    corpus c;
+    int rc = corpus_build_dictd(dict_path, 0, &c, e, l);
+    if (!rc)
+        corpus_free(&c);
+    return rc;
+}
+
+static void test_dictd(const char *tmp)
+{
+    enum { ENTRIES = 60 };
+    static char data[ENTRIES * 128 + 64], index[ENTRIES * 64 + 64];
+    size_t dl = 0, il = 0;
+    char o[16], n[16];
+    dl += (size_t)sprintf(data, "00-database-url\n   nowhere\n");
+    b64(dl, n);
+    il += (size_t)sprintf(index, "00-database-url\tA\t%s\n", n);
+    for (int i = 0; i < ENTRIES; i++) {
+        size_t at = dl;
+        dl += (size_t)sprintf(data + dl, "Word%d \\Wor\"d%d\\, n. [L. verbum%d [R.]]\n"
+                              "   The text of entry %d, in words.\n   [1913 Webster]\n\n", i, i, i, i);
+        b64(at, o), b64(dl - at, n);
+        il += (size_t)sprintf(index + il, "word%d\t%s\t%s\n", i, o, n);
+    }
+    snprintf(dict_path, sizeof dict_path, "%s/small.dict.dz", tmp);
+    snprintf(dict_index, sizeof dict_index, "%s/small.index", tmp);
+    write_gz(dict_path, data, dl);
+    write_file(dict_index, index, il);
+    corpus c;
+    char err[8192];
+    CHECK(corpus_build_dictd(dict_path, 0, &c, err, sizeof err) == 0, "%s", err);
+    /* entry i: word<i> , n . the text of entry <i> , in words . <eos> (14);
+     * the pronunciation, the etymology and the source note are gone */
+    CHECK(c.len[0] == 54 * 14 && c.len[1] == 3 * 14 && c.len[2] == 3 * 14,
+          "dictd split sizes %zu/%zu/%zu", c.len[0], c.len[1], c.len[2]);
+    int gone = 1;
+    for (int w = 0; w < c.vocab; w++)
+        gone &= strcmp(c.words[w], "webster") && strncmp(c.words[w], "verbum", 6) &&
+                strcmp(c.words[w], "wor") && strcmp(c.words[w], "1913");
+    CHECK(gone, "dictd: pronunciations or bracketed spans were tokenised");
+    printf("dictd corpus: %d words, tokens %zu/%zu/%zu\n", c.vocab, c.len[0], c.len[1], c.len[2]);
+    corpus_free(&c);
+    fuzz("dictd (.dict.dz)", dict_path, (const unsigned char *)data, dl, 1, load_dictd, 0, 1);
+    write_gz(dict_path, data, dl);
+    unsigned char *z = read_all(dict_path, &dl);
+    fuzz("dictd (.dict.dz, flipped)", dict_path, z, dl, 0, load_dictd, 200, 1);
+    free(z);
+    write_gz(dict_path, data, strlen(data));
+    fuzz("dictd (.index)", dict_index, (const unsigned char *)index, il, 0, load_dictd, 200, 1);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -361,6 +431,7 @@ int main(int argc, char **argv)
     test_cifar(argv[3], &ref);
     dataset_free(&ref);
     test_text(argv[2], argv[3]);
+    test_dictd(argv[3]);
     if (failures)
         printf("%d check(s) failed\n", failures);
     return failures ? 1 : 0;
