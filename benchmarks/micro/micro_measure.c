@@ -204,7 +204,7 @@ static size_t prepare_input(micro_run *c, const rb_gradgen *g, unsigned traits, 
     size_t own_nnz = rb_gradgen_fill(g, c->rank, c->bufs->input);
     if (c->o->input_rows)
         micro_rows_of_input(c->bufs, row->count, row->cols);
-    uint64_t k = check ? micro_truth(g, c->bufs) : 0;
+    uint64_t k = check ? micro_truth(g, c->bufs, c->comm) : 0;
     row->nnz_union = check ? (double)k : -1.0;
     row->bound_bytes = check && p > 1 && (traits & (RB_TRAIT_EXACT | RB_TRAIT_LOSSY))
                      ? 2.0 * (double)k * (p - 1) / p * 8.0 : 0.0;
