@@ -171,6 +171,7 @@ typedef struct micro_calls {
     double *times;       /* per iteration */
     double phase[RB_PHASE_COUNT_];
     double sent, recv, nnz_local;
+    double msgs;         /* messages sent, summed over the timed calls */
 } micro_calls;
 
 /* Timed call i (t seconds, the reducer's stats) into c. */
