@@ -94,6 +94,13 @@ typedef struct micro_bufs {
      * process: the simulated ranks share its address space) instead of
      * computing p gradients itself; such a rank never frees them. */
     int truth_borrowed;
+    /* The gradient the input and truth were last made for: the next row
+     * of the same shape and settings (every reducer of a sweep) reuses
+     * them instead of making them again. */
+    rb_gradgen made;
+    int have_made;
+    size_t made_nnz;
+    uint64_t made_union;
     /* --input rows: the input's non-zero rows (ids, values), made untimed */
     int64_t *row_ids;
     float *row_values;
