@@ -44,8 +44,8 @@ build=${1:?BUILD dir of an SMPI build}; out=${2:?OUTDIR}; mode=${3:-quick}
 here=$(for d in "${RB_ROOT:+$RB_ROOT/jobscripts/sim}" "${SLURM_SUBMIT_DIR:+$SLURM_SUBMIT_DIR/jobscripts/sim}" \
     "$(dirname "$0")"; do [ -n "$d" ] && [ -x "$d/rb-smpirun" ] && { cd "$d" && pwd; break; }; done; true)
 [ -n "$here" ] || { echo "$0: cannot find jobscripts/sim; set RB_ROOT to the checkout" >&2; exit 1; }
-prog=$(cd "$build" && pwd)/benchmarks/rb_micro
-[ -x "$prog" ] || { echo "claims.sh: no $prog: build it first (docs/simgrid.md)" >&2; exit 2; }
+prog=$(cd "$build" 2>/dev/null && pwd || true)/benchmarks/rb_micro
+[ -x "$prog" ] || { echo "claims.sh: no $build/benchmarks/rb_micro: build it first (docs/simgrid.md)" >&2; exit 2; }
 case $mode in
   quick) ranks="128"; o1="2 8 32 128"; iters=2; reps=1; s2rows=4096 ;;
   full) ranks="128 256 512 1024"; o1="2 8 32 128 512 1024"; iters=5; reps=3; s2rows=32768 ;;
