@@ -197,10 +197,6 @@ static void describe_row(const micro_run *c, const char *reducer, uint64_t rows,
     row->repeat = c->repeat;
 }
 
-/* This rank's gradient into the input buffer; the truth gives the union
- * support (for the wire-byte bound) and the reference for validation.
- * Without validation (--no-check) it is not computed: nnz_union = -1
- * (unknown) and no bound. */
 static int same_gradient(const rb_gradgen *a, const rb_gradgen *b)
 {
     return a->rows == b->rows && a->cols == b->cols && a->density == b->density &&
@@ -220,6 +216,10 @@ static size_t fill_input(micro_run *c, const rb_gradgen *g)
     return (size_t)nnz;
 }
 
+/* This rank's gradient into the input buffer; the truth gives the union
+ * support (for the wire-byte bound) and the reference for validation.
+ * Without validation (--no-check) it is not computed: nnz_union = -1
+ * (unknown) and no bound. */
 static size_t prepare_input(micro_run *c, const rb_gradgen *g, unsigned traits, rb_micro_row *row)
 {
     int check = c->o->check, p = c->p;
