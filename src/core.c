@@ -515,6 +515,7 @@ int rb_allreduce(rb_reducer *r, rb_stats *st, const void *sendbuf, void *buf,
     uint64_t p = (uint64_t)r->size;
     st->bytes_sent += 2 * (p - 1) * b / p;
     st->bytes_recv += 2 * (p - 1) * b / p;
+    st->msgs_sent += 2 * (uint64_t)rb_model_log2(r->size);
     return RB_OK;
 }
 
@@ -537,6 +538,7 @@ int rb_allgather(rb_reducer *r, rb_stats *st, const void *sendbuf, int count,
     uint64_t p = (uint64_t)r->size;
     st->bytes_sent += (p - 1) * b;
     st->bytes_recv += (p - 1) * b;
+    st->msgs_sent += (uint64_t)rb_model_log2(r->size);
     return RB_OK;
 }
 
@@ -556,6 +558,7 @@ int rb_allgatherv(rb_reducer *r, rb_stats *st, const void *sendbuf, int count,
      * total; it receives everything but its own block. */
     st->bytes_sent += (p - 1) * total / p;
     st->bytes_recv += total - own;
+    st->msgs_sent += (uint64_t)rb_model_log2(r->size);
     return RB_OK;
 }
 
@@ -572,6 +575,7 @@ int rb_sendrecv(rb_reducer *r, rb_stats *st, const void *sbuf, int scount,
     if (dest != MPI_PROC_NULL) {
         RB_TRY(rb_type_bytes(stype, scount, &b));
         st->bytes_sent += b;
+        st->msgs_sent++;
     }
     if (src != MPI_PROC_NULL) {
         int got = 0;
@@ -591,6 +595,7 @@ int rb_alltoall(rb_reducer *r, rb_stats *st, const void *sendbuf, int count,
     RB_MPI(MPI_Alltoall(sendbuf, count, type, recvbuf, count, type, r->comm));
     st->bytes_sent += (uint64_t)(r->size - 1) * b;
     st->bytes_recv += (uint64_t)(r->size - 1) * b;
+    st->msgs_sent += (uint64_t)(r->size - 1);
     return RB_OK;
 }
 
@@ -609,6 +614,7 @@ int rb_alltoallv(rb_reducer *r, rb_stats *st, const void *sendbuf,
         st->bytes_sent += bs;
         st->bytes_recv += br;
     }
+    st->msgs_sent += (uint64_t)(r->size - 1);
     return RB_OK;
 }
 
@@ -619,8 +625,10 @@ int rb_bcast(rb_reducer *r, rb_stats *st, void *buf, int count,
     RB_TRY(rb_type_bytes(type, count, &b));
     RB_MPI(MPI_Bcast(buf, count, type, root, r->comm));
     int pos = (r->rank - root + r->size) % r->size;   /* place in the chain */
-    if (pos != r->size - 1)
+    if (pos != r->size - 1) {
         st->bytes_sent += b;
+        st->msgs_sent++;
+    }
     if (pos != 0)
         st->bytes_recv += b;
     return RB_OK;
@@ -634,6 +642,7 @@ int rb_isend(rb_reducer *r, rb_stats *st, const void *buf, int count,
     if (dest != MPI_PROC_NULL) {
         RB_TRY(rb_type_bytes(type, count, &b));
         st->bytes_sent += b;
+        st->msgs_sent++;
     }
     return RB_OK;
 }

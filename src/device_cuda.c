@@ -534,6 +534,7 @@ static void count_allreduce(rb_reducer *r, rb_stats *st, uint64_t bytes)
     uint64_t p = (uint64_t)r->size;
     st->bytes_sent += 2 * (p - 1) * bytes / p;
     st->bytes_recv += 2 * (p - 1) * bytes / p;
+    st->msgs_sent += 2 * (uint64_t)rb_model_log2(r->size);   /* core.c's model */
 }
 
 /* RB_OK when `what` may run: the NCCL transport, its communicator alive. */
@@ -602,8 +603,10 @@ static int post_bytes(rb_reducer *r, rb_stats *st, const void *sbuf, size_t sbyt
     if (src != MPI_PROC_NULL)
         GROUP_ADD(res, ncclRecv(rbuf, rbytes, ncclUint8, src, c->nccl, s));
     RB_TRY(group_end(res, "ncclSend/ncclRecv"));
-    if (dest != MPI_PROC_NULL)
+    if (dest != MPI_PROC_NULL) {
         st->bytes_sent += sbytes;
+        st->msgs_sent++;
+    }
     if (src != MPI_PROC_NULL)
         st->bytes_recv += rbytes;
     return RB_OK;
@@ -652,6 +655,7 @@ int rb_device_allgather(rb_reducer *r, rb_stats *st, const void *dsend, void *dr
     uint64_t p = (uint64_t)r->size;
     st->bytes_sent += (p - 1) * bytes;
     st->bytes_recv += (p - 1) * bytes;
+    st->msgs_sent += (uint64_t)rb_model_log2(r->size);
     return RB_OK;
 }
 
@@ -679,6 +683,7 @@ int rb_device_allgatherv(rb_reducer *r, rb_stats *st, const void *dsend, void *d
     uint64_t p = (uint64_t)r->size;
     st->bytes_sent += (p - 1) * total / p;
     st->bytes_recv += total - counts[r->rank] * esize;
+    st->msgs_sent += (uint64_t)rb_model_log2(r->size);
     return RB_OK;
 }
 
@@ -707,6 +712,7 @@ int rb_device_alltoallv(rb_reducer *r, rb_stats *st, const void *dsend, const ui
             st->bytes_sent += scounts[q] * esize;
             st->bytes_recv += rcounts[q] * esize;
         }
+    st->msgs_sent += (uint64_t)(r->size - 1);
     return RB_OK;
 }
 
@@ -720,8 +726,10 @@ int rb_device_bcast(rb_reducer *r, rb_stats *st, void *dbuf, size_t bytes, int r
     RB_NCCL(ncclBroadcast(dbuf, dbuf, bytes, ncclUint8, root, c->nccl, c->stream));
     RB_TRY(stream_wait(c, c->stream));
     int pos = (r->rank - root + r->size) % r->size;
-    if (pos != r->size - 1)
+    if (pos != r->size - 1) {
         st->bytes_sent += bytes;
+        st->msgs_sent++;
+    }
     if (pos != 0)
         st->bytes_recv += bytes;
     return RB_OK;
@@ -765,6 +773,7 @@ int rb_device_alltoall_counts(rb_reducer *r, rb_stats *st, const uint64_t *send,
     unpack_counts(recv, c->h_counts, p, esize);
     st->bytes_sent += (p - 1) * esize;
     st->bytes_recv += (p - 1) * esize;
+    st->msgs_sent += p - 1;
     return RB_OK;
 }
 

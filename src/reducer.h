@@ -134,6 +134,14 @@ void rb_config_default(rb_config *c);
 typedef struct rb_stats {
     uint64_t bytes_sent;       /* payload bytes this rank put on the wire */
     uint64_t bytes_recv;       /* payload bytes this rank received */
+    /* Point-to-point messages this rank sent: each send, sendrecv and
+     * isend counts 1; a collective counts the messages of the algorithm
+     * whose bytes bytes_sent counts (core.c): allreduce 2 ceil(log2 p)
+     * (reduce-scatter by halving, allgather by doubling), allgather(v)
+     * ceil(log2 p) (Bruck), alltoall(v) p - 1 (pairwise), bcast 1 on every
+     * rank but the chain's last.  What MPI really runs may differ; the
+     * count is the same model whatever the library or simulator. */
+    uint64_t msgs_sent;
     double t_phase[RB_PHASE_COUNT_]; /* seconds: encode, communicate, decode */
     double t_wait;             /* seconds blocked on a partner (gossip) */
     /* Counts the algorithm computes on its way (its bit set in `counted`).

@@ -317,16 +317,17 @@ def combine_busy(flags):
 def platform(meta):
     """Where the numbers come from, for the claims table: 'this machine, N
     ranks' for a measured run; for a simulated one the platform's name (the
-    sim_platform attribute, else the base name of sim_platform_path without
-    .xml) and 'N ranks (simulated)'."""
+    base name of sim_platform_path without .xml, else a sim_platform
+    attribute that is a name: rb_micro's holds the platform file's XML)
+    and 'N ranks (simulated)'."""
     ranks = _as_int(meta.get("ranks"))
     n = "%s rank%s" % (ranks if ranks is not None else "?", "" if ranks == 1 else "s")
     if run_kind(meta) != "simulated":
         return "this machine, %s" % n
-    name = meta.get("sim_platform")
-    if not name and meta.get("sim_platform_path"):
-        name = os.path.basename(str(meta["sim_platform_path"]))
-        name = name[:-4] if name.endswith(".xml") else name
+    name = sim_platform_name(meta)
+    given = meta.get("sim_platform")
+    if not name and given and "<" not in str(given):
+        name = str(given)
     return "%s, %s (simulated)" % (name or "unknown platform", n)
 
 
@@ -410,10 +411,25 @@ def run_kind(meta):
     return "simulated" if _as_int(meta.get("simulated"), 0) == 1 else "measured"
 
 
+def sim_platform_name(meta):
+    """The simulated platform's name (its file name without .xml, e.g.
+    p100-ib-edr); "" for a measured run or one that does not record it."""
+    path = meta.get("sim_platform_path")
+    if run_kind(meta) != "simulated" or not path:
+        return ""
+    path = path.decode() if isinstance(path, bytes) else str(path)
+    return re.sub(r"\.xml$", "", os.path.basename(path))
+
+
 def run_machine(meta):
-    """What makes timings comparable.  Under Slurm the partition (with the
-    cluster name when recorded): jobs land on different nodes of the same
-    partition, and their repeats belong together.  Outside Slurm the host."""
+    """What makes timings comparable.  A simulation: its platform (the host
+    that ran the simulator does not matter).  Under Slurm the partition
+    (with the cluster name when recorded): jobs land on different nodes of
+    the same partition, and their repeats belong together.  Outside Slurm
+    the host."""
+    plat = sim_platform_name(meta)
+    if plat:
+        return "%s (simulated)" % plat
     part = meta.get("partition")
     if part:
         cluster = meta.get("cluster")

@@ -32,7 +32,7 @@ MEDIAN_COLS = ["t_p50_us", "t_p99_us", "t_encode_us", "t_comm_us", "t_decode_us"
                "iter_q25_us", "iter_q75_us", "t_model_us", "model_ratio", "t_floor_us",
                # a per-call message count, where a writer records one
                # (claims.MESSAGE_COLUMNS: the O(1) claim)
-               "msgs_sent_avg", "messages_sent_avg", "msgs_avg", "messages_avg", "msgs_sent",
+               "msgs_sent_avg", "msgs_sent_max", "messages_sent_avg", "msgs_avg", "messages_avg", "msgs_sent",
                "messages"]
 
 

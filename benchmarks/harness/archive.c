@@ -296,7 +296,8 @@ static const column columns[] = {
     COL(wrong, T_I64, "elements"), COL(rel_l2_err, T_F64, "ratio"), COL(recall, T_F64, "fraction"),
     COL(max_abs_err, T_F64, ""), COL(consensus, T_F64, "ratio"), COL(repeat, T_I32, ""),
     COL(t_model_us, T_F64, "us"), COL(model_ratio, T_F64, "ratio"), COL(input, T_NAME, ""),
-    COL(t_floor_us, T_F64, "us"),
+    COL(t_floor_us, T_F64, "us"), COL(msgs_sent_avg, T_F64, "messages"),
+    COL(msgs_sent_max, T_F64, "messages"),
 };
 #define NCOLUMNS (sizeof columns / sizeof *columns)
 

@@ -44,6 +44,7 @@ typedef struct rb_micro_row {
     double model_ratio;            /* t_avg_us / t_model_us */
     char input[RB_NAME_LEN];       /* dense | rows (rb_micro --input) */
     double t_floor_us;             /* memory floor: one read of the input + one write of the result */
+    double msgs_sent_avg, msgs_sent_max;  /* messages sent per rank per call (rb_stats.msgs_sent) */
 } rb_micro_row;
 
 /* The columns of /micro/results, in order (archive.c): name, offset in

@@ -90,6 +90,17 @@ typedef struct micro_bufs {
     double *acc;
     unsigned char *union_mask;
     int shared;      /* input/work are SMPI shared buffers (garbage values) */
+    /* Under SMPI every rank but 0 reads rank 0's truth and union mask (one
+     * process: the simulated ranks share its address space) instead of
+     * computing p gradients itself; such a rank never frees them. */
+    int truth_borrowed;
+    /* The gradient the input and truth were last made for: the next row
+     * of the same shape and settings (every reducer of a sweep) reuses
+     * them instead of making them again. */
+    rb_gradgen made;
+    int have_made;
+    size_t made_nnz;
+    uint64_t made_union;
     /* --input rows: the input's non-zero rows (ids, values), made untimed */
     int64_t *row_ids;
     float *row_values;
@@ -98,14 +109,16 @@ typedef struct micro_bufs {
 
 /* Shapes (rows, cols) of the sweep, at most max; how many. */
 size_t micro_shapes(const micro_opts *o, uint64_t (*shapes)[2], size_t max);
-/* Buffers for n elements (the truth's only when check); 0 or -1. */
-int micro_bufs_alloc(micro_bufs *b, size_t n, int check, int rows);
+/* Buffers for n elements (the truth's only when check, and under SMPI only
+ * on rank 0: the others borrow its truth in micro_truth); 0 or -1. */
+int micro_bufs_alloc(micro_bufs *b, size_t n, int check, int rows, int rank);
 /* The non-zero rows of b->input (n elements, rows of cols) into b->rows. */
 void micro_rows_of_input(micro_bufs *b, size_t n, size_t cols);
 void micro_bufs_free(micro_bufs *b);
-/* Exact average of every rank's gradient g into b->truth, and the union
- * support; returns the union's non-zero count. */
-uint64_t micro_truth(const rb_gradgen *g, micro_bufs *b);
+/* Collective: exact average of every rank's gradient g into b->truth, and
+ * the union support; returns the union's non-zero count.  Under SMPI rank 0
+ * computes it once and the other ranks point at it. */
+uint64_t micro_truth(const rb_gradgen *g, micro_bufs *b, MPI_Comm comm);
 
 /* ---------------------------------------------------------- one row */
 
@@ -165,6 +178,7 @@ typedef struct micro_calls {
     double *times;       /* per iteration */
     double phase[RB_PHASE_COUNT_];
     double sent, recv, nnz_local;
+    double msgs;         /* messages sent, summed over the timed calls */
 } micro_calls;
 
 /* Timed call i (t seconds, the reducer's stats) into c. */

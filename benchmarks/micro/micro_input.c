@@ -33,7 +33,7 @@ size_t micro_shapes(const micro_opts *o, uint64_t (*shapes)[2], size_t max)
 /* Without validation (--no-check) the truth buffers are not needed, and
  * under SimGrid SMPI large input/work buffers may be shared between the
  * simulated ranks (harness/simmeta.c): never when validating. */
-int micro_bufs_alloc(micro_bufs *b, size_t n, int check, int rows)
+int micro_bufs_alloc(micro_bufs *b, size_t n, int check, int rows, int rank)
 {
     size_t cap = n ? n : 1;
     b->cap = cap;
@@ -47,7 +47,8 @@ int micro_bufs_alloc(micro_bufs *b, size_t n, int check, int rows)
     b->input = rb_sim_alloc(cap * sizeof(float), !check, &shared_in);
     b->work = rb_sim_alloc(cap * sizeof(float), !check, &shared_work);
     b->shared = shared_in || shared_work;
-    if (!check)
+    b->truth_borrowed = check && rb_sim_is_simulated() && rank != 0;
+    if (!check || b->truth_borrowed)
         return b->input && b->work ? 0 : -1;
     b->truth = calloc(cap, sizeof(float));
     b->scratch = calloc(cap, sizeof(float));
@@ -59,7 +60,9 @@ int micro_bufs_alloc(micro_bufs *b, size_t n, int check, int rows)
 void micro_bufs_free(micro_bufs *b)
 {
     rb_sim_free(b->input, b->shared), rb_sim_free(b->work, b->shared);
-    free(b->truth), free(b->scratch), free(b->acc), free(b->union_mask);
+    if (!b->truth_borrowed)
+        free(b->truth), free(b->union_mask);
+    free(b->scratch), free(b->acc);
     free(b->row_ids), free(b->row_values);
 }
 
@@ -81,7 +84,7 @@ void micro_rows_of_input(micro_bufs *b, size_t n, size_t cols)
 }
 
 /* Double accumulation in rank order. */
-uint64_t micro_truth(const rb_gradgen *g, micro_bufs *b)
+static uint64_t truth_here(const rb_gradgen *g, micro_bufs *b)
 {
     size_t n = g->rows * g->cols;
     memset(b->acc, 0, n * sizeof *b->acc);
@@ -99,4 +102,21 @@ uint64_t micro_truth(const rb_gradgen *g, micro_bufs *b)
         k += b->union_mask[i];
     }
     return k;
+}
+
+uint64_t micro_truth(const rb_gradgen *g, micro_bufs *b, MPI_Comm comm)
+{
+    uint64_t k = b->truth_borrowed ? 0 : truth_here(g, b);
+    if (!rb_sim_is_simulated())
+        return k;
+    /* One SMPI process: rank 0's buffers are readable by every rank.  They
+     * stay valid until rank 0 leaves the validation's allreduce, which it
+     * cannot before every rank has compared against them. */
+    uint64_t msg[3] = {k, (uint64_t)(uintptr_t)b->truth, (uint64_t)(uintptr_t)b->union_mask};
+    MPI_Bcast(msg, 3, MPI_UINT64_T, 0, comm);
+    if (b->truth_borrowed) {
+        b->truth = (float *)(uintptr_t)msg[1];
+        b->union_mask = (unsigned char *)(uintptr_t)msg[2];
+    }
+    return msg[0];
 }

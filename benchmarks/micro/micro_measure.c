@@ -50,6 +50,8 @@ static void store_copy(float *restrict dst, const float *restrict src, size_t n)
  * as OSU's loop holds its send buffer. */
 static int load_input(micro_run *c, size_t n)
 {
+    if (c->bufs->shared && !c->dev)
+        return RB_OK;   /* SMPI shared buffers: garbage onto garbage, skipped */
     if (!c->dev) {
         store_copy(c->bufs->work, c->bufs->input, n);
         return RB_OK;
@@ -86,7 +88,8 @@ static void read_pass(const float *x, size_t n)
 static double memory_floor_us(micro_run *c, size_t n)
 {
     double t[5], mine = NAN, slowest = NAN;
-    if (!c->dev) {
+    /* Not on SMPI shared buffers: every rank reads the same few MiB. */
+    if (!c->dev && !c->bufs->shared) {
         store_copy(c->bufs->work, c->bufs->input, n);
         for (int i = 0; i < 5; i++) {
             double t0 = MPI_Wtime();
@@ -194,6 +197,25 @@ static void describe_row(const micro_run *c, const char *reducer, uint64_t rows,
     row->repeat = c->repeat;
 }
 
+static int same_gradient(const rb_gradgen *a, const rb_gradgen *b)
+{
+    return a->rows == b->rows && a->cols == b->cols && a->density == b->density &&
+           a->layout == b->layout && a->block == b->block && a->overlap == b->overlap &&
+           a->nranks == b->nranks && a->seed == b->seed;
+}
+
+/* This rank's gradient into the input buffer; its non-zero count.  SMPI
+ * shared buffers (--no-check, large sizes) are one memory for every rank:
+ * rank 0 fills it and every rank counts rank 0's non-zeros. */
+static size_t fill_input(micro_run *c, const rb_gradgen *g)
+{
+    if (!c->bufs->shared)
+        return rb_gradgen_fill(g, c->rank, c->bufs->input);
+    uint64_t nnz = c->rank == 0 ? rb_gradgen_fill(g, 0, c->bufs->input) : 0;
+    MPI_Bcast(&nnz, 1, MPI_UINT64_T, 0, c->comm);
+    return (size_t)nnz;
+}
+
 /* This rank's gradient into the input buffer; the truth gives the union
  * support (for the wire-byte bound) and the reference for validation.
  * Without validation (--no-check) it is not computed: nnz_union = -1
@@ -201,10 +223,20 @@ static void describe_row(const micro_run *c, const char *reducer, uint64_t rows,
 static size_t prepare_input(micro_run *c, const rb_gradgen *g, unsigned traits, rb_micro_row *row)
 {
     int check = c->o->check, p = c->p;
-    size_t own_nnz = rb_gradgen_fill(g, c->rank, c->bufs->input);
-    if (c->o->input_rows)
-        micro_rows_of_input(c->bufs, row->count, row->cols);
-    uint64_t k = check ? micro_truth(g, c->bufs) : 0;
+    micro_bufs *b = c->bufs;
+    /* Nothing writes the input and the truth after they are made (the
+     * reducers work on b->work), so a sweep's rows of one shape share
+     * them: at 128 simulated ranks the truth is 128 gradients. */
+    if (!b->have_made || !same_gradient(&b->made, g)) {
+        b->made_nnz = fill_input(c, g);
+        if (c->o->input_rows)
+            micro_rows_of_input(b, row->count, row->cols);
+        b->made_union = check ? micro_truth(g, b, c->comm) : 0;
+        b->made = *g;
+        b->have_made = 1;
+    }
+    size_t own_nnz = b->made_nnz;
+    uint64_t k = b->made_union;
     row->nnz_union = check ? (double)k : -1.0;
     row->bound_bytes = check && p > 1 && (traits & (RB_TRAIT_EXACT | RB_TRAIT_LOSSY))
                      ? 2.0 * (double)k * (p - 1) / p * 8.0 : 0.0;

@@ -13,6 +13,7 @@ void micro_calls_add(micro_calls *c, int i, double t, const rb_stats *st)
         c->phase[ph] += st->t_phase[ph];
     c->sent += (double)st->bytes_sent;
     c->recv += (double)st->bytes_recv;
+    c->msgs += (double)st->msgs_sent;
 }
 
 /* Rank 0: the gathered samples arrive rank-major; the archive wants them
@@ -52,9 +53,9 @@ void micro_summarise(const micro_calls *c, int iters, MPI_Comm comm, rb_micro_ro
     struct { double v; int r; } mine = {mean, rank}, slowest;
     MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm);
     double sums[8] = {mean, c->phase[0] / iters, c->phase[1] / iters, c->phase[2] / iters,
-                      c->sent / iters, c->recv / iters, c->nnz_local, 0}, tot[8];
+                      c->sent / iters, c->recv / iters, c->nnz_local, c->msgs / iters}, tot[8];
     MPI_Allreduce(sums, tot, 8, MPI_DOUBLE, MPI_SUM, comm);
-    double maxes[3] = {c->sent / iters, c->recv / iters, 0}, mx[3];
+    double maxes[3] = {c->sent / iters, c->recv / iters, c->msgs / iters}, mx[3];
     MPI_Allreduce(maxes, mx, 3, MPI_DOUBLE, MPI_MAX, comm);
     double tmin = 0;
     MPI_Allreduce(&mean, &tmin, 1, MPI_DOUBLE, MPI_MIN, comm);
@@ -72,6 +73,8 @@ void micro_summarise(const micro_calls *c, int iters, MPI_Comm comm, rb_micro_ro
     row->bytes_sent_max = mx[0];
     row->bytes_recv_max = mx[1];
     row->nnz_local_avg = tot[6] / p;
+    row->msgs_sent_avg = tot[7] / p;
+    row->msgs_sent_max = mx[2];
     double t = row->t_avg_us * 1e-6;
     row->algbw_gbs = t > 0 ? (double)row->size_bytes / t / 1e9 : 0;
     row->busbw_gbs = row->algbw_gbs * (p > 1 ? 2.0 * (p - 1) / p : 0.0);

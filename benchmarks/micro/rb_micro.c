@@ -122,7 +122,7 @@ static void setup(micro_setup *s, int argc, char **argv)
         bench_exit(RB_EXIT_USAGE);
     if (rb_archive_open(c->comm, PROG, o->output, o->force, argc, argv, &c->archive))
         bench_exit(RB_EXIT_USAGE);
-    int ok = micro_bufs_alloc(&s->bufs, s->max_n, o->check, o->input_rows) == 0;
+    int ok = micro_bufs_alloc(&s->bufs, s->max_n, o->check, o->input_rows, c->rank) == 0;
     c->bufs = &s->bufs;
     c->times = malloc((size_t)o->iters * sizeof *c->times);
     c->samples = malloc((size_t)o->iters * (size_t)c->p * sizeof *c->samples);
