@@ -121,6 +121,23 @@ if [ "${RB_SKIP_TRAIN:-0}" != 1 ] && [ -x "$train" ]; then
     done
 fi
 
+# The papers' claims live at 128 ranks: the same rb_micro, built with
+# SimGrid's smpicc, on the simulated P100/IB-EDR and KNL/Aries platforms
+# (jobscripts/sim/claims.sh says what runs; docs/simgrid.md).
+if [ "${RB_SKIP_SIM:-0}" != 1 ] && command -v smpicc >/dev/null 2>&1; then
+    say "SimGrid: the papers' claims at 128 simulated ranks (P100/IB-EDR, KNL/Aries)"
+    sbuild=${RB_SMPI_BUILD_DIR:-$src/build-smpi}
+    mkdir -p "$sbuild"
+    # configure needs SMPI_PRETEND_CC (it cannot run smpicc's programs);
+    # make must not have it (it would link a program smpirun refuses).
+    [ -f "$sbuild/Makefile" ] || (cd "$sbuild" && SMPI_PRETEND_CC=1 "$src/configure" CC=smpicc \
+        --with-simgrid --without-papi --without-hwloc --without-cuda >configure.out 2>&1) ||
+        { cat "$sbuild/configure.out"; exit 1; }
+    make -C "$sbuild" -j"$(nproc)" benchmarks/rb_micro >"$sbuild/make.out" 2>&1 ||
+        { tail -40 "$sbuild/make.out"; exit 1; }
+    "$src/jobscripts/sim/claims.sh" "$sbuild" "$out/sim" quick </dev/null
+fi
+
 say "report"
 "$src/analysis/rb-report" "$out" -o "$out/report"
 printf '\nResults: %s\nReport:  %s/report/report.md (and report.html)\n' "$out" "$out"
