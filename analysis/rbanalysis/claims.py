@@ -101,17 +101,22 @@ COLUMNS = ["claim_id", "claim", "paper", "paper_value", "reading", "setting", "p
 # fixed sketch width c = rows x cols x density x ratio, i.e. rb's
 # sketch_width_mode=fraction with sketch_width = density x ratio, the ratio
 # within a factor of 2 of one the authors used (0.25 for GNMT, 0.001 for
-# the LSTM).
-S2_PAPER = {"layout": "row", "min_cols": 64, "max_density": 0.05,
+# the LSTM); and an embedding of their size: >= 32,000 rows (their GNMT's
+# 32,317-word vocabulary, their LSTM's 33,278), since the union of the
+# ranks' rows, and so what every reducer moves, depends on it.
+S2_PAPER = {"layout": "row", "min_rows": 32000, "min_cols": 64, "max_density": 0.05,
             "ratios": (0.25, 0.001), "ratio_tolerance": 2.0}
 
 
-def s2_setting(layout, cols, density, mode, width):
-    """('paper', '') or ('other', why) for an s2 point."""
+def s2_setting(layout, cols, density, mode, width, rows=None):
+    """('paper', '') or ('other', why) for an s2 point (rows None: not
+    known, not judged)."""
     p = S2_PAPER
     why = []
     if layout != p["layout"]:
         why.append("%s layout (paper: row-sparse)" % layout)
+    if rows is not None and not (float(rows) >= p["min_rows"]):
+        why.append("%d rows (paper: >= %d)" % (int(rows), p["min_rows"]))
     if not (float(cols) >= p["min_cols"]):
         why.append("%s columns (paper: >= %d)" % (cols, p["min_cols"]))
     if not (0 < float(density) <= p["max_density"]):
@@ -200,7 +205,8 @@ def s2_points(agg):
             fastest, speedup, sp_lo, sp_hi, sp_verdict = speedup_against(r, by_time)
             setting, why = s2_setting(r["layout"], r["cols"], r["density"],
                                       option_value(r["options"], "sketch_width_mode"),
-                                      option_value(r["options"], "sketch_width"))
+                                      option_value(r["options"], "sketch_width"),
+                                      rows=_micro_rows(r))
             both = pd.concat([s2.loc[[r.name]], by_time], ignore_index=True)
             one, busy = _launch_flags(both)
             exact_bytes = (r.get("bytes_sent_avg_spread", np.nan) == 0
@@ -234,9 +240,20 @@ def s2_train_setting(r):
     gradient, reduced with the authors' fixed width for its row density."""
     if not r.get("embedding_parameters", 0) or not r.get("embed_density", 0) > 0:
         return "other", "no embedding (row-sparse) gradient: %s" % r.get("model", "?")
+    dim = float(r.get("embed_dim", 0) or 0)
     return s2_setting("row", r.get("embed_dim", 0), r["embed_density"],
                       option_value(r.get("options", ""), "sketch_width_mode"),
-                      option_value(r.get("options", ""), "sketch_width"))
+                      option_value(r.get("options", ""), "sketch_width"),
+                      rows=float(r["embedding_parameters"]) / dim if dim > 0 else None)
+
+
+def _micro_rows(r):
+    """Rows of a microbenchmark point's gradient: its floats over its
+    columns."""
+    try:
+        return float(r["size_bytes"]) / 4.0 / float(r["cols"])
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None
 
 
 def _tta_ratio(b, b_lo, b_hi, s, s_lo, s_hi):
@@ -313,7 +330,8 @@ def gossip_points(summ, agg=None):
                          "n_repeats": r["n_repeats"], "variant": r["variant"],
                          "compute_efficiency": r["compute_efficiency"],
                          "compute_efficiency_low": r.get("compute_efficiency_low", np.nan),
-                         "compute_efficiency_high": r.get("compute_efficiency_high", np.nan)})
+                         "compute_efficiency_high": r.get("compute_efficiency_high", np.nan),
+                         "compute_efficiency_exact": False})
     if agg is not None and not agg.empty:
         rows += _gossip_micro_points(agg)
     return pd.DataFrame(rows)
@@ -340,9 +358,19 @@ def _gossip_micro_points(agg):
                          "n_repeats": min(r["n_repeats"], n["n_repeats"]), "variant": r["variant"],
                          "compute_efficiency": n["t_avg_us_median"] / r["t_avg_us_median"],
                          "compute_efficiency_low": lo, "compute_efficiency_high": hi,
+                         "compute_efficiency_exact": _deterministic(n, r),
                          "compute_s": r["compute_s"],
                          "t_model_us": r.get("t_model_us_median", np.nan)})
     return rows
+
+
+def _deterministic(*points):
+    """A simulation repeats its simulated times exactly (the platform, not
+    this host, times every message and the modelled compute): points of
+    simulated data whose repetitions (two or more) agree to the last digit
+    are an exact value, not a sample to take an interval over."""
+    return all(str(q.get("kind", "")) == "simulated" and q.get("n_repeats", 0) >= 2
+               and q.get("t_avg_us_spread", np.nan) == 0 for q in points)
 
 
 def gossip_model_rows(gp):
@@ -612,7 +640,7 @@ def _summarise(points, col, claim_id, why_missing, context=None, measure=None):
     for key in keys:
         setting, kind, plat, crowded, busy, one = key
         p = have[np.logical_and.reduce([have[c] == v for c, v in zip(keycols, key)])]
-        exact = bool(p[col + "_exact"].all()) if col + "_exact" in p else False
+        exact = bool(p[col + "_exact"].fillna(False).astype(bool).all()) if col + "_exact" in p else False
         med, lo, hi = stats.median_range(p[col].tolist(), p[col + "_low"].tolist(),
                                          p[col + "_high"].tolist())
         if exact:

@@ -20,9 +20,9 @@ micro2() {  # OUT ARGS...: rb_micro on 2 ranks, or FAIL
     "$MPIRUN" 2 "$micro" -q -i 3 -x 1 -o "$out" "$@" >"$tmp/micro.out" 2>&1 ||
         { echo "FAIL: rb_micro $*:"; cat "$tmp/micro.out"; exit 1; }
 }
-# The S2 paper's setting, scaled down: a 2048 x 64 embedding, 2% of rows
+# The S2 paper's setting, narrowed: a 32768 x 64 embedding, 2% of rows
 # per rank, the authors' width rule for GNMT (0.02 x 0.25).
-paper="--shape 2048x64 --layout row --density 0.02 -O sketch_width_mode=fraction -O sketch_width=0.005"
+paper="--shape 32768x64 --layout row --density 0.02 -O sketch_width_mode=fraction -O sketch_width=0.005"
 mkdir "$tmp/element" "$tmp/real" "$tmp/work"
 # shellcheck disable=SC2086
 micro2 "$tmp/row.h5" --reducer none,dense,agsparse,s2 $paper
