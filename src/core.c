@@ -1,5 +1,7 @@
-/* Reducer life cycle, the rank agreement check, phase timing, and the
- * byte-counting communication wrappers every reducer uses. */
+/* Reducer life cycle: config defaults, the check that all ranks agree on
+ * the config, create/destroy, dispatch of a call (dense, rows, device),
+ * and phase timing.  The communication wrappers are in comm.c, allocation
+ * and the agreement of a status in base.c. */
 #include "rb_device.h"
 #include "sparse.h"
 
@@ -17,42 +19,6 @@ void rb_config_default(rb_config *c)
     c->device = RB_DEVICE_HOST;
     c->phase_times = 1;
     rb_options_default(&c->opts);
-}
-
-void *rb_calloc(size_t count, size_t size)
-{
-    if (size && count > SIZE_MAX / size)
-        return NULL;
-    size_t bytes = count * size;
-    bytes = (bytes + 63) & ~(size_t)63;
-    if (bytes == 0)
-        bytes = 64;
-#ifdef HAVE_SIMGRID
-    /* SMPI's smpi/auto-shared-malloc-thresh only sees malloc: the
-     * 128-rank training model's exchange buffers must be shareable. */
-    void *p = malloc(bytes);
-#else
-    void *p = aligned_alloc(64, bytes);
-#endif
-    if (p)
-        memset(p, 0, bytes);
-    return p;
-}
-
-int rb_reserve(void **buf, size_t *cap, size_t count, size_t size)
-{
-    if (size && count > SIZE_MAX / size)
-        return rb_fail(RB_ERR_NOMEM, "buffer of %zu x %zu bytes overflows", count, size);
-    size_t need = count * size;
-    if (*buf && *cap >= need)
-        return RB_OK;
-    void *p = rb_calloc(need, 1);
-    if (!p)
-        return rb_fail(RB_ERR_NOMEM, "cannot allocate %zu bytes", need);
-    free(*buf);
-    *buf = p;
-    *cap = need;
-    return RB_OK;
 }
 
 /* FNV-1a over bytes. */
@@ -128,18 +94,6 @@ static int validate_config(const rb_config *cfg, const rb_reducer_ops **ops)
     if (cfg->device != RB_DEVICE_HOST && cfg->device != RB_DEVICE_CUDA)
         return rb_fail(RB_ERR_ARG, "unknown device %d", (int)cfg->device);
     return rb_options_check(&cfg->opts);
-}
-
-/* Every rank learns the worst of the ranks' statuses, so a step that can
- * fail on one rank alone (an allocation) fails on all of them together and
- * no rank is left waiting in the next collective. */
-int rb_agree(MPI_Comm comm, int local_status)
-{
-    int worst = 0;
-    RB_MPI(MPI_Allreduce(&local_status, &worst, 1, MPI_INT, MPI_MAX, comm));
-    if (worst != RB_OK && local_status == RB_OK)
-        return rb_fail(worst, "another rank failed: %s", rb_strerror(worst));
-    return local_status;
 }
 
 /* Device buffers that this reducer cannot reduce where they are. */
@@ -496,165 +450,4 @@ void rb_phase_start(rb_reducer *r, rb_stats *st, rb_phase phase)
     r->cur_phase = phase;
     st->phases |= RB_PHASE_BIT(phase);
     r->phase_t0 = now;
-}
-
-int rb_type_bytes(MPI_Datatype t, int count, uint64_t *bytes)
-{
-    int size = 0;
-    RB_MPI(MPI_Type_size(t, &size));
-    *bytes = (uint64_t)size * (uint64_t)(count < 0 ? 0 : count);
-    return RB_OK;
-}
-
-int rb_allreduce(rb_reducer *r, rb_stats *st, const void *sendbuf, void *buf,
-                 int count, MPI_Datatype type, MPI_Op op)
-{
-    uint64_t b;
-    RB_TRY(rb_type_bytes(type, count, &b));
-    RB_MPI(MPI_Allreduce(sendbuf ? sendbuf : MPI_IN_PLACE, buf, count, type, op, r->comm));
-    uint64_t p = (uint64_t)r->size;
-    st->bytes_sent += 2 * (p - 1) * b / p;
-    st->bytes_recv += 2 * (p - 1) * b / p;
-    st->msgs_sent += 2 * (uint64_t)rb_model_log2(r->size);
-    return RB_OK;
-}
-
-int rb_allreduce_floats(rb_reducer *r, rb_stats *st, float *buf, size_t n)
-{
-    const size_t chunk = (size_t)INT_MAX / 4;
-    for (size_t off = 0; off < n; off += chunk) {
-        size_t len = n - off < chunk ? n - off : chunk;
-        RB_TRY(rb_allreduce(r, st, NULL, buf + off, (int)len, MPI_FLOAT, MPI_SUM));
-    }
-    return RB_OK;
-}
-
-int rb_allgather(rb_reducer *r, rb_stats *st, const void *sendbuf, int count,
-                 MPI_Datatype type, void *recvbuf)
-{
-    uint64_t b;
-    RB_TRY(rb_type_bytes(type, count, &b));
-    RB_MPI(MPI_Allgather(sendbuf, count, type, recvbuf, count, type, r->comm));
-    uint64_t p = (uint64_t)r->size;
-    st->bytes_sent += (p - 1) * b;
-    st->bytes_recv += (p - 1) * b;
-    st->msgs_sent += (uint64_t)rb_model_log2(r->size);
-    return RB_OK;
-}
-
-int rb_allgatherv(rb_reducer *r, rb_stats *st, const void *sendbuf, int count,
-                  MPI_Datatype type, void *recvbuf, const int *counts,
-                  const int *displs)
-{
-    uint64_t own, total = 0, b;
-    RB_TRY(rb_type_bytes(type, count, &own));
-    for (int i = 0; i < r->size; i++) {
-        RB_TRY(rb_type_bytes(type, counts[i], &b));
-        total += b;
-    }
-    RB_MPI(MPI_Allgatherv(sendbuf, count, type, recvbuf, counts, displs, type, r->comm));
-    uint64_t p = (uint64_t)r->size;
-    /* Ring model: each rank forwards p-1 blocks, on average (p-1)/p of the
-     * total; it receives everything but its own block. */
-    st->bytes_sent += (p - 1) * total / p;
-    st->bytes_recv += total - own;
-    st->msgs_sent += (uint64_t)rb_model_log2(r->size);
-    return RB_OK;
-}
-
-int rb_sendrecv(rb_reducer *r, rb_stats *st, const void *sbuf, int scount,
-                MPI_Datatype stype, int dest, void *rbuf, int rcount,
-                MPI_Datatype rtype, int src, int tag, MPI_Status *status)
-{
-    MPI_Status local;
-    if (!status)
-        status = &local;
-    RB_MPI(MPI_Sendrecv(sbuf, scount, stype, dest, tag, rbuf, rcount, rtype, src, tag,
-                        r->comm, status));
-    uint64_t b;
-    if (dest != MPI_PROC_NULL) {
-        RB_TRY(rb_type_bytes(stype, scount, &b));
-        st->bytes_sent += b;
-        st->msgs_sent++;
-    }
-    if (src != MPI_PROC_NULL) {
-        int got = 0;
-        RB_MPI(MPI_Get_count(status, rtype, &got));
-        RB_TRY(rb_type_bytes(rtype, got, &b));
-        st->bytes_recv += b;
-    }
-    return RB_OK;
-}
-
-/* Counted personalised exchange and broadcast (parallax, sparcml rsag). */
-int rb_alltoall(rb_reducer *r, rb_stats *st, const void *sendbuf, int count,
-                MPI_Datatype type, void *recvbuf)
-{
-    uint64_t b;
-    RB_TRY(rb_type_bytes(type, count, &b));
-    RB_MPI(MPI_Alltoall(sendbuf, count, type, recvbuf, count, type, r->comm));
-    st->bytes_sent += (uint64_t)(r->size - 1) * b;
-    st->bytes_recv += (uint64_t)(r->size - 1) * b;
-    st->msgs_sent += (uint64_t)(r->size - 1);
-    return RB_OK;
-}
-
-int rb_alltoallv(rb_reducer *r, rb_stats *st, const void *sendbuf,
-                 const int *scounts, const int *sdispls, MPI_Datatype type,
-                 void *recvbuf, const int *rcounts, const int *rdispls)
-{
-    RB_MPI(MPI_Alltoallv(sendbuf, scounts, sdispls, type, recvbuf, rcounts, rdispls,
-                         type, r->comm));
-    for (int i = 0; i < r->size; i++) {
-        if (i == r->rank)
-            continue;
-        uint64_t bs, br;
-        RB_TRY(rb_type_bytes(type, scounts[i], &bs));
-        RB_TRY(rb_type_bytes(type, rcounts[i], &br));
-        st->bytes_sent += bs;
-        st->bytes_recv += br;
-    }
-    st->msgs_sent += (uint64_t)(r->size - 1);
-    return RB_OK;
-}
-
-int rb_bcast(rb_reducer *r, rb_stats *st, void *buf, int count,
-             MPI_Datatype type, int root)
-{
-    uint64_t b;
-    RB_TRY(rb_type_bytes(type, count, &b));
-    RB_MPI(MPI_Bcast(buf, count, type, root, r->comm));
-    int pos = (r->rank - root + r->size) % r->size;   /* place in the chain */
-    if (pos != r->size - 1) {
-        st->bytes_sent += b;
-        st->msgs_sent++;
-    }
-    if (pos != 0)
-        st->bytes_recv += b;
-    return RB_OK;
-}
-
-int rb_isend(rb_reducer *r, rb_stats *st, const void *buf, int count,
-             MPI_Datatype type, int dest, int tag, MPI_Request *req)
-{
-    RB_MPI(MPI_Isend(buf, count, type, dest, tag, r->comm, req));
-    uint64_t b;
-    if (dest != MPI_PROC_NULL) {
-        RB_TRY(rb_type_bytes(type, count, &b));
-        st->bytes_sent += b;
-        st->msgs_sent++;
-    }
-    return RB_OK;
-}
-
-int rb_irecv(rb_reducer *r, rb_stats *st, void *buf, int count,
-             MPI_Datatype type, int src, int tag, MPI_Request *req)
-{
-    RB_MPI(MPI_Irecv(buf, count, type, src, tag, r->comm, req));
-    uint64_t b;
-    if (src != MPI_PROC_NULL) {
-        RB_TRY(rb_type_bytes(type, count, &b));
-        st->bytes_recv += b;
-    }
-    return RB_OK;
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""The include graph of src/ and benchmarks/ has no circle and no upward edge.
+"""The include graph and the call graph of src/ and benchmarks/ have no
+circle and no upward edge.
 
 Read from the #include "..." lines of every .c, .h and .cu file.  A module
 is a file name without its extension (foo.c, foo.h and foo.cu are one
@@ -15,6 +16,14 @@ Quoted includes resolve as the compiler resolves them: the including
 file's folder first, then the -I folders of Makefile.am (src/,
 benchmarks/).  An include that resolves to no file of the tree fails the
 test, unless it is a header the build generates.
+
+Calls: a file calls another when it calls a function (not static) that
+the other defines, found by name in the text without comments and
+strings.  A name the calling file defines itself is its own (device_none.c
+and device_cuda.c define the same functions, for builds with and without
+CUDA).  The same floors hold for calls, and the module graph of calls
+has no circle either (core.c once called sparse.c, which called back
+into core.c for its allocator).
 
 Usage: include_graph.py [TOP_SRCDIR]  (default: $top_srcdir, else .)
 """
@@ -86,6 +95,51 @@ def find_cycle(graph):
     return None
 
 
+DEFINITION = re.compile(r"^(?!static\b)[A-Za-z_][\w \t*]*?\b([A-Za-z_]\w*)\s*\([^;{]*\)\s*\{", re.M)
+CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+
+
+def code_only(text):
+    """The text without comments, string and character literals."""
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"//[^\n]*", " ", text)
+    text = re.sub(r'"(\\.|[^"\\\n])*"', '""', text)
+    return re.sub(r"'(\\.|[^'\\\n])+'", "''", text)
+
+
+def call_edges(top, paths):
+    """(caller path, callee path, function) for every call between files."""
+    code = {p: code_only(open(os.path.join(top, p), encoding="utf-8", errors="replace").read())
+            for p in paths if not p.endswith(".h")}
+    defined = {}
+    for p, text in code.items():
+        for m in DEFINITION.finditer(text):
+            if m.group(1) not in ("if", "for", "while", "switch", "return", "sizeof"):
+                defined.setdefault(m.group(1), set()).add(p)
+    for p, text in code.items():
+        own = {n for n, where in defined.items() if p in where}
+        for name in sorted(set(CALL.findall(text)) - own):
+            for q in sorted(defined.get(name, ())):
+                if module(q) != module(p):
+                    yield p, q, name
+
+
+def check_calls(top, paths, errors):
+    graph, n = {}, 0
+    for p, q, name in call_edges(top, paths):
+        n += 1
+        (pf, proom), (qf, qroom) = floor_of(p), floor_of(q)
+        if qf > pf:
+            errors.append(f"{p} calls {name} of {q}: upward ({proom} below {qroom})")
+        elif qf == pf == 2 and qroom != proom:
+            errors.append(f"{p} calls {name} of {q}: one program's function in another's")
+        graph.setdefault(module(p), set()).add(module(q))
+    cycle = find_cycle(graph)
+    if cycle:
+        errors.append("call circle: " + " -> ".join(cycle))
+    return n
+
+
 def main():
     top = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("top_srcdir", ".")
     graph, errors, nfiles, nedges = {}, [], 0, 0
@@ -115,9 +169,10 @@ def main():
     cycle = find_cycle(graph)
     if cycle:
         errors.append("include circle: " + " -> ".join(cycle))
+    ncalls = check_calls(top, list(sources(top)), errors)
     for e in errors:
         print("FAIL:", e)
-    print(f"{nfiles} files, {nedges} includes, {len(graph)} modules: "
+    print(f"{nfiles} files, {nedges} includes, {ncalls} calls between files, {len(graph)} modules: "
           f"{'no circle, nothing upward' if not errors else f'{len(errors)} problem(s)'}")
     return 1 if errors else 0
 
