@@ -12,4 +12,4 @@ EXTRA_DIST += analysis/rb-report analysis/rbanalysis/__init__.py \
 	analysis/rbanalysis/training.py analysis/rbanalysis/claims.py \
 	analysis/rbanalysis/figures.py analysis/rbanalysis/document.py \
 	analysis/rbanalysis/cli.py analysis/rbanalysis/stats.py \
-	analysis/rbanalysis/compare.py
+	analysis/rbanalysis/compare.py analysis/rbanalysis/validate.py
