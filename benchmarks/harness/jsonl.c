@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "archive.h"
+#include "h5attr.h"
 #include "tmpfiles.h"
 
 /* Root attributes left out of every line: the file exists only when the
@@ -198,7 +199,10 @@ int rb_jsonl_export(const char *h5path, const char *path, char *msg, size_t mlen
         return snprintf(msg, mlen, "-J: cannot write %s: %s", tmp, strerror(errno)), -1;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     hid_t file = H5Fopen(h5path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    int rc = file < 0 ? (snprintf(msg, mlen, "-J: cannot open %s", h5path), -1)
+    char why[256] = "";
+    if (file < 0)
+        rb_h5_error_reason(why, sizeof why);
+    int rc = file < 0 ? (snprintf(msg, mlen, "-J: cannot open %s: %s", h5path, why), -1)
                       : write_lines(file, out, msg, mlen);
     if (file >= 0)
         H5Fclose(file);

@@ -228,7 +228,8 @@ static const bench_opt options[] = {
      "the time; charged to simulated time under SimGrid SMPI)",
      .expect = "a number of seconds >= 0"},
     {BENCH_OPT_DOUBLE, "timeout", 'T', "SEC", F(timeout), 0.0, 1e9, "0",
-     .help = "stop after SEC seconds, exit 124", .def_text = "0 = none", .expect = "a number of seconds >= 0"},
+     .help = "stop after SEC seconds, exit 124; the rows finished stay in the archive, marked "
+             "timed_out=1", .def_text = "0 = none", .expect = "a number of seconds >= 0"},
     {BENCH_OPT_CUSTOM, "device", 'd', "host|cuda", .def = "host", .parse = parse_device,
      .help = "where the gradient lives"},
     SECTION("Output:"),

@@ -288,19 +288,27 @@ static void check_json_target(micro_run *c, const micro_opts *o)
         bench_usage_error(PROG, "%s", msg);
 }
 
-/* -T ended the sweep: one named line; the archive keeps the rows measured
- * so far, marked timed_out = 1 (rank 0). */
-static void say_timed_out(micro_setup *s)
+/* -T ended the sweep: one named line.  The archive keeps the rows
+ * measured so far, marked timed_out = 1; with no row there is nothing to
+ * keep.  Returns whether to keep it (the same on every rank). */
+static int say_timed_out(micro_setup *s)
 {
     micro_run *c = &s->run;
-    if (c->archive && rb_archive_mark(c->archive, "timed_out"))
+    long rows = rb_archive_micro_rows(c->archive);
+    MPI_Bcast(&rows, 1, MPI_LONG, 0, c->comm);
+    int keep = c->archive && rows > 0;
+    if (keep && rb_archive_mark(c->archive, "timed_out"))
         bench_fail_on(c->rank == 0, BENCH_NO_CODE, "archive", "cannot mark the archive timed out");
-    char kept[128];
-    snprintf(kept, sizeof kept, c->archive ? "the archive keeps the %ld row(s) measured, marked "
-             "timed_out=1 (a partial sweep)%s" : "the rows measured are on stdout",
-             rb_archive_micro_rows(c->archive), s->o.json ? "; no JSON lines (-J) of a partial sweep" : "");
+    char kept[160];
+    if (keep)
+        snprintf(kept, sizeof kept, "the archive keeps the %ld row(s) measured, marked timed_out=1 "
+                 "(a partial sweep)%s", rows, s->o.json ? "; no JSON lines (-J) of a partial sweep" : "");
+    else
+        snprintf(kept, sizeof kept, "%s", c->archive ? "no row was finished, so no archive is written"
+                                                     : "the rows measured are on stdout");
     bench_fail_on(c->rank == 0, BENCH_NO_CODE, "time limit",
                   "-T %g s reached before the sweep ended; %s", s->o.timeout, kept);
+    return keep;
 }
 
 /* Close the archive (complete when every row was measured, or marked
@@ -314,7 +322,7 @@ static _Noreturn void finish(micro_setup *s, int exit_code, int had_error)
     int timed_out = exit_code == RB_EXIT_TIMEOUT;
     int keep = !had_error;
     if (timed_out)
-        say_timed_out(s);
+        keep = say_timed_out(s) && keep;
     /* rb_archive_close frees the archive: keep its path for the message. */
     char written[4096] = "";
     if (c->archive && keep)
