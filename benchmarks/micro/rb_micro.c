@@ -128,8 +128,10 @@ static int same_file(const char *a, const char *b)
  * known (the default one too), before anything is measured. */
 static void check_json_not_archive(micro_run *c, const micro_opts *o)
 {
-    const char *h5 = rb_archive_path(c->archive);
-    int clash = c->rank == 0 && o->json && h5 && same_file(o->json, h5);
+    char h5[PATH_MAX] = "";
+    if (rb_archive_path(c->archive))   /* rb_archive_close frees it */
+        snprintf(h5, sizeof h5, "%s", rb_archive_path(c->archive));
+    int clash = c->rank == 0 && o->json && h5[0] && same_file(o->json, h5);
     MPI_Bcast(&clash, 1, MPI_INT, 0, c->comm);
     if (clash) {
         rb_archive_close(c->archive, 0);
