@@ -31,10 +31,10 @@ KNOWN_TOOLS = ("rb_micro", "rb_train")
 # Columns /micro/results must have (the rest may be missing in older files).
 MICRO_REQUIRED = ("reducer", "size_bytes", "ranks", "t_avg_us")
 # Times: finite and >= 0 in every row.
-MICRO_TIMES = ("t_avg_us", "t_min_us", "t_max_us", "t_p50_us", "t_p99_us",
-               "t_encode_us", "t_comm_us", "t_decode_us")
-# Modelled times: >= 0 where known (NaN: no model), never infinite.
-MICRO_MODEL_TIMES = ("t_model_us", "t_floor_us")
+MICRO_TIMES = ("t_avg_us", "t_min_us", "t_max_us", "t_p50_us", "t_p99_us")
+# Times that may be unknown (NaN: phases not timed, --no-phase-times; no
+# model; no memory floor on a device), else finite and >= 0.
+MICRO_MODEL_TIMES = ("t_encode_us", "t_comm_us", "t_decode_us", "t_model_us", "t_floor_us")
 # Counts and byte figures: finite and >= 0.
 MICRO_COUNTS = ("iters", "warmup", "repeat", "wrong", "bytes_sent_avg", "bytes_sent_max",
                 "bytes_recv_avg", "bytes_recv_max", "nnz_local_avg", "bound_bytes")
@@ -167,7 +167,7 @@ def _why(col):
     if col in MICRO_TIMES:
         return " (times are finite and >= 0)"
     if col in MICRO_MODEL_TIMES:
-        return " (modelled times are >= 0 or unknown)"
+        return " (phase and modelled times are >= 0, or NaN when unknown)"
     if col in MICRO_FRACTIONS:
         return " (a fraction: 0..1)"
     if col == "ranks":
