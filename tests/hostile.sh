@@ -114,6 +114,22 @@ except OSError:
     "$rbarchive" merge -o "$tmp/divm.h5" "$tmp/div.h5" >/dev/null 2>&1 && why="$why; rb-archive merged it"
     check "rb_train --lr 1e6: divergence (rb_train, rb-archive)" "$([ -z "$why" ]; echo $?)" "$why"
     refused "rb-report: the diverged run" "div.h5: diverged"
+    # An archive written before runs stopped on divergence: no mark, a final
+    # training loss of NaN, a test accuracy that means nothing.
+    cp "$tmp/div.h5" "$tmp/olddiv.h5"
+    $PY - "$tmp/olddiv.h5" <<'PY'
+import sys, h5py
+f = h5py.File(sys.argv[1], "a")
+f.attrs["run_id"] = "old-diverged"
+del f.attrs["diverged"]
+f["train"].attrs["final_train_loss"] = float("nan")
+f["train"].attrs["final_test_accuracy"] = 10.0
+PY
+    why=""
+    "$rbarchive" list "$tmp/olddiv.h5" | grep -q "DIVERGED" || why="rb-archive list does not say DIVERGED"
+    "$rbarchive" merge -o "$tmp/olddivm.h5" "$tmp/olddiv.h5" >/dev/null 2>&1 && why="$why; rb-archive merged it"
+    check "an unmarked archive with a NaN final loss (rb-archive)" "$([ -z "$why" ]; echo $?)" "$why"
+    refused "rb-report: an unmarked archive with a NaN final loss" "olddiv.h5: diverged: the final training loss is nan"
 
     # -T: named line, exit 124, archive keeps the curve marked timed_out;
     # rb-archive and rb-report both treat it as timed out.
