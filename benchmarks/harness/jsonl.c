@@ -190,7 +190,7 @@ int rb_jsonl_target_ok(const char *path, int force, char *msg, size_t mlen)
     return 0;
 }
 
-int rb_jsonl_export(const char *h5path, const char *path, char *msg, size_t mlen)
+int rb_jsonl_export(const char *h5path, const char *path, int force, char *msg, size_t mlen)
 {
     char tmp[4200];
     rb_tmp_name(path, tmp, sizeof tmp);
@@ -208,8 +208,15 @@ int rb_jsonl_export(const char *h5path, const char *path, char *msg, size_t mlen
         H5Fclose(file);
     if (fclose(out) != 0 && !rc)
         rc = -1, snprintf(msg, mlen, "-J: cannot write %s: %s", tmp, strerror(errno));
-    if (!rc && rename(tmp, path) != 0)
-        rc = -1, snprintf(msg, mlen, "-J: cannot rename %s to %s: %s", tmp, path, strerror(errno));
+    /* Without --force never onto a file made meanwhile (another run). */
+    if (!rc && rb_tmp_commit(tmp, path, force) != 0) {
+        rc = -1;
+        if (errno == EEXIST)
+            snprintf(msg, mlen, "-J: refusing to overwrite existing %s (use --force): it appeared "
+                     "while this run was measuring", path);
+        else
+            snprintf(msg, mlen, "-J: cannot rename %s to %s: %s", tmp, path, strerror(errno));
+    }
     if (rc)
         unlink(tmp);
     return rc;

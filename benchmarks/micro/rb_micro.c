@@ -270,7 +270,7 @@ static int sweep(micro_setup *s, int *had_error)
 static int export_json(micro_run *c, const char *h5path, const char *path)
 {
     char msg[4400] = "";
-    int rc = c->rank == 0 ? rb_jsonl_export(h5path, path, msg, sizeof msg) : 0;
+    int rc = c->rank == 0 ? rb_jsonl_export(h5path, path, c->o->force, msg, sizeof msg) : 0;
     MPI_Bcast(&rc, 1, MPI_INT, 0, c->comm);
     if (rc)
         bench_fail_on(c->rank == 0, BENCH_NO_CODE, "-J", "%s", msg);
