@@ -220,13 +220,14 @@ def check_train(g):
     if acc is not None and np.isfinite(acc) and not 0 <= acc <= 100:
         raise Invalid("final_test_accuracy = %g: an accuracy is 0..100%%" % acc)
     ppl = _number(a["final_val_perplexity"]) if "final_val_perplexity" in a else None
-    model = text(a.get("model"))
-    if model == "wordlm" and ppl is not None and not (np.isfinite(ppl) and ppl >= 1):
-        raise Invalid("final_val_perplexity = %s: a perplexity is finite and >= 1 (an empty "
-                      "validation split?)" % ppl)
-    if model and model != "wordlm" and acc is not None and not np.isfinite(acc):
-        raise Invalid("final_test_accuracy = %s: no accuracy was measured (an empty test set?)"
-                      % acc)
+    if ppl is not None and not np.isnan(ppl) and not (np.isfinite(ppl) and ppl >= 1):
+        raise Invalid("final_val_perplexity = %s: a perplexity is finite and >= 1" % ppl)
+    # Image models record an accuracy, language models a perplexity (the
+    # other is NaN): a run with neither measured nothing (an empty test or
+    # validation split).
+    if acc is not None and ppl is not None and np.isnan(acc) and np.isnan(ppl):
+        raise Invalid("neither a test accuracy nor a validation perplexity was measured "
+                      "(an empty test or validation split?)")
 
 
 # ---------------------------------------------------------------- whole runs
