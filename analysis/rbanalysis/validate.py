@@ -38,7 +38,7 @@ MICRO_MODEL_TIMES = ("t_encode_us", "t_comm_us", "t_decode_us", "t_model_us", "t
 # Counts and byte figures: finite and >= 0.
 MICRO_COUNTS = ("iters", "warmup", "repeat", "wrong", "bytes_sent_avg", "bytes_sent_max",
                 "bytes_recv_avg", "bytes_recv_max", "nnz_local_avg", "bound_bytes")
-# Fractions: 0..1.
+# Fractions: 0..1 (recall may be NaN: not measured, an unvalidated row).
 MICRO_FRACTIONS = ("density", "recall")
 
 
@@ -199,7 +199,8 @@ def check_micro_values(arr):
     for col in MICRO_FRACTIONS:
         if col in names:
             v = arr[col].astype(float)
-            _bad_rows(arr, col, np.isfinite(v) & (v >= 0) & (v <= 1))
+            ok = np.isfinite(v) & (v >= 0) & (v <= 1)
+            _bad_rows(arr, col, ok | np.isnan(v) if col == "recall" else ok)
     if "checked" in names:
         _bad_rows(arr, "checked", np.isin(arr["checked"], (0, 1)))
     if "iters" in names:
