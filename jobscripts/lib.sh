@@ -221,7 +221,8 @@ rb_run() {
         [ "$rc" -ne 0 ] || rc=1
         rb_log "FAILED $name (exit $rc)"
         if [ "$rc" -ne 0 ] && rb_complete "$out"; then
-            # rb_train -T keeps what it trained (timed_out = 1): kept, under
+            # a run stopped by -T or by divergence keeps what it measured
+            # (timed_out = 1, diverged = 1): kept, under
             # a name that neither a resume nor the analysis takes as done
             mv -f "$out" "$out.failed" && rb_log "kept the partial archive as $out.failed"
         fi

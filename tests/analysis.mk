@@ -8,7 +8,7 @@ dist_check_SCRIPTS += tests/analysis/report.sh tests/analysis/report_check.py \
 	tests/analysis/stats_unit.py tests/analysis/claims_synth.py \
 	tests/analysis/busy_synth.py tests/analysis/synth.py \
 	tests/analysis/render_check.py tests/analysis/browser.sh tests/analysis/browser_check.py
-EXTRA_DIST += analysis/rb-report analysis/rbanalysis/__init__.py \
+EXTRA_DIST += analysis/rb-report \
 	analysis/rbanalysis/load.py analysis/rbanalysis/micro.py \
 	analysis/rbanalysis/training.py analysis/rbanalysis/claims.py \
 	analysis/rbanalysis/figures.py analysis/rbanalysis/document.py \

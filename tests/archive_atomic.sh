@@ -1,6 +1,6 @@
 #!/bin/sh
 # The archive is all-or-nothing: a run killed with SIGKILL leaves only a
-# .tmp file that no reader takes for a result, SIGTERM and -T timeouts
+# .tmp file that no reader takes for a result, SIGTERM and a -T timeout before the first row
 # leave nothing, an existing file is refused (exit 2) unless --force, a
 # device, FIFO, symbolic link or empty path is refused even with --force, an
 # unwritable path fails before any measurement, and the default path
@@ -69,7 +69,8 @@ else
     bad "SIGTERM: no temporary file appeared"; signal_ranks $mpipid KILL; wait $mpipid
 fi
 
-# --- -T timeout (exit 124): no file at all
+# --- -T timeout (exit 124) before the first row: no file at all (a run
+# with rows keeps them, marked timed_out = 1: tests/hostile.sh)
 to="$tmp/timeout.h5"
 "$MPIRUN" 2 "$micro" $long -T 1 -o "$to" >"$tmp/to.log" 2>&1
 rc=$?

@@ -78,8 +78,10 @@ with h5py.File(os.path.join(sys.argv[1], "text.h5"), "w") as f:
 with h5py.File(os.path.join(sys.argv[1], "minor.h5"), "w") as f:
     f.attrs["schema_version"] = "1.2"
 PYEOF
-for case in "incomplete:incomplete archive" "future:unknown schema version 99" "other:not a reducerbench archive" \
-        "text:schema_version 'x1' is not a version number" "minor:incomplete archive"; do
+# The wording is rbanalysis/validate.py's, which rb-report uses too.
+for case in "incomplete:marked incomplete (complete=0)" "future:unknown schema version 99" \
+        "other:no schema_version attribute: not a reducerbench archive" \
+        "text:schema_version 'x1' is not a version number" "minor:marked incomplete (complete=absent)"; do
     file=${case%%:*}; msg=${case#*:}
     "$rbarchive" merge -o "$tmp/r.h5" "$tmp/a.h5" "$tmp/$file.h5" >"$tmp/r.log" 2>&1
     rc=$?

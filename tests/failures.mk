@@ -5,3 +5,8 @@ tests_test_strerror_SOURCES = tests/test_strerror.c
 tests_test_strerror_LDADD = $(LIBREDUCER)
 TESTS += tests/fail_named.sh
 dist_check_SCRIPTS += tests/fail_named.sh
+# Hostile but realistic use (bad data, full disks, racing writers, values
+# no run can have, bad environment): a named failure or a correct run,
+# never a crash, a hang, a lost result or an impossible value reported.
+TESTS += tests/hostile.sh
+dist_check_SCRIPTS += tests/hostile.sh

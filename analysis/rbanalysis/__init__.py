@@ -1,6 +1,7 @@
 """rbanalysis: turn reducerbench HDF5 archives into tables, figures and a report.
 
 Modules:
+  validate  the archive rules (what a run may say), shared with rb-archive
   load      find files, open runs (single-run files and merged archives),
             refuse unusable ones, build tidy pandas tables
   stats     medians with 95% confidence intervals over repetitions, significance

@@ -237,7 +237,11 @@ def section_inputs(doc, archive, rows):
     if archive.refusals:
         doc.heading(3, "Refused (not reported)")
         doc.para("A run is refused when its file cannot be read, its schema version is "
-                 "unknown, or it is not marked complete (complete=1).")
+                 "unknown, it is not marked complete (complete=1), it stopped early "
+                 "(timed out: a partial run; diverged: a loss became NaN, so no accuracy "
+                 "or perplexity is shown), it holds a value no run can have (the rules: "
+                 "analysis/rbanalysis/validate.py), or another run has its run_id with "
+                 "different contents (conflicting copies: both refused).")
         doc.table(pd.DataFrame([{"file": r.path, "run": r.run or "-", "reason": r.reason}
                                 for r in archive.refusals]), "refused")
     doc.heading(3, "Runs")

@@ -4,13 +4,13 @@ A file holds one run (root attributes + /micro and/or /train) or, when it is
 a merged archive, many runs under /runs/<name>/ (each group carrying that
 run's root attributes).  Every run is checked before use; a run that cannot
 be trusted is refused with a reason naming its file, and the others are
-still loaded.  The refusal rules:
+still loaded.  The refusal rules are validate.py's (rb-archive applies the
+same ones), plus:
 
   - the file cannot be opened as HDF5 (truncated, corrupt, not HDF5);
-  - no schema_version, or a major version this code does not know;
-  - complete != 1 (the run did not finish, or says it failed);
-  - an unknown tool, or no data for the tool;
-  - a table that cannot be read.
+  - a table that cannot be read;
+  - two runs with one run_id and different contents (conflicting copies:
+    both refused, neither can be trusted).
 """
 
 import os
@@ -22,9 +22,11 @@ import h5py
 import numpy as np
 import pandas as pd
 
+from . import validate
+
 # Major schema versions this code reads (results/README.md documents them).
-SUPPORTED_SCHEMA_MAJOR = (1,)
-KNOWN_TOOLS = ("rb_micro", "rb_train")
+SUPPORTED_SCHEMA_MAJOR = validate.SUPPORTED_SCHEMA_MAJOR
+KNOWN_TOOLS = validate.KNOWN_TOOLS
 
 # Run metadata: tidy column -> root attribute names, first present wins.
 META_ALIASES = {
@@ -99,6 +101,7 @@ class Run:
     micro: pd.DataFrame = None
     train: list = field(default_factory=list)   # list of TrainRecord
     shown: str = ""      # the file as labels show it (default: its base name)
+    digest: str = ""     # of its contents (validate.content_digest): copies agree
 
     @property
     def label(self):
@@ -180,19 +183,32 @@ def _where(run):
 def _drop_copies(runs):
     """(kept, refusals): a run seen before is a copy and counted once.  A
     run is known by its run_id; without one (archives written before it
-    existed) by the file it came from (a merged run's source_file)."""
-    kept, refusals, seen = [], [], {}
+    existed) by the file it came from (a merged run's source_file).  Two
+    runs with one run_id and different contents are conflicting copies:
+    both are refused, each naming the other."""
+    kept, refusals, seen, conflicted = [], [], {}, set()
     for run in runs:
         run_id = run.attrs.get("run_id")
         origin = (run.attrs.get("source_file") if run.name else None) or run.path
         key = "run_id %s" % run_id if run_id else "source file %s" % os.path.realpath(origin)
         if key in seen:
+            first = seen[key]
+            if run.digest != first.digest:
+                refusals.append(Refusal(run.path, run.name, "conflicting copies: %s has the same "
+                                        "%s but different contents; neither is used"
+                                        % (_where(first), key)))
+                if id(first) not in conflicted:
+                    conflicted.add(id(first))
+                    refusals.append(Refusal(first.path, first.name, "conflicting copies: %s has "
+                                            "the same %s but different contents; neither is used"
+                                            % (_where(run), key)))
+                continue
             refusals.append(Refusal(run.path, run.name, "the same run as %s (%s), a copy: "
-                                    "counted once" % (_where(seen[key]), key)))
+                                    "counted once" % (_where(first), key)))
             continue
         seen[key] = run
         kept.append(run)
-    return kept, refusals
+    return [r for r in kept if id(r) not in conflicted], refusals
 
 
 def _unique_labels(runs):
@@ -346,21 +362,12 @@ def _as_int(value, default=None):
 
 
 def check_run(meta):
-    """Raise RunRefused with the reason when the run must not be used."""
-    major = schema_major(meta["schema_version"])
-    if major is None:
-        raise RunRefused("no schema_version attribute: not a reducerbench archive, "
-                         "or one too old to read")
-    if major not in SUPPORTED_SCHEMA_MAJOR:
-        raise RunRefused("unknown schema version %s (this rb-report reads major %s)"
-                         % (meta["schema_version"],
-                            ", ".join(str(v) for v in SUPPORTED_SCHEMA_MAJOR)))
-    complete = _as_int(meta["complete"])
-    if complete != 1:
-        raise RunRefused("marked incomplete (complete=%s): the run did not finish "
-                         "or failed; its numbers are not reported" % meta["complete"])
-    if meta["tool"] not in KNOWN_TOOLS:
-        raise RunRefused("unknown tool %r (expected %s)" % (meta["tool"], " or ".join(KNOWN_TOOLS)))
+    """Raise RunRefused with the reason when the run's metadata says it must
+    not be used (validate.check_attrs on the normalised metadata)."""
+    try:
+        validate.check_attrs({k: v for k, v in meta.items() if v is not None})
+    except validate.Invalid as e:
+        raise RunRefused(str(e))
 
 
 # ---------------------------------------------------------------- one run
@@ -369,17 +376,23 @@ def _load_run(path, name, grp):
     attrs = read_attrs(grp)
     meta = normalise_meta(attrs)
     check_run(meta)
+    try:   # every rule, on the file itself (the flags, each table's values)
+        validate.check_run(grp)
+    except validate.Invalid as e:
+        raise RunRefused(str(e))
     meta["pus"] = _node_pus(grp)
-    run = Run(path=path, name=name, meta=meta, attrs=attrs)
+    run = Run(path=path, name=name, meta=meta, attrs=attrs, digest=validate.content_digest(grp))
     if "micro" in grp:
         run.micro = read_micro(grp["micro"])
     if "train" in grp:
         run.train = read_train(grp["train"], attrs)
     if run.micro is None and not run.train:
         raise RunRefused("holds neither /micro/results nor /train data")
-    if any(_as_int(rec.attrs.get("timed_out"), 0) == 1 for rec in run.train):
-        raise RunRefused("training stopped by its time limit (-T, timed_out=1): a partial "
-                         "curve, not comparable with finished runs")
+    for rec in run.train:
+        try:
+            validate.check_stopped(rec.attrs, " in /train")
+        except validate.Invalid as e:
+            raise RunRefused(str(e))
     return run
 
 

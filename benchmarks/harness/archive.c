@@ -37,6 +37,7 @@ struct rb_archive {
     char tool[64];
     char path[PATH_MAX];
     char tmp[PATH_MAX + 32];
+    int force;                /* --force: the final rename may replace a file */
     hid_t file;               /* rank 0 */
     hid_t results;            /* /micro/results, created by the first row */
     hsize_t nrows;
@@ -111,6 +112,26 @@ static int status_all(MPI_Comm comm, int rc)
     return rc;
 }
 
+/* A Slurm variable as part of a file name under results/: letters,
+ * digits, '-', '_' and '.' kept, anything else (a '/' above all: a job id
+ * of "../../etc" must not leave results/) becomes '_', and a leading '.'
+ * too (no hidden or ".." names).  1 when something was replaced. */
+static int sanitise_name_part(const char *in, char *out, size_t len)
+{
+    int changed = 0;
+    size_t i = 0;
+    for (; in[i] && i + 1 < len && i < 64; i++) {
+        char c = in[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '-' || c == '_' || (c == '.' && i > 0);
+        out[i] = ok ? c : '_';
+        changed |= !ok;
+    }
+    changed |= in[i] != '\0';   /* cut at 64 characters */
+    out[i] = '\0';
+    return changed;
+}
+
 /* results/<job>[_<task>].h5 under Slurm, else results/<tool>-<UTC>-<pid>.h5. */
 static int default_path(const char *tool, char *buf, size_t len, char *msg, size_t mlen)
 {
@@ -120,10 +141,14 @@ static int default_path(const char *tool, char *buf, size_t len, char *msg, size
     }
     const char *job = getenv("SLURM_JOB_ID"), *task = getenv("SLURM_ARRAY_TASK_ID");
     if (job && *job) {
+        char j[72], t[72] = "";
+        int changed = sanitise_name_part(job, j, sizeof j);
         if (task && *task)
-            snprintf(buf, len, "results/%s_%s.h5", job, task);
-        else
-            snprintf(buf, len, "results/%s.h5", job);
+            changed |= sanitise_name_part(task, t, sizeof t);
+        snprintf(buf, len, "results/%s%s%s.h5", j, t[0] ? "_" : "", t);
+        if (changed)
+            fprintf(stderr, "%s: warning: SLURM_JOB_ID/SLURM_ARRAY_TASK_ID hold characters "
+                    "that cannot be in a file name under results/; writing %s\n", tool, buf);
         return 0;
     }
     char stamp[32];
@@ -185,10 +210,16 @@ static int create_file(rb_archive *a, const char *path, int force, char *msg, si
     }
     close(fd);
     watch_pending(a->tmp);
+    /* HDF5's own exit handler closes what is still open; a file whose
+     * close failed (a full disk) is half torn down and that handler
+     * crashed on it.  Every handle is closed here, so the handler is not
+     * needed (a no-op when the library is already in use). */
+    H5dont_atexit();
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     a->file = H5Fcreate(a->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (a->file < 0) {
-        snprintf(msg, mlen, "HDF5 cannot create %s", a->tmp);
+        char why[256];
+        snprintf(msg, mlen, "HDF5 cannot create %s: %s", a->tmp, rb_h5_error_reason(why, sizeof why));
         remove_pending();
         return -1;
     }
@@ -225,7 +256,8 @@ int rb_archive_open(MPI_Comm comm, const char *tool, const char *path, int force
     a->rank = rank;
     a->file = a->results = H5I_INVALID_HID;
     snprintf(a->tool, sizeof a->tool, "%s", tool);
-    char msg[PATH_MAX + 160] = "";
+    a->force = force;
+    char msg[2 * PATH_MAX + 256] = "";
     if (rank == ROOT)
         rc = create_file(a, path, force, msg, sizeof msg);
     if (status_all(comm, rc)) {
@@ -238,9 +270,12 @@ int rb_archive_open(MPI_Comm comm, const char *tool, const char *path, int force
     rc |= rb_topology_write(comm, ROOT, a->file);
     if (rank == ROOT && !rc)
         rc = H5Fflush(a->file, H5F_SCOPE_GLOBAL) < 0;
+    char why[256] = "";
+    if (rank == ROOT && rc)
+        rb_h5_error_reason(why, sizeof why);
     if (status_all(comm, rc)) {
-        bench_fail_on(rank == ROOT, BENCH_NO_CODE, "archive", "cannot write the run metadata to %s",
-                      a->tmp);
+        bench_fail_on(rank == ROOT, BENCH_NO_CODE, "archive", "cannot write the run metadata to %s: %s",
+                      a->tmp, why);
         if (rank == ROOT)
             discard(a);
         free(a);
@@ -432,8 +467,12 @@ int rb_archive_micro_row(rb_archive *a, const rb_micro_row *row, const rb_option
         if (!rc)
             a->nrows++;
     }
+    char why[256] = "";
+    if (a->rank == ROOT && rc)
+        rb_h5_error_reason(why, sizeof why);
     if (status_all(a->comm, rc)) {
-        bench_fail_on(a->rank == ROOT, BENCH_NO_CODE, "archive", "cannot append a row to %s", a->tmp);
+        bench_fail_on(a->rank == ROOT, BENCH_NO_CODE, "archive", "cannot append a row to %s: %s",
+                      a->tmp, why);
         return 1;
     }
     return 0;
@@ -512,35 +551,59 @@ int rb_archive_micro_papi(rb_archive *a, const rb_papi *papi)
 
 /* ---------------------------------------------------------- close */
 
+int rb_archive_mark(rb_archive *a, const char *name)
+{
+    if (!a || a->rank != ROOT || a->file < 0)
+        return 0;
+    return rb_h5_attr_int(a->file, name, 1);
+}
+
+/* Rank 0: write the end, close, rename onto the final path; 0 or the
+ * reason in msg. */
+static int finish_file(rb_archive *a, char *msg, size_t mlen)
+{
+    char why[256];
+    int rc = 0;
+    if (a->results >= 0 && H5Dclose(a->results) < 0)
+        rc = 1;
+    a->results = H5I_INVALID_HID;
+    rc |= rb_metadata_write_end(a->file) != 0;
+    rc |= H5Fclose(a->file) < 0;
+    a->file = H5I_INVALID_HID;
+    if (rc) {
+        snprintf(msg, mlen, "cannot finish %s: %s", a->tmp, rb_h5_error_reason(why, sizeof why));
+        return 1;
+    }
+    if (target_ok(a->path, a->force, msg, mlen)) {
+        /* Created or replaced during the run (another run to the same
+         * path): the first one's file stays, this one is refused. */
+        size_t used = strlen(msg);
+        snprintf(msg + used, mlen - used, "; it appeared while this run was measuring "
+                 "(another run writing the same path?): this run's results are discarded");
+        return 1;
+    }
+    if (rb_tmp_commit(a->tmp, a->path, a->force) != 0) {
+        if (errno == EEXIST)
+            snprintf(msg, mlen, "refusing to overwrite existing archive %s (use --force): another "
+                     "run wrote it while this one was measuring; this run's results are discarded",
+                     a->path);
+        else
+            snprintf(msg, mlen, "cannot rename %s to %s: %s", a->tmp, a->path, strerror(errno));
+        return 1;
+    }
+    pending_tmp[0] = '\0';
+    return 0;
+}
+
 int rb_archive_close(rb_archive *a, int success)
 {
     if (!a)
         return 0;
     int rc = 0;
-    char msg[2 * PATH_MAX + 64] = "";
+    char msg[3 * PATH_MAX + 512] = "";
     if (a->rank == ROOT) {
-        if (success) {
-            if (a->results >= 0)
-                H5Dclose(a->results);
-            a->results = H5I_INVALID_HID;
-            rc = rb_metadata_write_end(a->file) != 0;
-            rc |= H5Fclose(a->file) < 0;
-            a->file = H5I_INVALID_HID;
-            if (rc)
-                snprintf(msg, sizeof msg, "cannot finish %s", a->tmp);
-            else if (target_ok(a->path, 1, msg, sizeof msg)) {
-                /* replaced during the run by something that must stay: keep the results */
-                size_t used = strlen(msg);
-                snprintf(msg + used, sizeof msg - used, "; the results are in %s", a->tmp);
-                pending_tmp[0] = '\0';
-                rc = 1;
-            } else if (rename(a->tmp, a->path) != 0) {
-                snprintf(msg, sizeof msg, "cannot rename %s to %s: %s", a->tmp, a->path, strerror(errno));
-                rc = 1;
-            } else {
-                pending_tmp[0] = '\0';
-            }
-        }
+        if (success)
+            rc = finish_file(a, msg, sizeof msg);
         /* On failure nothing may look complete: the .tmp goes away. */
         discard(a);
     }

@@ -47,8 +47,12 @@ long rb_archive_micro_rows(const rb_archive *a);
 /* Rank 0's open HDF5 file, for benchmark-specific groups such as /train;
  * H5I_INVALID_HID on other ranks or when disabled.  Not collective. */
 hid_t rb_archive_file(rb_archive *a);
+/* Set the root attribute name = 1 (timed_out, diverged: a run that
+ * ended early but keeps what it measured).  Rank 0; not collective. */
+int rb_archive_mark(rb_archive *a, const char *name);
 /* Finish: on success write the end time, close and rename to the final
- * path; on failure remove the temporary file (nothing looks complete).
+ * path (without force refusing, atomically, a file another run created
+ * there meanwhile); on failure remove the temporary file (nothing looks complete).
  * Frees a. */
 int rb_archive_close(rb_archive *a, int success);
 

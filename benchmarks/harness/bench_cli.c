@@ -119,7 +119,13 @@ static int store_value(const bench_opt *o, const char *v, void *opts)
         *(uint64_t *)(void *)field = u;
         return 0;
     }
-    case BENCH_OPT_SIZE: return bench_parse_size(v, (uint64_t *)(void *)field);
+    case BENCH_OPT_SIZE: {
+        uint64_t u;
+        if (bench_parse_size(v, &u) || (o->min > 0 && (double)u < o->min))
+            return -1;
+        *(uint64_t *)(void *)field = u;
+        return 0;
+    }
     case BENCH_OPT_DOUBLE: return bench_parse_double(v, o->min, o->max, (double *)(void *)field);
     case BENCH_OPT_CHOICE:
         if (!is_choice(o->choices, v))

@@ -38,7 +38,7 @@ typedef struct bench_opt {
     char letter;          /* short letter, or 0 */
     const char *arg;      /* the value in --help ("N", "FILE"); NULL for no value */
     size_t off;           /* offsetof the field in the program's options struct */
-    double min, max;      /* INT, LONG, DOUBLE: accepted range, inclusive */
+    double min, max;      /* INT, LONG, DOUBLE: accepted range, inclusive; SIZE: at least min */
     const char *def;      /* default, parsed like a command-line value before
                              argv (so --help cannot disagree with it); NULL: the
                              field keeps what the program put there */

@@ -41,7 +41,8 @@ const char *bench_prog(void) { return prog_name; }
  * when empty. */
 static void print_failure(int rc, const char *what, const char *detail)
 {
-    char line[1024];
+    /* Room for three long paths: a message is never cut before its reason. */
+    char line[16384];
     int n = snprintf(line, sizeof line, "%s: rank %d: ", prog_name, bench_world_rank());
     if (what && *what)
         n += snprintf(line + n, sizeof line - (size_t)n, "%s: ", what);
@@ -54,7 +55,7 @@ static void print_failure(int rc, const char *what, const char *detail)
 
 static void vfail_on(int print, int rc, const char *what, const char *fmt, va_list ap)
 {
-    char detail[768];
+    char detail[15360];
     vsnprintf(detail, sizeof detail, fmt, ap);
     if (print)
         print_failure(rc, what, detail);

@@ -30,6 +30,7 @@ struct rb_papi {
     char names[RB_PAPI_MAX_EVENTS][RB_PAPI_NAME_LEN];
     char phases[RB_PAPI_MAX_PHASES][32];
     int avail[RB_PAPI_MAX_EVENTS];
+    int unknown[RB_PAPI_MAX_EVENTS];   /* the name is no event PAPI knows here */
     char reason[RB_PAPI_MAX_EVENTS][RB_PAPI_REASON_LEN];
     papi_set sets[RB_PAPI_MAX_EVENTS];
     long long start[RB_PAPI_MAX_PHASES][RB_PAPI_MAX_EVENTS];
@@ -144,6 +145,7 @@ static void add_event(rb_papi *p, int e)
     int code = 0, rc = PAPI_event_name_to_code(p->names[e], &code);
     if (rc != PAPI_OK) {
         set_reason(p, e, "PAPI_event_name_to_code", rc, -1);
+        p->unknown[e] = 1;
         return;
     }
     int cid = PAPI_get_event_component(code), created = 0;
@@ -279,6 +281,21 @@ int rb_papi_open(MPI_Comm comm, const char *prog, const char *events, int nphase
     if (p->nev > 0)
         open_local(p);
     agree(p, comm);
+    /* A name PAPI does not know is a typo when the user gave it (-P): the
+     * run would measure without the counter asked for.  An event that
+     * exists but cannot be counted here (a VM) stays a warning. */
+    int mine = -1, first = -1;
+    for (int e = 0; events && e < p->nev && mine < 0; e++)
+        if (p->unknown[e])
+            mine = e;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MAX, comm);
+    if (first >= 0) {
+        bench_fail_on(rank == 0, BENCH_NO_CODE, "-P", "unknown PAPI event %s (%s); papi_avail and "
+                      "papi_native_avail list this machine's events, -P none counts nothing",
+                      p->names[first], p->reason[first]);
+        free(p);
+        return 1;
+    }
     if (rank == 0)
         warn_unavailable(p, prog);
     *out = p;

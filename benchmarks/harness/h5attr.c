@@ -2,6 +2,8 @@
 #include "h5attr.h"
 
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 static void drop_attr(hid_t obj, const char *name)
 {
@@ -143,4 +145,30 @@ int rb_h5_table(hid_t loc, const char *name, const rb_h5_field *fields, size_t n
     H5Sclose(s);
     H5Tclose(type);
     return rc;
+}
+
+/* Walker of the error stack: the first system error message, else the
+ * first description. */
+static herr_t error_walker(unsigned n, const H5E_error2_t *e, void *data)
+{
+    char *buf = data;
+    size_t len = 256;
+    const char *sys = e->desc ? strstr(e->desc, "error message = '") : NULL;
+    if (sys) {
+        sys += strlen("error message = '");
+        const char *end = strchr(sys, '\'');
+        snprintf(buf, len, "%.*s", (int)(end ? end - sys : (long)strlen(sys)), sys);
+        return 1;   /* found: stop */
+    }
+    if (n == 0 && e->desc && !buf[0])
+        snprintf(buf, len, "HDF5: %s", e->desc);
+    return 0;
+}
+
+const char *rb_h5_error_reason(char *buf, size_t len)
+{
+    char found[256] = "";
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, error_walker, found);
+    snprintf(buf, len, "%s", found[0] ? found : "HDF5 gives no reason");
+    return buf;
 }

@@ -18,6 +18,10 @@ int rb_h5_attr_u64(hid_t obj, const char *name, unsigned long long value);
 int rb_h5_attr_double(hid_t obj, const char *name, double value);
 int rb_h5_attr_str_array(hid_t obj, const char *name, const char *const *values, size_t n);
 int rb_h5_attr_int_array(hid_t obj, const char *name, const int *values, size_t n);
+/* Why the last HDF5 call failed, from the library's error stack: the
+ * system's reason when HDF5 recorded one ("No space left on device"),
+ * else the innermost description; into buf, which is returned. */
+const char *rb_h5_error_reason(char *buf, size_t len);
 /* Scalar variable-length string dataset (e.g. an XML document). */
 int rb_h5_dataset_str(hid_t loc, const char *name, const char *value);
 /* A member of a table's row (a C struct) and its HDF5 type. */

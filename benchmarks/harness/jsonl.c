@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "archive.h"
+#include "h5attr.h"
 #include "tmpfiles.h"
 
 /* Root attributes left out of every line: the file exists only when the
@@ -189,7 +190,7 @@ int rb_jsonl_target_ok(const char *path, int force, char *msg, size_t mlen)
     return 0;
 }
 
-int rb_jsonl_export(const char *h5path, const char *path, char *msg, size_t mlen)
+int rb_jsonl_export(const char *h5path, const char *path, int force, char *msg, size_t mlen)
 {
     char tmp[4200];
     rb_tmp_name(path, tmp, sizeof tmp);
@@ -198,14 +199,24 @@ int rb_jsonl_export(const char *h5path, const char *path, char *msg, size_t mlen
         return snprintf(msg, mlen, "-J: cannot write %s: %s", tmp, strerror(errno)), -1;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     hid_t file = H5Fopen(h5path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    int rc = file < 0 ? (snprintf(msg, mlen, "-J: cannot open %s", h5path), -1)
+    char why[256] = "";
+    if (file < 0)
+        rb_h5_error_reason(why, sizeof why);
+    int rc = file < 0 ? (snprintf(msg, mlen, "-J: cannot open %s: %s", h5path, why), -1)
                       : write_lines(file, out, msg, mlen);
     if (file >= 0)
         H5Fclose(file);
     if (fclose(out) != 0 && !rc)
         rc = -1, snprintf(msg, mlen, "-J: cannot write %s: %s", tmp, strerror(errno));
-    if (!rc && rename(tmp, path) != 0)
-        rc = -1, snprintf(msg, mlen, "-J: cannot rename %s to %s: %s", tmp, path, strerror(errno));
+    /* Without --force never onto a file made meanwhile (another run). */
+    if (!rc && rb_tmp_commit(tmp, path, force) != 0) {
+        rc = -1;
+        if (errno == EEXIST)
+            snprintf(msg, mlen, "-J: refusing to overwrite existing %s (use --force): it appeared "
+                     "while this run was measuring", path);
+        else
+            snprintf(msg, mlen, "-J: cannot rename %s to %s: %s", tmp, path, strerror(errno));
+    }
     if (rc)
         unlink(tmp);
     return rc;

@@ -14,7 +14,8 @@
 
 /* 0 if FILE may be written: absent, or (with force) a regular file. */
 int rb_jsonl_target_ok(const char *path, int force, char *msg, size_t mlen);
-/* The archive at h5path (complete) into path; 0, or -1 with msg. */
-int rb_jsonl_export(const char *h5path, const char *path, char *msg, size_t mlen);
+/* The archive at h5path (complete) into path, never replacing a file
+ * that appeared meanwhile unless force; 0, or -1 with msg. */
+int rb_jsonl_export(const char *h5path, const char *path, int force, char *msg, size_t mlen);
 
 #endif

@@ -3,6 +3,7 @@
  * fit with both numbers instead of meeting the OOM killer. */
 #include "memneed.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,20 +46,32 @@ static double mem_available(void)
     return kb * 1024.0;
 }
 
-/* A Slurm memory setting in MB (plain or with a unit suffix), 0 if unset. */
+/* A Slurm memory setting in MB (a whole number, optionally with Slurm's
+ * unit suffix K, M, G or T), 0 if unset.  Anything else (a typo, a
+ * negative number, 1e30) is refused: a limit silently dropped or absurd
+ * would let the run meet the OOM killer instead of a clear refusal. */
 static double slurm_mb(const char *name)
 {
     const char *v = getenv(name);
     if (!v || !*v)
         return 0.0;
     char *end;
-    double mb = strtod(v, &end);
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    double mb = (double)n;
     switch (*end) {
-    case 'G': case 'g': mb *= 1024.0; break;
-    case 'T': case 't': mb *= 1024.0 * 1024.0; break;
+    case 'K': case 'k': mb /= 1024.0, end++; break;
+    case 'M': case 'm': end++; break;
+    case 'G': case 'g': mb *= 1024.0, end++; break;
+    case 'T': case 't': mb *= 1024.0 * 1024.0, end++; break;
     default: break;
     }
-    return mb > 0 ? mb : 0.0;
+    /* 2^30 MB = 1 PiB: no node holds more.  0 is Slurm's "the whole node". */
+    if (v[0] < '0' || v[0] > '9' || errno || *end || mb > 1073741824.0)
+        bench_usage_error(bench_prog(), "%s='%s' is not a memory size (a whole number of MB "
+                          "from 1 to 2^30, optionally with K, M, G or T, as Slurm sets it); "
+                          "unset it, or give -M", name, v);
+    return mb;
 }
 
 /* This rank's limit (see bench_mem_limit). */

@@ -2,6 +2,8 @@
 #include "tmpfiles.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
@@ -33,13 +35,62 @@ const char *rb_tmp_host(void)
     return host;
 }
 
-void rb_tmp_name(const char *path, char *buf, size_t len)
+/* FNV-1a: a short, stable digest of a long name. */
+static unsigned long name_hash(const char *s)
 {
-    snprintf(buf, len, "%s.tmp.%s.%ld", path, rb_tmp_host(), (long)getpid());
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return (unsigned long)h;
 }
 
-int rb_tmp_parse(const char *name, const char *base, char *host, size_t hlen, long *pid)
+/* The base name as it goes into a temporary name.  BASE.tmp.HOST.PID
+ * must fit NAME_MAX (255) like BASE itself: a legal 250-character name
+ * would otherwise be refused for its temporary's sake.  A base too long
+ * for that keeps its start, then "~" and a digest of the whole base and
+ * ".h5" (so the temporary still reads as an archive's). */
+static void tmp_base(const char *base, char *out, size_t len)
 {
+    size_t room = NAME_MAX - strlen(".tmp.") - strlen(rb_tmp_host()) - strlen(".") - 10;
+    size_t b = strlen(base);
+    if (b <= room || room < 24) {
+        snprintf(out, len, "%s", base);
+        return;
+    }
+    snprintf(out, len, "%.*s~%08lx.h5", (int)(room - 12), base, name_hash(base));
+}
+
+void rb_tmp_name(const char *path, char *buf, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    char shortened[NAME_MAX + 1];
+    tmp_base(base, shortened, sizeof shortened);
+    snprintf(buf, len, "%.*s%s.tmp.%s.%ld", (int)(base - path), path, shortened, rb_tmp_host(),
+             (long)getpid());
+}
+
+int rb_tmp_commit(const char *tmp, const char *path, int force)
+{
+    if (force)
+        return rename(tmp, path);
+#ifdef RENAME_NOREPLACE
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return -1;
+#endif
+    /* link() never replaces: of two writers only one can create path. */
+    if (link(tmp, path) != 0)
+        return -1;
+    unlink(tmp);
+    return 0;
+}
+
+int rb_tmp_parse(const char *name, const char *full_base, char *host, size_t hlen, long *pid)
+{
+    char base[NAME_MAX + 1];
+    tmp_base(full_base, base, sizeof base);
     size_t b = strlen(base);
     if (strncmp(name, base, b) || strncmp(name + b, ".tmp.", 5))
         return 0;

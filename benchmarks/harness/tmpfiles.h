@@ -9,8 +9,14 @@
 
 /* This host's name as it goes into temporary names (no '/'). */
 const char *rb_tmp_host(void);
-/* PATH.tmp.HOST.PID of this process into buf. */
+/* PATH.tmp.HOST.PID of this process into buf (a base name too long for
+ * that to fit NAME_MAX is shortened: its start, "~", a digest, ".h5"). */
 void rb_tmp_name(const char *path, char *buf, size_t len);
+/* Rename tmp to path; without force atomically refusing an existing path
+ * (renameat2 RENAME_NOREPLACE, else link + unlink), so that of two
+ * writers racing for one path exactly one wins.  0, or -1 with errno
+ * (EEXIST: path exists). */
+int rb_tmp_commit(const char *tmp, const char *path, int force);
 /* For a temporary name of path: 1 and its host and pid; 0 if name is not
  * one (an older PATH.tmp.PID has no host: 0). */
 int rb_tmp_parse(const char *name, const char *base, char *host, size_t hlen, long *pid);

@@ -228,7 +228,8 @@ static const bench_opt options[] = {
      "the time; charged to simulated time under SimGrid SMPI)",
      .expect = "a number of seconds >= 0"},
     {BENCH_OPT_DOUBLE, "timeout", 'T', "SEC", F(timeout), 0.0, 1e9, "0",
-     .help = "stop after SEC seconds, exit 124", .def_text = "0 = none", .expect = "a number of seconds >= 0"},
+     .help = "stop after SEC seconds, exit 124; the rows finished stay in the archive, marked "
+             "timed_out=1", .def_text = "0 = none", .expect = "a number of seconds >= 0"},
     {BENCH_OPT_CUSTOM, "device", 'd', "host|cuda", .def = "host", .parse = parse_device,
      .help = "where the gradient lives"},
     SECTION("Output:"),
@@ -242,7 +243,7 @@ static const bench_opt options[] = {
      .help = "bytes a rank may hold (K/M/G suffixes, as OSU's -M): the run is refused before "
      "allocating anything when its need (printed in the preamble) is larger",
      .def_text = "the node's: SLURM_MEM_PER_CPU or SLURM_MEM_PER_NODE when set, else MemAvailable; "
-                 "divided by the ranks on the node", .expect = "a size"},
+                 "divided by the ranks on the node", .min = 1, .expect = "a size of at least 1 byte (K/M/G suffixes; leave -M out for the limit of the node)"},
     {BENCH_OPT_STRING, "json", 'J', "FILE", F(json),
      .help = "also write the archive's rows as JSON lines (one object per row: every column and the "
      "run metadata; schema in results/README.md), when the run completes; needs an archive (-o)"},

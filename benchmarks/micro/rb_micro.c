@@ -5,9 +5,13 @@
  * this one sets the run up, sweeps and exits. */
 #include "micro.h"
 
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "harness/bench_common.h"
 #include "harness/memneed.h"
@@ -103,6 +107,74 @@ static void check_memory(micro_setup *s)
     bench_mem_refuse_if(PROG, c->mem_need, least, c->mem_source, what, "a rank", advice);
 }
 
+/* Whether two paths name one file: the same inode when both exist, else
+ * the same resolved directory and base name (so "x.h5" and "./x.h5" or a
+ * link to the directory are caught before anything is written). */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char da[PATH_MAX], db[PATH_MAX], ba[PATH_MAX], bb[PATH_MAX], ra[PATH_MAX], rb[PATH_MAX];
+    snprintf(da, sizeof da, "%s", a), snprintf(db, sizeof db, "%s", b);
+    snprintf(ba, sizeof ba, "%s", a), snprintf(bb, sizeof bb, "%s", b);
+    if (!realpath(dirname(da), ra) || !realpath(dirname(db), rb))
+        return !strcmp(a, b);
+    return !strcmp(ra, rb) && !strcmp(basename(ba), basename(bb));
+}
+
+/* -J and the archive may not be one file: the JSON lines would replace
+ * the archive they are made from.  Checked once the archive's path is
+ * known (the default one too), before anything is measured. */
+static void check_json_not_archive(micro_run *c, const micro_opts *o)
+{
+    char h5[PATH_MAX] = "";
+    if (rb_archive_path(c->archive))   /* rb_archive_close frees it */
+        snprintf(h5, sizeof h5, "%s", rb_archive_path(c->archive));
+    int clash = c->rank == 0 && o->json && h5[0] && same_file(o->json, h5);
+    MPI_Bcast(&clash, 1, MPI_INT, 0, c->comm);
+    if (clash) {
+        rb_archive_close(c->archive, 0);
+        bench_usage_error(PROG, "-J %s and the archive %s are the same file: the JSON lines would "
+                          "replace the archive; give -J another name", o->json, h5);
+    }
+}
+
+/* Sizes the sweep cannot measure are refused, naming the smallest legal
+ * one, and never rounded silently: a bound below one element (4 bytes)
+ * or one row (4 bytes x --cols), a bound that is no whole number of
+ * elements or rows, --shape with no rows, and a sweep of more sizes than
+ * rb_micro holds (MICRO_MAX_SHAPES). */
+static void check_sizes(const micro_opts *o)
+{
+    typedef unsigned long long ull;
+    if (o->shape_rows || o->shape_cols) {
+        if (!o->shape_rows)
+            bench_usage_error(PROG, "--shape 0x%llu: no rows to reduce; the smallest shape is 1x%llu",
+                              (ull)o->shape_cols, (ull)o->shape_cols);
+        return;
+    }
+    ull row = 4ULL * o->cols;
+    const char *unit = o->cols > 1 ? "row of --cols 4-byte elements" : "4-byte element";
+    if (o->min_bytes < row)
+        bench_usage_error(PROG, "-m/--message-size: %llu bytes is less than one %s; the smallest "
+                          "size measurable%s is %llu bytes", (ull)o->min_bytes, unit,
+                          o->cols > 1 ? " with these --cols" : "", row);
+    const ull bounds[2] = {o->min_bytes, o->max_bytes};
+    for (int i = 0; i < 2; i++)
+        if (bounds[i] % row)
+            bench_usage_error(PROG, "-m/--message-size: %s %llu bytes is not a whole number of %ss "
+                              "(%llu bytes each): give %llu or %llu", i ? "MAX" : "MIN", bounds[i],
+                              unit, row, bounds[i] / row * row, (bounds[i] / row + 1) * row);
+    static uint64_t probe[MICRO_MAX_SHAPES + 1][2];
+    if (micro_shapes(o, probe, MICRO_MAX_SHAPES + 1) > MICRO_MAX_SHAPES) {
+        double least = pow((double)o->max_bytes / (double)o->min_bytes, 1.0 / (MICRO_MAX_SHAPES - 1));
+        bench_usage_error(PROG, "-f/--stepfactor %.9g makes more than %d sizes from %llu to %llu "
+                          "bytes; use -f %.4g or more, or a narrower -m", o->factor, MICRO_MAX_SHAPES,
+                          (ull)o->min_bytes, (ull)o->max_bytes, ceil(least * 1e4) / 1e4);
+    }
+}
+
 /* Binding, counters, archive, buffers, preamble, device; exits on failure
  * (every rank alike). */
 static void setup(micro_setup *s, int argc, char **argv)
@@ -122,6 +194,7 @@ static void setup(micro_setup *s, int argc, char **argv)
         bench_exit(RB_EXIT_USAGE);
     if (rb_archive_open(c->comm, PROG, o->output, o->force, argc, argv, &c->archive))
         bench_exit(RB_EXIT_USAGE);
+    check_json_not_archive(c, o);
     int ok = micro_bufs_alloc(&s->bufs, s->max_n, o->check, o->input_rows, c->rank) == 0;
     c->bufs = &s->bufs;
     c->times = malloc((size_t)o->iters * sizeof *c->times);
@@ -197,7 +270,7 @@ static int sweep(micro_setup *s, int *had_error)
 static int export_json(micro_run *c, const char *h5path, const char *path)
 {
     char msg[4400] = "";
-    int rc = c->rank == 0 ? rb_jsonl_export(h5path, path, msg, sizeof msg) : 0;
+    int rc = c->rank == 0 ? rb_jsonl_export(h5path, path, c->o->force, msg, sizeof msg) : 0;
     MPI_Bcast(&rc, 1, MPI_INT, 0, c->comm);
     if (rc)
         bench_fail_on(c->rank == 0, BENCH_NO_CODE, "-J", "%s", msg);
@@ -217,23 +290,50 @@ static void check_json_target(micro_run *c, const micro_opts *o)
         bench_usage_error(PROG, "%s", msg);
 }
 
-/* Close the archive (complete only when every row was measured), free,
- * exit. */
+/* -T ended the sweep: one named line.  The archive keeps the rows
+ * measured so far, marked timed_out = 1; with no row there is nothing to
+ * keep.  Returns whether to keep it (the same on every rank). */
+static int say_timed_out(micro_setup *s)
+{
+    micro_run *c = &s->run;
+    long rows = rb_archive_micro_rows(c->archive);
+    MPI_Bcast(&rows, 1, MPI_LONG, 0, c->comm);
+    int keep = c->archive && rows > 0;
+    if (keep && rb_archive_mark(c->archive, "timed_out"))
+        bench_fail_on(c->rank == 0, BENCH_NO_CODE, "archive", "cannot mark the archive timed out");
+    char kept[160];
+    if (keep)
+        snprintf(kept, sizeof kept, "the archive keeps the %ld row(s) measured, marked timed_out=1 "
+                 "(a partial sweep)%s", rows, s->o.json ? "; no JSON lines (-J) of a partial sweep" : "");
+    else
+        snprintf(kept, sizeof kept, "%s", c->archive ? "no row was finished, so no archive is written"
+                                                     : "the rows measured are on stdout");
+    bench_fail_on(c->rank == 0, BENCH_NO_CODE, "time limit",
+                  "-T %g s reached before the sweep ended; %s", s->o.timeout, kept);
+    return keep;
+}
+
+/* Close the archive (complete when every row was measured, or marked
+ * timed out with the rows measured before -T), free, exit. */
 static _Noreturn void finish(micro_setup *s, int exit_code, int had_error)
 {
     micro_run *c = &s->run;
     /* A run with validation failures is a complete measurement (the file
-     * records #wrong); errors and timeouts leave no complete-looking file. */
-    int complete = !had_error && exit_code != RB_EXIT_TIMEOUT;
+     * records #wrong); errors leave no complete-looking file; a timeout
+     * keeps its rows, marked. */
+    int timed_out = exit_code == RB_EXIT_TIMEOUT;
+    int keep = !had_error;
+    if (timed_out)
+        keep = say_timed_out(s) && keep;
     /* rb_archive_close frees the archive: keep its path for the message. */
     char written[4096] = "";
-    if (c->archive && complete)
+    if (c->archive && keep)
         snprintf(written, sizeof written, "%s", rb_archive_path(c->archive));
-    if (rb_archive_close(c->archive, complete))
-        exit_code = RB_EXIT_FAILED;
+    if (rb_archive_close(c->archive, keep))
+        exit_code = RB_EXIT_FAILED, written[0] = '\0';
     else if (written[0])
-        bench_printf0("# archive written: %s\n", written);
-    if (written[0] && s->o.json && export_json(c, written, s->o.json))
+        bench_printf0("# archive written%s: %s\n", timed_out ? " (timed out, partial)" : "", written);
+    if (written[0] && !timed_out && s->o.json && export_json(c, written, s->o.json))
         exit_code = RB_EXIT_FAILED;
     bench_dev_free(c->dev);
     MPI_Comm_free(&c->agree);
@@ -256,6 +356,7 @@ int main(int argc, char **argv)
     if (!bench_argv_agree(c->comm, argc, argv))
         bench_usage_error(PROG, "ranks were started with different command lines");
     micro_parse_options(argc, argv, c->p, &s.o);
+    check_sizes(&s.o);
     check_json_target(c, &s.o);
     c->o = &s.o;
     setup(&s, argc, argv);

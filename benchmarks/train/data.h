@@ -35,6 +35,10 @@ typedef struct shard {
 } shard;
 
 void dataset_free(dataset *d);
+/* 0 when path is a regular file (a symbolic link to one is followed),
+ * else -1 with "PATH: ..." in err: opening a FIFO to read waits forever
+ * for a writer, a device may never end. */
+int data_regular_file(const char *path, char *err, size_t errlen);
 /* Bounds of this rank's shard of total samples. */
 void shard_bounds(const shard *s, size_t total, size_t *lo, size_t *hi);
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 void dataset_free(dataset *d)
@@ -13,6 +14,21 @@ void dataset_free(dataset *d)
     free(d->x);
     free(d->y);
     memset(d, 0, sizeof *d);
+}
+
+int data_regular_file(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file (a FIFO, device or directory); give the "
+                 "data itself", path);
+        return -1;
+    }
+    return 0;
 }
 
 void shard_bounds(const shard *s, size_t total, size_t *lo, size_t *hi)
@@ -59,6 +75,8 @@ static uint32_t be32(const unsigned char *p)
 static gzFile idx_open(const char *path, uint32_t magic, uint32_t *dims, int ndims, char *err,
                        size_t errlen)
 {
+    if (data_regular_file(path, err, errlen) < 0)
+        return NULL;
     gzFile f = gzopen(path, "rb");
     if (!f) {
         snprintf(err, errlen, "%s: cannot open: %s", path, errno ? strerror(errno) : "gzopen failed");

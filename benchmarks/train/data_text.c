@@ -208,6 +208,8 @@ static int intern_reserved(intern *t)
 /* Read a whole file; NUL bytes mean it is not text. */
 static char *slurp(const char *path, size_t *len, char *err, size_t errlen)
 {
+    if (data_regular_file(path, err, errlen) < 0)
+        return NULL;
     FILE *f = fopen(path, "rb");
     if (!f) {
         snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));

@@ -247,6 +247,11 @@ typedef struct train_run {
     double t_start, compute_s, steps_s;
     long it;                    /* iterations done */
     int timed_out, reached;
+    /* The loss became NaN or infinite: the run stopped (diverged_what says
+     * which loss, diverged_at the iteration). */
+    int diverged;
+    long diverged_at;
+    const char *diverged_what;
     eval_result last;
     double last_train_loss;
     double mem_need, mem_limit;  /* bytes per rank (train_memory.c); limit 0: unknown */

@@ -135,8 +135,9 @@ int train_archive_write(hid_t file, const train_opts *o, const train_summary *s,
                         const train_phase_row *phases, size_t nphases)
 {
     hid_t g = H5Gcreate2(file, "train", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    char why[256];
     if (g < 0) {
-        bench_fail(BENCH_NO_CODE, "archive", "cannot create /train");
+        bench_fail(BENCH_NO_CODE, "archive", "cannot create /train: %s", rb_h5_error_reason(why, sizeof why));
         return -1;
     }
     int rc = write_hyper(g, o, s, phases, nphases) | write_reducer_options(g, o) |
@@ -144,8 +145,10 @@ int train_archive_write(hid_t file, const train_opts *o, const train_summary *s,
                          sizeof *curve, curve, ncurve, NULL) |
              rb_h5_table(g, "phases", phase_fields, sizeof phase_fields / sizeof *phase_fields,
                          sizeof *phases, phases, nphases, NULL);
+    if (rc)
+        rb_h5_error_reason(why, sizeof why);
     H5Gclose(g);
     if (rc)
-        bench_fail(BENCH_NO_CODE, "archive", "writing /train failed");
+        bench_fail(BENCH_NO_CODE, "archive", "writing /train failed: %s", why);
     return rc ? -1 : 0;
 }

@@ -36,6 +36,20 @@ const char *train_detect_format(const train_opts *o)
     return "idx";
 }
 
+/* The model is built for the training images: test images of another
+ * size would be read past their end (larger) or score a model on
+ * misaligned pixels (smaller). */
+static int same_dims(const dataset *tr, const dataset *te, const char *test_path, char *err,
+                     size_t len)
+{
+    if (tr->c == te->c && tr->h == te->h && tr->w == te->w)
+        return 0;
+    snprintf(err, len, "%s: test images are %dx%dx%d (channels x height x width) but the training "
+             "images are %dx%dx%d; both sets must have one size", test_path, te->c, te->h, te->w,
+             tr->c, tr->h, tr->w);
+    return -1;
+}
+
 static int load_images(const train_opts *o, const char *fmt, const shard *s_tr, const shard *s_te,
                        dataset *tr, dataset *te, char *err, size_t len)
 {
@@ -47,7 +61,9 @@ static int load_images(const train_opts *o, const char *fmt, const shard *s_tr, 
             return -1;
         idx_path(o->data, "t10k-images-idx3-ubyte", im, sizeof im);
         idx_path(o->data, "t10k-labels-idx1-ubyte", lb, sizeof lb);
-        return idx_load(im, lb, s_te, te, err, len);
+        if (idx_load(im, lb, s_te, te, err, len) < 0)
+            return -1;
+        return same_dims(tr, te, im, err, len);
     }
     if (!strcmp(fmt, "cifar")) {
         char p[6][4096];
@@ -59,9 +75,9 @@ static int load_images(const train_opts *o, const char *fmt, const shard *s_tr, 
                 snprintf(p[i], sizeof p[i], "%s/test_batch.bin", o->data);
             files[i] = p[i];
         }
-        if (cifar_load(files, 5, s_tr, tr, err, len) < 0)
+        if (cifar_load(files, 5, s_tr, tr, err, len) < 0 || cifar_load(files + 5, 1, s_te, te, err, len) < 0)
             return -1;
-        return cifar_load(files + 5, 1, s_te, te, err, len);
+        return same_dims(tr, te, files[5], err, len);
     }
     snprintf(err, len, "--format %s does not hold images (model %s)", fmt, o->model);
     return -1;
@@ -88,6 +104,15 @@ static int load_text(const train_opts *o, const char *fmt, const shard *s_tr, co
         return -1;
     if (o->write_corpus && s_tr->rank == 0 && corpus_write_tokens(c, o->write_corpus, err, len) < 0)
         return -1;
+    /* An empty split trains on nothing or evaluates nothing: the run would
+     * end with a perplexity of NaN that looks like a result. */
+    static const char *const names[] = {"training (train.tokens)", "validation (valid.tokens)"};
+    for (int sp = SPLIT_TRAIN; sp <= SPLIT_VALID; sp++)
+        if (c->len[sp] == 0) {
+            snprintf(err, len, "%s: the %s split holds no words; every split needs text", o->data,
+                     names[sp - SPLIT_TRAIN]);
+            return -1;
+        }
     if (corpus_samples(c, SPLIT_TRAIN, o->ctx, s_tr, tr, err, len) < 0 ||
         corpus_samples(c, SPLIT_VALID, o->ctx, s_te, te, err, len) < 0)
         return -1;

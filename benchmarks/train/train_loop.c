@@ -181,7 +181,21 @@ static tally sum_and_reset(tally *t)
     return (tally){s[0], s[1], s[2]};
 }
 
-static void progress_line(train_run *r, loop_state *s, int epoch, double lr)
+/* A loss that is NaN or infinite (the same on every rank: it comes from
+ * a sum over ranks) stops the run: every later number would be NaN posing
+ * as a result.  1 when it did. */
+static int diverged(train_run *r, double loss, const char *what)
+{
+    if (isfinite(loss))
+        return 0;
+    r->diverged = 1;
+    r->diverged_at = r->it + 1;
+    r->diverged_what = what;
+    return 1;
+}
+
+/* The progress line; 1 when the training loss diverged. */
+static int progress_line(train_run *r, loop_state *s, int epoch, double lr)
 {
     tally all = sum_and_reset(&s->since_log);
     double now = MPI_Wtime();
@@ -189,9 +203,11 @@ static void progress_line(train_run *r, loop_state *s, int epoch, double lr)
                   r->it + 1, all.loss / all.count, 100.0 * all.correct / all.count, lr,
                   all.count / (now - s->t_log));
     s->t_log = now;
+    return diverged(r, all.loss / all.count, "training loss");
 }
 
-/* Evaluate, add a row to the curve, print it; 1 when the target is reached. */
+/* Evaluate, add a row to the curve, print it; 1 when the target is
+ * reached or a loss diverged (r->diverged). */
 static int evaluation(train_run *r, loop_state *s)
 {
     tally all = sum_and_reset(&s->since_eval);
@@ -211,6 +227,8 @@ static int evaluation(train_run *r, loop_state *s)
         bench_printf0("eval epoch %.2f iter %ld wall %.1f s train_loss %.4f "
                       "test_loss %.4f test_accuracy %.2f%%\n",
                       c->epoch, r->it + 1, c->wall_s, c->train_loss, last->loss, last->accuracy);
+    if (diverged(r, c->train_loss, "training loss") || diverged(r, last->loss, lm ? "validation loss" : "test loss"))
+        return 1;
     const train_opts *o = &r->o;
     if ((o->target_accuracy > 0 && !lm && last->accuracy >= o->target_accuracy) ||
         (o->target_perplexity > 0 && lm && last->perplexity <= o->target_perplexity)) {
@@ -235,10 +253,12 @@ static int epoch(train_run *r, loop_state *s, int e)
         step_figures f;
         step(r, r->perm + (size_t)k * (size_t)B, &f);
         record_step(r, s, &f);
-        if ((r->it + 1) % r->log_every == 0)
-            progress_line(r, s, e, f.lr);
+        if ((r->it + 1) % r->log_every == 0 && progress_line(r, s, e, f.lr)) {
+            r->it++;
+            return 1;
+        }
         if (((r->it + 1) % r->eval_every == 0 || r->it + 1 == r->total_iters) && evaluation(r, s)) {
-            r->reached = 1;
+            r->reached = !r->diverged;
             r->it++;   /* this step counts: the loop's increment is skipped */
             return 1;
         }

@@ -184,7 +184,9 @@ static int archive_run(train_run *r, rb_archive *arch, double gflops, double sge
     if (r->rank == 0 && file != H5I_INVALID_HID)
         aok = train_archive_write(file, &r->o, &sum, r->curve.v, r->curve.n, r->phases.v, r->phases.n) |
               rb_h5_attr_double(file, "mem_need_bytes", r->mem_need) |
-              rb_h5_attr_double(file, "mem_limit_bytes", r->mem_limit);
+              rb_h5_attr_double(file, "mem_limit_bytes", r->mem_limit) |
+              (r->timed_out ? rb_archive_mark(arch, "timed_out") : 0) |
+              (r->diverged ? rb_archive_mark(arch, "diverged") : 0);
     MPI_Bcast(&aok, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (aok)   /* rank 0's train_archive_write said what */
         bench_fail_on(0, BENCH_NO_CODE, "archive", "writing /train failed");
@@ -194,6 +196,18 @@ static int archive_run(train_run *r, rb_archive *arch, double gflops, double sge
     int cok = rb_archive_close(arch, aok == 0);
     if (r->rank == 0 && apath[0] && !cok && !aok)
         printf("archive: %s\n", apath);
+    const char *kept = apath[0] && !cok && !aok ? "; the archive keeps the curve so far, marked " : "";
+    if (r->diverged)
+        bench_fail_on(r->rank == 0, BENCH_NO_CODE, "training",
+                      "diverged: the %s is not finite at iteration %ld (--lr %g too large?); "
+                      "stopped%s%s", r->diverged_what, r->diverged_at, r->o.lr, kept,
+                      kept[0] ? "diverged=1" : "");
+    else if (r->timed_out)
+        bench_fail_on(r->rank == 0, BENCH_NO_CODE, "time limit",
+                      "-T %g s reached after %ld iterations%s%s", r->o.time_limit, r->it, kept,
+                      kept[0] ? "timed_out=1 (a partial curve)" : "");
+    if (r->diverged)
+        return RB_EXIT_FAILED;
     return r->timed_out ? RB_EXIT_TIMEOUT : aok || cok ? RB_EXIT_FAILED : RB_EXIT_OK;
 }
 

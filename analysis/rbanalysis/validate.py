@@ -1,0 +1,311 @@
+"""What an archive may say: the one copy of the rules every reader applies.
+
+rb-report (through load.py) and rb-archive (list, merge) both ask this
+module whether a run may be used, so the two tools can never disagree on
+it.  A run is refused, with the reason, when:
+
+  - it has no schema_version, or a major version these tools do not know;
+  - its `complete` attribute is not the integer 1 (the run did not finish,
+    failed, or the attribute is not a number);
+  - its tool is unknown, or it holds no data for its tool (rb_micro:
+    /micro/results, a compound table with the columns below; rb_train: a
+    /train group with its curves);
+  - it stopped early: timed_out = 1 (-T: a partial sweep or curve, not
+    comparable with finished runs) or diverged = 1 (a loss became NaN);
+  - a value no run can have: ranks < 1, a time that is negative, NaN or
+    infinite, a recall outside 0..1, a density outside 0..1, a negative
+    count (#wrong, bytes, iterations), a non-finite training loss.
+
+Only h5py and numpy are needed: rb-archive is installed with this file and
+rbanalysis/__init__.py next to it (under $(pkgdatadir)), not the rest.
+"""
+
+import hashlib
+import re
+
+import numpy as np
+
+SUPPORTED_SCHEMA_MAJOR = (1,)
+KNOWN_TOOLS = ("rb_micro", "rb_train")
+
+# Columns /micro/results must have (the rest may be missing in older files).
+MICRO_REQUIRED = ("reducer", "size_bytes", "ranks", "t_avg_us")
+# Times: finite and >= 0 in every row.
+MICRO_TIMES = ("t_avg_us", "t_min_us", "t_max_us", "t_p50_us", "t_p99_us")
+# Times that may be unknown (NaN: phases not timed, --no-phase-times; no
+# model; no memory floor on a device), else finite and >= 0.
+MICRO_MODEL_TIMES = ("t_encode_us", "t_comm_us", "t_decode_us", "t_model_us", "t_floor_us")
+# Counts and byte figures: finite and >= 0.
+MICRO_COUNTS = ("iters", "warmup", "repeat", "wrong", "bytes_sent_avg", "bytes_sent_max",
+                "bytes_recv_avg", "bytes_recv_max", "nnz_local_avg", "bound_bytes")
+# Fractions: 0..1 (recall may be NaN: not measured, an unvalidated row).
+MICRO_FRACTIONS = ("density", "recall")
+
+
+class Invalid(Exception):
+    """The run must not be used; str() is the reason."""
+
+
+def text(v):
+    """An attribute value as str (h5py gives str, bytes or numpy scalars)."""
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    if isinstance(v, np.ndarray):
+        return text(v.reshape(-1)[0]) if v.size == 1 else str(v.tolist())
+    if isinstance(v, np.generic):
+        return str(v.item())
+    return "" if v is None else str(v)
+
+
+def schema_major(value):
+    """The major version of a schema_version attribute ("1", 1, "1.2" -> 1)."""
+    if value is None:
+        return None
+    m = re.match(r"\s*(\d+)", text(value))
+    return int(m.group(1)) if m else None
+
+
+def flag(attrs, name):
+    """An integer flag attribute (complete, timed_out, diverged): its value,
+    None when absent; Invalid when it is there but not an integer."""
+    if name not in attrs:
+        return None
+    v = attrs[name]
+    if isinstance(v, np.ndarray) and v.size == 1:
+        v = v.reshape(-1)[0]
+    if isinstance(v, (bool, np.bool_)):
+        return int(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)) and np.isfinite(v) and float(v).is_integer():
+        return int(v)
+    if isinstance(v, (str, bytes)) and re.fullmatch(r"\s*-?\d+\s*", text(v)):
+        return int(text(v))
+    raise Invalid("its %s attribute is %r, not an integer: not written by reducerbench"
+                  % (name, text(v)))
+
+
+def check_attrs(attrs):
+    """The run's root attributes (a mapping: h5py attrs or a dict).  Raises
+    Invalid with the reason; returns the tool's name."""
+    if "schema_version" not in attrs:
+        raise Invalid("no schema_version attribute: not a reducerbench archive, "
+                      "or one too old to read")
+    major = schema_major(attrs["schema_version"])
+    if major is None:
+        raise Invalid("schema_version %r is not a version number" % text(attrs["schema_version"]))
+    if major not in SUPPORTED_SCHEMA_MAJOR:
+        raise Invalid("unknown schema version %s (these tools read major %s); use newer tools"
+                      % (text(attrs["schema_version"]),
+                         ", ".join(str(v) for v in SUPPORTED_SCHEMA_MAJOR)))
+    complete = flag(attrs, "complete")
+    if complete != 1:
+        raise Invalid("marked incomplete (complete=%s): the run did not finish or failed; "
+                      "its numbers are not used" % ("absent" if complete is None else complete))
+    tool = text(attrs.get("tool"))
+    if tool not in KNOWN_TOOLS:
+        raise Invalid("unknown tool %r (expected %s)" % (tool, " or ".join(KNOWN_TOOLS)))
+    check_stopped(attrs)
+    if "ranks" in attrs:
+        ranks = _number(attrs["ranks"])
+        if ranks is None or not ranks >= 1:
+            raise Invalid("ranks = %s: a run has at least 1 rank" % text(attrs["ranks"]))
+    return tool
+
+
+def check_stopped(attrs, where=""):
+    """A run that ended early keeps what it measured but is not a result."""
+    if flag(attrs, "diverged") == 1:
+        raise Invalid("diverged%s: a loss became NaN or infinite and the run stopped; "
+                      "no accuracy or perplexity is reported" % where)
+    if flag(attrs, "timed_out") == 1:
+        raise Invalid("stopped by its time limit (-T, timed_out=1%s): a partial %s, "
+                      "not comparable with finished runs"
+                      % (where, "curve" if where else "run"))
+
+
+def _number(v):
+    try:
+        return float(text(v))
+    except ValueError:
+        return None
+
+
+# ---------------------------------------------------------------- /micro
+
+def check_micro(g):
+    """/micro of a run (an h5py group): the results table and its values.
+    Returns the table (a numpy structured array)."""
+    import h5py
+    if "results" not in g:
+        raise Invalid("/micro has no results table")
+    d = g["results"]
+    if not isinstance(d, h5py.Dataset):
+        raise Invalid("/micro/results is not a table (a group)")
+    if d.dtype.names is None:
+        raise Invalid("/micro/results is not a compound table")
+    missing = [c for c in MICRO_REQUIRED if c not in d.dtype.names]
+    if missing:
+        raise Invalid("/micro/results lacks the column(s) %s" % ", ".join(missing))
+    arr = d[...]
+    check_micro_values(arr)
+    return arr
+
+
+def _bad_rows(arr, col, ok):
+    """Raise Invalid naming the first row where ok (a boolean array) fails."""
+    if ok.all():
+        return
+    i = int(np.flatnonzero(~ok)[0])
+    size = arr["size_bytes"][i] if "size_bytes" in arr.dtype.names else "?"
+    red = text(arr["reducer"][i]).rstrip("\0") if "reducer" in arr.dtype.names else "?"
+    raise Invalid("/micro/results row %d (%s, %s bytes): %s = %s is a value no run can have%s"
+                  % (i, red, size, col, text(arr[col][i]), _why(col)))
+
+
+def _why(col):
+    if col in MICRO_TIMES:
+        return " (times are finite and >= 0)"
+    if col in MICRO_MODEL_TIMES:
+        return " (phase and modelled times are >= 0, or NaN when unknown)"
+    if col in MICRO_FRACTIONS:
+        return " (a fraction: 0..1)"
+    if col == "ranks":
+        return " (a run has at least 1 rank)"
+    if col == "checked":
+        return " (0 or 1)"
+    return " (counts are finite and >= 0)"
+
+
+def check_micro_values(arr):
+    names = arr.dtype.names
+    if "ranks" in names:
+        _bad_rows(arr, "ranks", arr["ranks"] >= 1)
+    for col in MICRO_TIMES:
+        if col in names:
+            v = arr[col].astype(float)
+            _bad_rows(arr, col, np.isfinite(v) & (v >= 0))
+    for col in MICRO_MODEL_TIMES:
+        if col in names:
+            v = arr[col].astype(float)
+            _bad_rows(arr, col, np.isnan(v) | (np.isfinite(v) & (v >= 0)))
+    for col in MICRO_COUNTS:
+        if col in names:
+            v = arr[col].astype(float)
+            _bad_rows(arr, col, np.isfinite(v) & (v >= 0))
+    if "nnz_union" in names:   # -1: not known (the row was not validated)
+        v = arr["nnz_union"].astype(float)
+        _bad_rows(arr, "nnz_union", (v == -1) | (np.isfinite(v) & (v >= 0)))
+    for col in MICRO_FRACTIONS:
+        if col in names:
+            v = arr[col].astype(float)
+            ok = np.isfinite(v) & (v >= 0) & (v <= 1)
+            _bad_rows(arr, col, ok | np.isnan(v) if col == "recall" else ok)
+    if "checked" in names:
+        _bad_rows(arr, "checked", np.isin(arr["checked"], (0, 1)))
+    if "iters" in names:
+        _bad_rows(arr, "iters", arr["iters"] >= 1)
+
+
+# ---------------------------------------------------------------- /train
+
+def check_train(g):
+    """/train of a run: stopped early, or a final figure no run can have."""
+    check_stopped(g.attrs, " in /train")
+    a = g.attrs
+    loss = _number(a["final_train_loss"]) if "final_train_loss" in a else None
+    if loss is not None and not np.isfinite(loss):
+        raise Invalid("diverged: the final training loss is %s (a run written before runs "
+                      "stopped on divergence); no accuracy or perplexity is reported" % loss)
+    acc = _number(a["final_test_accuracy"]) if "final_test_accuracy" in a else None
+    if acc is not None and np.isfinite(acc) and not 0 <= acc <= 100:
+        raise Invalid("final_test_accuracy = %g: an accuracy is 0..100%%" % acc)
+    ppl = _number(a["final_val_perplexity"]) if "final_val_perplexity" in a else None
+    if ppl is not None and not np.isnan(ppl) and not (np.isfinite(ppl) and ppl >= 1):
+        raise Invalid("final_val_perplexity = %s: a perplexity is finite and >= 1" % ppl)
+    # Image models record an accuracy, language models a perplexity (the
+    # other is NaN): a run with neither measured nothing (an empty test or
+    # validation split).
+    if acc is not None and ppl is not None and np.isnan(acc) and np.isnan(ppl):
+        raise Invalid("neither a test accuracy nor a validation perplexity was measured "
+                      "(an empty test or validation split?)")
+
+
+# ---------------------------------------------------------------- whole runs
+
+def check_run(run):
+    """A run (the root of a single-run file, or /runs/<name> of a merged
+    archive): every rule above.  Raises Invalid."""
+    tool = check_attrs(run.attrs)
+    if tool == "rb_micro":
+        if "micro" not in run:
+            raise Invalid("an rb_micro run without /micro")
+        check_micro(run["micro"])
+    elif "train" not in run:
+        raise Invalid("an rb_train run without /train")
+    else:
+        check_train(run["train"])
+    return tool
+
+
+def status(run):
+    """(word, reason) for a listing: complete, TIMED-OUT, DIVERGED,
+    INCOMPLETE or INVALID (reason empty when complete)."""
+    try:
+        check_run(run)
+        return "complete", ""
+    except Invalid as e:
+        reason = str(e)
+    if reason.startswith("stopped by its time limit"):
+        return "TIMED-OUT", reason
+    if reason.startswith("diverged"):
+        return "DIVERGED", reason
+    if reason.startswith("marked incomplete"):
+        return "INCOMPLETE", reason
+    return "INVALID", reason
+
+
+# Attributes that differ between copies of one run (where it was copied from).
+COPY_ATTRS = ("source_file",)
+
+
+def _bytes_of(v):
+    """Stable bytes of a value (object arrays hold pointers: their text)."""
+    if isinstance(v, (str, bytes)):
+        return text(v).encode()
+    a = np.asarray(v)
+    if a.dtype.hasobject:
+        return repr(a.tolist()).encode()
+    return np.ascontiguousarray(a).tobytes()
+
+
+def content_digest(run):
+    """A digest of what a run holds (its data and attributes, not where it
+    was copied from): two runs with one run_id and different digests are
+    conflicting copies, neither of which can be trusted."""
+    import h5py
+    h = hashlib.sha256()
+
+    def attrs_of(name, obj):
+        for k in sorted(obj.attrs):
+            if obj is run and k in COPY_ATTRS:
+                continue
+            try:
+                v = obj.attrs[k]
+            except (OSError, TypeError, ValueError):
+                v = "?"
+            h.update(("%s@%s=" % (name, k)).encode())
+            h.update(_bytes_of(v))
+
+    def visit(name, obj):
+        attrs_of(name, obj)
+        if isinstance(obj, h5py.Dataset):
+            h.update(name.encode())
+            try:
+                h.update(_bytes_of(obj[...]))
+            except (OSError, TypeError, ValueError):
+                h.update(b"?")
+
+    attrs_of("", run)
+    run.visititems(visit)
+    return h.hexdigest()

@@ -1,0 +1,360 @@
+#!/bin/sh
+# Hostile but realistic use: every case ends in a named failure (non-zero
+# exit, one stderr line with the reason) or a correct run; never a crash,
+# a hang, a lost or overwritten result, or an impossible value in a
+# report.  One line per case: "ok CASE" or "FAIL: CASE: why".
+#   train data: test images of another size, FIFOs, an empty split,
+#               divergence, -T;
+#   full disk:  rb_micro, rb_train, rb-archive merge on a 40 KiB tmpfs (root only);
+#   writers:    two runs racing for one -o, -J naming the archive, long names;
+#   sizes:      -m 3, -b 4097 -e 8195, rows wider than the size, --shape 0x5,
+#               more sizes than rb_micro holds, -T keeping the rows;
+#   archives:   NaN/Inf, ranks=-3, negative times, recall=7, #wrong=-1, a
+#               non-integer `complete`, unknown tool, no /micro, /micro/results
+#               not a table, conflicting copies, merge onto an input;
+#   environment: SLURM_JOB_ID with '/', bad SLURM_MEM_PER_NODE, -M 0, -P BOGUS.
+. "$top_srcdir/tests/archive_lib.sh"
+train="$top_builddir/benchmarks/rb_train"
+rbreport="$top_srcdir/analysis/rb-report"
+small="--reducer dense -m 4K:4K -i 2 -x 0 -q -P none"
+# Every program run is bounded: a hang is a failure, not a stuck suite.
+T="timeout 60"
+case_ok() { echo "ok $1"; }
+# rb-report runs once, at the end, over every archive made here (it takes
+# seconds to start): refused CASE PATTERN expects a refusal line.
+: >"$tmp/expected-refusals"
+refused() { printf '%s\t%s\n' "$1" "$2" >>"$tmp/expected-refusals"; }
+# check CASE CONDITION-STATUS MESSAGE: count a case.
+check() { if [ "$2" -eq 0 ]; then case_ok "$1"; else bad "$1: $3"; fi; }
+# named OUT RC EXPECTED_RC PATTERN: exit as expected, one stderr line naming
+# the reason, no crash (139/134) and no hang (124 unless expected).
+named() {
+    [ "$2" -eq "$3" ] || { echo "exit $2, expected $3"; return 1; }
+    grep -q -- "$4" "$1" || { echo "no line matching '$4': $(head -c 600 "$1")"; return 1; }
+    ! grep -q "Segmentation\|Traceback\|AddressSanitizer\|runtime error" "$1" ||
+        { echo "crash: $(head -c 600 "$1")"; return 1; }
+    return 0
+}
+expect() {   # expect CASE OUT RC EXPECTED_RC PATTERN
+    why=$(named "$2" "$3" "$4" "$5") && case_ok "$1" || bad "$1: $why"
+}
+
+# ------------------------------------------------------------------ train data
+if [ -x "$train" ]; then
+    # IDX files: N images HxW (random pixels), labels 0..9.
+    mkidx() {   # mkidx DIR PREFIX N H W
+        $PY - "$@" <<'PY'
+import struct, sys, os, random
+d, prefix, n, h, w = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:6])
+os.makedirs(d, exist_ok=True)
+rnd = random.Random(7)
+with open(os.path.join(d, prefix + "-images-idx3-ubyte"), "wb") as f:
+    f.write(struct.pack(">IIII", 0x803, n, h, w))
+    f.write(bytes(rnd.randrange(256) for _ in range(n * h * w)))
+with open(os.path.join(d, prefix + "-labels-idx1-ubyte"), "wb") as f:
+    f.write(struct.pack(">II", 0x801, n))
+    f.write(bytes(rnd.randrange(10) for _ in range(n)))
+PY
+    }
+    # fifo_case CASE FIFO PATTERN ARGS...: a reader blocked opening the FIFO
+    # is released after 20 s by a writer that opens and closes it (so a
+    # hang ends, leaving no process behind); refusing takes no time.
+    fifo_case() {
+        name=$1 fifo=$2 pattern=$3
+        shift 3
+        $PY -c 'import os, sys, time
+time.sleep(20)
+try:
+    os.close(os.open(sys.argv[1], os.O_WRONLY | os.O_NONBLOCK))
+except OSError:
+    pass' "$fifo" &
+        helper=$!
+        start=$(date +%s)
+        $T "$MPIRUN" 2 "$train" "$@" -o none >"$tmp/o" 2>&1
+        rc=$?
+        took=$(($(date +%s) - start))
+        kill $helper 2>/dev/null; wait $helper 2>/dev/null
+        why=$(named "$tmp/o" $rc 2 "$pattern") || true
+        [ $took -lt 15 ] || why="hung $took s, until a writer opened the FIFO; $why"
+        check "$name" "$([ -z "$why" ]; echo $?)" "$why"
+    }
+    tr="--train-limit 256 --test-limit 64 --batch 16 --iterations 4 --warmup 0"
+    for hw in 64 14; do
+        d="$tmp/img$hw"
+        mkidx "$d" train 256 28 28
+        mkidx "$d" t10k 64 "$hw" "$hw"
+        $T "$MPIRUN" 2 "$train" --model lenet --data "$d" $tr -o none >"$tmp/o" 2>&1
+        expect "lenet: test images ${hw}x$hw, training 28x28" "$tmp/o" $? 2 "test images are 1x${hw}x$hw"
+    done
+    d="$tmp/fifo-idx"
+    mkidx "$d" train 256 28 28
+    mkidx "$d" t10k 64 28 28
+    rm "$d/train-images-idx3-ubyte" && mkfifo "$d/train-images-idx3-ubyte"
+    fifo_case "a FIFO as train-images-idx3-ubyte" "$d/train-images-idx3-ubyte" \
+        "train-images-idx3-ubyte: not a regular file" --model lenet --data "$d" $tr
+    # Word corpora: a FIFO as train.tokens; an empty valid.tokens.
+    words() { $PY -c 'import random,sys; r=random.Random(3); print("\n".join(" ".join("w%d" % r.randrange(50) for _ in range(12)) for _ in range(int(sys.argv[1]))))' "$1"; }
+    lm="--model wordlm --vocab 60 --batch 16 --iterations 4 --warmup 0 --hidden 16 --embed-dim 8"
+    d="$tmp/fifo-tok"; mkdir "$d"
+    words 200 >"$d/valid.tokens"; words 200 >"$d/test.tokens"; mkfifo "$d/train.tokens"
+    fifo_case "a FIFO as train.tokens" "$d/train.tokens" "train.tokens: not a regular file" $lm --data "$d"
+    d="$tmp/empty-valid"; mkdir "$d"
+    words 400 >"$d/train.tokens"; : >"$d/valid.tokens"; words 100 >"$d/test.tokens"
+    $T "$MPIRUN" 2 "$train" $lm --data "$d" -o none >"$tmp/o" 2>&1
+    expect "wordlm: an empty valid.tokens" "$tmp/o" $? 2 "validation (valid.tokens) split holds no words"
+
+    # Divergence: stopped, exit 1, named, archive marked; both tools say so.
+    d="$tmp/img28"; mkidx "$d" train 256 28 28; mkidx "$d" t10k 64 28 28
+    $T "$MPIRUN" 2 "$train" --model mlp --data "$d" --train-limit 256 --test-limit 64 --batch 16 \
+        --epochs 3 --lr 1e6 --warmup 0 -o "$tmp/div.h5" >"$tmp/o" 2>&1
+    why=$(named "$tmp/o" $? 1 "rb_train: rank 0: training: diverged: the .* loss is not finite") &&
+        $PY -c 'import sys,h5py; sys.exit(0 if h5py.File(sys.argv[1]).attrs.get("diverged") == 1 else 1)' "$tmp/div.h5" ||
+        why="$why; archive not marked diverged=1"
+    "$rbarchive" list "$tmp/div.h5" | grep -q "DIVERGED" || why="$why; rb-archive list does not say DIVERGED"
+    "$rbarchive" merge -o "$tmp/divm.h5" "$tmp/div.h5" >/dev/null 2>&1 && why="$why; rb-archive merged it"
+    check "rb_train --lr 1e6: divergence (rb_train, rb-archive)" "$([ -z "$why" ]; echo $?)" "$why"
+    refused "rb-report: the diverged run" "div.h5: diverged"
+    # An archive written before runs stopped on divergence: no mark, a final
+    # training loss of NaN, a test accuracy that means nothing.
+    cp "$tmp/div.h5" "$tmp/olddiv.h5"
+    $PY - "$tmp/olddiv.h5" <<'PY'
+import sys, h5py
+f = h5py.File(sys.argv[1], "a")
+f.attrs["run_id"] = "old-diverged"
+del f.attrs["diverged"]
+f["train"].attrs["final_train_loss"] = float("nan")
+f["train"].attrs["final_test_accuracy"] = 10.0
+PY
+    why=""
+    "$rbarchive" list "$tmp/olddiv.h5" | grep -q "DIVERGED" || why="rb-archive list does not say DIVERGED"
+    "$rbarchive" merge -o "$tmp/olddivm.h5" "$tmp/olddiv.h5" >/dev/null 2>&1 && why="$why; rb-archive merged it"
+    check "an unmarked archive with a NaN final loss (rb-archive)" "$([ -z "$why" ]; echo $?)" "$why"
+    refused "rb-report: an unmarked archive with a NaN final loss" "olddiv.h5: diverged: the final training loss is nan"
+
+    # -T: named line, exit 124, archive keeps the curve marked timed_out;
+    # rb-archive and rb-report both treat it as timed out.
+    $T "$MPIRUN" 2 "$train" --model mlp --data "$d" --train-limit 256 --test-limit 64 --batch 16 \
+        --epochs 100000 --lr 0.01 -T 1 -o "$tmp/tt.h5" >"$tmp/o" 2>&1
+    why=$(named "$tmp/o" $? 124 "rb_train: rank 0: time limit: -T 1 s reached") || true
+    "$rbarchive" list "$tmp/tt.h5" | grep -q "TIMED-OUT" || why="$why; rb-archive list does not say TIMED-OUT"
+    "$rbarchive" merge -o "$tmp/ttm.h5" "$tmp/tt.h5" >/dev/null 2>&1 && why="$why; rb-archive merged it"
+    check "rb_train -T 1 (rb_train, rb-archive)" "$([ -z "$why" ]; echo $?)" "$why"
+    refused "rb-report: the timed-out training" "tt.h5: stopped by its time limit"
+else
+    echo "note: no rb_train (built without BLAS): its cases are not run"
+fi
+
+# ------------------------------------------------------------------ full disk
+full=""
+if [ "$(id -u)" -ne 0 ]; then
+    echo "note: full-disk cases skipped: they mount a 40 KiB tmpfs, which needs root"
+elif mkdir "$tmp/full" && mount -t tmpfs -o size=40k tmpfs "$tmp/full" 2>/dev/null; then
+    full="$tmp/full"
+    trap 'umount "$full" 2>/dev/null; rm -rf "$tmp"' EXIT
+else
+    echo "note: full-disk cases skipped: mount -t tmpfs refused here (a container without CAP_SYS_ADMIN?)"
+fi
+if [ -n "$full" ]; then
+    $T "$MPIRUN" 2 "$micro" --reducer dense -m 4K:64K -i 2 -x 0 -q -P none -o "$full/m.h5" >"$tmp/o" 2>&1
+    rc=$?
+    why=$(named "$tmp/o" $rc 1 "archive: cannot finish .*: No space left on device") || true
+    [ -z "$(ls -A "$full")" ] || why="$why; left behind: $(ls -A "$full")"
+    check "rb_micro -o on a full disk" "$([ -z "$why" ]; echo $?)" "$why"
+    rm -f "$full"/*
+    if [ -x "$train" ]; then
+        # 16 KiB taken: the metadata written at the start fits, the whole
+        # archive (about 27 KiB) does not.
+        dd if=/dev/zero of="$full/filler" bs=1k count=16 2>/dev/null
+        $T "$MPIRUN" 2 "$train" --model mlp --data "$tmp/img28" --train-limit 256 --test-limit 64 \
+            --batch 16 --iterations 8 -o "$full/t.h5" >"$tmp/o" 2>&1
+        rc=$?
+        # Exit 1 when the end does not fit, 2 if even the start did not.
+        [ $rc -eq 2 ] && rc=1
+        why=$(named "$tmp/o" $rc 1 "archive: .*No space left on device") || true
+        [ "$(ls -A "$full")" = filler ] || why="$why; left behind: $(ls -A "$full")"
+        check "rb_train -o on a full disk" "$([ -z "$why" ]; echo $?)" "$why"
+        rm -f "$full"/*
+    fi
+fi
+
+# ------------------------------------------------------------------ archives to abuse
+good="$tmp/good.h5"
+"$MPIRUN" 2 "$micro" --reducer dense,s2 -m 4K:8K -i 2 -x 0 -q -P none -o "$good" >"$tmp/o" 2>&1 ||
+    { bad "no good archive: $(cat "$tmp/o")"; exit 1; }
+if [ -n "$full" ]; then
+    cp "$good" "$tmp/good2.h5"
+    $PY -c 'import sys,h5py; h5py.File(sys.argv[1],"a").attrs["run_id"]="other"' "$tmp/good2.h5"
+    "$rbarchive" merge -o "$full/merged.h5" "$good" "$tmp/good2.h5" >"$tmp/o" 2>&1
+    rc=$?
+    why=$(named "$tmp/o" $rc 1 "merge failed: cannot write .*: No space left on device") || true
+    [ -z "$(ls -A "$full")" ] || why="$why; left behind: $(ls -A "$full")"
+    check "rb-archive merge onto a full disk" "$([ -z "$why" ]; echo $?)" "$why"
+fi
+
+# A copy of the good archive with one change (python statements on f and r,
+# the /micro/results rows).
+spoil() {   # spoil NAME 'python'
+    cp "$good" "$tmp/$1.h5"
+    $PY - "$tmp/$1.h5" "$2" <<'PY'
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "a")
+f.attrs["run_id"] = sys.argv[1]          # not a copy of the good run
+r = f["micro/results"][...]
+exec(sys.argv[2])
+if "micro/results" in f and isinstance(f["micro/results"], h5py.Dataset) and f["micro/results"].dtype.names:
+    f["micro/results"][...] = r
+PY
+}
+# abuse CASE NAME 'python' REASON: rb-archive list says why it is not
+# complete, merge refuses, both naming REASON, no traceback; rb-report
+# refuses it (checked at the end).
+abuse() {
+    spoil "$2" "$3"
+    why=""
+    refused "rb-report: $1" "$2.h5: .*$4"
+    "$rbarchive" list "$tmp/$2.h5" >"$tmp/l" 2>&1
+    grep -q "\(INVALID\|INCOMPLETE\|TIMED-OUT\|DIVERGED\).*$4" "$tmp/l" || why="$why; rb-archive list: $(tail -c 300 "$tmp/l")"
+    "$rbarchive" merge -o "$tmp/m-$2.h5" "$good" "$tmp/$2.h5" >"$tmp/l" 2>&1
+    rc=$?
+    [ $rc -eq 2 ] && grep -q "$4" "$tmp/l" || why="$why; rb-archive merge exit $rc: $(tail -c 300 "$tmp/l")"
+    [ -e "$tmp/m-$2.h5" ] && why="$why; merge wrote $tmp/m-$2.h5"
+    check "$1" "$([ -z "$why" ]; echo $?)" "$why"
+}
+abuse "t_avg_us NaN" nan 'r["t_avg_us"][0] = np.nan' "t_avg_us = nan"
+abuse "t_avg_us Inf" inf 'r["t_avg_us"][1] = np.inf' "t_avg_us = inf"
+abuse "negative time" negt 'r["t_min_us"][0] = -5' "t_min_us = -5"
+abuse "ranks = -3" ranks 'r["ranks"][:] = -3' "ranks = -3"
+abuse "recall = 7" recall 'r["recall"][0] = 7' "recall = 7"
+abuse "#wrong = -1" wrong 'r["wrong"][0] = -1' "wrong = -1"
+abuse "complete not an integer" cstr 'f.attrs["complete"] = "yes"' "complete attribute is 'yes', not an integer"
+abuse "tool = foo" tool 'f.attrs["tool"] = "foo"' "unknown tool 'foo'"
+abuse "no /micro" nomicro 'del f["micro"]' "without /micro"
+abuse "/micro/results not compound" flat 'del f["micro/results"]; f["micro/results"] = np.zeros(3)' "not a compound table"
+abuse "rb_micro timed_out=1" mto 'f.attrs["timed_out"] = 1' "stopped by its time limit"
+
+# Conflicting copies: one run_id, different contents: both named, neither used.
+cp "$good" "$tmp/conflict.h5"
+$PY -c 'import sys,h5py; f=h5py.File(sys.argv[1],"a"); r=f["micro/results"][...]; r["t_avg_us"][0]*=2; f["micro/results"][...]=r' "$tmp/conflict.h5"
+refused "rb-report: conflicting copies (the original)" "good.h5: conflicting copies: .*conflict.h5 has the same run_id"
+refused "rb-report: conflicting copies (the changed one)" "conflict.h5: conflicting copies: .*good.h5 has the same run_id"
+why=""
+"$rbarchive" merge -o "$tmp/mc.h5" "$good" "$tmp/conflict.h5" >"$tmp/l" 2>&1
+[ $? -eq 2 ] && grep -q "conflicting copies" "$tmp/l" || why="$why; merge: $(cat "$tmp/l")"
+check "conflicting copies (one run_id, different contents)" "$([ -z "$why" ]; echo $?)" "$why"
+
+# merge onto one of its inputs with --force: refused, the input unchanged.
+cp "$good" "$tmp/self.h5"; cp "$good" "$tmp/self.copy"
+"$rbarchive" merge -o "$tmp/self.h5" --force "$tmp/self.h5" >"$tmp/l" 2>&1
+rc=$?
+why=$(named "$tmp/l" $rc 2 "is the output (-o .*) too") || true
+cmp -s "$tmp/self.h5" "$tmp/self.copy" || why="$why; the input was replaced"
+check "merge -o x.h5 --force x.h5" "$([ -z "$why" ]; echo $?)" "$why"
+
+# ------------------------------------------------------------------ rb_micro
+# Two runs racing for one -o (no --force): exactly one succeeds, the other
+# names the path; the file is the winner's, whole.
+race="$tmp/race.h5"
+long="--reducer dense -m 4K:64K -i 300 -x 0 -q -P none"
+"$MPIRUN" 2 "$micro" $long -o "$race" >"$tmp/ra" 2>&1 &
+pa=$!
+"$MPIRUN" 2 "$micro" $long -o "$race" >"$tmp/rb" 2>&1 &
+pb=$!
+wait $pa; ra=$?
+wait $pb; rb=$?
+why=""
+if [ $ra -eq 0 ] && [ $rb -eq 0 ]; then why="both exited 0 (one result lost)"
+elif [ $ra -ne 0 ] && [ $rb -ne 0 ]; then why="both failed: $(cat "$tmp/ra" "$tmp/rb" | head -c 600)"
+else
+    loser="$tmp/ra"; [ $ra -eq 0 ] && loser="$tmp/rb"
+    grep -q "refusing to overwrite existing archive $race" "$loser" || why="loser's message: $(head -c 400 "$loser")"
+fi
+$PY -c 'import sys,h5py; sys.exit(0 if h5py.File(sys.argv[1]).attrs["complete"] == 1 else 1)' "$race" 2>/dev/null ||
+    why="$why; $race is not a complete archive"
+ls "$race".tmp.* >/dev/null 2>&1 && why="$why; temporary left"
+check "two runs racing for one -o" "$([ -z "$why" ]; echo $?)" "$why"
+
+for j in "$tmp/same.h5" "$tmp/./same.h5"; do
+    "$MPIRUN" 2 "$micro" $small -o "$tmp/same.h5" -J "$j" >"$tmp/o" 2>&1
+    rc=$?
+    why=$(named "$tmp/o" $rc 2 "-J .* and the archive .* are the same file") || true
+    [ "$(table_rows "$tmp/o")" -eq 0 ] || why="$why; measured before refusing"
+    [ -e "$tmp/same.h5" ] && why="$why; $tmp/same.h5 written"
+    check "-o same.h5 -J $(basename "$(dirname "$j")")/same.h5" "$([ -z "$why" ]; echo $?)" "$why"
+done
+
+# Sizes that cannot be measured: refused naming the smallest legal size.
+sizes() {   # sizes CASE ARGS PATTERN
+    "$MPIRUN" 2 "$micro" --reducer dense -i 2 -x 0 -q -P none -o none $2 >"$tmp/o" 2>&1
+    rc=$?
+    why=$(named "$tmp/o" $rc 2 "$3") || true
+    [ "$(table_rows "$tmp/o")" -eq 0 ] || why="$why; measured: $(table_rows "$tmp/o") row(s)"
+    check "$1" "$([ -z "$why" ]; echo $?)" "$why"
+}
+sizes "-m 3" "-m 3" "smallest size measurable is 4 bytes"
+sizes "-b 4097 -e 8195" "-b 4097 -e 8195" "MIN 4097 bytes is not a whole number of 4-byte elements .*give 4096 or 4100"
+sizes "--layout row --cols 100000 -m 4K:16K" "--layout row --cols 100000 -m 4K:16K" "smallest size measurable with these --cols is 400000 bytes"
+sizes "--shape 0x5" "--shape 0x5" "smallest shape is 1x5"
+sizes "-m 4K:16K -f 1.0000001" "-m 4K:16K -f 1.0000001" "more than 64 sizes .* use -f"
+sizes "-M 0" "-m 4K -M 0" "mem-limit: '0' is not a size of at least 1 byte"
+sizes "-P BOGUS_EVENT" "-m 4K -P BOGUS_EVENT" "unknown PAPI event BOGUS_EVENT"
+
+# -T: a named line, exit 124, the rows measured kept (marked timed_out).
+# (The first row takes ~0.1 s, 0.5 s under the sanitizers; all of them
+# 16 GB of reductions, seconds on any machine.)
+"$MPIRUN" 2 "$micro" --reducer dense -m 4K:4M -i 2000 -x 0 --no-check -q -P none -T 2 -o "$tmp/to.h5" >"$tmp/o" 2>&1
+rc=$?
+why=$(named "$tmp/o" $rc 124 "rb_micro: rank 0: time limit: -T 2 s reached .* keeps the [1-9][0-9]* row") || true
+$PY -c '
+import sys, h5py
+f = h5py.File(sys.argv[1])
+sys.exit(0 if f.attrs["timed_out"] == 1 and len(f["micro/results"]) >= 1 else 1)' "$tmp/to.h5" 2>/dev/null ||
+    why="$why; no archive with the rows, marked timed_out=1"
+"$rbarchive" list "$tmp/to.h5" | grep -q TIMED-OUT || why="$why; rb-archive list does not say TIMED-OUT"
+check "rb_micro -T 2 keeps its rows" "$([ -z "$why" ]; echo $?)" "$why"
+refused "rb-report: rb_micro -T 2" "to.h5: stopped by its time limit"
+
+# ------------------------------------------------------------------ environment
+mkdir -p "$tmp/cwd/a/b"
+(cd "$tmp/cwd/a/b" && SLURM_JOB_ID=../../etc "$MPIRUN" 2 -x SLURM_JOB_ID "$micro" $small >"$tmp/o" 2>&1)
+rc=$?
+why=""
+[ $rc -eq 0 ] || why="exit $rc: $(head -c 400 "$tmp/o")"
+[ -e "$tmp/cwd/etc.h5" ] || [ -e "$tmp/cwd/a/etc.h5" ] && why="$why; written outside results/"
+ls "$tmp"/cwd/a/b/results/*etc*.h5 >/dev/null 2>&1 || why="$why; nothing under results/: $(ls -R "$tmp/cwd")"
+check "SLURM_JOB_ID=../../etc stays under results/" "$([ -z "$why" ]; echo $?)" "$why"
+for v in abc -5 1e30; do
+    SLURM_MEM_PER_NODE=$v "$MPIRUN" 2 -x SLURM_MEM_PER_NODE "$micro" $small -o none >"$tmp/o" 2>&1
+    expect "SLURM_MEM_PER_NODE=$v" "$tmp/o" $? 2 "SLURM_MEM_PER_NODE='$v' is not a memory size"
+done
+
+# ------------------------------------------------------------------ paths
+n250=$(printf 'n%.0s' $(seq 1 246)).h5
+"$MPIRUN" 2 "$micro" $small -o "$tmp/$n250" >"$tmp/o" 2>&1
+rc=$?
+why=""
+[ $rc -eq 0 ] || why="exit $rc: $(head -c 400 "$tmp/o")"
+[ -f "$tmp/$n250" ] || why="$why; no file"
+check "a 250-character file name" "$([ -z "$why" ]; echo $?)" "$why"
+deep="$tmp"
+while [ ${#deep} -lt 1500 ]; do deep="$deep/dddddddddddddddddddddddddddddddddddddddddddddddd"; done
+"$MPIRUN" 1 "$micro" $small -o "$deep/x.h5" >"$tmp/o" 2>&1
+expect "a long directory that does not exist" "$tmp/o" $? 2 "cannot write .*x.h5: directory .* does not exist$"
+
+# ------------------------------------------------------------------ rb-report, once
+# Over every archive above and one sound run: that run is reported, each
+# other one refused with its reason, no traceback.
+"$MPIRUN" 2 "$micro" $small -o "$tmp/sound.h5" >/dev/null 2>&1 || bad "no sound archive"
+mkdir "$tmp/all"
+for f in "$tmp"/*.h5; do ln -s "$f" "$tmp/all/"; done
+"$rbreport" "$tmp/all" -o "$tmp/rep" >"$tmp/r" 2>&1
+rc=$?
+why=""
+[ $rc -eq 0 ] || why="exit $rc"
+grep -q Traceback "$tmp/r" && why="$why; a traceback"
+grep -q "rb-report: [0-9]* run(s) used" "$tmp/r" || why="$why; no report: $(tail -c 400 "$tmp/r")"
+check "rb-report over all of them: runs, no traceback" "$([ -z "$why" ]; echo $?)" "$why"
+while IFS="$(printf '\t')" read -r name pattern; do
+    grep -q "refused .*$pattern" "$tmp/r" && case_ok "$name" || bad "$name: no refusal matching '$pattern'"
+done <"$tmp/expected-refusals"
+
+exit $fail
