@@ -81,7 +81,7 @@ void micro_rows_of_input(micro_bufs *b, size_t n, size_t cols)
 }
 
 /* Double accumulation in rank order. */
-uint64_t micro_truth(const rb_gradgen *g, micro_bufs *b)
+uint64_t micro_truth(const rb_gradgen *g, micro_bufs *b, uint64_t *union_rows)
 {
     size_t n = g->rows * g->cols;
     memset(b->acc, 0, n * sizeof *b->acc);
@@ -97,6 +97,14 @@ uint64_t micro_truth(const rb_gradgen *g, micro_bufs *b)
     for (size_t i = 0; i < n; i++) {
         b->truth[i] = (float)(b->acc[i] / g->nranks);
         k += b->union_mask[i];
+    }
+    *union_rows = 0;
+    for (size_t r = 0; r < g->rows; r++) {
+        const unsigned char *m = b->union_mask + r * g->cols;
+        size_t c = 0;
+        while (c < g->cols && !m[c])
+            c++;
+        *union_rows += c < g->cols;
     }
     return k;
 }
