@@ -411,7 +411,9 @@ int rb_trace_add_layer(rb_trace_writer *w, const char *name, const char *kind, u
         return fail(err, len, "more than %d layers", TRACE_MAX_LAYERS);
     char path[128];
     snprintf(path, sizeof path, "layers/%s", name);
+    h5_quiet q = quiet_begin();   /* rb_h5_group tries to open it first */
     hid_t g = rb_h5_group(w->file, path);
+    quiet_end(q);
     if (g == H5I_INVALID_HID)
         return fail(err, len, "cannot create layer %s", name);
     trace_layer *l = &w->L[w->nlayers];
