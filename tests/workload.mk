@@ -1,0 +1,11 @@
+# tests/workload.mk: real gradients in the microbenchmark: Zipf supports,
+# traces recorded by rb_train and by the PyTorch exporter, replayed by
+# rb_micro; traces refused; the report's workload section.
+WORKLOAD_TESTS = tests/workload/zipf.sh tests/workload/trace_replay.sh \
+	tests/workload/trace_refused.sh tests/workload/torch_trace.sh \
+	tests/workload/report_workload.sh
+TESTS += $(WORKLOAD_TESTS)
+dist_check_SCRIPTS += $(WORKLOAD_TESTS) tests/workload/trace_check.py \
+	tests/workload/report_workload_check.py
+EXTRA_DIST += analysis/rb-torch-trace analysis/rbanalysis/torchtrace.py \
+	analysis/rbanalysis/workload.py
