@@ -1,8 +1,7 @@
 #!/usr/bin/python3
-"""report_workload_check.py REPORT_DIR RESULTS_DIR: the report's workload
+"""report_workload_check.py REPORT_DIR ARCHIVE...: the report's workload
 section holds the three workloads, with the union, imbalance and fastest
 time of each archive."""
-import glob
 import os
 import sys
 
@@ -11,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 
-def main(rep, res):
+def main(rep, *archives):
     md = open(os.path.join(rep, "report.md")).read()
     assert "## Workload: uniform, Zipf and recorded gradients" in md, "no workload section"
     for f in ("workload_time.png", "workload_union.png"):
@@ -22,7 +21,7 @@ def main(rep, res):
     wide = pd.read_csv(os.path.join(rep, "tables", "workload_time.csv"))
     assert set(wl["workload"]) == {"uniform", "zipf:1.1", "trace"}, set(wl["workload"])
     assert {"t_us[uniform]", "t_us[zipf:1.1]", "t_us[trace]"} <= set(wide.columns), wide.columns
-    for path in glob.glob(os.path.join(res, "*.h5")):
+    for path in archives:
         r = pd.DataFrame(h5py.File(path, "r")["micro/results"][()])
         ov = r["overlap"].iloc[0].decode()
         w = {"random": "uniform", "trace": "trace"}.get(ov, ov)
