@@ -14,6 +14,7 @@ benchmarks_libbench_a_SOURCES += \
 	benchmarks/harness/bench_papi.h benchmarks/harness/bench_papi.c \
 	benchmarks/harness/topology.h benchmarks/harness/topology.c \
 	benchmarks/harness/metadata.h benchmarks/harness/metadata.c \
+	benchmarks/harness/machine_load.h benchmarks/harness/machine_load.c \
 	benchmarks/harness/micro_row.h \
 	benchmarks/harness/archive.h benchmarks/harness/archive.c \
 	benchmarks/harness/jsonl.h benchmarks/harness/jsonl.c \

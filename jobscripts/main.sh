@@ -4,12 +4,17 @@
 # short rb_train comparison into one results directory, then the report.
 #   RB_RANKS       MPI ranks (default: the cores, at most 4; more ranks than
 #                  cores make times that swing and give no headline)
-#   RB_REPEAT      repetitions of every measurement, interleaved (default 9;
-#                  6 or more give 95% intervals)
+#   RB_LAUNCHES    launches (separate mpirun) of every microbenchmark, interleaved
+#                  over the configurations (default 6: intervals are taken over
+#                  the launches' medians, and 6 give a 95% interval)
+#   RB_REPEAT      repetitions inside each launch, interleaved over the
+#                  reducers (default 2)
+#   RB_SEEDS       rb_train runs (seeds 1..N) per reducer and model (default 5:
+#                  the accuracy-parity test pairs each reducer with dense by seed)
 #   RB_OUT         results directory (default results/main-<UTC time>)
 #   RB_BUILD_DIR   build directory (default build-main in the checkout)
-#   RB_TRAIN_REPEAT  rb_train runs per reducer, interleaved (default 6)
 #   RB_SKIP_TRAIN  1 = microbenchmarks only
+#   RB_SKIP_SIM    1 = no SimGrid runs (the 128-rank simulated points)
 set -eu
 case "${1:-}" in
     -h|--help) sed -n '2,/^set -eu/{/^set -eu/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
@@ -20,9 +25,12 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 build=${RB_BUILD_DIR:-$src/build-main}
 cores=$(nproc)
 ranks=${RB_RANKS:-$((cores < 4 ? cores : 4))}
-reps=${RB_REPEAT:-9}
-treps=${RB_TRAIN_REPEAT:-6}
-case "$ranks$reps$treps" in *[!0-9]*) echo "main.sh: RB_RANKS and RB_REPEAT must be integers" >&2; exit 2 ;; esac
+launches=${RB_LAUNCHES:-6}
+reps=${RB_REPEAT:-2}
+seeds=${RB_SEEDS:-${RB_TRAIN_REPEAT:-5}}
+case "$ranks$launches$reps$seeds" in *[!0-9]*|"")
+    echo "main.sh: RB_RANKS, RB_LAUNCHES, RB_REPEAT and RB_SEEDS must be integers" >&2; exit 2 ;;
+esac
 out=${RB_OUT:-$src/results/main-$(date -u +%Y%m%dT%H%M%SZ)}
 step=0
 say() { step=$((step + 1)); printf '\n=== [%d] %s (%s)\n' "$step" "$*" "$(date -u +%H:%M:%S)"; }
@@ -49,24 +57,35 @@ mkdir -p "$out"
 micro="$build/benchmarks/rb_micro"
 train="$build/benchmarks/rb_train"
 
-# Every measurement is repeated (-r, interleaved over reducers) so that the
-# report can give intervals and call only real differences significant.
-say "rb_micro: the S2 authors' embedding setting (32768 x 256, row density 2%, their sketch width)"
-run "$micro" --reducer all --shape 32768x256 --layout row --density 0.02 -i 10 -x 2 -r "$reps" \
-    -O sketch_width_mode=fraction -O sketch_width=0.005 -o "$out/micro-embedding-d0.02.h5"
-say "rb_micro: GossipGraD against no communication, with 20 ms of modelled compute per step"
-run "$micro" --reducer none,gossip --shape 1x6400000 --compute 0.02 -i 5 -x 1 -r "$reps" \
-    -o "$out/micro-gossip-compute.h5"
-say "rb_micro: all reducers, element density 1%, 64 KiB - 16 MiB"
-run "$micro" --reducer all -m 64K:16M -f 4 -i 10 -x 2 -r "$reps" --density 0.01 \
-    -o "$out/micro-element-d0.01.h5"
-say "rb_micro: all reducers, density 10% and 50% (the dense/sparse crossover)"
-run "$micro" --reducer all -m 4M:16M -f 4 -i 5 -x 1 -r 6 --density 0.1 -o "$out/micro-element-d0.10.h5"
-run "$micro" --reducer all -m 4M:16M -f 4 -i 5 -x 1 -r 6 --density 0.5 -o "$out/micro-element-d0.50.h5"
+# Every microbenchmark runs in several launches (new processes, new
+# placement and memory layout: a launch-to-launch effect of 2x was seen on
+# these VMs), each repeating its points interleaved over the reducers; the
+# report's intervals come from the launches' medians, so that effect is
+# inside them.  The launches are interleaved over the configurations, so a
+# slow spell of the machine hits all of them alike.
+configs="$out/micro-configs.txt"
+cat >"$configs" <<CONFIGS
+embedding-d0.02 --reducer all --shape 32768x256 --layout row --density 0.02 -i 10 -x 2 -O sketch_width_mode=fraction -O sketch_width=0.005
+gossip-compute --reducer none,gossip --shape 1x6400000 --compute 0.02 -i 5 -x 1
+element-d0.01 --reducer all -m 64K:16M -f 4 -i 10 -x 2 --density 0.01
+element-d0.10 --reducer all -m 4M:16M -f 4 -i 5 -x 1 --density 0.1
+element-d0.50 --reducer all -m 4M:16M -f 4 -i 5 -x 1 --density 0.5
+CONFIGS
+say "rb_micro: $(wc -l <"$configs") configurations x $launches launches x $reps repetitions: the S2 authors' embedding setting (32768 x 256, row density 2%, their sketch width), GossipGraD against no communication with 20 ms of modelled compute per step, element density 1% (64 KiB - 16 MiB), 10% and 50% (the dense/sparse crossover)"
+for launch in $(seq 1 "$launches"); do
+    while read -r name args; do
+        printf '  launch %d/%d: %s\n' "$launch" "$launches" "$name"
+        # shellcheck disable=SC2086
+        run "$micro" $args -r "$reps" -q -o "$out/micro-$name-L$launch.h5" \
+            </dev/null >"$out/micro-$name-L$launch.txt"
+    done <"$configs"
+done
 
 if [ "${RB_SKIP_TRAIN:-0}" != 1 ] && [ -x "$train" ]; then
-    say "rb_train: lenet on Fashion-MNIST, one epoch per reducer, $treps interleaved repetitions"
-    for rep in $(seq 1 "$treps"); do
+    say "rb_train: lenet on Fashion-MNIST, one epoch per reducer, seeds 1-$seeds interleaved"
+    # Every reducer sees the same seeds (initial parameters, shuffling), so
+    # the accuracy-parity test compares each with dense seed by seed.
+    for seed in $(seq 1 "$seeds"); do
     for r in none dense sparcml s2 gossip; do
         extra=""
         # s2 on a dense-gradient model: top 5% with error feedback, then a
@@ -75,8 +94,8 @@ if [ "${RB_SKIP_TRAIN:-0}" != 1 ] && [ -x "$train" ]; then
         [ "$r" = s2 ] && extra="--sparsify topk:0.05 -O sketch_width_mode=nnz -O sketch_width=4 -O sketch_rows=3"
         [ "$r" = gossip ] && extra="-O gossip_mix=params"
         # shellcheck disable=SC2086
-        run "$train" --model lenet --reducer "$r" $extra --epochs 1 \
-            --eval-every 50 -o "$out/train-lenet-$r-$rep.h5"
+        run "$train" --model lenet --reducer "$r" $extra --epochs 1 --seed "$seed" \
+            --eval-every 50 -o "$out/train-lenet-$r-$seed.h5" </dev/null
     done
     done
 fi

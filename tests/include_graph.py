@@ -109,6 +109,9 @@ def main():
                 errors.append(f"{path} includes {target}: one program's files in another's")
             if module(target) != me:
                 graph[me].add(module(target))
+    if nfiles == 0:
+        # A wrong top directory must not pass as a clean graph.
+        errors.append(f"no .c/.h/.cu file under {top}/src or {top}/benchmarks: wrong path?")
     cycle = find_cycle(graph)
     if cycle:
         errors.append("include circle: " + " -> ".join(cycle))

@@ -189,7 +189,8 @@ def build_report(archive, outdir, inputs, targets):
     curv = training.curves(recs)
     phases = training.phase_times(recs)
     summ, chosen = training.summary(curv, phases, targets)
-    ctab, cpoints = claims.claims_table(agg, summ)
+    truns, _ = training.runs(curv, phases, targets)
+    ctab, cpoints = claims.claims_table(agg, summ, truns, chosen)
 
     doc.heading(1, "reducerbench report")
     doc.para("Generated %s by rb-report %s from: %s" % (
@@ -216,6 +217,7 @@ def build_report(archive, outdir, inputs, targets):
         f.write(doc.html("reducerbench report"))
     return {"rows": rows, "agg": agg, "claims": ctab, "figures": figs, "summary": summ,
             "crowded": oversubscription_warning(archive.runs),
+            "loaded": busy_warning(archive.runs),
             "tables": doc.csv_files}
 
 
@@ -239,7 +241,8 @@ def section_inputs(doc, archive, rows):
         "host": r.meta["host"], "cluster": r.meta["cluster"], "job_id": r.meta["job_id"],
         "array_task": r.meta["array_task"], "partition": r.meta["partition"],
         "ranks": r.meta["ranks"], "nodes": r.meta["nodes"],
-        "pus/node": r.meta["pus"] if r.meta["pus"] else "-", "version": r.meta["version"],
+        "pus/node": r.meta["pus"] if r.meta["pus"] else "-", "busy": load.busy(r.meta),
+        "version": r.meta["version"],
         "schema": r.meta["schema_version"], "git": r.meta["git_revision"],
         "start": r.meta["date"], "end": r.meta["end_time"], "file": r.path} for r in runs])
     doc.table(meta, "runs", columns={c: c for c in meta.columns if c != "file"})
@@ -247,6 +250,9 @@ def section_inputs(doc, archive, rows):
     crowded = oversubscription_warning(runs)
     if crowded:
         warns.insert(0, crowded)
+    loaded = busy_warning(runs)
+    if loaded:
+        warns.insert(0, loaded)
     policies = malloc_policy_warning(runs)
     if policies:
         warns.insert(0, policies)
@@ -288,6 +294,18 @@ def oversubscription_warning(runs):
                r.label, load.ranks_per_node(r.meta), r.meta["pus"]))
 
 
+def busy_warning(runs):
+    """One line when measured runs shared the machine (load.busy)."""
+    flags = [load.busy(r.meta) for r in runs if load.run_kind(r.meta) == "measured"]
+    if "yes" not in flags:
+        return ""
+    return ("%d of %d measured run(s) ran on a busy machine (more than %g cores busy with other "
+            "processes before or during the run, or more than %g%% of CPU time stolen; the "
+            "*Runs* table's `busy`): their times are marked busy = yes and give no headline "
+            "number" % (flags.count("yes"), len(flags), load.BUSY_OTHER_CPU,
+                        100 * load.BUSY_STEAL))
+
+
 def run_contents(run):
     """One line on what a run measured."""
     parts = []
@@ -303,9 +321,10 @@ def run_contents(run):
     return "; ".join(parts) or "-"
 
 
-CLAIM_COLUMNS = {"claim": "claim", "paper": "paper", "data": "data",
-                 "oversubscribed": "oversubscribed", "measured": "measured",
-                 "verdict": "verdict", "context": "context"}
+CLAIM_COLUMNS = {"claim": "claim", "paper": "paper", "reading": "read as",
+                 "platform": "platform", "data": "data", "oversubscribed": "oversubscribed",
+                 "busy": "busy", "launches": "launches", "measured": "measured",
+                 "verdict": "verdict", "why": "why / context"}
 
 
 def section_claims(doc, ctab, cpoints):
@@ -325,9 +344,17 @@ def section_claims(doc, ctab, cpoints):
              "its interval from the 95%% confidence intervals of those medians (over several "
              "points: the medians of the points' ends), given from %d repetitions on. "
              "The verdict says *meets* or *below the claim* only when that interval is on "
-             "one side of it. Oversubscribed rows (more ranks than cores) are shown but never "
-             "make the headline. A claim without data says so: nothing is assumed."
-             % stats.MIN_REPETITIONS)
+             "one side of it, and a shortfall within %d%% is *within 5%% of the claim*. "
+             "Intervals are over launches (process starts) when a point has two or more: "
+             "a point of one launch (`launches` = one) has an interval over its repetitions "
+             "that leaves out launch-to-launch variation. The accuracy claims are two one-sided "
+             "tests: the 90%% interval of the median difference to dense, paired by seed, "
+             "against a margin of 0.5 accuracy points (2%% of perplexity). Oversubscribed rows "
+             "(more ranks than cores), rows from a busy machine and one-launch rows (unless the "
+             "value is exact, e.g. bytes) are shown but never make the headline; cost-model "
+             "rows are predictions. A claim without data says so: nothing is assumed. "
+             "docs/report.md says how each claim is read."
+             % (stats.MIN_REPETITIONS, round(100 * stats.MIN_EFFECT)))
     doc.csv(ctab, "claims")
     shown = ctab.assign(measured=[claims.format_measured(r) for _, r in ctab.iterrows()])
     doc.table(shown[shown["setting"] == "paper"], "claims_paper", columns=CLAIM_COLUMNS)
@@ -346,7 +373,8 @@ def section_claims(doc, ctab, cpoints):
         s2p = cpoints["s2"].assign(oversubscribed=cpoints["s2"]["oversubscribed"].map(yes_no))
         doc.table(s2p, "claims_s2_points", columns={
             "gid": "group", "kind": "kind", "setting": "setting", "why_other": "why other",
-            "oversubscribed": "oversub.", "layout": "layout", "cols": "cols",
+            "oversubscribed": "oversub.", "busy": "busy", "launches": "launches",
+            "layout": "layout", "cols": "cols",
             "density": "density", "ranks": "ranks", "size_bytes": "size B",
             "s2_variant": "s2", "n_repeats": "n", "fewest_bytes_baseline": "fewest-bytes baseline",
             "comm_reduction": "reduction", "comm_reduction_low": "low",
@@ -358,9 +386,30 @@ def section_claims(doc, ctab, cpoints):
         gp = cpoints["gossip"].assign(oversubscribed=cpoints["gossip"]["oversubscribed"].map(yes_no))
         doc.table(gp, "claims_gossip_points", columns={
             "where": "group", "kind": "kind", "setting": "setting",
-            "oversubscribed": "oversub.", "compute": "compute", "ranks": "ranks",
+            "oversubscribed": "oversub.", "busy": "busy", "launches": "launches",
+            "compute": "compute", "ranks": "ranks",
             "variant": "gossip", "n_repeats": "n", "compute_efficiency": "efficiency",
             "compute_efficiency_low": "low", "compute_efficiency_high": "high"})
+
+
+def point_interval_text(lo, hi, unit, n_units):
+    """A latency interval and what it is over: '4.4..9.3 (6 launches)',
+    '3 launches < 6' (no interval), or '4.4..4.9 (one launch)': over the
+    repetitions of one launch, leaving out launch-to-launch variation."""
+    if unit == "launch":
+        if stats.has_interval(lo, hi):
+            return "%s..%s (%d launches)" % (fmt(lo), fmt(hi), n_units)
+        return "%d launches < %d" % (n_units, stats.MIN_REPETITIONS)
+    text = interval_text(lo, hi)
+    return text + " (one launch)" if unit and stats.has_interval(lo, hi) else text
+
+
+def tta_interval_text(lo, hi):
+    """A time-to-target interval: an end may be a run that never reached it."""
+    inf = float("inf")
+    if hi == inf:
+        return "not reached" if lo == inf else "%s..not reached" % fmt(lo)
+    return interval_text(lo, hi)
 
 
 def interval_text(lo, hi):
@@ -399,7 +448,9 @@ def section_latency_speedup(doc, agg):
     lat = agg.copy()
     lat["iter_iqr"] = [("%s..%s" % (fmt(a), fmt(b))) for a, b in
                        zip(lat.get("iter_q25_us_median", []), lat.get("iter_q75_us_median", []))]
-    lat["ci"] = [interval_text(a, b) for a, b in zip(lat["t_avg_us_ci_low"], lat["t_avg_us_ci_high"])]
+    lat["ci"] = [point_interval_text(a, b, u, n) for a, b, u, n in
+                 zip(lat["t_avg_us_ci_low"], lat["t_avg_us_ci_high"],
+                     lat.get("interval_unit", [""] * len(lat)), lat.get("n_units", lat["n_repeats"]))]
     doc.table(lat, "micro_latency", columns={
         "gid": "group", "kind": "kind", "variant": "reducer", "size_bytes": "size B",
         "n_repeats": "n", "n_samples": "samples", "t_avg_us_median": "median us",
@@ -540,12 +591,19 @@ def section_training(doc, curv, summ, chosen):
     if chosen:
         doc.bullets("%s: target %s = %s (%s)" % (tid, m, fmt(t), how)
                     for tid, (m, t, how) in sorted(chosen.items()))
+    nan = pd.Series([float("nan")] * len(summ))
+    summ = summ.assign(
+        tt_target_text=["not reached" if v == float("inf") else v
+                        for v in summ.get("tt_target_s_median", nan)],
+        tt_target_ci=[tta_interval_text(lo, hi) for lo, hi in
+                      zip(summ.get("tt_target_s_ci_low", nan), summ.get("tt_target_s_ci_high", nan))])
     doc.table(summ, "train_summary", columns={
         "tid": "group", "kind": "kind", "model": "model", "ranks": "ranks", "variant": "reducer",
         "n_repeats": "n", "metric": "metric", "final_median": "final", "best_median": "best",
         "t_iter_s_median": "s/iter", "t_iter_s_ci_low": "CI low", "t_iter_s_ci_high": "CI high",
         "t_iter_s_min": "min", "t_iter_s_max": "max",
-        "tt_target_s_median": "time to target s", "it_target_median": "iters to target",
+        "tt_target_text": "time to target s", "tt_target_ci": "95% CI s", "n_reached": "reached",
+        "it_target_median": "iters to target",
         "compute_efficiency": "compute eff."})
     out += draw(doc, figures.training_curves, curv, outdir)
     doc.heading(3, "Phase breakdown")
@@ -585,14 +643,17 @@ def print_summary(archive, outdir, result):
                                                       fmt(dense.min()) if len(dense) else "-"))
         if len(groups) > 10:
             print("... %d more groups in the report" % (len(groups) - 10))
-    if result["crowded"]:
-        print("\nWarning: " + result["crowded"])
+    for warning in (result["crowded"], result["loaded"]):
+        if warning:
+            print("\nWarning: " + warning)
     print()
     for line in claims.headline(result["claims"]):
         print(line.replace("**", "").replace("*", ""))
     print("\nHeadline claims:")
     for _, r in result["claims"].iterrows():
         flag = "  [%s]" % r["verdict"] if str(r["verdict"]).startswith("inconclusive") else ""
-        where = "%s%s" % (r["setting"], ", oversubscribed" if r["oversubscribed"] == "yes" else "")
-        print("  %-60s paper %-6s %-9s %-22s %s%s" % (r["claim"], r["paper"], r["data"], where,
-                                                     claims.format_measured(r), flag))
+        where = "%s%s%s" % (r["setting"], ", oversubscribed" if r["oversubscribed"] == "yes" else "",
+                            ", busy" if r["busy"] == "yes" else "")
+        print("  %-60s %-26s %-9s %-16s %s: %s%s" % (r["claim"], r["platform"], r["data"], where,
+                                                      claims.format_measured(r), r["verdict_class"],
+                                                      flag))

@@ -4,15 +4,24 @@ A and B are each a results directory (or HDF5 files, merged archives) or an
 rb-report output directory (its tables/verdict_points.csv and
 tables/claims.csv).  A contradiction is:
 
-  - a difference between two reducers at the same point that one data set
-    calls significant (stats.compare: the intervals do not overlap) while
-    the other's medians are in the opposite order (or equal);
-  - a headline number whose intervals in A and B do not overlap (the test
-    stats.compare applies to differences), or, where B has no interval,
-    B's number outside A's interval; or a headline number one data set has
-    and the other has not.  (B's median outside A's interval alone is no
-    contradiction: two runs of one distribution put it there about one
-    time in six, since B's median has noise of its own.)
+  - a difference between two reducers at the same point that both data
+    sets call significant and beyond the 5% minimum effect
+    (stats.differ), in opposite directions; a difference one data set
+    does not state (overlapping intervals, or within 5%) contradicts
+    nothing;
+  - a headline number whose intervals in A and B do not overlap with
+    medians more than 5% apart (the same test), or, where B has no
+    interval, B's number outside A's interval by more than 5%; or a
+    headline number one data set has and the other has not.  (B's median
+    outside A's interval alone is no contradiction: two runs of one
+    distribution put it there about one time in six, since B's median has
+    noise of its own.)
+
+A contradiction at a point measured on a busy machine (machine_*
+attributes: load.busy) says so: it may be the machine, not the reducers.
+Intervals are over launches wherever a point has several (stats.py); a
+point of one launch has an interval that leaves out launch-to-launch
+variation, and its contradictions say so too.
 
 Points are matched by configuration (kind, device, layout, overlap,
 density, ranks, columns, timing, allocator policy, oversubscription and
@@ -30,6 +39,8 @@ import pandas as pd
 from . import claims, load, micro, stats, training
 
 POINT_COLUMNS = ["domain", "key", "variant", "measure", "median", "ci_low", "ci_high", "n"]
+# Written since launch-level intervals and busy runs; older reports lack them.
+EXTRA_COLUMNS = ["busy", "unit"]
 
 
 class DatasetError(Exception):
@@ -56,12 +67,14 @@ def verdict_points(agg, summ):
     if not agg.empty:
         for _, r in agg[agg["reducer"] != "none"].iterrows():
             rows.append(("micro", _micro_key(r), r["variant"], "t_avg_us", r["t_avg_us_median"],
-                         r["t_avg_us_ci_low"], r["t_avg_us_ci_high"], r["n_repeats"]))
+                         r["t_avg_us_ci_low"], r["t_avg_us_ci_high"], r["n_repeats"],
+                         r.get("busy", "unknown"), r.get("interval_unit", "")))
     if not summ.empty and "t_iter_s_median" in summ:
         for _, r in summ[summ["t_iter_s_median"].notna()].iterrows():
             rows.append(("train", _train_key(r), r["variant"], "t_iter_s", r["t_iter_s_median"],
-                         r["t_iter_s_ci_low"], r["t_iter_s_ci_high"], r["n_repeats"]))
-    return pd.DataFrame(rows, columns=POINT_COLUMNS)
+                         r["t_iter_s_ci_low"], r["t_iter_s_ci_high"], r["n_repeats"],
+                         r.get("busy", "unknown"), "launch"))
+    return pd.DataFrame(rows, columns=POINT_COLUMNS + EXTRA_COLUMNS)
 
 
 def dataset(path):
@@ -78,6 +91,14 @@ def dataset(path):
         if missing:
             raise DatasetError("%s: a report from an older rb-report (no %s): run rb-report on "
                                "its results again" % (path, ", ".join(sorted(missing))))
+        for col, default in (("busy", "unknown"), ("unit", "")):
+            if col not in points:
+                points[col] = default
+        # Claims tables of an rb-report before the seven-claim table.
+        for col, default in (("busy", "unknown"), ("launches", "-"), ("exact", False),
+                             ("platform", ""), ("model", ""), ("data", "measured")):
+            if col not in ctab:
+                ctab[col] = default
         return points, ctab, "report %s" % path
     archive = load.load([path])
     if not archive.runs:
@@ -86,8 +107,10 @@ def dataset(path):
     rows = micro.add_group(micro.micro_rows(archive))
     agg = micro.summarise_repeats(rows)
     recs = training.records(archive)
-    summ, _ = training.summary(training.curves(recs), training.phase_times(recs))
-    ctab, _ = claims.claims_table(agg, summ)
+    curv, phases = training.curves(recs), training.phase_times(recs)
+    summ, chosen = training.summary(curv, phases)
+    truns, _ = training.runs(curv, phases)
+    ctab, _ = claims.claims_table(agg, summ, truns, chosen)
     return verdict_points(agg, summ), ctab, "%d run(s) in %s" % (len(archive.runs), path)
 
 
@@ -99,15 +122,16 @@ def _unique(points):
 
 
 def _pairs(points):
-    """{(domain, key, a, b): (significant sign, median sign)} for every pair
-    of variants at a point (a < b by name); sign -1: a is smaller."""
+    """{(domain, key, a, b): (stated sign, median sign, rec a, rec b)} for
+    every pair of variants at a point (a < b by name); sign -1: a is
+    smaller; stated: significant and beyond the 5% minimum effect."""
     out = {}
     for (domain, key), sub in points.reset_index().groupby(["domain", "key"]):
         sub = sub.sort_values("variant")
         recs = list(sub.itertuples(index=False))
         for i, a in enumerate(recs):
             for b in recs[i + 1:]:
-                sig = stats.compare(a.ci_low, a.ci_high, b.ci_low, b.ci_high)
+                sig = stats.differ(a.median, a.ci_low, a.ci_high, b.median, b.ci_low, b.ci_high)
                 out[(domain, key, a.variant, b.variant)] = (sig, int(np.sign(a.median - b.median)), a, b)
     return out
 
@@ -126,29 +150,49 @@ def _side(rec):
         rec[1].variant, _fmt(rec[1].median), _fmt(rec[1].ci_low), _fmt(rec[1].ci_high), rec[1].n)
 
 
+def _caveats(recs_a, recs_b):
+    """Why a contradiction may be the machine: busy runs, one-launch points."""
+    notes = []
+    for name, recs in (("A", recs_a), ("B", recs_b)):
+        if any(str(getattr(r, "busy", "")) == "yes" for r in recs):
+            notes.append("a busy run in %s (other processes or stolen CPU time)" % name)
+        if any(str(getattr(r, "unit", "")) not in ("", "launch", "nan") for r in recs):
+            notes.append("one launch in %s (its interval leaves out launch-to-launch "
+                         "variation)" % name)
+    return notes
+
+
 def difference_contradictions(pa, pb):
-    """Rows for every pair significant in one data set whose medians are in
-    the other order (or equal) in the other; and the number of pairs
-    compared and found significant."""
+    """Rows for every pair that both data sets call significant and beyond
+    the minimum effect, in opposite directions; and the number of pairs
+    compared and found so in each."""
     rows, compared, significant = [], 0, {"A": 0, "B": 0}
     for pair in sorted(set(pa) & set(pb)):
         compared += 1
-        for name, this, other in (("A", pa[pair], pb[pair]), ("B", pb[pair], pa[pair])):
-            sig = this[0]
-            if sig == 0:
-                continue
-            significant[name] += 1
-            if other[1] != sig:
-                domain, key, a, b = pair
-                rows.append({"what": "difference", "where": "%s: %s" % (domain, key),
-                             "item": "%s significant in %s" % (_order(sig, a, b), name),
-                             "A": _side(pa[pair][2:]), "B": _side(pb[pair][2:])})
+        sa, sb = pa[pair][0], pb[pair][0]
+        significant["A"] += sa != 0
+        significant["B"] += sb != 0
+        if sa != 0 and sb == -sa:
+            domain, key, a, b = pair
+            notes = _caveats(pa[pair][2:], pb[pair][2:])
+            rows.append({"what": "difference", "where": "%s: %s" % (domain, key),
+                         "item": "%s in A, %s in B%s" % (_order(sa, a, b), _order(sb, a, b),
+                                                          " (%s)" % "; ".join(notes) if notes else ""),
+                         "A": _side(pa[pair][2:]), "B": _side(pb[pair][2:])})
     return rows, compared, significant
 
 
 def _headlines(ctab):
     rows = claims.headline_rows(ctab)
-    return {(r["claim"], r["data"]): r for _, r in rows.iterrows()}
+    return {(r["claim"], r["data"], str(r.get("platform", "")), str(r.get("model", "") or "")): r
+            for _, r in rows.iterrows()}
+
+
+def _key_text(key):
+    claim, data, plat, model = key
+    extra = ", ".join(x for x in (plat if plat not in ("", "nan", "-") else "",
+                                  model if model not in ("", "nan") else "") if x)
+    return "%s (%s%s)" % (claim, data, ", " + extra if extra else "")
 
 
 def headline_contradictions(ca, cb):
@@ -159,7 +203,7 @@ def headline_contradictions(ca, cb):
     rows, checked, unchecked = [], [], []
     for key in sorted(set(ha) | set(hb)):
         a, b = ha.get(key), hb.get(key)
-        item = "%s (%s)" % key
+        item = _key_text(key)
         if a is None or b is None:
             rows.append({"what": "headline", "where": "papers' setting", "item": item,
                          "A": _claim_text(a), "B": _claim_text(b)})
@@ -170,10 +214,13 @@ def headline_contradictions(ca, cb):
             continue
         checked.append(item)
         blo, bhi = b["measured_low"], b["measured_high"]
+        am, bm = a["measured_median"], b["measured_median"]
         if stats.has_interval(blo, bhi):
-            clash, why = stats.compare(lo, hi, blo, bhi) != 0, "A's and B's intervals do not overlap"
+            clash = stats.differ(am, lo, hi, bm, blo, bhi) != 0
+            why = "A's and B's intervals do not overlap, medians more than 5% apart"
         else:
-            clash, why = not lo <= b["measured_median"] <= hi, "B outside A's interval"
+            clash = stats.differ(am, lo, hi, bm, bm, bm) != 0
+            why = "B outside A's interval, more than 5% from A's median"
         if clash:
             rows.append({"what": "headline", "where": "papers' setting", "item": item + ": " + why,
                          "A": _claim_text(a), "B": _claim_text(b)})
@@ -195,14 +242,17 @@ def compare(path_a, path_b, out):
     common = len(set(ua.index) & set(ub.index))
     print("A: %s (%d points)\nB: %s (%d points)" % (da, len(ua), db, len(ub)), file=out)
     print("compared: %d points in both (%d only in A, %d only in B), %d pairs of reducers; "
-          "significant: %d in A, %d in B" % (common, len(ua) - common, len(ub) - common, compared,
+          "significant and beyond 5%%: %d in A, %d in B" % (common, len(ua) - common, len(ub) - common, compared,
                                              significant["A"], significant["B"]), file=out)
     for name, dup in (("A", dup_a), ("B", dup_b)):
         if dup:
             print("note: %s holds %d point(s) twice (runs from different machines or versions "
                   "pooled); the first was used" % (name, dup), file=out)
-    print("headline numbers checked (A's and B's intervals overlap): %s" % (", ".join(checked) or "none"),
-          file=out)
+    print("headline numbers checked: %s" % (", ".join(checked) or "none"), file=out)
+    for name, pts in (("A", ua), ("B", ub)):
+        if "busy" in pts and (pts["busy"] == "yes").any():
+            print("note: %s holds %d point(s) measured on a busy machine" % (
+                name, int((pts["busy"] == "yes").sum())), file=out)
     if unchecked:
         print("unchecked (A has no interval: fewer than %d repetitions): %s"
               % (stats.MIN_REPETITIONS, ", ".join(unchecked)), file=out)

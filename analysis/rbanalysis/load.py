@@ -45,7 +45,18 @@ META_ALIASES = {
     "complete": ("complete",),
     "command_line": ("command_line", "cmdline"),
     "malloc_policy": ("malloc_policy",),
+    # The simulated platform (SimGrid): its file, or its name.
+    "sim_platform": ("sim_platform",),
+    "sim_platform_path": ("sim_platform_path",),
 }
+# Machine load around the run (benchmarks/harness/metadata.c): doubles,
+# -1 when unknown; absent in archives written before they were recorded.
+MACHINE_LOAD = ("machine_cores", "machine_load_before", "machine_load_after",
+                "machine_other_cpu_before", "machine_other_cpu_during",
+                "machine_steal_during")
+# The busy rule (busy()): other processes' cores, and stolen CPU time.
+BUSY_OTHER_CPU = 0.5
+BUSY_STEAL = 0.05
 META_COLUMNS = ("run", "file", "kind", "machine", "host", "cluster", "job_id",
                 "array_task", "partition", "nodes", "version", "schema_version",
                 "git_revision", "date")
@@ -266,7 +277,59 @@ def normalise_meta(attrs):
     for key, names in META_ALIASES.items():
         meta[key] = next((attrs[n] for n in names if n in attrs and attrs[n] not in ("", None)),
                          None)
+    for key in MACHINE_LOAD:
+        meta[key] = _as_float(attrs.get(key))
     return meta
+
+
+def _as_float(value):
+    """A machine_* attribute: None when absent or unknown (-1, NaN)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    return v if np.isfinite(v) and v >= 0 else None
+
+
+def busy(meta):
+    """"yes" when other work shared the machine with the run: more than
+    half a core busy with other processes before or during it, or more than
+    5% of CPU time stolen by the hypervisor; "unknown" when none of the
+    three was recorded (archives before machine_* attributes, or -1);
+    else "no".  A simulated run is never busy (its times are simulated)."""
+    if run_kind(meta) == "simulated":
+        return "no"
+    other = [meta.get("machine_other_cpu_before"), meta.get("machine_other_cpu_during")]
+    steal = meta.get("machine_steal_during")
+    if any(v is not None and v > BUSY_OTHER_CPU for v in other) or (
+            steal is not None and steal > BUSY_STEAL):
+        return "yes"
+    if all(v is None for v in other + [steal]):
+        return "unknown"
+    return "no"
+
+
+def combine_busy(flags):
+    """busy() of a point made of several runs: "yes" when any run was busy,
+    "unknown" when any was not recorded (and none busy), else "no"."""
+    flags = set(flags)
+    return "yes" if "yes" in flags else "unknown" if "unknown" in flags or not flags else "no"
+
+
+def platform(meta):
+    """Where the numbers come from, for the claims table: 'this machine, N
+    ranks' for a measured run; for a simulated one the platform's name (the
+    sim_platform attribute, else the base name of sim_platform_path without
+    .xml) and 'N ranks (simulated)'."""
+    ranks = _as_int(meta.get("ranks"))
+    n = "%s rank%s" % (ranks if ranks is not None else "?", "" if ranks == 1 else "s")
+    if run_kind(meta) != "simulated":
+        return "this machine, %s" % n
+    name = meta.get("sim_platform")
+    if not name and meta.get("sim_platform_path"):
+        name = os.path.basename(str(meta["sim_platform_path"]))
+        name = name[:-4] if name.endswith(".xml") else name
+    return "%s, %s (simulated)" % (name or "unknown platform", n)
 
 
 def schema_major(value):
@@ -403,6 +466,8 @@ def _add_meta_to(df, run):
     df["run_id"] = run.attrs.get("run_id") or run.label
     df["compute_s"] = compute_seconds(run.attrs)
     df["oversubscribed"] = oversubscribed(m)
+    df["busy"] = busy(m)
+    df["platform"] = platform(m)
     if "ranks" not in df.columns:
         df["ranks"] = _as_int(m["ranks"])
 

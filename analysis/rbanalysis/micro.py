@@ -6,14 +6,17 @@ layout, overlap, density, ranks, columns, timing (iterations, warm-up,
 modelled compute) and whether ranks outnumbered cores.  A *point* is a
 group, reducer variant (reducer + options) and size; its rows are
 repetitions (from several files, or rb_micro -r within one): summarised by
-the median, its 95% confidence interval (stats.py), min, max and quartiles.
-Speedups and ranks count only significant differences.
+the median, its 95% confidence interval (stats.py: over launches when the
+point has rows from two or more, else over the repetitions of its one
+launch, marked), min, max and quartiles.  Speedups and ranks count only
+significant differences beyond the 5% minimum effect.
 """
 
 import numpy as np
 import pandas as pd
 
 from . import stats
+from .load import combine_busy
 
 GROUP_COLS = ["kind", "machine", "version", "malloc", "device", "input", "layout", "overlap",
               "density", "ranks", "cols", "timing", "oversubscribed"]
@@ -26,7 +29,11 @@ MEDIAN_COLS = ["t_p50_us", "t_p99_us", "t_encode_us", "t_comm_us", "t_decode_us"
                "algbw_gbs", "busbw_gbs", "bytes_sent_avg", "bytes_sent_max",
                "bytes_recv_avg", "nnz_local_avg", "nnz_union", "bound_bytes",
                "wire_to_bound", "rel_l2_err", "recall", "max_abs_err", "consensus",
-               "iter_q25_us", "iter_q75_us", "t_model_us", "model_ratio", "t_floor_us"]
+               "iter_q25_us", "iter_q75_us", "t_model_us", "model_ratio", "t_floor_us",
+               # a per-call message count, where a writer records one
+               # (claims.MESSAGE_COLUMNS: the O(1) claim)
+               "msgs_sent_avg", "messages_sent_avg", "msgs_avg", "messages_avg", "msgs_sent",
+               "messages"]
 
 
 def micro_rows(archive):
@@ -126,12 +133,19 @@ def summarise_repeats(df):
         "checked_min": g["checked"].min() if "checked" in df else np.nan,
     })
     for col in CI_COLS:
-        ci = g[col].agg(lambda s: stats.median_ci(s.to_numpy()))
-        out[col + "_median"] = [c[0] for c in ci]
-        out[col + "_ci_low"] = [c[1] for c in ci]
-        out[col + "_ci_high"] = [c[2] for c in ci]
+        # Over launches when the point has two or more (stats.py).
+        ci = g[[col, "run_id"]].apply(lambda d: stats.launch_median_ci(d[col].to_numpy(),
+                                                                       d["run_id"].to_numpy()))
+        out[col + "_median"] = [c["median"] for c in ci]
+        out[col + "_ci_low"] = [c["low"] for c in ci]
+        out[col + "_ci_high"] = [c["high"] for c in ci]
+        out[col + "_spread"] = g[col].max() - g[col].min()
         if col == "t_avg_us":
-            out["ci_coverage"] = [c[4] for c in ci]
+            out["ci_coverage"] = [c["coverage"] for c in ci]
+            out["n_units"] = [c["n"] for c in ci]
+            out["interval_unit"] = [c["unit"] for c in ci]
+    out["busy"] = g["busy"].agg(combine_busy) if "busy" in df else "unknown"
+    out["platform"] = g["platform"].first() if "platform" in df else ""
     for col in MEDIAN_COLS:
         if col in df.columns and col + "_median" not in out:
             out[col + "_median"] = g[col].median()
@@ -157,15 +171,12 @@ def best_of(rows, col):
     return best, lo, hi
 
 
-def ratio_verdict(lo, hi, faster="faster", slower="slower"):
-    """Words for a speedup interval: faster / slower when it excludes 1."""
+def ratio_verdict(ratio, lo, hi, faster="faster", slower="slower"):
+    """Words for a speedup and its interval (stats.ratio_verdict): faster /
+    slower only when significant and beyond the 5% minimum effect."""
     if not stats.has_interval(lo, hi):
         return "no significant difference (n < %d)" % stats.MIN_REPETITIONS
-    if lo > 1:
-        return faster
-    if hi < 1:
-        return slower
-    return "no significant difference"
+    return stats.ratio_verdict(ratio, lo, hi, faster, slower)
 
 
 def speedup_against(r, others, col="t_avg_us"):
@@ -177,14 +188,17 @@ def speedup_against(r, others, col="t_avg_us"):
     t = r[col + "_median"]
     ratio = best[col + "_median"] / t if t > 0 else np.nan
     rlo, rhi = stats.ratio_interval(lo, hi, *interval(r, col))
-    return (best["variant"], ratio, rlo, rhi, ratio_verdict(rlo, rhi))
+    return (best["variant"], ratio, rlo, rhi, ratio_verdict(ratio, rlo, rhi))
 
 
 def ranks(sub):
     """Rank of each variant at a point: 1 + the number of variants that are
-    significantly faster (ties share a rank)."""
+    significantly faster, by more than the 5% minimum effect (ties share a
+    rank)."""
+    med = sub["t_avg_us_median"].to_numpy()
     lo, hi = sub["t_avg_us_ci_low"].to_numpy(), sub["t_avg_us_ci_high"].to_numpy()
-    return [1 + sum(stats.compare(lo[j], hi[j], lo[i], hi[i]) < 0 for j in range(len(sub)))
+    return [1 + sum(stats.differ(med[j], lo[j], hi[j], med[i], lo[i], hi[i]) < 0
+                    for j in range(len(sub)))
             for i in range(len(sub))]
 
 

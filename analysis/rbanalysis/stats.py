@@ -3,10 +3,17 @@ to say (Hoefler & Belli, "Scientific Benchmarking of Parallel Computing
 Systems", SC'15, rules 5-7; Le Boudec, "Performance Evaluation of Computer
 and Communication Systems", 2010, section 2.2.1).
 
-A *repetition* is one independent measurement of a point: a row of
-/micro/results (one per file of the same configuration, or one per
-`repeat` of rb_micro -r N) or one rb_train run.  Over the n repetitions of
-a point:
+A *repetition* is one measurement of a point: a row of /micro/results
+(one per file of the same configuration, or one per `repeat` of rb_micro
+-r N) or one rb_train run.  A *launch* is one process start (one mpirun,
+one archive file, one run_id).  The repetitions inside one launch share
+its process placement, memory layout and neighbours: on this project's VM
+the same point took 4.64 us [4.44, 4.94] in one launch and 9.29 us
+[9.04, 9.40] in the next.  So when a point has rows from two launches or
+more, the unit is the launch (launch_median_ci): each launch's median over
+its repetitions, then the median and interval over those launch medians.
+A point of one launch keeps the interval over its repetitions, marked: it
+leaves out the launch-to-launch variation.  Over the n units of a point:
 
   median   the sample median;
   interval [x_(l), x_(n+1-l)], the order statistics for which the number of
@@ -17,7 +24,15 @@ a point:
 
 Two points differ *significantly* only when both have an interval and the
 intervals do not overlap (a conservative test).  A point without interval
-is never significantly different from anything.
+is never significantly different from anything.  A difference is
+*reported* only when it is significant and its medians differ by more than
+MIN_EFFECT (5%, differ()); a significant difference smaller than that is
+"equivalent within 5%".
+
+Equivalence (paired_equivalence): two one-sided tests (TOST, Schuirmann
+1987) at 5% each are the 90% interval of the difference lying inside the
+margin.  The interval is the order-statistic one of the median paired
+difference at >= 90% (n = 5 gives [min, max] at 93.75%).
 
 The per-iteration samples of a row (/micro/samples) are not repetitions:
 consecutive calls of one run share its process placement, caches, network
@@ -30,6 +45,13 @@ import math
 import numpy as np
 
 LEVEL = 0.95
+# The smallest difference worth reporting, relative: a significant
+# difference of medians within 5% is "equivalent within 5%".  Used for
+# speedups, per-point comparisons, claim verdicts and --compare alike.
+MIN_EFFECT = 0.05
+# Two one-sided tests at 5% each: the 90% interval.
+TOST_LEVEL = 0.90
+ONE_LAUNCH = "one launch: the interval leaves out launch-to-launch variation"
 
 
 def coverage(n, l):
@@ -63,18 +85,56 @@ def _min_repetitions(level=LEVEL):
 MIN_REPETITIONS = _min_repetitions()   # 6 at 95%
 
 
-def median_ci(values, level=LEVEL):
+def _usable(v, keep_inf):
+    if v is None:
+        return False
+    v = float(v)
+    return np.isfinite(v) or (keep_inf and v == np.inf)
+
+
+def median_ci(values, level=LEVEL, keep_inf=False):
     """(median, low, high, n, coverage) of the finite values; low, high and
-    coverage are NaN when n < MIN_REPETITIONS."""
-    x = np.sort(np.asarray([v for v in values if v is not None and np.isfinite(v)], dtype=float))
+    coverage are NaN when n is too small for level (n < MIN_REPETITIONS at
+    95%).  keep_inf: +inf counts as a value (a censored run, e.g. one that
+    never reached its target: larger than every finite one); the median
+    and ends may then be inf."""
+    x = np.sort(np.asarray([float(v) for v in values if _usable(v, keep_inf)], dtype=float))
     n = len(x)
     if n == 0:
         return (np.nan, np.nan, np.nan, 0, np.nan)
+    med = _median_sorted(x)
     ranks = interval_ranks(n, level)
     if ranks is None:
-        return (float(np.median(x)), np.nan, np.nan, n, np.nan)
+        return (med, np.nan, np.nan, n, np.nan)
     l, u, c = ranks
-    return (float(np.median(x)), float(x[l - 1]), float(x[u - 1]), n, c)
+    return (med, float(x[l - 1]), float(x[u - 1]), n, c)
+
+
+def _median_sorted(x):
+    """np.median, except that the mean of a finite value and inf is inf
+    (numpy gives nan for inf - inf cases only, but be explicit)."""
+    n = len(x)
+    a, b = x[(n - 1) // 2], x[n // 2]
+    return float(a) if a == b else float((a + b) / 2)
+
+
+def launch_median_ci(values, launches, level=LEVEL):
+    """Median and interval of a point over its launches (module text).
+    Returns a dict: median, low, high, n (the units: launches, or the
+    repetitions of the one launch), coverage, launches (distinct ones) and
+    unit ("launch" or ONE_LAUNCH).  A launch's value is the median of its
+    repetitions; the point's median is the median of those."""
+    pairs = [(l, float(v)) for v, l in zip(values, launches) if v is not None and np.isfinite(v)]
+    ids = sorted(set(l for l, _ in pairs), key=str)
+    if len(ids) >= 2:
+        per = [float(np.median([v for l, v in pairs if l == i])) for i in ids]
+        med, lo, hi, n, cov = median_ci(per, level)
+        unit = "launch"
+    else:
+        med, lo, hi, n, cov = median_ci([v for _, v in pairs], level)
+        unit = ONE_LAUNCH if pairs else ""
+    return {"median": med, "low": lo, "high": hi, "n": n, "coverage": cov,
+            "launches": len(ids), "unit": unit}
 
 
 def has_interval(lo, hi):
@@ -91,6 +151,57 @@ def compare(a_lo, a_hi, b_lo, b_hi):
     if a_lo > b_hi:
         return 1
     return 0
+
+
+def differ(a, a_lo, a_hi, b, b_lo, b_hi, min_effect=MIN_EFFECT):
+    """-1 when a is significantly smaller than b and by more than
+    min_effect (a < b / (1 + min_effect)), +1 when larger by more than it,
+    0 otherwise: the only differences the report states."""
+    sig = compare(a_lo, a_hi, b_lo, b_hi)
+    if sig == 0 or not (np.isfinite(a) and np.isfinite(b)) or a <= 0 or b <= 0:
+        return 0
+    big = a / b > 1 + min_effect or b / a > 1 + min_effect
+    return sig if big else 0
+
+
+def ratio_verdict(ratio, lo, hi, above="faster", below="slower", min_effect=MIN_EFFECT):
+    """Words for a ratio (e.g. a speedup) and its interval: `above` /
+    `below` when the interval excludes 1 and the ratio is beyond the
+    minimum effect; "equivalent within 5%" when the whole interval, or a
+    significant ratio, lies within it; else no significant difference."""
+    if not has_interval(lo, hi):
+        return "no significant difference (no interval)"
+    m = 1 + min_effect
+    if lo > 1 and ratio > m:
+        return above
+    if hi < 1 and ratio < 1 / m:
+        return below
+    if (1 / m <= lo and hi <= m) or lo > 1 or hi < 1:
+        return "equivalent within %g%%" % (100 * min_effect)
+    return "no significant difference"
+
+
+def paired_equivalence(diffs, margin, level=TOST_LEVEL):
+    """Two one-sided tests on paired differences (reducer - reference, one
+    per seed): (median, low, high, n, coverage, verdict_class) with the
+    order-statistic interval of the median difference at >= level.
+    equivalent: the interval inside [-margin, margin]; not-equivalent: it
+    lies wholly above margin or wholly below -margin (the caller says which
+    side is worse); inconclusive: it straddles a margin, or too few pairs
+    for an interval (n < 5 at 90%)."""
+    med, lo, hi, n, cov = median_ci(diffs, level)
+    if not has_interval(lo, hi):
+        return med, lo, hi, n, cov, "inconclusive"
+    if -margin <= lo and hi <= margin:
+        return med, lo, hi, n, cov, "equivalent"
+    if lo > margin or hi < -margin:
+        return med, lo, hi, n, cov, "not-equivalent"
+    return med, lo, hi, n, cov, "inconclusive"
+
+
+def min_pairs(level=TOST_LEVEL):
+    """The fewest pairs that give an interval at level (5 at 90%)."""
+    return _min_repetitions(level)
 
 
 def min_interval(los, his):

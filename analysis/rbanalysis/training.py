@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 
 from . import stats
-from .load import (malloc_policy, options_from_attrs, options_text, oversubscribed, run_kind,
-                   run_machine, variant_label)
+from .load import (busy, combine_busy, malloc_policy, options_from_attrs, options_text, oversubscribed,
+                   platform, run_kind, run_machine, variant_label)
 
 GROUP_COLS = ["kind", "machine", "version", "model", "dataset", "ranks", "malloc"]
 METRICS = (("test_accuracy", True), ("accuracy", True),
@@ -58,6 +58,8 @@ def records(archive):
                 "reducer": reducer, "options": opts,
                 "variant": variant_label(reducer, opts),
                 "oversubscribed": oversubscribed(run.meta),
+                "busy": busy(run.meta), "platform": platform(run.meta),
+                "seed": _seed(_attr(a, "seed", default=None)),
                 "embedding_parameters": int(_attr(a, "embedding_parameters", default=0) or 0),
                 "embed_dim": int(_attr(a, "embed_dim", default=0) or 0),
             }
@@ -70,6 +72,13 @@ def records(archive):
                                                  [i["options"] for i in infos])):
             info["variant"] = v
     return out
+
+
+def _seed(value):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _add_group_ids(infos):
@@ -149,9 +158,52 @@ def _embed_density(phases, embedding_parameters):
     return float(np.median(phases["embed_nnz"])) / embedding_parameters
 
 
-def summary(curv, phases, targets=None):
-    """Per group and variant: final/best metric, time per iteration, time to
-    target (median over repeats with min/max), compute efficiency vs none."""
+# Equivalence margins of the accuracy-parity claims: a reducer "converges
+# to the same accuracy" as dense when the 90% interval of the median paired
+# difference lies inside them.
+ACCURACY_MARGIN_POINTS = 0.5     # accuracy points (percent)
+PERPLEXITY_MARGIN_REL = 0.02     # relative
+
+
+def margin_of(metric, higher, values):
+    """(margin, unit text, relative?) of a metric: 0.5 accuracy points
+    (0.005 when the runs store accuracy as a fraction), 2% of perplexity."""
+    if higher:
+        frac = len(values) and np.nanmax(np.asarray(values, dtype=float)) <= 1.0
+        return (ACCURACY_MARGIN_POINTS / (100.0 if frac else 1.0),
+                "%g accuracy points" % ACCURACY_MARGIN_POINTS, False)
+    return PERPLEXITY_MARGIN_REL, "%g%% of perplexity" % (100 * PERPLEXITY_MARGIN_REL), True
+
+
+def _default_target(sub, best, higher):
+    """(target, how) when neither the command line nor the runs give one:
+    a level dense reaches in every one of its runs (its lowest best
+    accuracy, highest best perplexity) less the parity margin, as MLPerf
+    sets a quality target a little below the reference's; without dense,
+    the level every run of the group reaches."""
+    dense_runs = sub.loc[sub["reducer"] == "dense", "run"].unique()
+    if len(dense_runs):
+        d = best[best.index.isin(dense_runs)]
+        margin, unit, rel = margin_of(sub["metric"].iloc[0], higher, sub["value"])
+        if higher:
+            return (float(d.min()) - margin,
+                    "dense's lowest best %.4g less the %s margin" % (d.min(), unit))
+        return (float(d.max()) * (1 + margin),
+                "dense's highest best %.4g plus the %s margin" % (d.max(), unit))
+    if higher:
+        return float(best.min()), "lowest best value of the group"
+    return float(best.max()), "highest best value of the group"
+
+
+# Run information carried from the curve to the per-run table.
+RUN_INFO = ("reducer", "seed", "busy", "platform", "ranks", "kind", "model", "oversubscribed")
+
+
+def runs(curv, phases, targets=None):
+    """(one row per training run, {tid: (metric, target, how)}).  A run's
+    time to target is the wall time of its first evaluation at or beyond
+    the target, +inf when it never got there (censored: the
+    order-statistic median and interval handle it), with `reached`."""
     if curv.empty and phases.empty:
         return pd.DataFrame(), {}
     per_run = []
@@ -163,39 +215,53 @@ def summary(curv, phases, targets=None):
         higher = bool(sub["higher_is_better"].iloc[0])
         best = sub.groupby("run")["value"].agg("max" if higher else "min")
         # Target: --target-*, else the one the runs were given (when they
-        # agree), else the worst of the runs' best values, so every run of
-        # the group reaches it.
+        # agree), else _default_target.
         run_target = _common_target(sub, "target_accuracy" if higher else "target_perplexity")
         if metric in targets:
             target, how = targets[metric], "given on the command line"
         elif run_target is not None:
             target, how = run_target, "the runs' own target"
         else:
-            target = best.min() if higher else best.max()
-            how = "lowest best value of the group" if higher else "highest best value of the group"
+            target, how = _default_target(sub, best, higher)
         chosen[tid] = (metric, float(target), how)
         for run, r in sub.groupby("run"):
             r = r.sort_values("iteration")
             hit = r[r["value"] >= target] if higher else r[r["value"] <= target]
             per_run.append({
                 "tid": tid, "run": run, "variant": r["variant"].iloc[0],
-                "metric": metric, "final": float(r["value"].iloc[-1]),
+                "metric": metric, "higher_is_better": higher, "target": float(target),
+                "final": float(r["value"].iloc[-1]),
                 "best": float(r["value"].max() if higher else r["value"].min()),
                 "iters": int(r["iteration"].max()),
-                "tt_target_s": float(hit["wall_s"].iloc[0]) if len(hit) else np.nan,
+                "reached": bool(len(hit)),
+                "tt_target_s": float(hit["wall_s"].iloc[0]) if len(hit) else np.inf,
                 "it_target": float(hit["iteration"].iloc[0]) if len(hit) else np.nan,
+                **{c: r[c].iloc[0] for c in RUN_INFO if c in r},
             })
     pr = pd.DataFrame(per_run)
     keep = ["tid", "run", "variant", "group", "reducer", "ranks", "model", "kind", "dataset",
-            "malloc", "options", "oversubscribed", "embedding_parameters", "embed_dim",
-            "embed_density", "t_iter_s"] + ["t_%s_s" % p for p in PHASES]
-    ph = phases[[c for c in keep if c in phases]] if not phases.empty else pd.DataFrame()
+            "malloc", "options", "oversubscribed", "busy", "platform", "seed",
+            "embedding_parameters", "embed_dim", "embed_density", "t_iter_s"] + \
+        ["t_%s_s" % p for p in PHASES]
+    keys = ["tid", "run", "variant"]
+    ph = (phases[[c for c in keep if c in phases and (c in keys or c not in pr.columns)]]
+          if not phases.empty else pd.DataFrame())
     if pr.empty:
         pr = ph[["tid", "run", "variant"]].copy()
     merged = pr.merge(ph, on=["tid", "run", "variant"], how="outer") if not ph.empty else pr
+    return merged, chosen
+
+
+def summary(curv, phases, targets=None):
+    """Per group and variant: final/best metric, time per iteration, time to
+    target (median over repeats with its interval, +inf for runs that never
+    reached it), compute efficiency vs none."""
+    merged, chosen = runs(curv, phases, targets)
+    if merged.empty:
+        return pd.DataFrame(), {}
     g = merged.groupby(["tid", "variant"], dropna=False)
     agg = {"n_repeats": ("run", "nunique")}
-    for col in ("final", "best", "tt_target_s", "it_target", "t_iter_s",
+    for col in ("final", "best", "it_target", "t_iter_s",
                 "t_forward_s", "t_backward_s", "t_reduce_s", "t_update_s"):
         if col in merged:
             agg[col + "_median"] = (col, "median")
@@ -203,17 +269,67 @@ def summary(curv, phases, targets=None):
         if col in merged:
             agg[col + "_min"] = (col, "min")
             agg[col + "_max"] = (col, "max")
+    if "reached" in merged:
+        agg["n_reached"] = ("reached", "sum")
     for col in ("group", "reducer", "ranks", "model", "kind", "dataset", "malloc", "metric",
-                "options", "oversubscribed",
+                "options", "oversubscribed", "platform",
                 "embedding_parameters", "embed_dim"):
         if col in merged:
             agg[col] = (col, "first")
     if "embed_density" in merged:
         agg["embed_density"] = ("embed_density", "median")
+    if "busy" in merged:
+        agg["busy"] = ("busy", combine_busy)
+    if "seed" in merged:
+        agg["seeds"] = ("seed", lambda s: int(pd.Series(s).dropna().nunique()))
     out = g.agg(**agg).reset_index()
     _add_iter_interval(out, merged, g)
+    _add_tta_interval(out, merged, g)
     _add_efficiency(out)
     return out, chosen
+
+
+def _add_tta_interval(out, merged, g):
+    """Median time to target over the runs, a run that never reached it
+    counting as +inf, with its 95% interval (an end may be inf)."""
+    for col in ("tt_target_s_median", "tt_target_s_ci_low", "tt_target_s_ci_high"):
+        out[col] = np.nan
+    if "tt_target_s" not in merged:
+        return
+    ci = g["tt_target_s"].agg(lambda s: stats.median_ci(s.to_numpy(), keep_inf=True))
+    ci = ci.reset_index(drop=True)
+    out["tt_target_s_median"] = [c[0] for c in ci]
+    out["tt_target_s_ci_low"] = [c[1] for c in ci]
+    out["tt_target_s_ci_high"] = [c[2] for c in ci]
+
+
+def paired_differences(truns, tid, variant, reference="dense"):
+    """Paired by seed: for each seed both variant and reference ran (same
+    group, same number of iterations), the final metric of variant minus
+    the reference's (relative to it for perplexity); a seed with several
+    runs of one side counts once, with the median of them.  Returns
+    (differences, seeds used, why some were left out)."""
+    sub = truns[truns["tid"] == tid] if not truns.empty else truns
+    if sub.empty or "seed" not in sub or "final" not in sub:
+        return [], [], "no runs with a final accuracy"
+    a = sub[sub["variant"] == variant]
+    b = sub[sub["reducer"] == reference] if "reducer" in sub else sub.iloc[0:0]
+    higher = bool(sub["higher_is_better"].dropna().iloc[0]) if sub["higher_is_better"].notna().any() else True
+    diffs, seeds, notes = [], [], []
+    for seed in sorted(set(a["seed"].dropna()) & set(b["seed"].dropna())):
+        ra, rb = a[a["seed"] == seed], b[b["seed"] == seed]
+        if set(ra["iters"]) != set(rb["iters"]) or len(set(ra["iters"])) != 1:
+            notes.append("seed %d: different numbers of iterations" % seed)
+            continue
+        va, vb = float(ra["final"].median()), float(rb["final"].median())
+        diffs.append(va - vb if higher else (va - vb) / vb)
+        seeds.append(int(seed))
+    unpaired = (set(a["seed"].dropna()) ^ set(b["seed"].dropna()))
+    if unpaired:
+        notes.append("%d seed(s) run by one side only" % len(unpaired))
+    if a["seed"].isna().any() or b["seed"].isna().any():
+        notes.append("runs without a recorded seed left out")
+    return diffs, seeds, "; ".join(notes)
 
 
 def _add_iter_interval(out, merged, g):

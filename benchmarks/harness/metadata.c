@@ -13,6 +13,7 @@
 #include "bench_common.h"
 #include "bench_papi.h"
 #include "h5attr.h"
+#include "machine_load.h"
 #include "reducer.h"
 #include "simmeta.h"
 #include "topology.h"
@@ -252,6 +253,23 @@ static int write_root_attrs(hid_t f, const char *tool, int argc, char **argv, co
     return rc;
 }
 
+/* The load probe counts the CPU of this run's processes on root's host as
+ * its own, not as other work. */
+static int write_machine_load_start(hid_t file, const char *hosts, const long *pids, int p,
+                                    const char *root_host)
+{
+    pid_t *local = calloc((size_t)p, sizeof *local);
+    if (!local)
+        return -1;
+    int n = 0;
+    for (int i = 0; i < p; i++)
+        if (!strncmp(hosts + (size_t)i * HOST_LEN, root_host, HOST_LEN))
+            local[n++] = (pid_t)pids[i];
+    int rc = rb_machine_load_start(file, local, n);
+    free(local);
+    return rc;
+}
+
 int rb_metadata_write_start(MPI_Comm comm, int root, hid_t file, const char *tool,
                             int argc, char **argv)
 {
@@ -261,14 +279,19 @@ int rb_metadata_write_start(MPI_Comm comm, int root, hid_t file, const char *too
     char mine[HOST_LEN] = "";
     gethostname(mine, sizeof mine - 1);
     char *all = rank == root ? calloc((size_t)p, HOST_LEN) : NULL;
+    long pid = (long)rb_machine_os_pid(), *pids = rank == root ? calloc((size_t)p, sizeof *pids) : NULL;
     MPI_Gather(mine, HOST_LEN, MPI_CHAR, all, HOST_LEN, MPI_CHAR, root, comm);
+    MPI_Gather(&pid, 1, MPI_LONG, pids, 1, MPI_LONG, root, comm);
     int rc = 0;
     if (rank == root) {
         int nodes = 0;
         char *hosts = all ? host_list(all, p, &nodes) : NULL;
         rc = hosts ? write_root_attrs(file, tool, argc, argv, hosts, p, nodes) : -1;
+        if (!rc && pids)
+            rc = write_machine_load_start(file, all, pids, p, mine);
         free(hosts);
         free(all);
+        free(pids);
     }
     MPI_Bcast(&rc, 1, MPI_INT, root, comm);
     return rc;
@@ -279,6 +302,7 @@ int rb_metadata_write_end(hid_t file)
     char end[32];
     rb_utc_now(end, sizeof end);
     int rc = rb_h5_attr_str(file, "end_time", end);
+    rc |= rb_machine_load_end(file);
     /* Last: readers trust a file only when complete == 1. */
     rc |= rb_h5_attr_int(file, "complete", 1);
     return rc;

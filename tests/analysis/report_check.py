@@ -22,8 +22,9 @@ Checks (each failure is printed; exit 1 if any, 0 otherwise):
   - the S2 communication-reduction claim (and, with --training, the
     GossipGraD compute efficiency) recomputed here from the HDF5 values
     equals the claims table, per setting (`paper` / `other`, decided here
-    from the rows' layout, columns, density and s2 options) and per
-    oversubscription (ranks against /topology's cores);
+    from the rows' layout, columns, density and s2 options), per
+    oversubscription (ranks against /topology's cores) and per platform
+    (this machine, N ranks);
   - with --training: tables/train_curves.csv equals each run's /train/curves
     (accuracy or perplexity per evaluation), and each reducer's seconds per
     iteration in tables/train_summary.csv equals the sum of the medians of
@@ -130,12 +131,15 @@ def check_rows(d):
 BASELINES = ("agsparse", "sparcml", "parallax", "omnireduce")
 
 
-def claim_row(d, words, kind, setting=None, oversubscribed=None):
+def claim_row(d, words, kind, setting=None, oversubscribed=None, ranks=None):
     claims = pd.read_csv(os.path.join(d, "tables", "claims.csv"), keep_default_na=False,
                          na_values=[""])
     c = claims[claims["claim"].str.contains(words) & (claims["data"] == kind)]
     if setting is not None:
         c = c[(c["setting"] == setting) & (c["oversubscribed"] == ("yes" if oversubscribed else "no"))]
+    if ranks is not None:
+        # One row per platform: measured runs are "this machine, N ranks".
+        c = c[c["platform"] == "this machine, %d rank%s" % (ranks, "" if ranks == 1 else "s")]
     return c.iloc[0] if len(c) else None
 
 
@@ -175,7 +179,8 @@ def check_s2_claim(d, rows):
         first = sub.iloc[0]
         for _, r in s2.iterrows():
             key = (first["kind"], s2_setting(first["layout"], int(first["cols"]),
-                                             float(first["density"]), r["o"]), bool(r["c"]))
+                                             float(first["density"]), r["o"]), bool(r["c"]),
+                   int(first["ranks"]))
             points.setdefault(key, []).append(1 - r["b"] / base["b"].min())
     for key, vals in points.items():
         got = claim_row(d, "communication reduction", *key)
@@ -340,7 +345,7 @@ def check_training(d):
         if "none" in t and "gossip" in t:
             eff.setdefault(kind_of[tid], []).append(t["none"] / t["gossip"])
     for kind, vals in eff.items():
-        got = claim_value(d, "GossipGraD", kind)
+        got = claim_value(d, "GossipGraD: compute efficiency", kind)
         if got is None or not close(got, float(np.median(vals)), 1e-9):
             fail("gossip efficiency claim (%s): table %r, HDF5 gives %r" % (kind, got, np.median(vals)))
     if eff:
