@@ -34,47 +34,52 @@ def workload_rows(rows):
     df = df[df["workload"].notna()]
     if df.empty or df["workload"].nunique() < 2 and not (df["workload"] != "uniform").any():
         return pd.DataFrame()   # uniform alone: nothing to set beside it
+    # only the shapes a Zipf or trace point was measured at: uniform sweeps
+    # of other sizes are no comparison
+    shapes = set(zip(df.loc[df["workload"] != "uniform", "rows"],
+                     df.loc[df["workload"] != "uniform", "cols"]))
+    df = df[[(r, c) in shapes for r, c in zip(df["rows"], df["cols"])]].copy()
     df["family"] = df["workload"].str.split(":").str[0]
     df["order"] = df["family"].map(WORKLOAD_ORDER)
     return df
 
 
 def workload_table(df):
-    """Per (kind, input, ranks, workload): the gradient every reducer saw
+    """Per (kind, input, shape, ranks, workload): the gradient every reducer saw
     (the same for every reducer of a run: the median over its rows)."""
-    key = ["kind", "input", "ranks", "order", "workload"]
+    key = ["kind", "input", "rows", "cols", "ranks", "order", "workload"]
     g = df.groupby(key, dropna=False)
-    out = g.agg(rows=("rows", "first"), cols=("cols", "first"), size_bytes=("size_bytes", "first"),
-                density=("density", "median"), nnz_local_avg=("nnz_local_avg", "median"),
+    out = g.agg(size_bytes=("size_bytes", "first"), density=("density", "median"), nnz_local_avg=("nnz_local_avg", "median"),
                 nnz_local_max=("nnz_local_max", "median"), nnz_union=("nnz_union", "median"),
                 union_rows=("union_rows", "median"), union_ratio=("union_ratio", "median"),
                 imbalance=("imbalance", "median"), points=("reducer", "size")).reset_index()
-    return out.sort_values(["kind", "input", "ranks", "order", "workload"]).drop(columns="order")
+    return out.sort_values(key).drop(columns="order")
 
 
 def reducer_table(df):
-    """Per (kind, input, ranks, workload, reducer): the fastest time over
+    """Per (kind, input, shape, ranks, workload, reducer): the fastest time over
     repetitions and steps (these VMs are noisy: minimums), the median bytes
     sent, the largest #wrong, the median error; and which exact reducer is
     the fastest on that workload."""
-    key = ["kind", "input", "ranks", "order", "workload", "reducer"]
+    key = ["kind", "input", "rows", "cols", "ranks", "order", "workload", "reducer"]
     out = df.groupby(key, dropna=False).agg(
         t_min_us=("t_avg_us", "min"), t_median_us=("t_avg_us", "median"),
         bytes_sent=("bytes_sent_avg", "median"), wrong=("wrong", "max"),
         rel_l2_err=("rel_l2_err", "median"), union_rows=("union_rows", "median"),
         imbalance=("imbalance", "median"), n=("t_avg_us", "size")).reset_index()
     out["fastest_exact"] = ""
-    for _, sub in out.groupby(["kind", "input", "ranks", "workload"]):
+    for _, sub in out.groupby(["kind", "input", "rows", "cols", "ranks", "workload"]):
         ex = sub[sub["reducer"].isin(EXACT_TRAITS) & (sub["wrong"] == 0)]
         if len(ex):
             out.loc[ex["t_min_us"].idxmin(), "fastest_exact"] = "fastest"
-    return out.sort_values(["kind", "input", "ranks", "reducer", "order"]).drop(columns="order")
+    return out.sort_values(["kind", "input", "rows", "cols", "ranks", "reducer", "order"]).drop(
+        columns="order")
 
 
 def side_by_side(red):
     """Time per reducer with the workloads as columns (one table per
     (kind, input, ranks)): what the verdict changes to."""
-    wide = red.pivot_table(index=["kind", "input", "ranks", "reducer"], columns="workload",
+    wide = red.pivot_table(index=["kind", "input", "rows", "cols", "ranks", "reducer"], columns="workload",
                            values="t_min_us", aggfunc="min")
     wide.columns = ["t_us[%s]" % c for c in wide.columns]
     return wide.reset_index()
@@ -84,15 +89,15 @@ def verdicts(red):
     """One line per (kind, input, ranks, workload): the fastest exact
     reducer; and where it differs from uniform's, say so."""
     lines = []
-    for (kind, inp, ranks), sub in red.groupby(["kind", "input", "ranks"]):
+    for (kind, inp, rows, cols, ranks), sub in red.groupby(["kind", "input", "rows", "cols", "ranks"]):
         win = sub[sub["fastest_exact"] == "fastest"].set_index("workload")["reducer"].to_dict()
         if not win:
             continue
         parts = ["%s: %s" % (w, win[w]) for w in sorted(win, key=_order)]
         base = win.get("uniform")
         changed = [w for w in win if base and win[w] != base]
-        lines.append("%s, %s input, %d ranks: fastest exact reducer on %s%s" % (
-            kind, inp, ranks, "; ".join(parts),
+        lines.append("%s, %s input, %d x %d, %d ranks: fastest exact reducer on %s%s" % (
+            kind, inp, rows, cols, ranks, "; ".join(parts),
             " (differs from uniform on %s)" % ", ".join(sorted(changed, key=_order))
             if changed else ""))
     return lines

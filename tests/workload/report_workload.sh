@@ -30,6 +30,10 @@ for w in random zipf:1.1; do
 done
 "$MPIRUN" 2 "$micro" $opts --input "trace:$tmp/t.h5" -o "$tmp/res/trace.h5" >"$tmp/m" 2>&1 ||
     { echo "FAIL: trace replay"; cat "$tmp/m"; fail=1; }
+# uniform points of another shape (a sweep) are no comparison: left out
+mkdir "$tmp/res/other"
+"$MPIRUN" 2 "$micro" $opts -m 64K:64K -o "$tmp/res/other/sweep.h5" >"$tmp/m" 2>&1 ||
+    { echo "FAIL: the sweep"; cat "$tmp/m"; fail=1; }
 # the trace beside its results (as jobscripts/main.sh keeps it) is an
 # input, skipped by rb-report, not a refused result
 mkdir "$tmp/res/traces" && cp "$tmp/t.h5" "$tmp/res/traces/"

@@ -20,6 +20,7 @@ def main(rep, *archives):
     red = pd.read_csv(os.path.join(rep, "tables", "workload_reducers.csv"))
     wide = pd.read_csv(os.path.join(rep, "tables", "workload_time.csv"))
     assert set(wl["workload"]) == {"uniform", "zipf:1.1", "trace"}, set(wl["workload"])
+    assert (wl["rows"] == 2000).all() and (red["rows"] == 2000).all(), "another shape compared"
     assert {"t_us[uniform]", "t_us[zipf:1.1]", "t_us[trace]"} <= set(wide.columns), wide.columns
     for path in archives:
         r = pd.DataFrame(h5py.File(path, "r")["micro/results"][()])
