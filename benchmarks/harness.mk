@@ -9,6 +9,8 @@ benchmarks_libbench_a_SOURCES += \
 	benchmarks/harness/bench_device.h benchmarks/harness/bench_device.c \
 	benchmarks/harness/gradgen.h benchmarks/harness/gradgen.c \
 	benchmarks/harness/simmeta.h benchmarks/harness/simmeta.c \
+	benchmarks/harness/sha256.h benchmarks/harness/sha256.c \
+	benchmarks/harness/trace.h benchmarks/harness/trace.c \
 	benchmarks/harness/bench_papi.h benchmarks/harness/bench_papi.c \
 	benchmarks/harness/topology.h benchmarks/harness/topology.c \
 	benchmarks/harness/metadata.h benchmarks/harness/metadata.c \

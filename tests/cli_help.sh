@@ -38,7 +38,8 @@ check rb_micro --reducer --density --layout --input --overlap --cols --shape --s
     -m --message-size -b --minbytes -e --maxbytes -f --stepfactor -i --iterations -x --warmup \
     -r --repeat --alpha --beta \
     -c --check --no-check --no-phase-times --compute -T --timeout -d --device -o --output --force -J --json -M --mem-limit -P --papi \
-    --bind -q --quiet -h --help
+    --bind -q --quiet -h --help --trace-layer
+# --trace-layer and rb_train's --record-* are new: gradient traces replayed by rb_micro.
 # --no-phase-times, -r/--repeat, -J/--json, --alpha/--beta, -M/--mem-limit are new (issue 22: the anchor against OSU reads no
 # clock inside a call; repetitions for confidence intervals; issue 27: JSON lines, cost model;
 # issue 25: the memory check, rb_micro's and rb_train's; issue 23: --input, and rb_train's --embed-input).
@@ -47,7 +48,8 @@ check rb_train --model --data --format --train-limit --test-limit --vocab --out-
     --schedule --epochs --iterations --seed --shuffle --reducer -O --sparsify --error-feedback \
     --embed-input \
     --eval-every --log-every --target-accuracy --target-perplexity -T --threads -d --device \
-    -M --mem-limit --bench-sgemm -o --force --list-reducers -h --help
+    -M --mem-limit --bench-sgemm -o --force --list-reducers -h --help \
+    --record-gradients --record-every --record-max-bytes
 # -h and --help were accepted before, but not listed; --out-vocab came later, with embedlm.
 check rb_sketch --rows --cols --density --ratio --ranks --iters --seed --no-error -M --mem-limit -h --help
 # --help is new (before, only -h; --help was an unknown option).

@@ -24,3 +24,4 @@ include tests/sim.mk
 include tests/arch.mk
 include tests/anchors.mk
 include tests/failures.mk
+include tests/workload.mk

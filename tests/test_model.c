@@ -157,14 +157,14 @@ static void check_bytes(void)
     int nv = make_variants(v, 64);
     const size_t n = 100000;
     input inputs[] = {
-        {"element 1% random", {n, 1, 0.01, RB_LAYOUT_ELEMENT, 16, RB_OVERLAP_RANDOM, 0, 11}, 1},
-        {"element 1% all", {n, 1, 0.01, RB_LAYOUT_ELEMENT, 16, RB_OVERLAP_ALL, 0, 12}, 1},
-        {"element 1% none", {n, 1, 0.01, RB_LAYOUT_ELEMENT, 16, RB_OVERLAP_NONE, 0, 13}, 1},
-        {"element 30% random", {n, 1, 0.3, RB_LAYOUT_ELEMENT, 16, RB_OVERLAP_RANDOM, 0, 14}, 1},
+        {"element 1% random", {.rows = n, .cols = 1, .density = 0.01, .layout = RB_LAYOUT_ELEMENT, .block = 16, .overlap = RB_OVERLAP_RANDOM, .seed = 11}, 1},
+        {"element 1% all", {.rows = n, .cols = 1, .density = 0.01, .layout = RB_LAYOUT_ELEMENT, .block = 16, .overlap = RB_OVERLAP_ALL, .seed = 12}, 1},
+        {"element 1% none", {.rows = n, .cols = 1, .density = 0.01, .layout = RB_LAYOUT_ELEMENT, .block = 16, .overlap = RB_OVERLAP_NONE, .seed = 13}, 1},
+        {"element 30% random", {.rows = n, .cols = 1, .density = 0.3, .layout = RB_LAYOUT_ELEMENT, .block = 16, .overlap = RB_OVERLAP_RANDOM, .seed = 14}, 1},
         /* a few hundred rows and blocks per rank: how many land in each
          * range is random, 1/sqrt(count) of the reduce phase */
-        {"rows 2% random", {10000, 10, 0.02, RB_LAYOUT_ROW, 16, RB_OVERLAP_RANDOM, 0, 15}, 10},
-        {"blocks 2% random", {n, 1, 0.02, RB_LAYOUT_BLOCK, 16, RB_OVERLAP_RANDOM, 0, 16}, 16},
+        {"rows 2% random", {.rows = 10000, .cols = 10, .density = 0.02, .layout = RB_LAYOUT_ROW, .block = 16, .overlap = RB_OVERLAP_RANDOM, .seed = 15}, 10},
+        {"blocks 2% random", {.rows = n, .cols = 1, .density = 0.02, .layout = RB_LAYOUT_BLOCK, .block = 16, .overlap = RB_OVERLAP_RANDOM, .seed = 16}, 16},
     };
     float *x = malloc(n * sizeof *x), *work = malloc(n * sizeof *work);
     if (!x || !work) {

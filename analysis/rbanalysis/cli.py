@@ -126,7 +126,7 @@ def main(argv=None):
 # ---------------------------------------------------------------- report
 
 FIGURE_PREFIXES = ("verdict", "latency_", "speedup_", "wire_bytes_", "scaling_", "s2_error_",
-                   "gossip_consensus_", "train_", "phases_", "efficiency")
+                   "gossip_consensus_", "train_", "phases_", "efficiency", "workload_")
 
 
 def output_problem(outdir):
@@ -208,6 +208,7 @@ def build_report(archive, outdir, inputs, targets):
     figs = []
     if not rows.empty:
         figs += section_micro(doc, rows, agg)
+        figs += importlib.import_module(".workload", __package__).section(doc, rows)
     else:
         doc.heading(2, "Microbenchmarks")
         doc.para("No rb_micro results in these data.")

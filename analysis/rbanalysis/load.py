@@ -232,6 +232,8 @@ def load_file(path):
         reason = "cannot be opened as HDF5 (truncated or corrupt?): %s" % _short(e)
         return runs, [Refusal(path, "", reason)]
     with f:
+        if decode(f.attrs.get("format", "")) == "reducerbench-gradient-trace":
+            return runs, refusals   # a replay's input (results/README.md), not a result
         groups = _run_groups(f)
         if not groups:
             return runs, [Refusal(path, "", "merged archive with no runs under /runs")]

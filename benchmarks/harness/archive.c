@@ -332,7 +332,9 @@ static const column columns[] = {
     COL(max_abs_err, T_F64, ""), COL(consensus, T_F64, "ratio"), COL(repeat, T_I32, ""),
     COL(t_model_us, T_F64, "us"), COL(model_ratio, T_F64, "ratio"), COL(input, T_NAME, ""),
     COL(t_floor_us, T_F64, "us"), COL(msgs_sent_avg, T_F64, "messages"),
-    COL(msgs_sent_max, T_F64, "messages"),
+    COL(msgs_sent_max, T_F64, "messages"), COL(union_rows, T_F64, "rows"),
+    COL(union_ratio, T_F64, "ratio"), COL(nnz_local_max, T_F64, "elements"),
+    COL(imbalance, T_F64, "ratio"), COL(step, T_I64, ""),
 };
 #define NCOLUMNS (sizeof columns / sizeof *columns)
 

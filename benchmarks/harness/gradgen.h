@@ -8,7 +8,19 @@
 #include <stdint.h>
 
 typedef enum { RB_LAYOUT_ELEMENT = 0, RB_LAYOUT_ROW = 1, RB_LAYOUT_BLOCK = 2 } rb_layout;
-typedef enum { RB_OVERLAP_RANDOM = 0, RB_OVERLAP_ALL = 1, RB_OVERLAP_NONE = 2 } rb_overlap;
+/* How the ranks' supports are drawn: random (independent uniform), all
+ * (one support shared), none (disjoint), zipf (each rank draws its own
+ * batch of units from a Zipf law over the units, unit 0 the most frequent,
+ * as data-parallel ranks draw their own batches of words), or a source
+ * (rows recorded from a model, harness/trace.h) that fills the gradient. */
+typedef enum {
+    RB_OVERLAP_RANDOM = 0, RB_OVERLAP_ALL = 1, RB_OVERLAP_NONE = 2, RB_OVERLAP_ZIPF = 3,
+    RB_OVERLAP_SOURCE = 4
+} rb_overlap;
+
+/* A gradient that is not drawn here: rank of nranks's gradient into x
+ * (rows * cols, zeroed by the callee); its non-zero count. */
+typedef size_t (*rb_gradgen_source_fill)(const void *source, int rank, int nranks, float *x);
 
 typedef struct rb_gradgen {
     size_t rows, cols;     /* n = rows * cols elements */
@@ -19,12 +31,22 @@ typedef struct rb_gradgen {
                               rank; none: disjoint supports (density <= 1/p) */
     int nranks;
     uint64_t seed;
+    double zipf_s;         /* zipf: the exponent (> 0); each rank draws
+                              round(density x units) units with replacement,
+                              its support the distinct ones */
+    rb_gradgen_source_fill source_fill;   /* RB_OVERLAP_SOURCE */
+    const void *source;
 } rb_gradgen;
 
 const char *rb_layout_name(rb_layout l);
 const char *rb_overlap_name(rb_overlap o);
 int rb_layout_parse(const char *s, rb_layout *l);     /* 0 ok, -1 unknown */
 int rb_overlap_parse(const char *s, rb_overlap *o);
+/* As rb_overlap_parse, and zipf:S (S > 0, finite) into *zipf_s. */
+int rb_overlap_parse_zipf(const char *s, rb_overlap *o, double *zipf_s);
+/* The support's name as the archive records it: random, all, none,
+ * zipf:S (S with %g), trace. */
+void rb_gradgen_support_name(rb_overlap o, double zipf_s, char *buf, size_t len);
 
 /* Fill x[0..rows*cols) with rank's gradient; returns its non-zero count.
  * Values are in [-1, 1] and never 0 on the support. */

@@ -11,7 +11,7 @@
 typedef struct rb_micro_row {
     char reducer[RB_NAME_LEN];
     char layout[RB_NAME_LEN];      /* element | row | block */
-    char overlap[RB_NAME_LEN];     /* random | all | none */
+    char overlap[RB_NAME_LEN];     /* random | all | none | zipf:S | trace */
     char device[RB_NAME_LEN];      /* host | cuda */
     uint64_t size_bytes;           /* dense buffer size in bytes */
     uint64_t count;                /* elements (rows * cols) */
@@ -45,6 +45,13 @@ typedef struct rb_micro_row {
     char input[RB_NAME_LEN];       /* dense | rows (rb_micro --input) */
     double t_floor_us;             /* memory floor: one read of the input + one write of the result */
     double msgs_sent_avg, msgs_sent_max;  /* messages sent per rank per call (rb_stats.msgs_sent) */
+    /* The workload: the union's rows, how far the supports overlap, how
+     * even the ranks' loads are; the trace's step (-1: synthetic). */
+    double union_rows;             /* non-zero rows of the true aggregate (-1: not validated) */
+    double union_ratio;            /* nnz_union / (ranks x nnz_local_avg): 1/p identical, 1 disjoint */
+    double nnz_local_max;          /* the largest rank's input non-zeros */
+    double imbalance;              /* nnz_local_max / nnz_local_avg */
+    int64_t step;                  /* --input trace: the recorded step replayed; -1 synthetic */
 } rb_micro_row;
 
 /* The columns of /micro/results, in order (archive.c): name, offset in

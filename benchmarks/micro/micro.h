@@ -34,6 +34,7 @@
 #include "harness/gradgen.h"
 #include "harness/micro_row.h"
 #include "harness/topology.h"
+#include "harness/trace.h"
 #include "reducer.h"
 
 #define PROG "rb_micro"
@@ -55,6 +56,9 @@ typedef struct micro_opts {
     double density;
     rb_layout layout;
     rb_overlap overlap;
+    double zipf_s;             /* --overlap zipf:S */
+    const char *trace;         /* --input [rows,]trace:FILE.h5, or NULL */
+    const char *trace_layer;   /* --trace-layer: NULL = the first */
     uint64_t seed;
     rb_options ropts;
     const char *output;
@@ -67,7 +71,7 @@ typedef struct micro_opts {
     double compute;            /* --compute: modelled compute seconds per call */
     double alpha, beta;        /* --alpha/--beta for the model; < 0: measured */
     uint64_t mem_limit;        /* -M: bytes a rank may hold; 0: from the node */
-    int input_rows;            /* --input rows: rb_reduce_rows */
+    int input_rows;            /* --input rows (or rows,trace:): rb_reduce_rows */
     int phase_times;           /* 0: --no-phase-times */
 } micro_opts;
 
@@ -101,6 +105,7 @@ typedef struct micro_bufs {
     int have_made;
     size_t made_nnz;
     uint64_t made_union;
+    uint64_t made_union_rows;
     /* --input rows: the input's non-zero rows (ids, values), made untimed */
     int64_t *row_ids;
     float *row_values;
@@ -116,9 +121,10 @@ int micro_bufs_alloc(micro_bufs *b, size_t n, int check, int rows, int rank);
 void micro_rows_of_input(micro_bufs *b, size_t n, size_t cols);
 void micro_bufs_free(micro_bufs *b);
 /* Collective: exact average of every rank's gradient g into b->truth, and
- * the union support; returns the union's non-zero count.  Under SMPI rank 0
- * computes it once and the other ranks point at it. */
-uint64_t micro_truth(const rb_gradgen *g, micro_bufs *b, MPI_Comm comm);
+ * the union support; returns the union's non-zero count, its rows in
+ * *union_rows.  Under SMPI rank 0 computes it once and the other ranks
+ * point at it. */
+uint64_t micro_truth(const rb_gradgen *g, micro_bufs *b, MPI_Comm comm, uint64_t *union_rows);
 
 /* ---------------------------------------------------------- one row */
 
@@ -146,6 +152,8 @@ typedef struct micro_run {
     double *samples;     /* rank 0: iters x p */
     double *times;       /* this rank's time of each timed call */
     float *dev;          /* device copy of the gradient (-d cuda) */
+    const rb_trace *trace;   /* --input trace: (NULL: synthetic) */
+    size_t trace_step;       /* the step the row replays */
 } micro_run;
 
 enum micro_row_status { ROW_OK = 0, ROW_WRONG = 1, ROW_ERROR = 2, ROW_TIMEOUT = 3 };

@@ -84,7 +84,7 @@ void micro_rows_of_input(micro_bufs *b, size_t n, size_t cols)
 }
 
 /* Double accumulation in rank order. */
-static uint64_t truth_here(const rb_gradgen *g, micro_bufs *b)
+static uint64_t truth_here(const rb_gradgen *g, micro_bufs *b, uint64_t *union_rows)
 {
     size_t n = g->rows * g->cols;
     memset(b->acc, 0, n * sizeof *b->acc);
@@ -101,22 +101,33 @@ static uint64_t truth_here(const rb_gradgen *g, micro_bufs *b)
         b->truth[i] = (float)(b->acc[i] / g->nranks);
         k += b->union_mask[i];
     }
+    *union_rows = 0;
+    for (size_t r = 0; r < g->rows; r++) {
+        const unsigned char *m = b->union_mask + r * g->cols;
+        size_t c = 0;
+        while (c < g->cols && !m[c])
+            c++;
+        *union_rows += c < g->cols;
+    }
     return k;
 }
 
-uint64_t micro_truth(const rb_gradgen *g, micro_bufs *b, MPI_Comm comm)
+uint64_t micro_truth(const rb_gradgen *g, micro_bufs *b, MPI_Comm comm, uint64_t *union_rows)
 {
-    uint64_t k = b->truth_borrowed ? 0 : truth_here(g, b);
+    *union_rows = 0;
+    uint64_t k = b->truth_borrowed ? 0 : truth_here(g, b, union_rows);
     if (!rb_sim_is_simulated())
         return k;
     /* One SMPI process: rank 0's buffers are readable by every rank.  They
      * stay valid until rank 0 leaves the validation's allreduce, which it
      * cannot before every rank has compared against them. */
-    uint64_t msg[3] = {k, (uint64_t)(uintptr_t)b->truth, (uint64_t)(uintptr_t)b->union_mask};
-    MPI_Bcast(msg, 3, MPI_UINT64_T, 0, comm);
+    uint64_t msg[4] = {k, (uint64_t)(uintptr_t)b->truth, (uint64_t)(uintptr_t)b->union_mask,
+                       *union_rows};
+    MPI_Bcast(msg, 4, MPI_UINT64_T, 0, comm);
     if (b->truth_borrowed) {
         b->truth = (float *)(uintptr_t)msg[1];
         b->union_mask = (unsigned char *)(uintptr_t)msg[2];
     }
+    *union_rows = msg[3];
     return msg[0];
 }

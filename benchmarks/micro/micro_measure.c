@@ -182,15 +182,17 @@ static void describe_row(const micro_run *c, const char *reducer, uint64_t rows,
     const micro_opts *o = c->o;
     memset(row, 0, sizeof *row);
     snprintf(row->reducer, sizeof row->reducer, "%s", reducer);
-    snprintf(row->layout, sizeof row->layout, "%s", rb_layout_name(o->layout));
-    snprintf(row->overlap, sizeof row->overlap, "%s", rb_overlap_name(o->overlap));
+    snprintf(row->layout, sizeof row->layout, "%s", rb_layout_name(c->trace ? RB_LAYOUT_ROW : o->layout));
+    rb_gradgen_support_name(c->trace ? RB_OVERLAP_SOURCE : o->overlap, o->zipf_s, row->overlap,
+                            sizeof row->overlap);
     snprintf(row->device, sizeof row->device, "%s", o->device == RB_DEVICE_CUDA ? "cuda" : "host");
     snprintf(row->input, sizeof row->input, "%s", o->input_rows ? "rows" : "dense");
     row->size_bytes = rows * cols * 4;
     row->count = rows * cols;
     row->rows = rows;
     row->cols = cols;
-    row->density = o->density;
+    row->density = o->density;   /* a trace's: its mean (prepare_input) */
+    row->step = c->trace ? c->trace->steps[c->trace_step] : -1;
     row->ranks = c->p;
     row->iters = o->iters;
     row->warmup = o->warmup;
@@ -199,9 +201,11 @@ static void describe_row(const micro_run *c, const char *reducer, uint64_t rows,
 
 static int same_gradient(const rb_gradgen *a, const rb_gradgen *b)
 {
-    return a->rows == b->rows && a->cols == b->cols && a->density == b->density &&
+    /* A recorded gradient (a trace's step) is never taken for another. */
+    return a->overlap != RB_OVERLAP_SOURCE && b->overlap != RB_OVERLAP_SOURCE &&
+           a->rows == b->rows && a->cols == b->cols && a->density == b->density &&
            a->layout == b->layout && a->block == b->block && a->overlap == b->overlap &&
-           a->nranks == b->nranks && a->seed == b->seed;
+           a->nranks == b->nranks && a->seed == b->seed && a->zipf_s == b->zipf_s;
 }
 
 /* This rank's gradient into the input buffer; its non-zero count.  SMPI
@@ -231,16 +235,29 @@ static size_t prepare_input(micro_run *c, const rb_gradgen *g, unsigned traits, 
         b->made_nnz = fill_input(c, g);
         if (c->o->input_rows)
             micro_rows_of_input(b, row->count, row->cols);
-        b->made_union = check ? micro_truth(g, b, c->comm) : 0;
+        b->made_union = check ? micro_truth(g, b, c->comm, &b->made_union_rows) : 0;
         b->made = *g;
         b->have_made = 1;
     }
     size_t own_nnz = b->made_nnz;
-    uint64_t k = b->made_union;
+    uint64_t k = b->made_union, union_rows = b->made_union_rows;
     row->nnz_union = check ? (double)k : -1.0;
+    row->union_rows = check ? (double)union_rows : -1.0;
     row->bound_bytes = check && p > 1 && (traits & (RB_TRAIT_EXACT | RB_TRAIT_LOSSY))
                      ? 2.0 * (double)k * (p - 1) / p * 8.0 : 0.0;
     return own_nnz;
+}
+
+/* The workload columns from the inputs' non-zeros (nnz_max: the largest
+ * rank's); a trace's density column is its mean input density. */
+static void describe_workload(const micro_run *c, double nnz_max, rb_micro_row *row)
+{
+    double avg = row->nnz_local_avg;
+    row->nnz_local_max = nnz_max;
+    row->imbalance = avg > 0 ? nnz_max / avg : NAN;
+    row->union_ratio = row->nnz_union >= 0 && avg > 0 ? row->nnz_union / (c->p * avg) : NAN;
+    if (c->trace)
+        row->density = row->count ? avg / (double)row->count : 0.0;
 }
 
 /* Whether any PAPI counter counts: the reducer hook is set only then,
@@ -330,7 +347,13 @@ int micro_run_row(micro_run *c, const char *reducer, uint64_t rows, uint64_t col
     rb_gradgen g = {
         .rows = rows, .cols = cols, .density = o->density, .layout = o->layout,
         .block = (size_t)o->ropts.block_size, .overlap = o->overlap, .nranks = c->p, .seed = o->seed,
+        .zipf_s = o->zipf_s,
     };
+    rb_trace_step replay = {c->trace, c->trace_step};
+    if (c->trace) {   /* the recorded rows, summed as rb_trace_load says */
+        g.overlap = RB_OVERLAP_SOURCE, g.layout = RB_LAYOUT_ROW;
+        g.source_fill = rb_trace_fill, g.source = &replay;
+    }
     describe_row(c, reducer, rows, cols, row);
     /* The nnz/rank column: counted here, untimed (reducers count only what
      * their algorithm needs). */
@@ -348,6 +371,7 @@ int micro_run_row(micro_run *c, const char *reducer, uint64_t rows, uint64_t col
     micro_summarise(&calls, o->iters, c->comm, row, c->samples);
     double nnz_max = 0.0;
     MPI_Allreduce(&calls.nnz_local, &nnz_max, 1, MPI_DOUBLE, MPI_MAX, c->comm);
+    describe_workload(c, nnz_max, row);
     micro_model_row(c, &c->machine, nnz_max, row);
     if (!o->phase_times)
         row->t_encode_us = row->t_comm_us = row->t_decode_us = NAN;

@@ -103,22 +103,35 @@ static int parse_layout(const char *v, void *opts, char *msg, size_t len)
     return -1;
 }
 
+/* dense | rows, each optionally followed by ,trace:FILE (trace:FILE alone
+ * is dense): the gradient recorded in FILE instead of a synthetic one. */
 static int parse_input(const char *v, void *opts, char *msg, size_t len)
 {
     micro_opts *o = opts;
-    if (!strcmp(v, "dense") || !strcmp(v, "rows")) {
-        o->input_rows = !strcmp(v, "rows");
+    const char *how = v, *trace = NULL;
+    size_t how_len = strlen(v);
+    const char *t = strstr(v, "trace:");
+    if (t && (t == v || (t > v && t[-1] == ','))) {
+        trace = t + 6;
+        how_len = t == v ? 0 : (size_t)(t - v - 1);
+    }
+    int dense = how_len == 0 || (how_len == 5 && !strncmp(how, "dense", 5));
+    int rows = how_len == 4 && !strncmp(how, "rows", 4);
+    if ((dense || rows) && (!trace || trace[0])) {
+        o->input_rows = rows;
+        o->trace = trace;
         return 0;
     }
-    snprintf(msg, len, "'%s' is not dense or rows", v);
+    snprintf(msg, len, "'%s' is not dense, rows, trace:FILE.h5 or rows,trace:FILE.h5", v);
     return -1;
 }
 
 static int parse_overlap(const char *v, void *opts, char *msg, size_t len)
 {
-    if (!rb_overlap_parse(v, &((micro_opts *)opts)->overlap))
+    micro_opts *o = opts;
+    if (!rb_overlap_parse_zipf(v, &o->overlap, &o->zipf_s))
         return 0;
-    snprintf(msg, len, "'%s' is not random, all or none", v);
+    snprintf(msg, len, "'%s' is not random, all, none or zipf:S (0 < S <= 100)", v);
     return -1;
 }
 
@@ -176,12 +189,20 @@ static const bench_opt options[] = {
      .help = "fraction of non-zero units per rank, 0..1", .expect = "a number in [0, 1]"},
     {BENCH_OPT_CUSTOM, "layout", 0, "element|row|block", .def = "element", .parse = parse_layout,
      .help = "non-zero units: elements, rows of --cols, or blocks of block_size elements"},
-    {BENCH_OPT_CUSTOM, "input", 0, "dense|rows", .def = "dense", .parse = parse_input,
+    {BENCH_OPT_CUSTOM, "input", 0, "dense|rows[,trace:FILE.h5]", .def = "dense", .parse = parse_input,
      .help = "how the gradient is handed over: a dense buffer (rb_reduce), or its non-zero rows "
      "as row ids and rows (rb_reduce_rows, as PyTorch's sparse embedding gradient and TensorFlow's "
-     "IndexedSlices hold it; the result into the dense buffer, validated alike)"},
-    {BENCH_OPT_CUSTOM, "overlap", 0, "random|all|none", .def = "random", .parse = parse_overlap,
-     .help = "how ranks' supports coincide (none needs density <= 1/ranks)"},
+     "IndexedSlices hold it; the result into the dense buffer, validated alike); with trace:FILE.h5 "
+     "the gradients recorded in a trace (rb_train --record-gradients, rb-torch-trace) replace the "
+     "synthetic ones: one row per recorded step, the layer's shape (no -m, --shape, --density, "
+     "--layout, --overlap); a trace of P ranks replays on P ranks or fewer, rank r of Q summing "
+     "trace ranks r, r+Q, ... (results/README.md)"},
+    {BENCH_OPT_STRING, "trace-layer", 0, "NAME", F(trace_layer),
+     .help = "the trace's layer to replay", .def_text = "the first in name order"},
+    {BENCH_OPT_CUSTOM, "overlap", 0, "random|all|none|zipf:S", .def = "random", .parse = parse_overlap,
+     .help = "how ranks' supports coincide (none needs density <= 1/ranks); zipf:S: each rank draws "
+     "its own batch of density x units from a Zipf law of exponent S over the units (unit 0 the most "
+     "frequent), its support the distinct units drawn"},
     {BENCH_OPT_U64, "cols", 0, "C", F(cols), 1, 1.8e19, "1",
      .help = "gradient columns (row layout; rows = count/C)", .expect = "a positive integer"},
     {BENCH_OPT_CUSTOM, "shape", 0, "RxC", .parse = parse_shape,
@@ -296,6 +317,10 @@ static void check_combination(micro_opts *o, int ranks)
                           "use --input dense with -d cuda");
     if (o->json && o->output && !strcmp(o->output, "none"))
         bench_usage_error(PROG, "-J: the JSON lines are made from the archive; not with -o none");
+    if (o->trace_layer && !o->trace)
+        bench_usage_error(PROG, "--trace-layer: only with --input trace:FILE.h5");
+    if (o->trace && o->shape_rows)
+        bench_usage_error(PROG, "--input trace: the trace's layer sets the shape; not with --shape");
     if (o->overlap == RB_OVERLAP_NONE && o->density * ranks > 1.0)
         bench_usage_error(PROG, "--overlap none: density %g x %d ranks exceeds 1", o->density, ranks);
 }

@@ -36,10 +36,13 @@ void micro_print_preamble(const micro_opts *o, int p, int argc, char **argv)
     for (int i = 0; i < argc; i++)
         bench_printf0(" %s", argv[i]);
     bench_printf0("\n# MPI: %s\n# ranks: %d\n", lib, p);
-    bench_printf0("# data: density %g, layout %s, overlap %s, cols %llu, seed %llu, device %s, input %s\n",
-                  o->density, rb_layout_name(o->layout), rb_overlap_name(o->overlap),
-                  (unsigned long long)o->cols, (unsigned long long)o->seed,
-                  o->device == RB_DEVICE_CUDA ? "cuda" : "host", o->input_rows ? "rows" : "dense");
+    char support[32];
+    rb_gradgen_support_name(o->overlap, o->zipf_s, support, sizeof support);
+    if (!o->trace)
+        bench_printf0("# data: density %g, layout %s, overlap %s, cols %llu, seed %llu, device %s, "
+                      "input %s\n", o->density, rb_layout_name(o->layout), support,
+                      (unsigned long long)o->cols, (unsigned long long)o->seed,
+                      o->device == RB_DEVICE_CUDA ? "cuda" : "host", o->input_rows ? "rows" : "dense");
     bench_printf0("# timing: %d warm-up + %d timed calls per size, back to back: reload the\n"
                   "#   input (untimed), MPI_Barrier, MPI_Wtime around rb_reduce (osu_allreduce's\n"
                   "#   cadence: MPI_Wtime around MPI_Allreduce, MPI_Barrier); phases %s;\n"
@@ -65,10 +68,12 @@ void micro_print_block_header(const char *reducer, unsigned traits, const micro_
             bench_printf0("#   option %s = %s\n", rb_option_info_at(i)->key, val);
     }
     const char *errcol = traits & RB_TRAIT_LOSSY ? "rel_l2_err" : traits & RB_TRAIT_GOSSIP ? "consensus" : "error";
-    bench_printf0("# %10s %12s %11s %11s %11s %11s %11s %11s %9s %9s %13s %13s %9s %8s %10s %7s %11s %9s %10s\n",
+    bench_printf0("# %10s %12s %11s %11s %11s %11s %11s %11s %9s %9s %13s %13s %9s %8s %10s %7s %11s %9s "
+                  "%10s %11s %9s %7s %7s\n",
                   "size(B)", "count", "nnz/rank", "avg(us)", "min(us)", "max(us)", "p50(us)",
                   "p99(us)", "algbw", "busbw", "sent(B)", "sent_max(B)", "wire/bnd", "#wrong",
-                  errcol, "recall", "model(us)", "meas/mod", "floor(us)");
+                  errcol, "recall", "model(us)", "meas/mod", "floor(us)", "union_rows", "union/pn",
+                  "imbal", "step");
 }
 
 /* One line of the table ("-" where a column does not apply). */
@@ -94,12 +99,22 @@ static void print_row(const rb_micro_row *r, unsigned traits)
         snprintf(model, sizeof model, "%.2f", r->t_model_us);
         snprintf(ratio, sizeof ratio, "%.3f", r->model_ratio);
     }
+    /* the workload: "-" where unknown (no validation: no union) */
+    char urows[24] = "-", uratio[24] = "-", imbal[24] = "-", step[24] = "-";
+    if (r->union_rows >= 0)
+        snprintf(urows, sizeof urows, "%.0f", r->union_rows);
+    if (r->union_ratio == r->union_ratio)
+        snprintf(uratio, sizeof uratio, "%.4f", r->union_ratio);
+    if (r->imbalance == r->imbalance)
+        snprintf(imbal, sizeof imbal, "%.3f", r->imbalance);
+    if (r->step >= 0)
+        snprintf(step, sizeof step, "%lld", (long long)r->step);
     bench_printf0("%12llu %12llu %11.0f %11.2f %11.2f %11.2f %11.2f %11.2f %9.3f %9.3f %13.0f %13.0f "
-                  "%9s %8s %10s %7s %11s %9s %10.2f\n",
+                  "%9s %8s %10s %7s %11s %9s %10.2f %11s %9s %7s %7s\n",
                   (unsigned long long)r->size_bytes, (unsigned long long)r->count,
                   r->nnz_local_avg, r->t_avg_us, r->t_min_us, r->t_max_us, r->t_p50_us, r->t_p99_us,
                   r->algbw_gbs, r->busbw_gbs, r->bytes_sent_avg, r->bytes_sent_max, bound, wrong,
-                  err, recall, model, ratio, r->t_floor_us);
+                  err, recall, model, ratio, r->t_floor_us, urows, uratio, imbal, step);
     fflush(stdout);
 }
 

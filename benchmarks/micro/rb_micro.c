@@ -22,6 +22,7 @@
 /* Everything main sets up, and what it has to free. */
 typedef struct micro_setup {
     micro_opts o;
+    rb_trace trace;      /* --input trace: */
     micro_bufs bufs;
     micro_run run;
     uint64_t shapes[MICRO_MAX_SHAPES][2];
@@ -175,13 +176,92 @@ static void check_sizes(const micro_opts *o)
     }
 }
 
+/* --input trace:FILE: every rank loads the layer (the exact average needs
+ * every rank's rows); the sweep is one row per recorded step, at most
+ * MICRO_MAX_SHAPES.  A trace refused: one line, exit 2 on every rank. */
+static void load_trace(micro_setup *s)
+{
+    micro_run *c = &s->run;
+    rb_trace *t = &s->trace;
+    char err[5400];
+    int rc = rb_trace_load(s->o.trace, s->o.trace_layer, c->p, t, err, sizeof err);
+    if (!rc && t->rows * t->cols > UINT32_MAX) {
+        snprintf(err, sizeof err, "%s: layer %s: %llu x %llu exceeds 2^32 - 1 elements", t->path,
+                 t->layer, (unsigned long long)t->rows, (unsigned long long)t->cols);
+        rb_trace_free(t);
+        rc = -1;
+    }
+    if (rc) {
+        bench_fail_on(c->rank == 0, BENCH_NO_CODE, "--input trace", "%s", err);
+        bench_exit(RB_EXIT_USAGE);
+    }
+    c->trace = t;
+    s->nshapes = t->nsteps < MICRO_MAX_SHAPES ? t->nsteps : MICRO_MAX_SHAPES;
+    for (size_t i = 0; i < s->nshapes; i++)
+        s->shapes[i][0] = t->rows, s->shapes[i][1] = t->cols;
+    /* the memory need's density: the densest (step, run rank) */
+    double most = 0.0;
+    for (size_t st = 0; st < t->nsteps; st++)
+        for (int r = 0; r < c->p; r++) {
+            double rows = 0.0;
+            for (int tr = r; tr < t->ranks; tr += c->p) {
+                size_t cell = st * (size_t)t->ranks + (size_t)tr;
+                rows += (double)(t->offsets[cell + 1] - t->offsets[cell]);
+            }
+            most = rows > most ? rows : most;
+        }
+    s->o.density = most / (double)t->rows < 1.0 ? most / (double)t->rows : 1.0;
+}
+
+/* The trace's provenance in the preamble and the archive's root; 0, or
+ * non-zero on every rank. */
+static int record_trace(micro_run *c)
+{
+    const rb_trace *t = c->trace;
+    char map[160];
+    if (c->p == t->ranks)
+        snprintf(map, sizeof map, "rank r replays trace rank r");
+    else
+        snprintf(map, sizeof map, "rank r of %d sums trace ranks r, r+%d, ... of %d", c->p, c->p, t->ranks);
+    bench_printf0("# data: trace %s (sha256 %s): model %s from %s, layer %s (%s) %llu x %llu, %zu steps "
+                  "recorded on %d ranks (%zu replayed); %s; values scaled by %g; input %s, device %s\n",
+                  t->path, t->sha256, t->model, t->source, t->layer, t->kind, (unsigned long long)t->rows,
+                  (unsigned long long)t->cols, t->nsteps, t->ranks,
+                  t->nsteps < MICRO_MAX_SHAPES ? t->nsteps : MICRO_MAX_SHAPES, map, (double)t->scale,
+                  c->o->input_rows ? "rows" : "dense", c->o->device == RB_DEVICE_CUDA ? "cuda" : "host");
+    int rc = 0;
+    hid_t f = rb_archive_file(c->archive);
+    if (c->rank == 0 && f >= 0) {
+        int steps[MICRO_MAX_SHAPES];
+        size_t n = t->nsteps < MICRO_MAX_SHAPES ? t->nsteps : MICRO_MAX_SHAPES;
+        for (size_t i = 0; i < n; i++)
+            steps[i] = (int)t->steps[i];
+        rc |= rb_h5_attr_str(f, "trace_file", t->path);
+        rc |= rb_h5_attr_str(f, "trace_sha256", t->sha256);
+        rc |= rb_h5_attr_str(f, "trace_model", t->model);
+        rc |= rb_h5_attr_str(f, "trace_source", t->source);
+        rc |= rb_h5_attr_str(f, "trace_layer", t->layer);
+        rc |= rb_h5_attr_int(f, "trace_ranks", t->ranks);
+        rc |= rb_h5_attr_int_array(f, "trace_steps", steps, n);
+        rc |= rb_h5_attr_double(f, "trace_value_scale", (double)t->scale);
+        rc |= rb_h5_attr_str(f, "trace_rank_map", map);
+    }
+    MPI_Bcast(&rc, 1, MPI_INT, 0, c->comm);
+    if (rc)
+        bench_fail_on(c->rank == 0, BENCH_NO_CODE, "archive", "cannot record the trace's provenance");
+    return rc;
+}
+
 /* Binding, counters, archive, buffers, preamble, device; exits on failure
  * (every rank alike). */
 static void setup(micro_setup *s, int argc, char **argv)
 {
     micro_run *c = &s->run;
     const micro_opts *o = &s->o;
-    s->nshapes = micro_shapes(o, s->shapes, MICRO_MAX_SHAPES);
+    if (o->trace)
+        load_trace(s);
+    else
+        s->nshapes = micro_shapes(o, s->shapes, MICRO_MAX_SHAPES);
     for (size_t i = 0; i < s->nshapes; i++)
         if (s->shapes[i][0] * s->shapes[i][1] > s->max_n)
             s->max_n = s->shapes[i][0] * s->shapes[i][1];
@@ -210,7 +290,7 @@ static void setup(micro_setup *s, int argc, char **argv)
     micro_probe_machine(c, s->max_n, &c->machine);
     micro_print_machine(&c->machine);
     micro_print_memory(c);
-    if (record_machine(c))
+    if (record_machine(c) || (c->trace && record_trace(c)))
         bench_exit(RB_EXIT_FAILED);
     if (c->archive)
         bench_printf0("# archive: %s\n", rb_archive_path(c->archive));
@@ -234,6 +314,7 @@ static int sweep_once(micro_setup *s, const char *const *names, size_t nred, int
         micro_print_block_header(names[ri], traits, &s->o, rep);
         for (size_t i = 0; i < s->nshapes; i++) {
             rb_micro_row row;
+            s->run.trace_step = i;
             int st = micro_run_row(&s->run, names[ri], s->shapes[i][0], s->shapes[i][1], &row);
             if (st == ROW_TIMEOUT) {
                 bench_printf0("# time limit of %g s reached; stopping\n", s->o.timeout);
@@ -339,6 +420,8 @@ static _Noreturn void finish(micro_setup *s, int exit_code, int had_error)
     MPI_Comm_free(&c->agree);
     rb_papi_close(c->papi);
     micro_bufs_free(&s->bufs);
+    if (c->trace)
+        rb_trace_free(&s->trace);
     free(c->times);
     free(c->samples);
     bench_exit(exit_code);

@@ -20,6 +20,7 @@
  *   train_sgemm.c    the SGEMM benchmark (--bench-sgemm)
  *   train_loop.c     the training loop: steps, progress lines, evaluations
  *   train_archive.c  the /train group of the archive
+ *   train_record.c   --record-gradients: the embedding gradient into a trace
  *   train_main.c     main: set-up, the loop, the final report, exit
  * The room calls the harness (benchmarks/harness) and the library (src/);
  * nothing below calls into it. */
@@ -34,6 +35,7 @@
 #include "data.h"
 #include "gpu_model.h"
 #include "harness/bench_cli.h"
+#include "harness/trace.h"
 #include "models.h"
 #include "reducer.h"
 
@@ -55,6 +57,9 @@ typedef struct train_opts {
     double lr, momentum, weight_decay, target_accuracy, target_perplexity, time_limit;
     uint64_t seed, train_limit, test_limit;
     uint64_t mem_limit;     /* -M: bytes a rank may hold; 0: from the node */
+    const char *record;     /* --record-gradients FILE.h5, or NULL */
+    long record_every;
+    uint64_t record_max_bytes;
     int sparsify_kind;      /* SPARSIFY_* */
     double sparsify_value;
     rb_options ropts;
@@ -132,7 +137,7 @@ typedef struct grad_group {
     rb_reducer *r;
     float *grad, *params, *velocity, *residual, *scratch;
     gpu_sparsifier *gpu_sparse;
-    size_t n;
+    size_t n, rows, cols;
     int on_gpu, sparsified;
     /* embedlm's embedding: updated by rows (train_update), from the
      * reducer's row-form result of this step (library memory) */
@@ -255,6 +260,13 @@ typedef struct train_run {
     eval_result last;
     double last_train_loss;
     double mem_need, mem_limit;  /* bytes per rank (train_memory.c); limit 0: unknown */
+    /* --record-gradients (train_record.c) */
+    rb_trace_writer *rec;        /* rank 0's */
+    int rec_capped;
+    long rec_steps;
+    size_t rec_cap;              /* rows rec_ids / rec_vals hold */
+    int64_t *rec_ids;
+    float *rec_vals;
 } train_run;
 
 /* After the data is loaded, before anything else is allocated: print the
@@ -265,5 +277,16 @@ void train_check_memory(train_run *r, const model_shape *shape);
 /* Train until the iterations, the target or the time limit end it (the
  * time limit starts here), then flush an asynchronous reducer. */
 void train_loop(train_run *r);
+
+/* ---------------------------------------------------------- recording */
+
+/* --record-gradients: create the trace (rank 0) with the embedding's
+ * layer; collective; 0, or -1 on every rank after one message. */
+int train_record_open(train_run *r);
+/* Collective on the steps it records: every rank's embedding gradient
+ * (before the reduction) into the trace; the seconds it took. */
+double train_record_step(train_run *r);
+/* Mark the trace complete (or not) and close it; collective; 0 or -1. */
+int train_record_close(train_run *r, int complete);
 
 #endif

@@ -143,6 +143,7 @@ static void step(train_run *r, const size_t *slots, step_figures *f)
     train_backward(&r->trn, r->xb, r->yb, B);
     f->t[2] = MPI_Wtime();
     count_statistics(r, f);
+    f->t_stats += train_record_step(r);   /* untimed, as the statistics */
     reduce_gradients(r, f);
     f->t[3] = MPI_Wtime();
     update_parameters(r, f);

@@ -253,7 +253,17 @@ int main(int argc, char **argv)
                       "(rank 0)\n", openblas_get_corename(), r->o.threads, sgemm);
     }
     alloc_buffers(r);
+    if (r->o.record && !r->m.n_embed)
+        BAD("--record-gradients: model %s has no embedding (dense layers are not recorded)", r->o.model);
+    if (train_record_open(r)) {
+        rb_archive_close(arch, 0);
+        bench_exit(RB_EXIT_USAGE);
+    }
     train_loop(r);
+    if (train_record_close(r, 1)) {
+        rb_archive_close(arch, 0);
+        bench_exit(RB_EXIT_FAILED);
+    }
     double wall = MPI_Wtime() - r->t_start;
     double gflops = report(r, sgemm, wall);
     int code = archive_run(r, arch, gflops, sgemm, wall);

@@ -178,7 +178,16 @@ static const bench_opt options[] = {
     {BENCH_OPT_STRING, NULL, 'o', "FILE", F(output), .help = "HDF5 archive ('none' = no archive)",
      .def_text = "under results/"},
     {BENCH_OPT_FLAG, "force", 0, NULL, F(force), .flag_value = 1,
-     .help = "overwrite an existing archive"},
+     .help = "overwrite an existing archive (and --record-gradients file)"},
+    {BENCH_OPT_STRING, "record-gradients", 0, "FILE.h5", F(record),
+     .help = "record each rank's embedding gradient (its non-zero rows, before the reduction) into "
+     "a gradient trace for rb_micro --input trace:FILE.h5 (results/README.md); models with an "
+     "embedding, host only; dense layers are not recorded"},
+    {BENCH_OPT_LONG, "record-every", 0, "N", F(record_every), 1, ITERS, "1",
+     .help = "record every N-th step"},
+    {BENCH_OPT_SIZE, "record-max-bytes", 0, "BYTES", F(record_max_bytes), .def = "64M",
+     .help = "the trace's bound (ids and values; at most 1G): steps past it are not recorded and the "
+     "trace says capped", .expect = "a size"},
     {BENCH_OPT_ACTION, "list-reducers", 0, .action = list_reducers,
      .help = "print each reducer with its traits and exit"},
     {BENCH_OPT_ACTION, "help", 'h', .action = bench_cli_help_action, .help = "this text"},
@@ -252,4 +261,9 @@ void train_parse_options(int argc, char **argv, train_opts *o)
     if (!strcmp(o->model, "embedlm") && o->vocab > 0 && o->out_vocab > o->vocab)
         bench_usage_error(PROG, "--out-vocab %d: more words predicted than the --vocab %d words "
                           "embedded", o->out_vocab, o->vocab);
+    if (o->record && !strcmp(o->device, "cuda"))
+        bench_usage_error(PROG, "--record-gradients: host only (the gradient lives on the GPU under -d cuda)");
+    if (o->record && o->record_max_bytes > RB_TRACE_MAX_BYTES)
+        bench_usage_error(PROG, "--record-max-bytes: at most %llu bytes",
+                          (unsigned long long)RB_TRACE_MAX_BYTES);
 }

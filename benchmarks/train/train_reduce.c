@@ -17,7 +17,7 @@ int train_group_create(grad_group *g, const train_opts *o, size_t rows, size_t c
                        float *params, int sparsifiable)
 {
     memset(g, 0, sizeof *g);
-    g->n = rows * cols, g->grad = grad, g->params = params;
+    g->n = rows * cols, g->rows = rows, g->cols = cols, g->grad = grad, g->params = params;
     g->on_gpu = !strcmp(o->device, "cuda");
     g->velocity = g->on_gpu ? NULL : calloc(g->n + 1, sizeof(float));
     g->sparsified = sparsifiable && o->sparsify_kind;

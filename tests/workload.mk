@@ -1,0 +1,12 @@
+# tests/workload.mk: real gradients in the microbenchmark: Zipf supports,
+# traces recorded by rb_train and by the PyTorch exporter, replayed by
+# rb_micro; traces refused; the report's workload section.
+WORKLOAD_TESTS = tests/workload/zipf.sh tests/workload/trace_replay.sh \
+	tests/workload/trace_refused.sh tests/workload/torch_trace.sh \
+	tests/workload/report_workload.sh tests/workload/anchors_authors.sh \
+	tests/workload/trace_same.sh
+TESTS += $(WORKLOAD_TESTS)
+dist_check_SCRIPTS += $(WORKLOAD_TESTS) tests/workload/trace_check.py tests/workload/gradgen_trace.py \
+	tests/workload/report_workload_check.py
+EXTRA_DIST += benchmarks/anchors/s2-authors analysis/rb-torch-trace analysis/rbanalysis/torchtrace.py \
+	analysis/rbanalysis/workload.py
