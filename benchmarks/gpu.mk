@@ -1,5 +1,5 @@
 # rb_gpubench: kernel throughput against the device copy bandwidth, NCCL
-# dense allreduce, bitmap merge methods (issue 9; built only with CUDA).
+# dense allreduce, bitmap merge methods (built only with CUDA).
 GPUBENCH_FILES = benchmarks/gpubench/gpubench.h benchmarks/gpubench/gpubench_options.c \
 	benchmarks/gpubench/rb_gpubench.c
 EXTRA_DIST += $(GPUBENCH_FILES)

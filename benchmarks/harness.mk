@@ -1,6 +1,6 @@
 # benchmarks/harness: what every program shares (harness.h says what lives
-# where).  Results archive, run metadata, PAPI, hwloc (issue 5); SimGrid
-# SMPI support (issue 10); synthetic gradients, device buffers, helpers.
+# where).  Results archive, run metadata, PAPI, hwloc; SimGrid
+# SMPI support; synthetic gradients, device buffers, helpers.
 benchmarks_libbench_a_SOURCES += \
 	benchmarks/harness/harness.h \
 	benchmarks/harness/h5attr.h benchmarks/harness/h5attr.c \

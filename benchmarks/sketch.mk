@@ -1,4 +1,4 @@
-# benchmarks/sketch: count-sketch benchmark (issue 3).  rb_sketch measures
+# benchmarks/sketch: count-sketch benchmark.  rb_sketch measures
 # single-core memcpy bandwidth, sketch encode/decode throughput and s2's
 # decode error in one run (benchmarks/sketch/rb_sketch.c says what is counted).
 bin_PROGRAMS += benchmarks/rb_sketch

@@ -1,5 +1,5 @@
-# rb_train: data-parallel training of real models (issue 6).  Needs BLAS.
-# The GPU models (issue 9: cuDNN, cuBLAS, train_kernels.cu) are built when
+# rb_train: data-parallel training of real models.  Needs BLAS.
+# The GPU models (cuDNN, cuBLAS, train_kernels.cu) are built when
 # configure found all of CUDA, cuDNN and cuBLAS; gpu_model_none.c else.
 TRAIN_GPU_FILES = benchmarks/train/gpu_model.c benchmarks/train/gpu_model_none.c \
 	benchmarks/train/train_kernels.cu benchmarks/train/train_kernels.h

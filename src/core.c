@@ -411,7 +411,6 @@ int rb_flush(rb_reducer *r, float *grad, float *params, rb_stats *st)
 }
 
 const char *rb_name(const rb_reducer *r) { return r ? r->ops->name : NULL; }
-const rb_config *rb_get_config(const rb_reducer *r) { return r ? &r->cfg : NULL; }
 
 /* The time of a phase change; none is read when phases are not timed. */
 static double phase_clock(const rb_reducer *r)

@@ -577,12 +577,6 @@ void rb_cs_insert_run(rb_countsketch *cs, uint64_t x0, const float *v, size_t le
         insert_row_direct(cs, j, x0, v, len);
 }
 
-void rb_cs_insert_pairs(rb_countsketch *cs, const rb_pair *p, size_t k)
-{
-    for (size_t i = 0; i < k; i++)
-        rb_cs_insert_run(cs, p[i].idx, &p[i].val, 1);
-}
-
 /* ------------------------------------------------------------ query */
 
 /* Medians by the compare-exchange networks of the GPU kernels, (y < x ? y

@@ -81,8 +81,6 @@ int rb_cs_sign(const rb_countsketch *cs, int j, uint64_t x);
 
 /* Add v[i] for elements x0 + i, i < len (zeros add nothing). */
 void rb_cs_insert_run(rb_countsketch *cs, uint64_t x0, const float *v, size_t len);
-/* Add the values of sparse pairs. */
-void rb_cs_insert_pairs(rb_countsketch *cs, const rb_pair *p, size_t k);
 static inline void rb_cs_insert(rb_countsketch *cs, uint64_t x, float v)
 {
     rb_cs_insert_run(cs, x, &v, 1);

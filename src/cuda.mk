@@ -1,4 +1,4 @@
-# CUDA part of libreducer (issue 9): nvcc-compiled kernels and the device
+# CUDA part of libreducer: nvcc-compiled kernels and the device
 # layer.  Absent when configure finds no CUDA (src/device_none.c stands in);
 # the sources are distributed either way.
 CUDA_KERNEL_FILES = src/cuda/rb_kernels.cu src/cuda/rb_kernels.h

@@ -277,7 +277,6 @@ int rb_device_select(MPI_Comm comm, int *device);
 /* The current GPU for run metadata: name, PCI id, sm, memory, runtime,
  * driver and NCCL versions, in one line. */
 int rb_device_describe(char *buf, size_t len);
-const rb_config *rb_get_config(const rb_reducer *r);
 
 /* Cost model: an alpha-beta estimate of one rb_reduce call of a reducer,
  * from the algorithm in its file (docs/cost-model.md).  Latency alpha per

@@ -1,5 +1,5 @@
-# tests/anchors.mk: the dense reference against OSU Micro-Benchmarks
-# (issue 22): what the timed call holds, and benchmarks/anchors/osu-vs-dense.
+# tests/anchors.mk: the dense reference against OSU Micro-Benchmarks:
+# what the timed call holds, and benchmarks/anchors/osu-vs-dense.
 check_PROGRAMS += tests/test_timed
 TESTS += tests/timed_region.sh
 dist_check_SCRIPTS += tests/timed_region.sh

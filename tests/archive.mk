@@ -1,5 +1,5 @@
-# Results archive, metadata, PAPI, hwloc binding, rb-archive (issue 5); no
-# litter and kills at any moment (issue 25).
+# Results archive, metadata, PAPI, hwloc binding, rb-archive; no
+# litter and kills at any moment.
 ARCHIVE_TESTS = tests/archive_schema.sh tests/archive_atomic.sh tests/archive_papi.sh tests/archive_tool.sh \
 	tests/archive_litter.sh tests/kill_runs.sh tests/machine_load.sh
 TESTS += $(ARCHIVE_TESTS)

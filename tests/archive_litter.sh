@@ -1,5 +1,5 @@
 #!/bin/sh
-# No litter (issue 25): temporaries are FILE.tmp.HOST.PID; a run to FILE
+# No litter: temporaries are FILE.tmp.HOST.PID; a run to FILE
 # removes those of this host's dead processes, never a live process's or
 # another host's; rb-archive list shows the rest as INCOMPLETE with whose
 # they are; rb-archive clean removes every dead one of this host.

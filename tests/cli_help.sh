@@ -1,7 +1,7 @@
 #!/bin/sh
 # Each program's --help lists exactly the options of its parser table
 # (tests/test_cli list PROG), and those are the options the program had
-# before its command line moved to the table (issue 26): none lost, none
+# before its command line moved to the table: none lost, none
 # added but -h/--help where it was accepted or missing.
 fail=0
 tmp=$(mktemp -d) || exit 99
@@ -40,9 +40,9 @@ check rb_micro --reducer --density --layout --input --overlap --cols --shape --s
     -c --check --no-check --no-phase-times --compute -T --timeout -d --device -o --output --force -J --json -M --mem-limit -P --papi \
     --bind -q --quiet -h --help --trace-layer
 # --trace-layer and rb_train's --record-* are new: gradient traces replayed by rb_micro.
-# --no-phase-times, -r/--repeat, -J/--json, --alpha/--beta, -M/--mem-limit are new (issue 22: the anchor against OSU reads no
-# clock inside a call; repetitions for confidence intervals; issue 27: JSON lines, cost model;
-# issue 25: the memory check, rb_micro's and rb_train's; issue 23: --input, and rb_train's --embed-input).
+# --no-phase-times, -r/--repeat, -J/--json, --alpha/--beta, -M/--mem-limit are new (--no-phase-times: the anchor against OSU reads no
+# clock inside a call; -r: repetitions for confidence intervals; -J, --alpha/--beta: JSON lines, cost model;
+# -M: the memory check, rb_micro's and rb_train's; then --input, and rb_train's --embed-input).
 check rb_train --model --data --format --train-limit --test-limit --vocab --out-vocab --context \
     --embed-dim --hidden --write-corpus --batch --lr --momentum --weight-decay --warmup \
     --schedule --epochs --iterations --seed --shuffle --reducer -O --sparsify --error-feedback \

@@ -1,5 +1,5 @@
 # tests/core.mk: libreducer unit tests, the multi-rank test of the exact
-# reducers (issue 2) and of the cost model (issue 27).
+# reducers and of the cost model.
 check_PROGRAMS += tests/test_sparse_unit tests/test_reducers tests/test_model
 TESTS += tests/test_sparse_unit tests/reducers.sh tests/model.sh
 dist_check_SCRIPTS += tests/reducers.sh tests/model.sh

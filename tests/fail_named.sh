@@ -1,5 +1,5 @@
 #!/bin/sh
-# Every failure names itself (issue 25).  The library's error codes
+# Every failure names itself.  The library's error codes
 # (src/reducer.h), and the programs' own failures, are induced through
 # rb_micro, rb_train, rb_sketch (and rb_gpubench when built); each must exit
 # non-zero with one stderr line "PROG: rank R: ..." -- once per job, not

@@ -1,4 +1,4 @@
-# Every failure names itself (issue 25): the library's error codes walked
+# Every failure names itself: the library's error codes walked
 # through the programs; rb_strerror's texts checked by a unit program.
 check_PROGRAMS += tests/test_strerror
 tests_test_strerror_SOURCES = tests/test_strerror.c

@@ -1,5 +1,7 @@
-/* floor_probe: how far each sparse reducer is from its memory floor
- * (issue 23), until rb_micro reports it itself.  Built with the tests
+/* floor_probe: how far each sparse reducer is from its memory floor,
+ * measured by hand with rb_reduce_rows and its comm phase beside it;
+ * rb_micro reports a floor in every run (its floor(us) column: one read
+ * pass of the input).  Built with the tests
  * (make tests/floor_probe), run by hand: a measurement, no pass or fail.
  *
  * Per size (bytes of the dense float buffer, x2 steps), on the synthetic
@@ -16,7 +18,8 @@
  * Times are the mean over ranks of each rank's median over the iterations
  * (rb_micro's p50 per rank): on a shared machine an iteration that lost
  * its core to another job counts once, not by how long it waited.
- * ratio = dense / (memcpy + rows_comm): issue 23's time / (floor + comm);
+ * ratio = dense / (memcpy + rows_comm): time / (floor + comm), the ratio
+ * docs/rows.md sets its target on (<= 1.3);
  * ratio_rows = dense / (memcpy + rows), the rows run counted whole.
  *
  * Usage: mpirun -np 2 tests/floor_probe [-m MIN:MAX] [-i ITERS] [-d DENSITY]

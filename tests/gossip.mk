@@ -1,4 +1,4 @@
-# tests/gossip.mk: the gossip reducer (issue 4).  One C program, one mode per
+# tests/gossip.mk: the gossip reducer.  One C program, one mode per
 # property; each script runs it over the rank counts that property needs.
 check_PROGRAMS += tests/test_gossip
 tests_test_gossip_CPPFLAGS = $(AM_CPPFLAGS)

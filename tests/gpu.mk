@@ -1,4 +1,4 @@
-# GPU path (issue 9).  Without a GPU the kernel and device tests skip (exit
+# GPU path.  Without a GPU the kernel and device tests skip (exit
 # 77, reason on stderr, SKIP in the summary) except what can be checked
 # without one: the CUDA build itself, configure's refusal of an arch the
 # toolkit cannot build, and clean RB_ERR_DEVICE failures of the device API.

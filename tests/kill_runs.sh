@@ -1,5 +1,5 @@
 #!/bin/sh
-# A kill at any moment leaves nothing that looks complete (issue 25).
+# A kill at any moment leaves nothing that looks complete.
 # SIGKILL to rank 0, to rank 1 and to mpirun itself, early and in the
 # middle of an rb_micro and an rb_train run (12 kills), then: the final
 # archive is absent or complete; the next run to the same path succeeds and

@@ -1,5 +1,5 @@
 #!/bin/sh
-# rb_micro -J FILE (issue 27): JSON lines that pandas reads
+# rb_micro -J FILE: JSON lines that pandas reads
 # (pd.read_json(lines=True)) with the same values as /micro/results and the
 # run metadata of the archive's root; refused (exit 2) over an existing file
 # without --force and with -o none.

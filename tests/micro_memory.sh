@@ -1,5 +1,5 @@
 #!/bin/sh
-# Memory need known before the run (issue 25): rb_micro prints its need per
+# Memory need known before the run: rb_micro prints its need per
 # rank and the limit, records both, and refuses with exit 2 and both
 # numbers, before allocating or creating any file, when the need is larger
 # than -M or than the node's share (SLURM_MEM_PER_NODE here).

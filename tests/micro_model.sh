@@ -1,5 +1,5 @@
 #!/bin/sh
-# rb_micro's cost model column (issue 27): alpha and beta measured by a
+# rb_micro's cost model column: alpha and beta measured by a
 # ping-pong (2 ranks) or given (--alpha/--beta), recorded in the archive's
 # root; per row t_model_us from rb_model with them and model_ratio =
 # t_avg_us / t_model_us; on one rank nothing is sent, so alpha = beta = 0.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# rb_micro -r N (issue 22): N rows per (reducer, size), their repetition in
+# rb_micro -r N: N rows per (reducer, size), their repetition in
 # the archive's repeat column (0..N-1), measured interleaved (repetition 0
 # of every reducer before repetition 1 of any), and rb-report pools them
 # into one point with n = N.

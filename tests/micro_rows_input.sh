@@ -1,5 +1,5 @@
 #!/bin/sh
-# rb_micro --input rows (issue 23): the gradient handed as its non-zero
+# rb_micro --input rows: the gradient handed as its non-zero
 # rows (rb_reduce_rows) validates like the dense input for every exact
 # reducer on 1, 2, 3, 5 and 8 ranks, and with no rows at all, with the
 # same wire bytes; the archive says which input a row had and the report

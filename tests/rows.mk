@@ -1,5 +1,5 @@
 # tests/rows.mk: rb_reduce_rows (row-sparse input) against rb_reduce on
-# 1, 2, 3, 5 and 8 ranks (issue 23).
+# 1, 2, 3, 5 and 8 ranks.
 check_PROGRAMS += tests/test_rows
 TESTS += tests/rows.sh
 dist_check_SCRIPTS += tests/rows.sh

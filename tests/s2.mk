@@ -1,4 +1,4 @@
-# tests/s2.mk: count sketch unit tests and the s2 reducer on 1..8 ranks (issue 3).
+# tests/s2.mk: count sketch unit tests and the s2 reducer on 1..8 ranks.
 check_PROGRAMS += tests/test_countsketch tests/test_s2
 tests_test_countsketch_SOURCES = tests/test_countsketch.c
 tests_test_countsketch_LDADD = $(LIBREDUCER)

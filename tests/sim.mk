@@ -1,4 +1,4 @@
-# tests/sim.mk: SimGrid SMPI (issue 10); the test builds its own SMPI rb_micro.
+# tests/sim.mk: SimGrid SMPI; the test builds its own SMPI rb_micro.
 SIM_TESTS = tests/sim_smpi.sh tests/sim_claims.sh
 TESTS += $(SIM_TESTS)
 dist_check_SCRIPTS += $(SIM_TESTS)

@@ -1,10 +1,10 @@
 #!/bin/sh
-# SimGrid SMPI (issue 10): an SMPI build of rb_micro, made here in its own
+# SimGrid SMPI: an SMPI build of rb_micro, made here in its own
 # build directory, (1) validates every exact reducer (-c) at 64 simulated
 # ranks, (2) shows gossip's wire bytes per rank per step independent of the
 # rank count (16 vs 128 simulated ranks), (3) writes an archive marked
 # simulated = 1 with the platform's content and sha256.
-# Any rank count (issue 25): (4) every reducer validates at 96 ranks, where
+# Any rank count: (4) every reducer validates at 96 ranks, where
 # the ompi selector's alltoall(v) would be SimGrid's power-of-two-only pair,
 # and at 1 rank, and the archive records the algorithms rb-smpirun chose;
 # (5) collcheck.c gets every collective right at every size on 1 and 5

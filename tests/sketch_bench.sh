@@ -32,7 +32,7 @@ expect_usage --ratio --ratio -1
 expect_usage --seed --seed 12x
 expect_usage "unknown option" --bogus 1
 expect_usage "needs a value" --rows
-# Memory need before anything is allocated (issue 25): a sketch wider than
+# Memory need before anything is allocated: a sketch wider than
 # the machine, and a run above -M, are refused with both numbers.
 expect_usage "more than the .* GiB this process may hold (MemAvailable" --rows 1000 --cols 100 --ratio 1e9
 expect_usage "needs 0.00112 GiB .* more than the 0.000977 GiB this process may hold (-M)" \

@@ -1,5 +1,5 @@
-# tests/slurm.mk: the sbatch scripts against a real single-node Slurm
-# (issue 7).  Each test starts its own cluster (jobscripts/local/start) in a
+# tests/slurm.mk: the sbatch scripts against a real single-node Slurm.
+# Each test starts its own cluster (jobscripts/local/start) in a
 # unique temporary directory and always stops it; they need root (else
 # skipped) and install slurmctld slurmd slurm-client munge with apt-get when
 # missing.  About 1 min each on 2 busy cores; they run in parallel.

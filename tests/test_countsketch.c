@@ -453,7 +453,7 @@ static void test_shapes(void)
     CHECK(rb_cs_init(&cs, 0, 10, 1) == RB_ERR_ARG, "rows 0 accepted");
     CHECK(rb_cs_init(&cs, 6, 10, 1) == RB_ERR_ARG, "rows 6 accepted");
     CHECK(rb_cs_init(&cs, 3, 0, 1) == RB_ERR_ARG, "width 0 accepted");
-    /* Impossibly large: refused before calloc, the amount named (issue 25). */
+    /* Impossibly large: refused before calloc, the amount named. */
     CHECK(rb_cs_init(&cs, 1, (size_t)1000000000000ULL, 1) == RB_ERR_NOMEM, "1e12 counters accepted");
     CHECK(strstr(rb_last_error(), "sketch of 1000000000000 counters needs 3.6 TiB") != NULL,
           "1e12 counters: detail '%s'", rb_last_error());

@@ -1,4 +1,4 @@
-/* Tests of the gossip reducer (issue 4).  Usage: test_gossip MODE, run under
+/* Tests of the gossip reducer.  Usage: test_gossip MODE, run under
  * mpirun on p ranks.  Modes:
  *   exact     p a power of two: log2(p) synchronous steps give every rank
  *             the exact global mean (dyadic inputs: bit-exact; arbitrary

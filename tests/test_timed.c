@@ -1,4 +1,4 @@
-/* What a reducer's timed call holds (issue 22): only what its algorithm
+/* What a reducer's timed call holds: only what its algorithm
  * needs to turn the gradient into the aggregate, no statistics pass.
  *
  *   - dense times communication and the scaling pass only: no encode

@@ -1,4 +1,4 @@
-# tests/train.mk: rb_train (issue 6).  Layer gradient checks, loader fuzzing,
+# tests/train.mk: rb_train.  Layer gradient checks, loader fuzzing,
 # end-to-end MPI training.  Only with BLAS, like rb_train itself.
 if HAVE_BLAS
 check_PROGRAMS += tests/train/train_layer_check tests/train/train_loader_fuzz
@@ -15,13 +15,13 @@ dist_check_SCRIPTS += tests/train/train-loaders.sh tests/train/train-mpi.sh test
 # embedding's share, rows and density in the archive.
 TESTS += tests/train/train-embedlm.sh
 dist_check_SCRIPTS += tests/train/train-embedlm.sh
-# PyTorch anchors (issue 23): SKIP where /usr/bin/python3 has no torch.
+# PyTorch anchors: SKIP where /usr/bin/python3 has no torch.
 TESTS += tests/train/train-anchors.sh
 dist_check_SCRIPTS += tests/train/train-anchors.sh
 EXTRA_DIST += benchmarks/anchors/torch_common.py benchmarks/anchors/torch_lenet.py \
 	benchmarks/anchors/torch_wordlm.py benchmarks/anchors/torch_compare.py
 EXTRA_DIST += tests/train/train_lib.sh
-# GPU models (issue 9): rb_train -d cuda is refused cleanly without a GPU
+# GPU models: rb_train -d cuda is refused cleanly without a GPU
 # (then SKIP); with one, CPU/GPU agreement of every layer and of training.
 TESTS += tests/train/train-gpu.sh
 dist_check_SCRIPTS += tests/train/train-gpu.sh

@@ -25,7 +25,7 @@ void bench_printf0(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * exiting with status N without naming the failure (a bug: ...)". */
 _Noreturn void bench_exit(int code);
 
-/* Naming failures (issue 25): every non-zero exit prints, once per job,
+/* Naming failures: every non-zero exit prints, once per job,
  * one line on stderr
  *     PROG: rank R: WHAT: <rb_strerror(rc)>: <detail>
  * WHAT: the reducer and phase ("s2: create", "sparcml: reduce at 4096

@@ -1,4 +1,4 @@
-/* Memory need against memory held (issue 25): the programs compute what a
+/* Memory need against memory held: the programs compute what a
  * rank will allocate before allocating it, and refuse a run that does not
  * fit with both numbers instead of meeting the OOM killer. */
 #include "memneed.h"

@@ -1,4 +1,4 @@
-/* SimGrid SMPI support for the benchmarks (issue 10): the archive's
+/* SimGrid SMPI support for the benchmarks: the archive's
  * simulation metadata, shared-malloc buffers for large simulated sweeps and
  * the compute model of --compute.  On a normal MPI build these are thin
  * fallbacks (malloc, a busy loop, simulated = 0). */

@@ -41,11 +41,6 @@ const char *rb_bind_name(rb_bind_mode mode)
     return mode == RB_BIND_CORE ? "core" : mode == RB_BIND_SOCKET ? "socket" : "none";
 }
 
-int rb_local_rank(void)
-{
-    return placement.local_rank;
-}
-
 const char *rb_hwloc_version(void)
 {
 #ifdef HAVE_HWLOC

@@ -24,9 +24,6 @@ int rb_bind(MPI_Comm comm, rb_bind_mode mode);
  * actually bound to, whether rb_bind or the launcher did it).  Returns
  * non-zero on every rank if root failed to write. */
 int rb_topology_write(MPI_Comm comm, int root, hid_t file);
-/* This process's local rank and the node's rank count, as found by the
- * last rb_bind or rb_topology_write (-1 before either). */
-int rb_local_rank(void);
 /* "2.9.0", or "not built". */
 const char *rb_hwloc_version(void);
 

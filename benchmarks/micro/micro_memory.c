@@ -1,4 +1,4 @@
-/* rb_micro's memory need, checked before anything is allocated (issue 25):
+/* rb_micro's memory need, checked before anything is allocated:
  * the bytes a rank will hold at the largest size against what the node
  * has for it, or -M.  The reducers' state is bounded from their algorithms
  * (docs/wire-bytes.md's streams); the bound is what is printed. */

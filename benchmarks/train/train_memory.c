@@ -1,4 +1,4 @@
-/* rb_train's memory need (issue 25), checked once the data is loaded and
+/* rb_train's memory need, checked once the data is loaded and
  * before the model, the reducers and the batch buffers are allocated: what
  * a rank will hold against what it may hold (harness/memneed.h), refused
  * with both numbers rather than found by the OOM killer.  The data is

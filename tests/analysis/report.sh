@@ -22,25 +22,12 @@ $py -c 'import h5py, numpy, pandas, matplotlib' 2>/dev/null ||
 t0=$(date +%s)
 d="$tmp/results"
 mkdir -p "$d/job1" "$d/job2"
-missing=""
-run_micro() {  # NP OUT REDUCERS ARGS...: reducers not implemented yet are
-    np=$1; out=$2; reds=$3; shift 3    # dropped (and said), not failed
-    while :; do
-        for m in $missing; do reds=$(echo ",$reds," | sed "s/,$m,/,/; s/^,//; s/,\$//"); done
-        [ -n "$reds" ] || return 0
-        "$MPIRUN" "$np" "$micro" -q -i 3 -x 1 -o "$out" --reducer "$reds" "$@" >"$tmp/micro.out" 2>&1 && return 0
-        if grep -q "archive: not implemented" "$tmp/micro.out"; then
-            echo "SKIP: rb_micro cannot write HDF5 archives yet" >&2; exit 77
-        fi
-        m=$(sed -n "s/.*reducer '\([a-z0-9]*\)' is not implemented yet.*/\1/p" "$tmp/micro.out" | head -1)
-        if [ -z "$m" ]; then
-            echo "FAIL: rb_micro --reducer $reds $* failed:"; cat "$tmp/micro.out"; exit 1
-        fi
-        echo "note: reducer $m is not implemented yet; left out"
-        missing="$missing $m"
-    done
+run_micro() {  # NP OUT REDUCERS ARGS...: a failed run fails the test
+    np=$1; out=$2; reds=$3; shift 3
+    "$MPIRUN" "$np" "$micro" -q -i 3 -x 1 -o "$out" --reducer "$reds" "$@" >"$tmp/micro.out" 2>&1 && return 0
+    echo "FAIL: rb_micro --reducer $reds $* failed:"; cat "$tmp/micro.out"; exit 1
 }
-all=none,dense,agsparse,sparcml,parallax,omnireduce,s2,gossip
+all=none,dense,agsparse,sparcml,parallax,omnireduce,oktopk,zen,s2,gossip
 common="--layout row --cols 16 -m 4096:16384"
 run_micro 4 "$d/job1/p4.h5" $all --density 0.01 $common
 run_micro 4 "$d/job1/p4-wide.h5" s2,dense --density 0.01 -O sketch_width=2 $common

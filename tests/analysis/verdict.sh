@@ -1,5 +1,5 @@
 #!/bin/sh
-# rb-report's verdict (issue 22): medians with 95% intervals over
+# rb-report's verdict: medians with 95% intervals over
 # repetitions (within one file and across files), significance, the
 # claims' `paper` / `other` settings and the headline, and --compare.
 # Real rb_micro files on 2 ranks; verdict_check.py writes the repeated

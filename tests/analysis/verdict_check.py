@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Intervals, significance, settings and --compare of rb-report (issue 22).
+"""Intervals, significance, settings and --compare of rb-report.
 
 usage: verdict_check.py REPORT ROW_TEMPLATE GOSSIP_TEMPLATE ELEMENT_DIR REAL_DIR WORKDIR
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# rb_train -d cuda (issue 9).  Without the GPU build or without a GPU: the
+# rb_train -d cuda.  Without the GPU build or without a GPU: the
 # run is refused with its message and exit 2 (a build without the GPU
 # models) or 1 (no GPU), never a crash; then SKIP (77).  Any other failure
 # of the first GPU run fails the test.

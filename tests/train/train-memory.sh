@@ -1,5 +1,5 @@
 #!/bin/sh
-# Memory need known before the run (issue 25), rb_train's side: it prints
+# Memory need known before the run, rb_train's side: it prints
 # what a rank will hold (data as loaded; model, optimiser, reducer and
 # batch buffers computed) and the limit, refuses with exit 2 and both
 # numbers before the model is built when the need is larger than -M, the
