@@ -121,6 +121,35 @@ if [ "${RB_SKIP_TRAIN:-0}" != 1 ] && [ -x "$train" ]; then
     done
 fi
 
+# Real gradients: embedlm's own embedding gradients, recorded by a short
+# rb_train run, replayed through every reducer, beside uniform and Zipf rows
+# of the trace's shape (docs/workloads.md).  The trace is an input, not a
+# result: rb-report skips it.
+if [ "${RB_SKIP_TRAIN:-0}" != 1 ] && [ -x "$train" ]; then
+    say "rb_micro: workloads: embedlm's recorded gradients replayed through every reducer, beside uniform and Zipf rows of their shape"
+    mkdir -p "$out/traces"
+    trace="$out/traces/embedlm-p$ranks.h5"
+    run "$train" --model embedlm --iterations 40 --record-every 10 -o none \
+        --record-gradients "$trace" --force </dev/null >"$out/traces/record.txt"
+    # The trace's shape, its mean row density per rank (uniform rows beside
+    # it) and embedlm's batch x context = 128 x 8 token draws (Zipf rows).
+    w=$(/usr/bin/python3 -c "import h5py; g = h5py.File('$trace', 'r')['layers/embedding']; r = int(g.attrs['rows']); print('%dx%d %.6g %.6g' % (r, g.attrs['cols'], g['counts'][()].mean() / r, 1024 / r))")
+    set -f; set -- $w; set +f
+    # s2 at the authors' width for the trace's density (0.25 x density)
+    s2w=$(/usr/bin/python3 -c "print('%.6g' % (0.25 * $2))")
+    for launch in $(seq 1 "$launches"); do
+        run "$micro" --reducer all --input "trace:$trace" -i 10 -x 2 -r "$reps" -q \
+            -O sketch_width_mode=fraction -O sketch_width="$s2w" \
+            -o "$out/micro-workload-trace-L$launch.h5" </dev/null >/dev/null
+        run "$micro" --reducer all --shape "$1" --layout row --density "$2" -i 10 -x 2 -r "$reps" -q \
+            -O sketch_width_mode=fraction -O sketch_width="$s2w" \
+            -o "$out/micro-workload-uniform-L$launch.h5" </dev/null >/dev/null
+        run "$micro" --reducer all --shape "$1" --layout row --density "$3" --overlap zipf:1.1 -i 10 \
+            -x 2 -r "$reps" -q -O sketch_width_mode=fraction -O sketch_width="$s2w" \
+            -o "$out/micro-workload-zipf-L$launch.h5" </dev/null >/dev/null
+    done
+fi
+
 # The papers' claims live at 128 ranks: the same rb_micro, built with
 # SimGrid's smpicc, on the simulated P100/IB-EDR and KNL/Aries platforms
 # (jobscripts/sim/claims.sh says what runs; docs/simgrid.md).
