@@ -60,6 +60,17 @@ else
 fi
 
 echo "elapsed: $(($(date +%s) - t0)) s (benchmarks)"
+# make check runs tests side by side, so these runs may be marked busy, and
+# the report then splits their points by it; this test recomputes numbers,
+# the busy rule has its own (busy_synth.py): the runs are made not busy.
+$py - "$d" <<'EOF' || exit 99
+import glob, h5py, sys
+for path in glob.glob(sys.argv[1] + "/**/*.h5", recursive=True):
+    with h5py.File(path, "r+") as f:
+        for k in ("machine_other_cpu_before", "machine_other_cpu_during", "machine_steal_during"):
+            if k in f.attrs:
+                f.attrs[k] = 0.0
+EOF
 # Damaged copies, made from a real file.
 $py - "$d/job1/p4.h5" "$tmp" <<'EOF' || exit 99
 import h5py, shutil, sys
