@@ -159,7 +159,10 @@ if [ "${RB_SKIP_SIM:-0}" != 1 ] && command -v smpicc >/dev/null 2>&1; then
     mkdir -p "$sbuild"
     # configure needs SMPI_PRETEND_CC (it cannot run smpicc's programs);
     # make must not have it (it would link a program smpirun refuses).
-    [ -f "$sbuild/Makefile" ] || (cd "$sbuild" && SMPI_PRETEND_CC=1 "$src/configure" CC=smpicc \
+    # A configure newer than the build's (autoreconf above) would make make
+    # re-check it without SMPI_PRETEND_CC, which fails: configure again.
+    { [ -f "$sbuild/Makefile" ] && ! [ "$src/configure" -nt "$sbuild/config.status" ]; } ||
+        (cd "$sbuild" && SMPI_PRETEND_CC=1 "$src/configure" CC=smpicc \
         --with-simgrid --without-papi --without-hwloc --without-cuda >configure.out 2>&1) ||
         { cat "$sbuild/configure.out"; exit 1; }
     make -C "$sbuild" -j"$(nproc)" benchmarks/rb_micro >"$sbuild/make.out" 2>&1 ||

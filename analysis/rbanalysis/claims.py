@@ -306,6 +306,10 @@ def s2_train_points(summ):
                     fb["tt_target_s_median"], fb["tt_target_s_ci_low"], fb["tt_target_s_ci_high"],
                     r["tt_target_s_median"], r["tt_target_s_ci_low"], r["tt_target_s_ci_high"])
                 row["launches"] = int(min(r["n_repeats"], fb["n_repeats"]))
+                # s2 never reached the target while a baseline did: its time
+                # to accuracy is infinite in every seed, the speedup exactly 0.
+                row["tta_speedup_exact"] = bool(r.get("n_reached", np.nan) == 0
+                                                and np.isfinite(fb["tt_target_s_median"]))
             rows.append(row)
     return pd.DataFrame(rows)
 

@@ -142,6 +142,15 @@ def test_time_to_accuracy(tmp):
     check(s2["tt_target_s_median"] == math.inf and s2["n_reached"] == 0 and len(tta) == 1
           and tta["measured_median"].iloc[0] == 0 and tta["verdict_class"].iloc[0] == "below",
           "s2 never reaches the target: time inf, speedup 0, below the claim")
+    # The same with 5 seeds (too few for an interval): still below, exactly.
+    d = os.path.join(tmp, "tta-never-5")
+    tta_runs(d, [None] * 5, [2.0, 2.1, 2.2, 2.3, 2.4])
+    _, _, _, _, ctab = load_tables([d], {"test_accuracy": 80.0})
+    tta = ctab[(ctab["claim_id"] == "s2_train_speedup") & (ctab["measure"] == "time to accuracy")
+               & (ctab["points"] > 0)]
+    check(len(tta) == 1 and tta["verdict_class"].iloc[0] == "below"
+          and str(tta["exact"].iloc[0]).lower() == "true",
+          "s2 never reaches the target in 5 seeds: speedup exactly 0, below (no interval needed)")
     # Default target: dense's lowest best less the 0.5-point margin.
     _, _, _, chosen, _ = load_tables([d])
     metric, target, how = next(iter(chosen.values()))
