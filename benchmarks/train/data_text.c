@@ -205,6 +205,17 @@ static int intern_reserved(intern *t)
     return intern_id(t, "<unk>", 5) == ID_UNK && intern_id(t, "<eos>", 5) == ID_EOS ? 0 : -1;
 }
 
+/* A NUL byte means the file is no text: -1 (buf freed, err set), else 0. */
+static int refuse_binary(char *buf, size_t n, const char *path, char *err, size_t errlen)
+{
+    const char *nul = memchr(buf, 0, n);
+    if (!nul)
+        return 0;
+    snprintf(err, errlen, "%s: not a text file: NUL byte at offset %zu", path, (size_t)(nul - buf));
+    free(buf);
+    return -1;
+}
+
 /* Read a whole file; NUL bytes mean it is not text. */
 static char *slurp(const char *path, size_t *len, char *err, size_t errlen)
 {
@@ -233,13 +244,8 @@ static char *slurp(const char *path, size_t *len, char *err, size_t errlen)
         snprintf(err, errlen, "%s: %s", path, bad ? "read error" : "out of memory");
         return NULL;
     }
-    const char *nul = memchr(buf, 0, n);
-    if (nul) {
-        snprintf(err, errlen, "%s: not a text file: NUL byte at offset %zu", path,
-                 (size_t)(nul - buf));
-        free(buf);
+    if (refuse_binary(buf, n, path, err, errlen))
         return NULL;
-    }
     buf[n < cap ? n : cap - 1] = 0;
     *len = n;
     return buf;
@@ -486,26 +492,10 @@ static int dictd_index_path(const char *dict, char *index, size_t len, char *err
     return 0;
 }
 
-/* path exists and is a regular file (a directory or a device is refused
- * by name, before zlib or stdio reads it as something else). */
-static int check_regular(const char *path, char *err, size_t errlen)
-{
-    struct stat st;
-    if (stat(path, &st) < 0) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "%s: not a regular file", path);
-        return -1;
-    }
-    return 0;
-}
-
 /* The whole (dictzip, gzip or plain) file, uncompressed, NUL-terminated. */
 static char *gz_slurp(const char *path, size_t *len, char *err, size_t errlen)
 {
-    if (check_regular(path, err, errlen) < 0)
+    if (data_regular_file(path, err, errlen) < 0)
         return NULL;
     gzFile f = gzopen(path, "rb");
     if (!f) {
@@ -542,13 +532,8 @@ static char *gz_slurp(const char *path, size_t *len, char *err, size_t errlen)
         free(buf);
         return NULL;
     }
-    const char *nul = memchr(buf, 0, n);
-    if (nul) {
-        snprintf(err, errlen, "%s: not a text file: NUL byte at offset %zu", path,
-                 (size_t)(nul - buf));
-        free(buf);
+    if (refuse_binary(buf, n, path, err, errlen))
         return NULL;
-    }
     buf[n] = 0;
     *len = n;
     return buf;
@@ -593,7 +578,7 @@ static int dictd_read_index(const char *path, size_t dlen, const char *dict, dic
 {
     size_t len;
     char *buf = NULL;
-    if (check_regular(path, err, errlen) == 0)
+    if (data_regular_file(path, err, errlen) == 0)
         buf = slurp(path, &len, err, errlen);
     if (!buf)
         return -1;
