@@ -4,13 +4,16 @@
  *   test_cli              check every table (exit 0, or 1 naming what failed)
  *   test_cli list PROG    the option spellings of PROG's table, one a line
  *                         (tests/cli_help.sh compares them with PROG --help)
+ *   test_cli moved PROG   the old spellings PROG refuses (BENCH_OPT_MOVED)
  *
  * Checks per table: no name or letter twice; the defaults parse; --help
  * (without the free-text epilogue) shows every option at the start of a
  * line, with no line of 80 columns or more; a value out of range, a
  * wrong choice and a missing value are refused with a message naming the
  * option; giving an option its default value changes nothing; an unknown
- * option and a stray argument are refused. */
+ * option and a stray argument are refused; an old spelling (MOVED) is
+ * absent from --help and refused, alone or with a value, by a message
+ * naming it and the option it became. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +51,12 @@ static void fail(const program *p, const char *fmt, const char *a, const char *b
 static int is_option(const bench_opt *o)
 {
     return o->type != BENCH_OPT_SECTION;
+}
+
+/* Shown in --help: an option, not an old spelling. */
+static int is_documented(const bench_opt *o)
+{
+    return is_option(o) && o->type != BENCH_OPT_MOVED;
 }
 
 static int takes_value(const bench_opt *o)
@@ -121,7 +130,7 @@ static void check_help(const program *p)
         }
     }
     for (const bench_opt *o = p->cli->opts; o->type != BENCH_OPT_END; o++) {
-        if (!is_option(o))
+        if (!is_documented(o))
             continue;
         char want[96];
         if (o->letter && o->name)
@@ -195,6 +204,32 @@ static void check_values(const program *p, void *opts, void *defaults)
     }
 }
 
+/* An old spelling: refused alone, with a value and with one attached,
+ * by "NAME: ... --NEW ..." (the message says where it went). */
+static void check_moved(const program *p, void *opts)
+{
+    for (const bench_opt *o = p->cli->opts; o->type != BENCH_OPT_END; o++) {
+        if (o->type != BENCH_OPT_MOVED)
+            continue;
+        char opt[96], attached[128], name[96], msg[1024];
+        spelling(o, opt, sizeof opt);
+        snprintf(attached, sizeof attached, o->name ? "%s=5" : "%s5", opt);
+        bench_opt_name(o, name, sizeof name);
+        char *alone[] = {(char *)p->name, opt, NULL}, *valued[] = {(char *)p->name, opt, "5", NULL},
+             *joined[] = {(char *)p->name, attached, NULL};
+        char **lines[] = {alone, valued, joined};
+        for (size_t i = 0; i < 3; i++) {
+            msg[0] = '\0';
+            if (parse(p, opts, msg, sizeof msg, lines[i]) != BENCH_CLI_ERROR)
+                fail(p, "the old spelling %s was accepted%s", lines[i][1], "");
+            else if (strncmp(msg, name, strlen(name)) || !strstr(msg + strlen(name), "--"))
+                fail(p, "the old spelling %s: the message names no new option: %s", lines[i][1], msg);
+        }
+        if (!o->help)
+            fail(p, "the old spelling %s says nothing of where it went%s", opt, "");
+    }
+}
+
 static void check_program(const program *p)
 {
     void *opts = calloc(1, p->size), *defaults = calloc(1, p->size);
@@ -205,6 +240,7 @@ static void check_program(const program *p)
         fail(p, "the defaults do not parse: %s%s", msg, "");
     check_help(p);
     check_values(p, opts, defaults);
+    check_moved(p, opts);
     char *unknown[] = {(char *)p->name, "--no-such-option", NULL};
     if (parse(p, opts, msg, sizeof msg, unknown) != BENCH_CLI_ERROR || !strstr(msg, "unknown option '--no-such-option'"))
         fail(p, "an unknown option: '%s'%s", msg, "");
@@ -215,15 +251,18 @@ static void check_program(const program *p)
     free(defaults);
 }
 
-static int list(const char *name)
+/* The spellings of PROG's documented options, or of its old ones. */
+static int list(const char *name, int moved)
 {
     for (size_t i = 0; i < NPROGRAMS; i++) {
         if (strcmp(programs[i].name, name))
             continue;
         for (const bench_opt *o = programs[i].cli->opts; o->type != BENCH_OPT_END; o++) {
-            if (is_option(o) && o->letter)
+            if (!is_option(o) || is_documented(o) == moved)
+                continue;
+            if (o->letter)
                 printf("-%c\n", o->letter);
-            if (is_option(o) && o->name)
+            if (o->name)
                 printf("--%s\n", o->name);
         }
         return 0;
@@ -234,10 +273,10 @@ static int list(const char *name)
 
 int main(int argc, char **argv)
 {
-    if (argc == 3 && !strcmp(argv[1], "list"))
-        return list(argv[2]);
+    if (argc == 3 && (!strcmp(argv[1], "list") || !strcmp(argv[1], "moved")))
+        return list(argv[2], !strcmp(argv[1], "moved"));
     if (argc != 1) {
-        fprintf(stderr, "usage: test_cli [list PROG]\n");
+        fprintf(stderr, "usage: test_cli [list PROG | moved PROG]\n");
         return 2;
     }
     for (size_t i = 0; i < NPROGRAMS; i++)

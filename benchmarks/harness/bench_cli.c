@@ -25,6 +25,12 @@ static int is_option(const bench_opt *o)
     return o->type != BENCH_OPT_SECTION;
 }
 
+/* An option --help shows: not a heading, not an old spelling. */
+static int is_documented(const bench_opt *o)
+{
+    return is_option(o) && o->type != BENCH_OPT_MOVED;
+}
+
 static size_t table_size(const bench_cli *cli)
 {
     size_t n = 0;
@@ -193,7 +199,11 @@ static struct option *getopt_tables(const bench_cli *cli, char **shorts)
         const bench_opt *o = &cli->opts[i];
         if (!is_option(o))
             continue;
-        int has = o->optional ? optional_argument : takes_value(o) ? required_argument : no_argument;
+        /* an old spelling takes a value if one is attached, so that both
+         * "-T 60" and "-T60" stop at it, not at a stray "60" */
+        int has = o->optional || o->type == BENCH_OPT_MOVED ? optional_argument
+                : takes_value(o)                        ? required_argument
+                                                        : no_argument;
         if (o->letter) {
             (*shorts)[s++] = o->letter;
             for (int c = 0; c < has; c++)
@@ -227,6 +237,11 @@ static int handle(const bench_cli *cli, int c, char **argv, void *opts, char *ms
             snprintf(msg, len, "unknown option '-%c'", optopt);
         else
             snprintf(msg, len, "unknown option '%s'", argv[optind - 1]);
+        return BENCH_CLI_ERROR;
+    }
+    if (o->type == BENCH_OPT_MOVED) {
+        char name[96];
+        snprintf(msg, len, "%s: %s", bench_opt_name(o, name, sizeof name), o->help);
         return BENCH_CLI_ERROR;
     }
     if (o->type == BENCH_OPT_ACTION) {
@@ -351,12 +366,12 @@ void bench_cli_help(const bench_cli *cli, FILE *out)
 {
     int col = cli->help_col > 0 ? cli->help_col : DEFAULT_HELP_COL, any_letter = 0;
     for (const bench_opt *o = cli->opts; o->type != BENCH_OPT_END; o++)
-        any_letter |= is_option(o) && o->letter;
+        any_letter |= is_documented(o) && o->letter;
     fputs(cli->usage, out);
     for (const bench_opt *o = cli->opts; o->type != BENCH_OPT_END; o++) {
         if (o->type == BENCH_OPT_SECTION)
             fprintf(out, "\n%s\n", o->help);
-        else
+        else if (is_documented(o))
             help_line(out, o, any_letter, col);
     }
     if (cli->epilogue)

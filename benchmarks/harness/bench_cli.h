@@ -28,6 +28,9 @@ typedef enum bench_opt_type {
     BENCH_OPT_CUSTOM,     /* .parse does it (several fields, lists, enums) */
     BENCH_OPT_REDUCER_OPTION, /* KEY=VALUE into the rb_options (rb_options_set) */
     BENCH_OPT_ACTION,     /* no value: .action runs, then the program exits 0 */
+    BENCH_OPT_MOVED,      /* an old spelling, refused wherever it appears (with or
+                             without a value) by "NAME: .help", .help saying what
+                             it became; not in --help */
 } bench_opt_type;
 
 struct bench_cli;
@@ -87,7 +90,7 @@ void bench_cli_help_action(const struct bench_cli *cli, void *opts);
 /* lead followed by the reducers compiled in ("reducers: none dense ..."),
  * for a help_fn; returns buf. */
 const char *bench_cli_reducer_names(const char *lead, char *buf, size_t len);
-/* How messages name an option: "-d/--device", "--density" or "-T". */
+/* How messages name an option: "-d/--device", "--density" or "-r". */
 const char *bench_opt_name(const bench_opt *o, char *buf, size_t len);
 
 #endif
