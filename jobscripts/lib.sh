@@ -24,7 +24,7 @@
 #   RB_SIZES       comma list of rb_micro -m values, MIN:MAX or one size (default 4K:4M)
 #   RB_ITERS, RB_WARMUP   rb_micro -i / -x
 #   RB_DEVICE      host | cuda
-#   RB_TIMEOUT     rb_micro/rb_train -T seconds per configuration (0 = none)
+#   RB_TIMEOUT     rb_micro/rb_train --timeout seconds per configuration (0 = none)
 #   RB_MICRO_ARGS, RB_TRAIN_ARGS  more arguments for the benchmark
 #   RB_MODEL, RB_EPOCHS           rb_train model and epochs
 #   RB_DATA        rb_train --data (default: rb_train's, Debian's
@@ -39,7 +39,7 @@ rb_log() { printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 rb_die() { rb_log "error: $*"; exit 1; }
 
 # Script arguments (same meaning as the variables above):
-#   --reducers L --densities L --sizes L --iters N --warmup N --device D
+#   --reducers L --densities L --sizes L --iterations N --warmup N --device D
 #   --timeout S --out DIR --sweep-file F --model M --epochs N --data DIR
 #   --threads N --node-counts L --modules L   and  -- ARGS (passed to the
 #   benchmark); --help prints the script's header and this list.
@@ -50,7 +50,11 @@ rb_parse_args() {
         case "$1" in
             --) shift; RB_EXTRA_ARGS=("$@"); return 0 ;;
             -h|--help) rb_usage; exit 0 ;;
-            --reducers|--densities|--sizes|--iters|--warmup|--device|--timeout|--out|\
+            --iters) rb_die "--iters is now --iterations N (rb_micro's -i/--iterations)" ;;
+            --iterations)   # RB_ITERS, as rb_micro -i
+                [ $# -ge 2 ] || rb_die "$1 needs a value"
+                RB_ITERS=$2; shift 2 ;;
+            --reducers|--densities|--sizes|--warmup|--device|--timeout|--out|\
             --sweep-file|--model|--epochs|--data|--threads|--node-counts|--modules)
                 [ $# -ge 2 ] || rb_die "$1 needs a value"
                 var=${1#--}; var=RB_${var//-/_}      # --sweep-file -> RB_SWEEP_FILE
@@ -67,7 +71,7 @@ rb_usage() {
     sed -n '2,/^set -euo/{/^#SBATCH/d;/^# shellcheck/d;/^set -euo/d;s/^# \{0,1\}//p}' "$0"
     echo
     sed -n '7,/^RB_ALL_REDUCERS=/{/^RB_ALL_REDUCERS=/d;s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}"
-    echo "Script arguments: --reducers L --densities L --sizes L --iters N --warmup N"
+    echo "Script arguments: --reducers L --densities L --sizes L --iterations N --warmup N"
     echo "  --device D --timeout S --out DIR --sweep-file F --model M --epochs N --data DIR"
     echo "  --threads N --node-counts L --modules L, then -- ARGS for the benchmark."
 }
@@ -221,7 +225,7 @@ rb_run() {
         [ "$rc" -ne 0 ] || rc=1
         rb_log "FAILED $name (exit $rc)"
         if [ "$rc" -ne 0 ] && rb_complete "$out"; then
-            # a run stopped by -T or by divergence keeps what it measured
+            # a run stopped by --timeout or by divergence keeps what it measured
             # (timed_out = 1, diverged = 1): kept, under
             # a name that neither a resume nor the analysis takes as done
             mv -f "$out" "$out.failed" && rb_log "kept the partial archive as $out.failed"
@@ -291,7 +295,7 @@ rb_micro_args() {   # reducer density size (MIN:MAX, or one size)
     [ -n "${RB_ITERS:-}" ] && RB_ARGS+=(-i "$RB_ITERS")
     [ -n "${RB_WARMUP:-}" ] && RB_ARGS+=(-x "$RB_WARMUP")
     [ -n "${RB_DEVICE:-}" ] && RB_ARGS+=(-d "$RB_DEVICE")
-    [ -n "${RB_TIMEOUT:-}" ] && RB_ARGS+=(-T "$RB_TIMEOUT")
+    [ -n "${RB_TIMEOUT:-}" ] && RB_ARGS+=(--timeout "$RB_TIMEOUT")
     local more=()
     read -r -a more <<<"${RB_MICRO_ARGS:-}"
     RB_ARGS+=("${more[@]}" "${RB_EXTRA_ARGS[@]}")
@@ -322,7 +326,7 @@ rb_train_one() {    # index "reducer - -"
     local more=() dev=""
     [ -n "${RB_DEVICE:-}" ] && args+=(-d "$RB_DEVICE") && dev="_$RB_DEVICE"
     [ -n "${RB_DATA:-}" ] && args+=(--data "$RB_DATA")
-    [ -n "${RB_TIMEOUT:-}" ] && args+=(-T "$RB_TIMEOUT")
+    [ -n "${RB_TIMEOUT:-}" ] && args+=(--timeout "$RB_TIMEOUT")
     read -r -a more <<<"${RB_TRAIN_ARGS:-}"
     args+=("${more[@]}" "${RB_EXTRA_ARGS[@]}")
     rb_run "$(rb_name "train_${RB_MODEL}_${r}${dev}_N${RB_NODES}_n${RB_NTASKS}")" \

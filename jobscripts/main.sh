@@ -74,16 +74,16 @@ configs="$out/micro-configs.txt"
 cat >"$configs" <<CONFIGS
 embedding-d0.02 --reducer all --shape 32768x256 --layout row --density 0.02 -i 10 -x 2 -O sketch_width_mode=fraction -O sketch_width=0.005
 gossip-compute --reducer none,gossip --shape 1x6400000 --compute 0.02 -i 5 -x 1
-element-d0.01 --reducer all -m 64K:16M -f 4 -i 10 -x 2 --density 0.01
-element-d0.10 --reducer all -m 4M:16M -f 4 -i 5 -x 1 --density 0.1
-element-d0.50 --reducer all -m 4M:16M -f 4 -i 5 -x 1 --density 0.5
+element-d0.01 --reducer all -m 64K:16M --stepfactor 4 -i 10 -x 2 --density 0.01
+element-d0.10 --reducer all -m 4M:16M --stepfactor 4 -i 5 -x 1 --density 0.1
+element-d0.50 --reducer all -m 4M:16M --stepfactor 4 -i 5 -x 1 --density 0.5
 CONFIGS
 say "rb_micro: $(wc -l <"$configs") configurations x $launches launches x $reps repetitions: the S2 authors' embedding setting (32768 x 256, row density 2%, their sketch width), GossipGraD against no communication with 20 ms of modelled compute per step, element density 1% (64 KiB - 16 MiB), 10% and 50% (the dense/sparse crossover)"
 for launch in $(seq 1 "$launches"); do
     while read -r name args; do
         printf '  launch %d/%d: %s\n' "$launch" "$launches" "$name"
         # shellcheck disable=SC2086
-        run "$micro" $args -r "$reps" -q -o "$out/micro-$name-L$launch.h5" \
+        run "$micro" $args --repeat "$reps" -q -o "$out/micro-$name-L$launch.h5" \
             </dev/null >"$out/micro-$name-L$launch.txt"
     done <"$configs"
 done
@@ -138,14 +138,14 @@ if [ "${RB_SKIP_TRAIN:-0}" != 1 ] && [ -x "$train" ]; then
     # s2 at the authors' width for the trace's density (0.25 x density)
     s2w=$(/usr/bin/python3 -c "print('%.6g' % (0.25 * $2))")
     for launch in $(seq 1 "$launches"); do
-        run "$micro" --reducer all --input "trace:$trace" -i 10 -x 2 -r "$reps" -q \
+        run "$micro" --reducer all --input "trace:$trace" -i 10 -x 2 --repeat "$reps" -q \
             -O sketch_width_mode=fraction -O sketch_width="$s2w" \
             -o "$out/micro-workload-trace-L$launch.h5" </dev/null >/dev/null
-        run "$micro" --reducer all --shape "$1" --layout row --density "$2" -i 10 -x 2 -r "$reps" -q \
+        run "$micro" --reducer all --shape "$1" --layout row --density "$2" -i 10 -x 2 --repeat "$reps" -q \
             -O sketch_width_mode=fraction -O sketch_width="$s2w" \
             -o "$out/micro-workload-uniform-L$launch.h5" </dev/null >/dev/null
         run "$micro" --reducer all --shape "$1" --layout row --density "$3" --overlap zipf:1.1 -i 10 \
-            -x 2 -r "$reps" -q -O sketch_width_mode=fraction -O sketch_width="$s2w" \
+            -x 2 --repeat "$reps" -q -O sketch_width_mode=fraction -O sketch_width="$s2w" \
             -o "$out/micro-workload-zipf-L$launch.h5" </dev/null >/dev/null
     done
 fi

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The archive is all-or-nothing: a run killed with SIGKILL leaves only a
-# .tmp file that no reader takes for a result, SIGTERM and a -T timeout before the first row
+# .tmp file that no reader takes for a result, SIGTERM and a --timeout before the first row
 # leave nothing, an existing file is refused (exit 2) unless --force, a
 # device, FIFO, symbolic link or empty path is refused even with --force, an
 # unwritable path fails before any measurement, and the default path
@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/archive_lib.sh"
 small="--reducer dense -m 4K:4K -i 2 -x 0 -q"
 # Long enough to be interrupted (minutes; 4K calls once finished 400000
-# iterations inside the 1 s limit of the -T case on a fast machine).
+# iterations inside the 1 s limit of the --timeout case on a fast machine).
 long="--reducer dense -m 64K:64K -i 40000000 -x 0 --no-check -q"
 
 # Wait (up to 20 s) for the temporary file of $1 to appear.
@@ -69,12 +69,12 @@ else
     bad "SIGTERM: no temporary file appeared"; signal_ranks $mpipid KILL; wait $mpipid
 fi
 
-# --- -T timeout (exit 124) before the first row: no file at all (a run
+# --- --timeout (exit 124) before the first row: no file at all (a run
 # with rows keeps them, marked timed_out = 1: tests/hostile.sh)
 to="$tmp/timeout.h5"
-"$MPIRUN" 2 "$micro" $long -T 1 -o "$to" >"$tmp/to.log" 2>&1
+"$MPIRUN" 2 "$micro" $long --timeout 1 -o "$to" >"$tmp/to.log" 2>&1
 rc=$?
-[ $rc -eq 124 ] || bad "-T 1 exited $rc, expected 124"
+[ $rc -eq 124 ] || bad "--timeout 1 exited $rc, expected 124"
 [ -e "$to" ] && bad "timeout: $to exists"
 ls "$to".tmp.* >/dev/null 2>&1 && bad "timeout: temporary file left"
 

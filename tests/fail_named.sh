@@ -93,7 +93,7 @@ fi
 # --- rb_sketch, one process (it runs on one core)
 s="$bin/rb_sketch"
 # -M: past rb_sketch's own memory check, to the library.
-expect "rb_sketch: huge sketch" RB_ERR_NOMEM rb_sketch "$s" --rows 1000 --cols 100 --ratio 1e12 --iters 1 --no-error \
+expect "rb_sketch: huge sketch" RB_ERR_NOMEM rb_sketch "$s" --rows 1000 --cols 100 --ratio 1e12 -i 1 --no-error \
     -M 100000000G
 expect "rb_sketch: bad --density" - rb_sketch "$s" --density 2
 expect "rb_sketch: no elements" - rb_sketch "$s" --rows 0

@@ -4,11 +4,11 @@
 # a hang, a lost or overwritten result, or an impossible value in a
 # report.  One line per case: "ok CASE" or "FAIL: CASE: why".
 #   train data: test images of another size, FIFOs, an empty split,
-#               divergence, -T;
+#               divergence, --timeout;
 #   full disk:  rb_micro, rb_train, rb-archive merge on a 40 KiB tmpfs (root only);
 #   writers:    two runs racing for one -o, -J naming the archive, long names;
 #   sizes:      -m 3, -b 4097 -e 8195, rows wider than the size, --shape 0x5,
-#               more sizes than rb_micro holds, -T keeping the rows;
+#               more sizes than rb_micro holds, --timeout keeping the rows;
 #   archives:   NaN/Inf, ranks=-3, negative times, recall=7, #wrong=-1, a
 #               non-integer `complete`, unknown tool, no /micro, /micro/results
 #               not a table, conflicting copies, merge onto an input;
@@ -78,7 +78,7 @@ except OSError:
         [ $took -lt 15 ] || why="hung $took s, until a writer opened the FIFO; $why"
         check "$name" "$([ -z "$why" ]; echo $?)" "$why"
     }
-    tr="--train-limit 256 --test-limit 64 --batch 16 --iterations 4 --warmup 0"
+    tr="--train-limit 256 --test-limit 64 --batch 16 --iterations 4 --lr-warmup 0"
     for hw in 64 14; do
         d="$tmp/img$hw"
         mkidx "$d" train 256 28 28
@@ -94,7 +94,7 @@ except OSError:
         "train-images-idx3-ubyte: not a regular file" --model lenet --data "$d" $tr
     # Word corpora: a FIFO as train.tokens; an empty valid.tokens.
     words() { $PY -c 'import random,sys; r=random.Random(3); print("\n".join(" ".join("w%d" % r.randrange(50) for _ in range(12)) for _ in range(int(sys.argv[1]))))' "$1"; }
-    lm="--model wordlm --vocab 60 --batch 16 --iterations 4 --warmup 0 --hidden 16 --embed-dim 8"
+    lm="--model wordlm --vocab 60 --batch 16 --iterations 4 --lr-warmup 0 --hidden 16 --embed-dim 8"
     d="$tmp/fifo-tok"; mkdir "$d"
     words 200 >"$d/valid.tokens"; words 200 >"$d/test.tokens"; mkfifo "$d/train.tokens"
     fifo_case "a FIFO as train.tokens" "$d/train.tokens" "train.tokens: not a regular file" $lm --data "$d"
@@ -106,7 +106,7 @@ except OSError:
     # Divergence: stopped, exit 1, named, archive marked; both tools say so.
     d="$tmp/img28"; mkidx "$d" train 256 28 28; mkidx "$d" t10k 64 28 28
     $T "$MPIRUN" 2 "$train" --model mlp --data "$d" --train-limit 256 --test-limit 64 --batch 16 \
-        --epochs 3 --lr 1e6 --warmup 0 -o "$tmp/div.h5" >"$tmp/o" 2>&1
+        --epochs 3 --lr 1e6 --lr-warmup 0 -o "$tmp/div.h5" >"$tmp/o" 2>&1
     why=$(named "$tmp/o" $? 1 "rb_train: rank 0: training: diverged: the .* loss is not finite") &&
         $PY -c 'import sys,h5py; sys.exit(0 if h5py.File(sys.argv[1]).attrs.get("diverged") == 1 else 1)' "$tmp/div.h5" ||
         why="$why; archive not marked diverged=1"
@@ -131,14 +131,14 @@ PY
     check "an unmarked archive with a NaN final loss (rb-archive)" "$([ -z "$why" ]; echo $?)" "$why"
     refused "rb-report: an unmarked archive with a NaN final loss" "olddiv.h5: diverged: the final training loss is nan"
 
-    # -T: named line, exit 124, archive keeps the curve marked timed_out;
+    # --timeout: named line, exit 124, archive keeps the curve marked timed_out;
     # rb-archive and rb-report both treat it as timed out.
     $T "$MPIRUN" 2 "$train" --model mlp --data "$d" --train-limit 256 --test-limit 64 --batch 16 \
-        --epochs 100000 --lr 0.01 -T 1 -o "$tmp/tt.h5" >"$tmp/o" 2>&1
-    why=$(named "$tmp/o" $? 124 "rb_train: rank 0: time limit: -T 1 s reached") || true
+        --epochs 100000 --lr 0.01 --timeout 1 -o "$tmp/tt.h5" >"$tmp/o" 2>&1
+    why=$(named "$tmp/o" $? 124 "rb_train: rank 0: time limit: --timeout 1 s reached") || true
     "$rbarchive" list "$tmp/tt.h5" | grep -q "TIMED-OUT" || why="$why; rb-archive list does not say TIMED-OUT"
     "$rbarchive" merge -o "$tmp/ttm.h5" "$tmp/tt.h5" >/dev/null 2>&1 && why="$why; rb-archive merged it"
-    check "rb_train -T 1 (rb_train, rb-archive)" "$([ -z "$why" ]; echo $?)" "$why"
+    check "rb_train --timeout 1 (rb_train, rb-archive)" "$([ -z "$why" ]; echo $?)" "$why"
     refused "rb-report: the timed-out training" "tt.h5: stopped by its time limit"
 else
     echo "note: no rb_train (built without BLAS): its cases are not run"
@@ -294,24 +294,24 @@ sizes "-m 3" "-m 3" "smallest size measurable is 4 bytes"
 sizes "-b 4097 -e 8195" "-b 4097 -e 8195" "MIN 4097 bytes is not a whole number of 4-byte elements .*give 4096 or 4100"
 sizes "--layout row --cols 100000 -m 4K:16K" "--layout row --cols 100000 -m 4K:16K" "smallest size measurable with these --cols is 400000 bytes"
 sizes "--shape 0x5" "--shape 0x5" "smallest shape is 1x5"
-sizes "-m 4K:16K -f 1.0000001" "-m 4K:16K -f 1.0000001" "more than 64 sizes .* use -f"
+sizes "-m 4K:16K --stepfactor 1.0000001" "-m 4K:16K --stepfactor 1.0000001" "more than 64 sizes .* use --stepfactor"
 sizes "-M 0" "-m 4K -M 0" "mem-limit: '0' is not a size of at least 1 byte"
 sizes "-P BOGUS_EVENT" "-m 4K -P BOGUS_EVENT" "unknown PAPI event BOGUS_EVENT"
 
-# -T: a named line, exit 124, the rows measured kept (marked timed_out).
+# --timeout: a named line, exit 124, the rows measured kept (marked timed_out).
 # (The first row takes ~0.1 s, 0.5 s under the sanitizers; all of them
 # 16 GB of reductions, seconds on any machine.)
-"$MPIRUN" 2 "$micro" --reducer dense -m 4K:4M -i 2000 -x 0 --no-check -q -P none -T 2 -o "$tmp/to.h5" >"$tmp/o" 2>&1
+"$MPIRUN" 2 "$micro" --reducer dense -m 4K:4M -i 2000 -x 0 --no-check -q -P none --timeout 2 -o "$tmp/to.h5" >"$tmp/o" 2>&1
 rc=$?
-why=$(named "$tmp/o" $rc 124 "rb_micro: rank 0: time limit: -T 2 s reached .* keeps the [1-9][0-9]* row") || true
+why=$(named "$tmp/o" $rc 124 "rb_micro: rank 0: time limit: --timeout 2 s reached .* keeps the [1-9][0-9]* row") || true
 $PY -c '
 import sys, h5py
 f = h5py.File(sys.argv[1])
 sys.exit(0 if f.attrs["timed_out"] == 1 and len(f["micro/results"]) >= 1 else 1)' "$tmp/to.h5" 2>/dev/null ||
     why="$why; no archive with the rows, marked timed_out=1"
 "$rbarchive" list "$tmp/to.h5" | grep -q TIMED-OUT || why="$why; rb-archive list does not say TIMED-OUT"
-check "rb_micro -T 2 keeps its rows" "$([ -z "$why" ]; echo $?)" "$why"
-refused "rb-report: rb_micro -T 2" "to.h5: stopped by its time limit"
+check "rb_micro --timeout 2 keeps its rows" "$([ -z "$why" ]; echo $?)" "$why"
+refused "rb-report: rb_micro --timeout 2" "to.h5: stopped by its time limit"
 
 # ------------------------------------------------------------------ environment
 mkdir -p "$tmp/cwd/a/b"

@@ -13,7 +13,7 @@ fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 export RB_BUILD=$top_builddir RB_LAUNCHER="$top_srcdir/tests/mpirun.sh %n" RB_NTASKS=2
 
-bash "$JS/generic/micro.sbatch" --reducers dense,s2 --sizes 4K --iters 2 --warmup 0 \
+bash "$JS/generic/micro.sbatch" --reducers dense,s2 --sizes 4K --iterations 2 --warmup 0 \
     --out "$tmp/m" >"$tmp/m.log" 2>&1 || bad "micro without '--': exit $?: $(tail -5 "$tmp/m.log")"
 [ "$(ls "$tmp"/m/micro_*.h5 2>/dev/null | wc -l)" -eq 2 ] || bad "micro: want 2 archives: $(ls "$tmp/m")"
 
@@ -23,6 +23,13 @@ bash "$JS/generic/micro.sbatch" --sizes >"$tmp/e" 2>&1 && bad "a missing value w
 grep -q -- "--sizes needs a value" "$tmp/e" || bad "missing value: $(cat "$tmp/e")"
 bash "$JS/generic/micro.sbatch" --frobnicate 1 >"$tmp/e" 2>&1 && bad "an unknown argument was accepted"
 grep -q "unknown script argument '--frobnicate'" "$tmp/e" || bad "unknown argument: $(cat "$tmp/e")"
+# --iters was renamed --iterations (rb_micro's spelling): refused, naming it.
+bash "$JS/generic/micro.sbatch" --iters 2 >"$tmp/e" 2>&1 && bad "the old --iters was accepted"
+grep -q -- "--iters is now --iterations" "$tmp/e" || bad "--iters: $(cat "$tmp/e")"
+# What rb_micro is given: -i, -x and --timeout (its -T is OSU's data type).
+RB_LAUNCHER=echo bash "$JS/generic/micro.sbatch" --reducers dense --sizes 4K --iterations 7 --warmup 1 \
+    --timeout 5 --out "$tmp/echo-m" >"$tmp/em.log" 2>&1
+grep -q -- "-i 7 -x 1 .*--timeout 5" "$tmp/em.log" || bad "micro arguments: $(grep run "$tmp/em.log")"
 
 # The other entry points answer --help and refuse stray arguments
 # (main.sh --help used to start apt and a build).

@@ -78,7 +78,7 @@ next_run_ok() {  # NAME PROGRAM ARGS...: a short run to the same path
     [ -z "$left" ] || bad "$name: temporaries left after the next run: $left"
 }
 
-M="--reducer all -m 4K:1M -i 100 -x 2 -r 50 -P none"
+M="--reducer all -m 4K:1M -i 100 -x 2 --repeat 50 -P none"
 m_next="--reducer dense -m 4K:4K -i 2 -x 1 -P none"
 T="--model lenet --epochs 1000 --eval-every 200"
 t_next="--model lenet --iterations 3"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # rb_micro exit codes on real MPI runs: 0 when the exact reducers validate,
-# 1 when a wrong value is injected (the validator works), 124 on -T, 2 when
+# 1 when a wrong value is injected (the validator works), 124 on --timeout, 2 when
 # ranks were started with different command lines or RB_MALLOC settings,
 # or RB_MALLOC is neither keep nor default (on any one rank).
 micro="$top_builddir/benchmarks/rb_micro"
@@ -23,9 +23,9 @@ rc=$?
 awk '/^ +[0-9]+ / { if ($14 >= 1) found = 1 } END { exit !found }' "$tmp/bad" ||
     { echo "FAIL: #wrong not counted for a corrupted result"; cat "$tmp/bad"; fail=1; }
 
-"$MPIRUN" 2 "$micro" -o none --reducer dense -m 64M:64M -i 100000 -x 0 --no-check -T 1 >"$tmp/to" 2>&1
+"$MPIRUN" 2 "$micro" -o none --reducer dense -m 64M:64M -i 100000 -x 0 --no-check --timeout 1 >"$tmp/to" 2>&1
 rc=$?
-[ $rc -eq 124 ] || { echo "FAIL: -T 1 exited $rc, expected 124"; cat "$tmp/to"; fail=1; }
+[ $rc -eq 124 ] || { echo "FAIL: --timeout 1 exited $rc, expected 124"; cat "$tmp/to"; fail=1; }
 
 mpirun --bind-to none --mca btl self,vader -np 1 "$micro" -o none -i 2 : -np 1 "$micro" -o none -i 3 >"$tmp/mm" 2>&1
 rc=$?

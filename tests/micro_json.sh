@@ -8,7 +8,7 @@ fail=0
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 
-"$MPIRUN" 2 "$micro" --reducer dense,agsparse,s2,gossip -m 4K:16K -i 2 -x 1 -r 2 -P none \
+"$MPIRUN" 2 "$micro" --reducer dense,agsparse,s2,gossip -m 4K:16K -i 2 -x 1 --repeat 2 -P none \
     -o "$tmp/r.h5" -J "$tmp/r.jsonl" >"$tmp/out" 2>&1 ||
     { echo "FAIL: rb_micro -J exited $?"; cat "$tmp/out"; exit 1; }
 /usr/bin/python3 - "$tmp/r.h5" "$tmp/r.jsonl" <<'PY' || fail=1

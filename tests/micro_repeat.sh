@@ -1,5 +1,5 @@
 #!/bin/sh
-# rb_micro -r N: N rows per (reducer, size), their repetition in
+# rb_micro --repeat N: N rows per (reducer, size), their repetition in
 # the archive's repeat column (0..N-1), measured interleaved (repetition 0
 # of every reducer before repetition 1 of any), and rb-report pools them
 # into one point with n = N.
@@ -9,8 +9,8 @@ fail=0
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 
-"$MPIRUN" 2 "$micro" --reducer dense,agsparse -m 4K:8K -i 2 -x 1 -r 3 -o "$tmp/r.h5" \
-    >"$tmp/out" 2>&1 || { echo "FAIL: rb_micro -r 3 exited $?"; cat "$tmp/out"; exit 1; }
+"$MPIRUN" 2 "$micro" --reducer dense,agsparse -m 4K:8K -i 2 -x 1 --repeat 3 -o "$tmp/r.h5" \
+    >"$tmp/out" 2>&1 || { echo "FAIL: rb_micro --repeat 3 exited $?"; cat "$tmp/out"; exit 1; }
 n=$(grep -c "^# repetition [123] of 3" "$tmp/out")
 [ "$n" -eq 6 ] || { echo "FAIL: $n repetition headers, expected 6"; fail=1; }
 /usr/bin/python3 - "$tmp/r.h5" <<'PY' || fail=1

@@ -40,12 +40,20 @@ expect_usage -m -m 1M:4K
 expect_usage -m -m 4X:8K
 expect_usage -b -b xyz
 expect_usage -e -e 1Q
-expect_usage -f -f 1
+expect_usage --stepfactor --stepfactor 1
 expect_usage -i -i 0
 expect_usage -i -i 3.5
 expect_usage -x -x -1
 expect_usage --check --check=2
-expect_usage -T -T -5
+expect_usage --timeout --timeout -5
+# OSU's letters mean what they mean in osu_allreduce: -T is the data type
+# (floats only), so a time limit given the old way is refused, naming its
+# new spelling; -r (OSU's CUDA compute target) is no longer --repeat.
+expect_usage "the time limit, -T before, is --timeout" -T 60
+expect_usage "only mpi_float" -T mpi_char
+expect_usage "only mpi_float" --type all
+expect_usage "repetitions are --repeat" -r 3
+expect_usage "unexpected argument '2'" -f 2
 expect_usage -d -d tpu
 expect_usage block_size -O block_size=0
 expect_usage sketch_rows -O sketch_rows=9
@@ -55,6 +63,13 @@ expect_usage "key=value" -O novalue
 expect_usage "unknown option" --frobnicate
 expect_usage "needs a value" --density
 expect_usage "unexpected argument" stray
+
+# A command line copied from osu_allreduce (docs/anchors.md) runs: -T
+# mpi_float (any case), -f (full listing: always), -c, -v.
+"$micro" -o none -q --reducer dense -T mpi_float -f -c -m 4K:8K -i 2 -x 1 -M 64M >"$tmp/out" 2>&1 ||
+    { echo "FAIL: rb_micro with osu_allreduce's -T mpi_float -f -c -m -i -x -M exited $?"; cat "$tmp/out"; fail=1; }
+"$micro" -T MPI_FLOAT --version >"$tmp/out" 2>&1 && grep -q "^rb_micro (reducerbench) [0-9]" "$tmp/out" ||
+    { echo "FAIL: rb_micro -T MPI_FLOAT --version:"; cat "$tmp/out"; fail=1; }
 
 # OSU's -m MAX: from the default first size (4K) to MAX; below 4K, MAX alone.
 sizes_of() {  # ARGS...: the size column of rb_micro's dense table
@@ -68,7 +83,7 @@ got=$(sizes_of -m 1K)
 "$micro" --help >"$tmp/help" 2>&1 || { echo "FAIL: --help exited non-zero"; fail=1; }
 for word in --reducer --density --layout --overlap --cols --shape --seed --option \
             --message-size --minbytes --maxbytes --stepfactor --iterations --warmup \
-            --check --no-check --timeout --device --output --force --help \
+            --check --no-check --timeout --type --full --version --device --output --force --help \
             none dense agsparse sparcml parallax omnireduce oktopk zen s2 gossip \
             block_size oktopk_balance oktopk_repartition oktopk_throttle zen_bitmap \
             sketch_rows sketch_width error_feedback gossip_schedule busbw; do

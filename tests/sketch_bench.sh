@@ -24,7 +24,8 @@ expect_usage "rows x cols" --rows 4294967296 --cols 4294967296    # the product 
 expect_usage "rows x cols" --rows 100000 --cols 100000
 expect_usage "rows x cols" --rows 0
 expect_usage --ranks --ranks 4294967298                           # was truncated to 2
-expect_usage --iters --iters 4294967297
+expect_usage --iterations --iterations 4294967297
+expect_usage "iters: the repetitions are -i/--iterations" --iters 4    # the old spelling, named
 expect_usage --rows --rows -5
 expect_usage --density --density 0
 expect_usage --density --density 1.5
@@ -39,11 +40,11 @@ expect_usage "needs 0.00112 GiB .* more than the 0.000977 GiB this process may h
     --rows 1000 --cols 100 --no-error -M 1M
 
 "$sketch" --help >"$tmp/help" 2>&1 || { echo "FAIL: --help exited non-zero"; fail=1; }
-for opt in --rows --cols --density --ratio --ranks --iters --seed --no-error --mem-limit; do
+for opt in --rows --cols --density --ratio --ranks --iterations --seed --no-error --mem-limit; do
     grep -q -- "$opt" "$tmp/help" || { echo "FAIL: --help does not mention $opt"; fail=1; }
 done
 
-if ! "$sketch" --rows 2000 --cols 64 --ranks 4 --iters 1 >"$tmp/run" 2>"$tmp/err"; then
+if ! "$sketch" --rows 2000 --cols 64 --ranks 4 -i 1 >"$tmp/run" 2>"$tmp/err"; then
     echo "FAIL: rb_sketch small run failed:"; cat "$tmp/err" "$tmp/run"; fail=1
 fi
 # Error table rows: c/nmd c r rel_l2_err sqrt(U/c) recall max_abs_err

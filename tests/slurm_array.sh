@@ -6,7 +6,7 @@
 . "$top_srcdir/tests/slurm_lib.sh"
 slurm_start
 
-j=$("$JS/submit" knl micro --reducers dense,agsparse,sparcml --sizes 4K --iters 2 --warmup 1 \
+j=$("$JS/submit" knl micro --reducers dense,agsparse,sparcml --sizes 4K --iterations 2 --warmup 1 \
     --tasks-per-node 2 --chdir "$W" -- -P none) || fail "jobscripts/submit"
 note "array job $j"
 wait_jobs 200 "$j"

@@ -22,7 +22,7 @@ grep -q "already running" "$T/again.log" || fail "second start did not say 'alre
 train=$(sbatch --parsable --chdir="$W" --ntasks-per-node=2 "$JS/generic/train.sbatch" \
     --reducers dense -- --iterations 2 --train-limit 256 --test-limit 128) || fail "sbatch train"
 scaling=$(sbatch --parsable --chdir="$W" -N 1 --ntasks-per-node=2 "$JS/p100/scaling.sbatch" \
-    --reducers s2 --sizes 64K --iters 2 --device host -- -P none) || fail "sbatch scaling"
+    --reducers s2 --sizes 64K --iterations 2 --device host -- -P none) || fail "sbatch scaling"
 
 # submit --dry-run: one array per node count, sized by the sweep.
 dry=$("$JS/submit" knl micro --reducers dense,s2 --densities 0.01,0.1 --sizes 4K:8K,1M --nodes 1,2 --dry-run)

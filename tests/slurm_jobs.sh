@@ -7,7 +7,7 @@
 slurm_start
 sinfo -h -o %P | tr '\n' ' ' | grep -q 'debug\* p100 knl' || fail "partitions: $(sinfo -h -o %P | tr '\n' ' ')"
 
-small=(--sizes 4K:16K --iters 2 --warmup 1 -- -P none)
+small=(--sizes 4K:16K --iterations 2 --warmup 1 -- -P none)
 # No GPU here: the p100 script's default device (cuda) is overridden by
 # the environment; its --gres=gpu:4 is still allocated from the fake devices.
 p100=$(RB_DEVICE=host sbatch --parsable --chdir="$W" --ntasks-per-node=4 "$JS/p100/micro.sbatch" --reducers dense "${small[@]}") ||
@@ -52,7 +52,7 @@ note "bad reducer: exit $ec, no archive"
 
 # scancel while rb_micro measures: wait for its temporary archive, cancel.
 long=$(sbatch --parsable --chdir="$W" --ntasks-per-node=2 "$JS/generic/micro.sbatch" \
-    --reducers dense --sizes 256K --iters 1000000 --warmup 0 --timeout 120 -- -P none) || fail "sbatch long job"
+    --reducers dense --sizes 256K --iterations 1000000 --warmup 0 --timeout 120 -- -P none) || fail "sbatch long job"
 for ((i = 0; i < 400; i++)); do
     ls "$W/results/$long" 2>/dev/null | grep -q '\.h5\.tmp\.' && break
     [ -n "$(squeue -h -j "$long")" ] || fail "long job $long ended before it was cancelled"

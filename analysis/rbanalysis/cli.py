@@ -570,7 +570,7 @@ def section_micro(doc, rows, agg):
              "layout, overlap, density, ranks, columns, timing). Times are each row's t_avg_us "
              "(mean over iterations, averaged over ranks). A point (group, reducer variant, "
              "size) has n repetitions: rows from several files of the same configuration, or "
-             "the `repeat` rows of rb_micro -r within one file. Each point shows the median "
+             "the `repeat` rows of rb_micro --repeat within one file. Each point shows the median "
              "over its repetitions and, from %d repetitions on, the 95%% confidence interval "
              "of that median (order statistics, no distribution assumed); `samples` counts the "
              "timed calls behind them. Two reducers differ significantly only when their "

@@ -520,7 +520,7 @@ def read_micro(g):
                                   if isinstance(v, bytes) else v)
     df["row"] = np.arange(len(df))
     if "repeat" not in df:
-        df["repeat"] = 0     # written before rb_micro -r: one repetition per row
+        df["repeat"] = 0     # written before rb_micro --repeat (-r then): one repetition per row
     if "input" not in df:
         df["input"] = "dense"   # written before rb_micro --input
     if "checked" in df:

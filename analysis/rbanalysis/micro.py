@@ -5,7 +5,7 @@ Comparisons are made only inside a *group*: rows that share the kind
 layout, overlap, density, ranks, columns, timing (iterations, warm-up,
 modelled compute) and whether ranks outnumbered cores.  A *point* is a
 group, reducer variant (reducer + options) and size; its rows are
-repetitions (from several files, or rb_micro -r within one): summarised by
+repetitions (from several files, or rb_micro --repeat within one): summarised by
 the median, its 95% confidence interval (stats.py: over launches when the
 point has rows from two or more, else over the repetitions of its one
 launch, marked), min, max and quartiles.  Speedups and ranks count only

@@ -5,7 +5,7 @@ and Communication Systems", 2010, section 2.2.1).
 
 A *repetition* is one measurement of a point: a row of /micro/results
 (one per file of the same configuration, or one per `repeat` of rb_micro
--r N) or one rb_train run.  A *launch* is one process start (one mpirun,
+--repeat N) or one rb_train run.  A *launch* is one process start (one mpirun,
 one archive file, one run_id).  The repetitions inside one launch share
 its process placement, memory layout and neighbours: on this project's VM
 the same point took 4.64 us [4.44, 4.94] in one launch and 9.29 us

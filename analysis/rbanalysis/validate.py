@@ -10,7 +10,7 @@ it.  A run is refused, with the reason, when:
   - its tool is unknown, or it holds no data for its tool (rb_micro:
     /micro/results, a compound table with the columns below; rb_train: a
     /train group with its curves);
-  - it stopped early: timed_out = 1 (-T: a partial sweep or curve, not
+  - it stopped early: timed_out = 1 (--timeout: a partial sweep or curve, not
     comparable with finished runs) or diverged = 1 (a loss became NaN);
   - a value no run can have: ranks < 1, a time that is negative, NaN or
     infinite, a recall outside 0..1, a density outside 0..1, a negative
@@ -119,7 +119,7 @@ def check_stopped(attrs, where=""):
         raise Invalid("diverged%s: a loss became NaN or infinite and the run stopped; "
                       "no accuracy or perplexity is reported" % where)
     if flag(attrs, "timed_out") == 1:
-        raise Invalid("stopped by its time limit (-T, timed_out=1%s): a partial %s, "
+        raise Invalid("stopped by its time limit (--timeout, timed_out=1%s): a partial %s, "
                       "not comparable with finished runs"
                       % (where, "curve" if where else "run"))
 

@@ -93,6 +93,18 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
+class _Moved(argparse.Action):
+    """An old option name, refused naming the new one (as rb_train does):
+    never taken silently for something else."""
+
+    def __init__(self, option_strings, dest, new_text, **kw):
+        super().__init__(option_strings, dest, nargs="?", help=argparse.SUPPRESS, **kw)
+        self.new_text = new_text
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error("%s: %s" % (option_string, self.new_text))
+
+
 def _integer(s, least):
     try:
         v = int(s)
@@ -142,8 +154,10 @@ def parser(prog, description, data_default, lr_default, blas_threads, omp_wait):
     p.add_argument("--momentum", type=_non_negative_float, default=0.9, help="(default 0.9)")
     p.add_argument("--weight-decay", type=_non_negative_float, default=5e-4,
                    help="on dense parameters (default 5e-4)")
-    p.add_argument("--warmup", type=_non_negative, default=100,
-                   help="linear warm-up iterations (default 100)")
+    p.add_argument("--lr-warmup", dest="warmup", metavar="N", type=_non_negative, default=100,
+                   help="iterations of linear learning-rate warm-up (default 100)")
+    p.add_argument("--warmup", action=_Moved, dest="moved_warmup",
+                   new_text="the learning-rate warm-up is --lr-warmup N, as in rb_train")
     p.add_argument("--schedule", choices=("const", "cosine", "step"), default="cosine",
                    help="(default cosine)")
     p.add_argument("--seed", type=_non_negative, default=1, help="parameters, order (default 1)")

@@ -36,7 +36,7 @@ static int parse_iters(const char *v, void *opts, char *msg, size_t len)
 static const bench_opt options[] = {
     {BENCH_OPT_CUSTOM, NULL, 'n', "ELEMENTS", .def = "67108864", .def_text = "64 Mi = 256 MiB",
      .parse = parse_n, .help = "floats per buffer, 1 to 2^32 - 1"},
-    {BENCH_OPT_CUSTOM, NULL, 'i', "ITERATIONS", .def = "20", .parse = parse_iters,
+    {BENCH_OPT_CUSTOM, "iterations", 'i', "N", .def = "20", .parse = parse_iters,
      .help = "timed repetitions per figure, 1 to 10^6"},
     {BENCH_OPT_ACTION, "help", 'h', .action = bench_cli_help_action, .help = "this help"},
     {.type = BENCH_OPT_END},
@@ -44,7 +44,7 @@ static const bench_opt options[] = {
 
 const bench_cli gpubench_cli = {
     .prog = "rb_gpubench",
-    .usage = "Usage: rb_gpubench [-n ELEMENTS] [-i ITERATIONS]   (one rank per GPU)\n"
+    .usage = "Usage: rb_gpubench [-n ELEMENTS] [-i N]   (one rank per GPU)\n"
              "Throughput of libreducer's CUDA kernels against the device copy bandwidth,\n"
              "NCCL dense allreduce and the bitmap merge methods.\n\n",
     .opts = options,

@@ -1,7 +1,7 @@
 /* rb_gpubench: throughput of the libreducer CUDA kernels against the
  * device's measured copy bandwidth, and the NCCL transport (dense
  * allreduce, bitmap merge methods).  Run on one rank per GPU:
- *     mpirun -np 1 rb_gpubench [-n ELEMENTS] [-i ITERS]   (gpubench_options.c)
+ *     mpirun -np 1 rb_gpubench [-n ELEMENTS] [-i/--iterations N]   (gpubench_options.c)
  * Timing: CUDA events around ITERS back-to-back launches on one stream
  * (kernels); MPI_Wtime around calls that synchronise (NCCL, rb_reduce).
  * rate = gradient bytes (n x 4) / time; copy = cudaMemcpy D2D of the same

@@ -306,7 +306,7 @@ void bench_watchdog_start(double seconds)
         return;
     deadline = MPI_Wtime() + seconds;
     snprintf(watchdog_msg, sizeof watchdog_msg,
-             "%s: rank %d: time limit (-T) exceeded inside a call; exiting 124\n", prog_name,
+             "%s: rank %d: time limit (--timeout) exceeded inside a call; exiting 124\n", prog_name,
              bench_world_rank());
     /* The hard watchdog leaves room for the cooperative check, which ends
      * the run cleanly between calls. */

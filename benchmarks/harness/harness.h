@@ -11,7 +11,7 @@
  *                  structs, groups by path
  *   bench_common.h exit codes, usage errors, strict number parsers, MPI
  *                  start-up (malloc policy), rank agreement, quantiles,
- *                  the -T watchdog
+ *                  the --timeout watchdog
  *   bench_cli.h    the table-driven command-line parser and --help
  *   bench_device.h device buffers for -d cuda
  *   memneed.h      memory a run needs per rank against what a rank may

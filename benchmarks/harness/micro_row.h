@@ -39,7 +39,7 @@ typedef struct rb_micro_row {
     double recall;                 /* fraction of true non-zero rows present (s2) */
     double max_abs_err;
     double consensus;              /* gossip: max_r ||x_r - mean|| / ||mean|| */
-    int32_t repeat;                /* rb_micro -r: the repetition, 0-based */
+    int32_t repeat;                /* rb_micro --repeat: the repetition, 0-based */
     double t_model_us;             /* cost model of one call (rb_model), NaN if none */
     double model_ratio;            /* t_avg_us / t_model_us */
     char input[RB_NAME_LEN];       /* dense | rows (rb_micro --input) */

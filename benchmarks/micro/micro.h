@@ -51,8 +51,8 @@ typedef struct micro_opts {
     uint64_t shape_rows, shape_cols;  /* --shape RxC: one size */
     uint64_t cols;
     int iters, warmup, check;
-    int repeat;                /* -r: repetitions of the whole sweep */
-    double timeout;
+    int repeat;                /* --repeat: repetitions of the whole sweep */
+    double timeout;            /* --timeout: seconds; 0 = none */
     double density;
     rb_layout layout;
     rb_overlap overlap;
@@ -73,6 +73,8 @@ typedef struct micro_opts {
     uint64_t mem_limit;        /* -M: bytes a rank may hold; 0: from the node */
     int input_rows;            /* --input rows (or rows,trace:): rb_reduce_rows */
     int phase_times;           /* 0: --no-phase-times */
+    int full;                  /* -f/--full: OSU's full listing, which the
+                                  tables always are (nothing reads it) */
 } micro_opts;
 
 /* rb_micro's option table (for tests/test_cli). */
@@ -141,7 +143,7 @@ typedef struct micro_run {
     const micro_opts *o;
     MPI_Comm comm;
     MPI_Comm agree;      /* any_failed's own: never matched against comm's collectives */
-    int repeat;          /* the repetition being measured (-r) */
+    int repeat;          /* the repetition being measured (--repeat) */
     micro_machine machine;
     double mem_need, mem_limit;   /* bytes per rank (micro_memory.c) */
     char mem_source[96];          /* where the limit comes from */
@@ -211,7 +213,7 @@ void micro_print_machine(const micro_machine *m);
 /* The memory need and limit, one preamble line. */
 void micro_print_memory(const micro_run *c);
 void micro_print_preamble(const micro_opts *o, int p, int argc, char **argv);
-/* The block of one reducer in repetition rep (said when -r > 1). */
+/* The block of one reducer in repetition rep (said when --repeat > 1). */
 void micro_print_block_header(const char *reducer, unsigned traits, const micro_opts *o, int rep);
 /* Collective: the row to every writer (the table on rank 0, the archive
  * with its samples and PAPI counts); 0, or non-zero on every rank. */

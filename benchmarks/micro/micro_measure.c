@@ -296,7 +296,7 @@ static int create_reducer(micro_run *c, const char *reducer, uint64_t rows, uint
 /* The warm-up (calls NULL) or timed calls of a row, back to back as in
  * OSU's loop: between two calls only the input's reload and the barrier (a
  * collective there, even agreeing on one int, slowed the next 4 KiB call
- * by ~5%; the deadline is checked only under -T).  A failure ends this
+ * by ~5%; the deadline is checked only under --timeout).  A failure ends this
  * rank's loop; the ranks agree on it after the loop (any_failed, on its
  * own communicator). */
 static int call_loop(micro_run *c, rb_reducer *red, size_t n, int iters, micro_calls *calls,

@@ -1,12 +1,18 @@
-/* rb_micro's command line: the option table (names follow OSU
- * Micro-Benchmarks and nccl-tests), its custom values and the checks that
- * span several options. */
+/* rb_micro's command line: the option table, its custom values and the
+ * checks that span several options.
+ *
+ * A letter or long name that OSU Micro-Benchmarks' osu_allreduce takes (in
+ * any of its builds: -c -d -f -h -i -m -M -P -r -T -v -x and their long
+ * names) means here what it means there, so a command line copied from OSU
+ * runs the same measurement or is refused; -b, -e and --stepfactor follow
+ * nccl-tests, whose letters OSU's allreduce does not take. */
 #include "micro.h"
 
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "harness/bench_common.h"
 #include "harness/bench_papi.h"
@@ -143,6 +149,29 @@ static int parse_bind(const char *v, void *opts, char *msg, size_t len)
     return -1;
 }
 
+/* OSU's -T/--type: the reducers sum floats, so of OSU's types only
+ * mpi_float (any case, as OSU compares) measures what they do. */
+static int parse_type(const char *v, void *opts, char *msg, size_t len)
+{
+    (void)opts;
+    if (!strcasecmp(v, "mpi_float"))
+        return 0;
+    if (!strcasecmp(v, "mpi_char") || !strcasecmp(v, "mpi_int") || !strcasecmp(v, "all"))
+        snprintf(msg, len, "'%s' is refused: the reducers sum float gradients, so only mpi_float "
+                 "(OSU's name for them) is measured", v);
+    else
+        snprintf(msg, len, "'%s' is not mpi_float (OSU's data type; the time limit, -T before, "
+                 "is --timeout SEC)", v);
+    return -1;
+}
+
+static void print_version(const bench_cli *cli, void *opts)
+{
+    (void)opts;
+    if (bench_world_rank() == 0)
+        printf("%s (reducerbench) %s\n", cli->prog, RB_VERSION_STRING);
+}
+
 /* ---------------------------------------------------------- --help */
 
 static const char *reducer_help(void)
@@ -218,17 +247,20 @@ static const bench_opt options[] = {
     {BENCH_OPT_SIZE, "minbytes", 'b', "N", F(min_bytes), .help = "first size (K/M/G suffixes)",
      .expect = "a size"},
     {BENCH_OPT_SIZE, "maxbytes", 'e', "N", F(max_bytes), .help = "last size", .expect = "a size"},
-    {BENCH_OPT_DOUBLE, "stepfactor", 'f', "F", F(factor), 1.0 + 1e-9, 1e6, "2",
-     .help = "multiply the size by F each step", .expect = "a number > 1"},
+    {BENCH_OPT_DOUBLE, "stepfactor", 0, "F", F(factor), 1.0 + 1e-9, 1e6, "2",
+     .help = "multiply the size by F each step (nccl-tests' -f; -f here is OSU's --full)",
+     .expect = "a number > 1"},
     {BENCH_OPT_INT, "iterations", 'i', "N", F(iters), 1, 100000000, "20", .help = "timed calls per size",
      .expect = "an integer >= 1"},
     {BENCH_OPT_INT, "warmup", 'x', "N", F(warmup), 0, 100000000, "3", .help = "untimed calls per size",
      .expect = "an integer >= 0"},
-    {BENCH_OPT_INT, "repeat", 'r', "N", F(repeat), 1, 100000, "1",
+    {BENCH_OPT_INT, "repeat", 0, "N", F(repeat), 1, 100000, "1",
      .help = "repeat the whole measurement N times, interleaved: repetition 0 of every reducer and "
      "size, then repetition 1, ...; every repetition is a row (its index in the archive's repeat "
      "column), so the report gives a median and a 95% interval over repetitions (6 or more)",
      .expect = "an integer >= 1"},
+    {BENCH_OPT_MOVED, NULL, 'r', .help = "repetitions are --repeat N (OSU's -r, the target of its "
+     "CUDA dummy compute, has no counterpart here)"},
     {BENCH_OPT_INT, "check", 'c', "0|1", F(check), 0, 1, "1",
      .help = "validate against the exact average: exact reducers count #wrong and exit 1 on any; s2 "
      "reports rel. L2 error, recall, max error; gossip reports the consensus distance",
@@ -239,18 +271,22 @@ static const bench_opt options[] = {
      .help = "time whole calls only, no clock read inside one (a phase change costs one, ~25-50 ns); "
      "the archive's phase times are NaN (the anchor against OSU)", .flag_value = 0},
     {BENCH_OPT_DOUBLE, "alpha", 0, "SEC", F(alpha), 0.0, 1.0, NULL,
-     .help = "latency per message for the cost model column (default: measured by a ping-pong of "
-     "ranks 0 and 1 at start)", .def_text = "measured", .expect = "seconds >= 0"},
+     .help = "latency per message for the cost model column",
+     .def_text = "measured by a ping-pong of ranks 0 and 1 at start", .expect = "seconds >= 0"},
     {BENCH_OPT_DOUBLE, "beta", 0, "SEC", F(beta), 0.0, 1.0, NULL,
-     .help = "seconds per byte on the wire for the cost model column (default: measured)",
-     .def_text = "measured", .expect = "seconds per byte >= 0"},
+     .help = "seconds per byte on the wire for the cost model column",
+     .def_text = "measured, as --alpha", .expect = "seconds per byte >= 0"},
     {BENCH_OPT_DOUBLE, "compute", 0, "SEC", F(compute), 0.0, 1e6, NULL,
      .help = "SEC s of modelled compute before each timed call (training-iteration model; included in "
      "the time; charged to simulated time under SimGrid SMPI)",
      .expect = "a number of seconds >= 0"},
-    {BENCH_OPT_DOUBLE, "timeout", 'T', "SEC", F(timeout), 0.0, 1e9, "0",
+    {BENCH_OPT_DOUBLE, "timeout", 0, "SEC", F(timeout), 0.0, 1e9, "0",
      .help = "stop after SEC seconds, exit 124; the rows finished stay in the archive, marked "
-             "timed_out=1", .def_text = "0 = none", .expect = "a number of seconds >= 0"},
+             "timed_out=1 (was -T, which is OSU's --type)", .def_text = "0 = none",
+     .expect = "a number of seconds >= 0"},
+    {BENCH_OPT_CUSTOM, "type", 'T', "mpi_float", .def = "mpi_float", .parse = parse_type,
+     .help = "OSU's MPI data type: the reducers sum floats, so mpi_float (any case) is the one "
+             "taken; mpi_char, mpi_int and all are refused"},
     {BENCH_OPT_CUSTOM, "device", 'd', "host|cuda", .def = "host", .parse = parse_device,
      .help = "where the gradient lives"},
     SECTION("Output:"),
@@ -275,7 +311,11 @@ static const bench_opt options[] = {
      .def_text = RB_PAPI_DEFAULT_EVENTS},
     {BENCH_OPT_CUSTOM, "bind", 0, "none|core|socket", .def = "none", .parse = parse_bind,
      .help = "bind each rank by its local rank"},
+    {BENCH_OPT_FLAG, "full", 'f', NULL, F(full), .flag_value = 1,
+     .help = "OSU's full listing (min and max beside the average, the iterations): always on here, "
+             "the tables have avg, min, max, p50, p99 and the preamble the iterations"},
     {BENCH_OPT_FLAG, "quiet", 'q', NULL, F(quiet), .help = "no preamble", .flag_value = 1},
+    {BENCH_OPT_ACTION, "version", 'v', .help = "print the version and exit", .action = print_version},
     {BENCH_OPT_ACTION, "help", 'h', .help = "this help", .action = bench_cli_help_action},
     {.type = BENCH_OPT_END},
 };

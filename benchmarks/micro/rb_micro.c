@@ -170,8 +170,8 @@ static void check_sizes(const micro_opts *o)
     static uint64_t probe[MICRO_MAX_SHAPES + 1][2];
     if (micro_shapes(o, probe, MICRO_MAX_SHAPES + 1) > MICRO_MAX_SHAPES) {
         double least = pow((double)o->max_bytes / (double)o->min_bytes, 1.0 / (MICRO_MAX_SHAPES - 1));
-        bench_usage_error(PROG, "-f/--stepfactor %.9g makes more than %d sizes from %llu to %llu "
-                          "bytes; use -f %.4g or more, or a narrower -m", o->factor, MICRO_MAX_SHAPES,
+        bench_usage_error(PROG, "--stepfactor %.9g makes more than %d sizes from %llu to %llu "
+                          "bytes; use --stepfactor %.4g or more, or a narrower -m", o->factor, MICRO_MAX_SHAPES,
                           (ull)o->min_bytes, (ull)o->max_bytes, ceil(least * 1e4) / 1e4);
     }
 }
@@ -331,7 +331,7 @@ static int sweep_once(micro_setup *s, const char *const *names, size_t nred, int
     return exit_code;
 }
 
-/* Every repetition (-r) of the sweep, repetitions outermost so that drift
+/* Every repetition (--repeat) of the sweep, repetitions outermost so that drift
  * of the machine hits every reducer alike; the exit code. */
 static int sweep(micro_setup *s, int *had_error)
 {
@@ -371,7 +371,7 @@ static void check_json_target(micro_run *c, const micro_opts *o)
         bench_usage_error(PROG, "%s", msg);
 }
 
-/* -T ended the sweep: one named line.  The archive keeps the rows
+/* --timeout ended the sweep: one named line.  The archive keeps the rows
  * measured so far, marked timed_out = 1; with no row there is nothing to
  * keep.  Returns whether to keep it (the same on every rank). */
 static int say_timed_out(micro_setup *s)
@@ -390,12 +390,12 @@ static int say_timed_out(micro_setup *s)
         snprintf(kept, sizeof kept, "%s", c->archive ? "no row was finished, so no archive is written"
                                                      : "the rows measured are on stdout");
     bench_fail_on(c->rank == 0, BENCH_NO_CODE, "time limit",
-                  "-T %g s reached before the sweep ended; %s", s->o.timeout, kept);
+                  "--timeout %g s reached before the sweep ended; %s", s->o.timeout, kept);
     return keep;
 }
 
 /* Close the archive (complete when every row was measured, or marked
- * timed out with the rows measured before -T), free, exit. */
+ * timed out with the rows measured before --timeout), free, exit. */
 static _Noreturn void finish(micro_setup *s, int exit_code, int had_error)
 {
     micro_run *c = &s->run;

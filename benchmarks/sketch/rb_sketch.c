@@ -3,7 +3,7 @@
  * in one run on one core.
  *
  *   rb_sketch [--rows N] [--cols M] [--density D] [--ratio R] [--ranks P]
- *             [--iters I] [--seed S] [--no-error]
+ *             [-i/--iterations N] [--seed S] [--no-error]
  *
  * Defaults: the S2 authors' GNMT setting, a 32317 x 1024 float embedding
  * gradient with 2% of its rows non-zero, sketch width c = N*M*D*R with
@@ -16,7 +16,7 @@
  *                decode writes (what a memcpy of those rows would move);
  *   touched B/s = encode 4 + 8r (value read, counter read+write per row),
  *                 decode 4 + 4r (counter read per row, value written).
- * Times are CPU time of the thread (see now()), best of --iters.
+ * Times are CPU time of the thread (see now()), best of --iterations.
  * memcpy B/s is bytes copied per second for a buffer of the gradient's size
  * (the best of the iterations); "%memcpy" = stream B/s / memcpy B/s, the
  * figure the >= 25% target is about.  The s2 scan (finding non-zero rows,
@@ -148,7 +148,7 @@ static int throughput(const sketch_args *a, const rb_gradgen *g, float *x, uint6
         }
         double best[2] = {1e30, 1e30};
         /* Round -1 is untimed: it faults in the sketch and the output
-         * buffer (with few --iters, the first round's page faults made
+         * buffer (with few --iterations, the first round's page faults made
          * "best of" under-report). */
         for (int i = -1; i < a->iters; i++) {
             job je = {&cs, x, a->cols}, jd = {&cs, work, a->cols};

@@ -204,7 +204,7 @@ static int archive_run(train_run *r, rb_archive *arch, double gflops, double sge
                       kept[0] ? "diverged=1" : "");
     else if (r->timed_out)
         bench_fail_on(r->rank == 0, BENCH_NO_CODE, "time limit",
-                      "-T %g s reached after %ld iterations%s%s", r->o.time_limit, r->it, kept,
+                      "--timeout %g s reached after %ld iterations%s%s", r->o.time_limit, r->it, kept,
                       kept[0] ? "timed_out=1 (a partial curve)" : "");
     if (r->diverged)
         return RB_EXIT_FAILED;

@@ -23,12 +23,12 @@
 #                       mode, 4096 rows in quick mode (same densities: see
 #                       RB_CLAIMS_S2_ROWS).
 # Modes (RB_CLAIMS_* override each):
-#   quick  128 ranks, -i 2 -x 1 -r 1 (gossip -r 2: its two repetitions
+#   quick  128 ranks, -i 2 -x 1 --repeat 1 (gossip --repeat 2: its two repetitions
 #          agree exactly, the sign of a deterministic value); O(1) at 2 8
 #          32 128; S2 on 4096 rows: what the main job runs (every point's
 #          values are deterministic but S2's, whose reducers' CPU time on
 #          this host is replayed).
-#   full   128 256 512 1024 ranks, -i 5 -x 1 -r 3; O(1) at 2 8 32 128 512
+#   full   128 256 512 1024 ranks, -i 5 -x 1 --repeat 3; O(1) at 2 8 32 128 512
 #          1024 on both platforms; S2 on 32768 rows, one launch per reducer
 #          (agsparse holds every rank's stream: ~22 GB at 128 ranks, ~1.4 TB
 #          at 1024, in the one simulator process; run it on a big node).
@@ -63,11 +63,11 @@ failed=0
 
 # launch POINT PLAT NP NAME ARGS...: one simulation into OUTDIR/NAME.h5
 # (its stdout table in NAME.txt), timed in wall seconds into claims.tsv;
-# -r R (default RB_CLAIMS_REPEAT) before the ARGS.
+# --repeat R (default RB_CLAIMS_REPEAT) before the ARGS.
 launch() {
   point=$1 plat=$2 np=$3 name=$4; shift 4
   start=$(date +%s) rc=0
-  "$here/rb-smpirun" "$plat" "$np" "$prog" -r "$reps" "$@" -o "$out/$name.h5" --force \
+  "$here/rb-smpirun" "$plat" "$np" "$prog" --repeat "$reps" "$@" -o "$out/$name.h5" --force \
     >"$out/$name.txt" 2>&1 || rc=$?
   wall=$(( $(date +%s) - start ))
   [ "$rc" -eq 0 ] || { failed=1; echo "claims.sh: $name exited $rc (log $out/$name.txt)" >&2; }
@@ -82,12 +82,12 @@ gossip_point() {
   plat=$1 np=$2
   RB_SIM_CALIBRATION="--compute $sec s per step: ResNet-50 fp32 batch 32 on a P100 (~230 img/s, NVIDIA published, not measured here); host CPU off; host-speed 1Gf" \
   RB_SMPIRUN_OPTS="--cfg=smpi/auto-shared-malloc-thresh:16777216 --cfg=smpi/simulate-computation:no" \
-    launch gossip "$plat" "$np" "gossip-$plat-$np" -r "$greps" --reducer none,gossip --shape "1x$grad" \
+    launch gossip "$plat" "$np" "gossip-$plat-$np" --repeat "$greps" --reducer none,gossip --shape "1x$grad" \
     -i "$iters" -x 1 --no-check --compute "$sec" -d host
   [ "$mode" = full ] || return 0
   RB_SIM_CALIBRATION="--compute $sec s per step: ResNet-50 fp32 batch 32 on a P100 (~230 img/s, NVIDIA published, not measured here); host CPU off; host-speed 1Gf" \
   RB_SMPIRUN_OPTS="--cfg=smpi/auto-shared-malloc-thresh:16777216 --cfg=smpi/simulate-computation:no" \
-    launch gossip-async "$plat" "$np" "gossip-async-$plat-$np" -r "$greps" --reducer gossip -O gossip_async=on \
+    launch gossip-async "$plat" "$np" "gossip-async-$plat-$np" --repeat "$greps" --reducer gossip -O gossip_async=on \
     --shape "1x$grad" -i "$iters" -x 1 --no-check --compute "$sec" -d host
 }
 

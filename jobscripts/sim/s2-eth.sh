@@ -13,5 +13,5 @@ here=$(for d in "${RB_ROOT:+$RB_ROOT/jobscripts/sim}" "${SLURM_SUBMIT_DIR:+$SLUR
 mkdir -p "$out"
 export RB_SIM_SHARED_MIN=$((1 << 40))
 "$here/rb-smpirun" eth1g "$np" "$build/benchmarks/rb_micro" --reducer all \
-  -m 4M:16M -f 4 --cols 64 --layout row --density 0.01 -i "${RB_SIM_ITERS:-3}" -x 1 --no-check \
+  -m 4M:16M --stepfactor 4 --cols 64 --layout row --density 0.01 -i "${RB_SIM_ITERS:-3}" -x 1 --no-check \
   -o "$out/s2-eth1g-$np.h5" --force >"$out/s2-eth1g-$np.txt" 2>&1

@@ -28,7 +28,7 @@ for plat in $plats; do for np in $ranks; do
   start=$(date +%s)
   a2av=${RB_SIM_ALLTOALLV-}; [ "$np" -lt 1024 ] || a2av=${RB_SIM_ALLTOALLV-ring}
   RB_SIM_ALLTOALLV=$a2av "$here/rb-smpirun" "$plat" "$np" "$build/benchmarks/rb_micro" --reducer all \
-    -m "${RB_SIM_SIZES:-64K:4M}" -f 4 -i "${RB_SIM_ITERS:-2}" -x 1 --no-check -o "$out/$plat-$np.h5" --force \
+    -m "${RB_SIM_SIZES:-64K:4M}" --stepfactor 4 -i "${RB_SIM_ITERS:-2}" -x 1 --no-check -o "$out/$plat-$np.h5" --force \
     >"$out/$plat-$np.txt" 2>&1 || { echo "# exit $?" >>"$out/$plat-$np.txt"; failed=1; }
   echo "$plat $np ranks: $(( $(date +%s) - start )) s wall" | tee -a "$out/walltime.txt"
 done; done

@@ -36,17 +36,17 @@ paper="--shape 2048x64 --layout row --density 0.02 -O sketch_width_mode=fraction
 # Six launches (intervals over launches, as the headline asks for).
 for i in 1 2 3 4 5 6; do
     # shellcheck disable=SC2086
-    micro 2 "$d/paper-$i.h5" -r 2 --reducer none,dense,agsparse,sparcml,s2 $paper
+    micro 2 "$d/paper-$i.h5" --repeat 2 --reducer none,dense,agsparse,sparcml,s2 $paper
 done
-micro 2 "$d/sweep.h5" -r 6 --reducer dense,agsparse,s2,gossip --layout row --cols 16 \
+micro 2 "$d/sweep.h5" --repeat 6 --reducer dense,agsparse,s2,gossip --layout row --cols 16 \
     --density 0.01 -m 4096:262144
 micro 3 "$d/sweep3.h5" --reducer dense,agsparse,s2 --layout row --cols 16 --density 0.01 -m 4096:65536
-micro 2 "$d/gossip.h5" -r 6 --reducer none,gossip --compute 0.001 -m 64K
+micro 2 "$d/gossip.h5" --repeat 6 --reducer none,gossip --compute 0.001 -m 64K
 if [ -x "$train" ] && [ -d /usr/share/datasets/fashion-mnist ]; then
     for r in none gossip s2 agsparse; do
         for seed in 1 2; do
             "$MPIRUN" 2 "$train" --model mlp --reducer $r --epochs 1 --train-limit 800 \
-                --test-limit 200 --warmup 2 --eval-every 5 --seed $seed \
+                --test-limit 200 --lr-warmup 2 --eval-every 5 --seed $seed \
                 -o "$d/train-$r-$seed.h5" >"$tmp/train.out" 2>&1 ||
                 { echo "FAIL: rb_train --reducer $r:"; tail -3 "$tmp/train.out"; exit 1; }
         done

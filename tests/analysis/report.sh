@@ -44,17 +44,17 @@ if [ -x "$train" ] && [ -d /usr/share/datasets/fashion-mnist ]; then
     # claims need (none: the compute-efficiency reference).
     for r in none gossip s2 agsparse; do
         if "$MPIRUN" 2 "$train" --model mlp --reducer $r --epochs 2 --train-limit 1500 \
-                --test-limit 300 --warmup 5 --eval-every 5 -o "$d/job2/train-$r.h5" \
+                --test-limit 300 --lr-warmup 5 --eval-every 5 -o "$d/job2/train-$r.h5" \
                 >"$tmp/train.out" 2>&1; then
             ntrain=$((ntrain + 1))
         else
             echo "note: rb_train --reducer $r failed:"; tail -3 "$tmp/train.out"
         fi
     done
-    # Stopped by -T before its first evaluation: refused, never a finished repeat.
-    "$MPIRUN" 2 "$train" --model mlp --reducer none --epochs 100000 --eval-every 1000000 -T 1 \
+    # Stopped by --timeout before its first evaluation: refused, never a finished repeat.
+    "$MPIRUN" 2 "$train" --model mlp --reducer none --epochs 100000 --eval-every 1000000 --timeout 1 \
         -o "$d/job2/train-timeout.h5" >"$tmp/train.out" 2>&1
-    [ $? -eq 124 ] || { echo "FAIL: rb_train -T 1 did not time out:"; tail -3 "$tmp/train.out"; fail=1; }
+    [ $? -eq 124 ] || { echo "FAIL: rb_train --timeout 1 did not time out:"; tail -3 "$tmp/train.out"; fail=1; }
 else
     echo "note: rb_train or Fashion-MNIST absent: training sections not checked"
 fi
@@ -119,7 +119,7 @@ grep -q "future.h5.*schema version 999" "$tmp/stderr" || { echo "FAIL: unknown s
 grep -q "zz-copy.h5.*the same run as .*/job1/p4.h5 (run_id [0-9a-f]\{32\})" "$tmp/stderr" ||
     { echo "FAIL: a copy of a run was not refused as one"; fail=1; }
 if [ $ntrain -ge 1 ]; then
-    grep -q "train-timeout.h5: stopped by its time limit (-T, timed_out=1" "$tmp/stderr" ||
+    grep -q "train-timeout.h5: stopped by its time limit (--timeout, timed_out=1" "$tmp/stderr" ||
         { echo "FAIL: a timed-out training run was not refused"; fail=1; }
 fi
 $py - "$tmp/out/tables/micro_rows.csv" <<'EOF' || { echo "FAIL: runs with one base name pooled"; fail=1; }

@@ -12,7 +12,7 @@ rb_micro files of one configuration.  From ROW_TEMPLATE this script writes
 files that follow results/README.md, with t_avg_us set per repetition from
 TIMES (so the expected medians and intervals are known), in two forms:
   within/  one file, 9 `repeat` rows per (reducer, size), rounds
-           interleaved over reducers (what rb_micro -r 9 writes);
+           interleaved over reducers (what rb_micro --repeat 9 writes);
   across/  9 files, one per repetition, each with its own run_id.
 Each check prints ok or FAIL; exit 1 if any failed.
 """
@@ -111,7 +111,7 @@ def write_datasets(template, work, times):
     os.makedirs(across)
     rounds = [[(i, rnd, times[red](ROUNDS[rnd])) for i, red in enumerate(reducers)]
               for rnd in range(REPEATS)]
-    # rb_micro -r: round 0 of every reducer, then round 1, ...
+    # rb_micro --repeat: round 0 of every reducer, then round 1, ...
     write_run(template, os.path.join(within, "repeats.h5"), [p for rnd in rounds for p in rnd], True)
     for rnd, picks in enumerate(rounds):
         write_run(template, os.path.join(across, "run%d.h5" % rnd), picks, False)

@@ -12,7 +12,7 @@
 # device gradients through the staged transport, and gossip on device.
 set -u
 . "$top_srcdir/tests/train/train_lib.sh"
-small="--train-limit 4800 --test-limit 1000 --batch 32 --warmup 10 --lr 0.05 --iterations 150 --eval-every 150"
+small="--train-limit 4800 --test-limit 1000 --batch 32 --lr-warmup 10 --lr 0.05 --iterations 150 --eval-every 150"
 
 "$MPIRUN" 1 "$train" -o none --model lenet $small -d cuda >"$tmp/gpu" 2>&1
 rc=$?

@@ -5,23 +5,29 @@ set -u
 . "$top_srcdir/tests/train/train_lib.sh"
 run() { np=$1; shift; "$MPIRUN" "$np" "$train" -o none "$@"; }
 # small runs: 1920 training samples, 300 test samples, batch 32
-small="--train-limit 1920 --test-limit 300 --batch 32 --warmup 10 --lr 0.05"
+small="--train-limit 1920 --test-limit 300 --batch 32 --lr-warmup 10 --lr 0.05"
 
 # --- options ------------------------------------------------------------
 run 1 --help > "$tmp/help" 2>&1 || bad "--help exits $?"
-for o in --model --data --batch --lr --momentum --weight-decay --warmup --schedule --epochs \
-         --eval-every --target-accuracy --shuffle --sparsify --reducer -O -T --seed -o --force \
+for o in --model --data --batch --lr --momentum --weight-decay --lr-warmup --schedule --epochs \
+         --eval-every --target-accuracy --shuffle --sparsify --reducer -O --option --timeout --seed \
+         -o --output --force \
          --bench-sgemm --train-limit "default"; do
     grep -q -- "$o" "$tmp/help" || bad "--help does not mention $o"
 done
 for args in "--batch 0" "--sparsify topk:2" "--shuffle zigzag" "--reducer nosuch" "-O nosuch=1" \
-            "--model resnet" "--lr abc" "--frobnicate" "--device gpu"; do
+            "--model resnet" "--lr abc" "--frobnicate" "--device gpu" "--warmup 10" "-T 1"; do
     "$train" $args > "$tmp/out" 2>&1   # singleton MPI: faster than mpirun
     rc=$?
     opt=$(echo "$args" | cut -d' ' -f1 | sed 's/^-*//')
     [ $rc -eq 2 ] || bad "'$args' exits $rc, expected 2"
     grep -q -- "$opt" "$tmp/out" || bad "'$args': message does not name $opt: $(cat "$tmp/out")"
 done
+# The old spellings name their new ones (no silent reinterpretation).
+"$train" --warmup 10 > "$tmp/out" 2>&1
+grep -q -- "--warmup: .*--lr-warmup" "$tmp/out" || bad "--warmup: the message does not name --lr-warmup: $(cat "$tmp/out")"
+"$train" -T 1 > "$tmp/out" 2>&1
+grep -q -- "-T: .*--timeout" "$tmp/out" || bad "-T: the message does not name --timeout: $(cat "$tmp/out")"
 
 # A bad option on one rank only: every rank stops with exit 2 (rb_train
 # parsed before comparing command lines, so that rank stopped alone and the
@@ -166,9 +172,9 @@ PY
 fi
 
 # --- time limit: exit 124 -----------------------------------------------
-run 2 --train-limit 1920 --test-limit 100 --epochs 100000 -T 1 > "$tmp/tl" 2>&1
+run 2 --train-limit 1920 --test-limit 100 --epochs 100000 --timeout 1 > "$tmp/tl" 2>&1
 rc=$?
-[ $rc -eq 124 ] || bad "-T 1 exits $rc, expected 124"
+[ $rc -eq 124 ] || bad "--timeout 1 exits $rc, expected 124"
 
 [ $fail -eq 0 ] || { for f in "$tmp"/*; do [ -f "$f" ] && { echo "== $f"; tail -n 5 "$f"; }; done; }
 exit $fail

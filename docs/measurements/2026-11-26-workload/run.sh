@@ -14,8 +14,8 @@ for p in 2 4 8; do
   # uniform rows at the trace's mean per-rank row density; Zipf with the
   # model's 64 x 3 = 192 token draws per rank (density 192 / 10000)
   dens=$(/usr/bin/python3 -c "import h5py; g = h5py.File('$D/trace_p$p.h5', 'r')['layers/embedding']; print(g['counts'][()].mean() / g.attrs['rows'])")
-  common="-q -i 20 -x 3 -r 5 --shape 10000x64 --layout row"
+  common="-q -i 20 -x 3 --repeat 5 --shape 10000x64 --layout row"
   run $p "$B/benchmarks/rb_micro" $common --density "$dens" --overlap random -o "$D/res/uniform_p$p.h5" --force
   run $p "$B/benchmarks/rb_micro" $common --density 0.0192 --overlap zipf:1.1 -o "$D/res/zipf_p$p.h5" --force
-  run $p "$B/benchmarks/rb_micro" -q -i 20 -x 3 -r 5 --input "trace:$D/trace_p$p.h5" -o "$D/res/trace_p$p.h5" --force
+  run $p "$B/benchmarks/rb_micro" -q -i 20 -x 3 --repeat 5 --input "trace:$D/trace_p$p.h5" -o "$D/res/trace_p$p.h5" --force
 done
