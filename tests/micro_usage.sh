@@ -68,6 +68,10 @@ expect_usage "unexpected argument" stray
 # mpi_float (any case), -f (full listing: always), -c, -v.
 "$micro" -o none -q --reducer dense -T mpi_float -f -c -m 4K:8K -i 2 -x 1 -M 64M >"$tmp/out" 2>&1 ||
     { echo "FAIL: rb_micro with osu_allreduce's -T mpi_float -f -c -m -i -x -M exited $?"; cat "$tmp/out"; fail=1; }
+"$micro" -o none -q --reducer dense --type mpi_float --full --validation --message-size 4K:8K \
+    --iterations 2 --warmup 1 --mem-limit 64M >"$tmp/out" 2>&1 ||
+    { echo "FAIL: rb_micro with osu_allreduce's long option names exited $?"; cat "$tmp/out"; fail=1; }
+expect_usage "--accelerator: 'rocm'" --accelerator rocm
 "$micro" -T MPI_FLOAT --version >"$tmp/out" 2>&1 && grep -q "^rb_micro (reducerbench) [0-9]" "$tmp/out" ||
     { echo "FAIL: rb_micro -T MPI_FLOAT --version:"; cat "$tmp/out"; fail=1; }
 
@@ -83,7 +87,7 @@ got=$(sizes_of -m 1K)
 "$micro" --help >"$tmp/help" 2>&1 || { echo "FAIL: --help exited non-zero"; fail=1; }
 for word in --reducer --density --layout --overlap --cols --shape --seed --option \
             --message-size --minbytes --maxbytes --stepfactor --iterations --warmup \
-            --check --no-check --timeout --type --full --version --device --output --force --help \
+            --check --validation --no-check --timeout --type --full --version --device --accelerator --output --force --help \
             none dense agsparse sparcml parallax omnireduce oktopk zen s2 gossip \
             block_size oktopk_balance oktopk_repartition oktopk_throttle zen_bitmap \
             sketch_rows sketch_width error_feedback gossip_schedule busbw; do

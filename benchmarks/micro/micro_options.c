@@ -265,6 +265,8 @@ static const bench_opt options[] = {
      .help = "validate against the exact average: exact reducers count #wrong and exit 1 on any; s2 "
      "reports rel. L2 error, recall, max error; gossip reports the consensus distance",
      .def_text = "on", .expect = "0 or 1", .flag_value = 1, .optional = 1},
+    {BENCH_OPT_INT, "validation", 0, "0|1", F(check), 0, 1, NULL, .help = "OSU's name of -c/--check",
+     .def_text = "on", .expect = "0 or 1 (OSU's log:DIR is not taken)", .flag_value = 1, .optional = 1},
     {BENCH_OPT_FLAG, "no-check", 0, NULL, F(check), .help = "no validation: faster sweeps of large sizes",
      .flag_value = 0},
     {BENCH_OPT_FLAG, "no-phase-times", 0, NULL, F(phase_times),
@@ -289,6 +291,8 @@ static const bench_opt options[] = {
              "taken; mpi_char, mpi_int and all are refused"},
     {BENCH_OPT_CUSTOM, "device", 'd', "host|cuda", .def = "host", .parse = parse_device,
      .help = "where the gradient lives"},
+    {BENCH_OPT_CUSTOM, "accelerator", 0, "cuda", .parse = parse_device,
+     .help = "OSU's name of -d/--device (its managed, openacc, rocm and cxl are refused)"},
     SECTION("Output:"),
     {BENCH_OPT_STRING, "output", 'o', "FILE.h5", F(output),
      .help = "HDF5 archive; 'none' writes no archive; a device, FIFO or link is refused",
