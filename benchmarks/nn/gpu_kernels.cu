@@ -1,5 +1,5 @@
-/* CUDA kernels of rb_train's GPU models; see train_kernels.h. */
-#include "train_kernels.h"
+/* CUDA kernels of rb_train's GPU models; see gpu_kernels.h. */
+#include "gpu_kernels.h"
 
 #include <cuda_runtime.h>
 
@@ -104,21 +104,21 @@ __global__ void broadcast_rows_kernel(const float *b, float *y, size_t total, in
 
 }  // namespace
 
-extern "C" int tk_embed_forward(const int32_t *ids, size_t n, const float *table, int dim,
+extern "C" int nn_gpu_embed_forward(const int32_t *ids, size_t n, const float *table, int dim,
                                 float *out)
 {
     embed_forward_kernel<<<blocks_for(n * (size_t)dim), kThreads>>>(ids, n, table, dim, out);
     return launched();
 }
 
-extern "C" int tk_embed_backward(const int32_t *ids, size_t n, const float *dout, int dim,
+extern "C" int nn_gpu_embed_backward(const int32_t *ids, size_t n, const float *dout, int dim,
                                  float *dtable)
 {
     embed_backward_kernel<<<blocks_for(n * (size_t)dim), kThreads>>>(ids, n, dout, dim, dtable);
     return launched();
 }
 
-extern "C" int tk_softmax_xent(const float *logits, const int32_t *labels, int batch, int classes,
+extern "C" int nn_gpu_softmax_xent(const float *logits, const int32_t *labels, int batch, int classes,
                                float *dlogits, float scale, float *loss, int32_t *correct)
 {
     if (batch <= 0)
@@ -128,13 +128,13 @@ extern "C" int tk_softmax_xent(const float *logits, const int32_t *labels, int b
     return launched();
 }
 
-extern "C" int tk_sgd(float *w, const float *g, float *v, size_t n, float lr, float mu, float wd)
+extern "C" int nn_gpu_sgd(float *w, const float *g, float *v, size_t n, float lr, float mu, float wd)
 {
     sgd_kernel<<<blocks_for(n), kThreads>>>(w, g, v, n, lr, mu, wd);
     return launched();
 }
 
-extern "C" int tk_broadcast_rows(const float *b, float *y, int rows, int cols)
+extern "C" int nn_gpu_broadcast_rows(const float *b, float *y, int rows, int cols)
 {
     size_t total = (size_t)rows * (size_t)cols;
     broadcast_rows_kernel<<<blocks_for(total), kThreads>>>(b, y, total, cols);

@@ -32,11 +32,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "data.h"
-#include "gpu_model.h"
+#include "nn/data.h"
+#include "nn/gpu_model.h"
 #include "harness/bench_cli.h"
 #include "harness/trace.h"
-#include "models.h"
+#include "nn/models.h"
 #include "reducer.h"
 
 #define TRAIN_PROG "rb_train"
