@@ -15,3 +15,8 @@ tests_test_cli_CPPFLAGS = $(AM_CPPFLAGS) $(HDF5_CFLAGS)
 tests_test_cli_LDADD = $(BENCH_LIBS)
 TESTS += tests/test_cli tests/cli_help.sh
 dist_check_SCRIPTS += tests/cli_help.sh
+
+# The neural-network library exports only nn_ names and needs nothing of
+# rb_train or the harness (read by nm from libnn.a).
+TESTS += tests/nn_exports.sh
+dist_check_SCRIPTS += tests/nn_exports.sh
