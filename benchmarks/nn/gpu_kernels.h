@@ -25,7 +25,7 @@ int nn_gpu_embed_backward(const int32_t *ids, size_t n, const float *dout, int d
 int nn_gpu_softmax_xent(const float *logits, const int32_t *labels, int batch, int classes,
                     float *dlogits, float scale, float *loss, int32_t *correct);
 
-/* v = mu v + (g + wd w); w -= lr v  (sgd() in train_main.c). */
+/* v = mu v + (g + wd w); w -= lr v  (the host update in benchmarks/train/train_optim.c). */
 int nn_gpu_sgd(float *w, const float *g, float *v, size_t n, float lr, float mu, float wd);
 
 /* y[r][c] = b[c] for a rows x cols row-major y (dense layer bias). */
