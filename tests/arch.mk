@@ -1,6 +1,7 @@
 # tests/arch.mk: the architecture (docs/architecture.md): the
 # include and call graphs of src/ and benchmarks/ have no circle and nothing
-# includes or calls a floor above its own (library < harness < programs).
+# includes or calls a room its room may not use (library < harness <
+# programs; nn: the library only, used by rb_train alone).
 TESTS += tests/include_graph.py
 dist_check_SCRIPTS += tests/include_graph.py
 

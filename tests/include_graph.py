@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The include graph and the call graph of src/ and benchmarks/ have no
-circle and no upward edge.
+circle and no edge into a room its room may not use.
 
 Read from the #include "..." lines of every .c, .h and .cu file.  A module
 is a file name without its extension (foo.c, foo.h and foo.cu are one
