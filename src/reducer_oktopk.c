@@ -384,11 +384,13 @@ static size_t count_above(const float *g, size_t n, float t)
     return c;
 }
 
-/* The local threshold of this call (their ratio2threshold / add2residual). */
-static double local_threshold(rb_reducer *r, const float *g, int reestimate)
+/* The local threshold of this call (their ratio2threshold / add2residual);
+ * *above = how many pass it where the loop counted them, else SIZE_MAX. */
+static double local_threshold(rb_reducer *r, const float *g, int reestimate, size_t *above)
 {
     oktopk_state *s = r->impl;
     size_t n = r->n, k = s->k;
+    *above = SIZE_MAX;
     if (n == 0)
         return 0.0;
     if (reestimate) {
@@ -397,15 +399,23 @@ static double local_threshold(rb_reducer *r, const float *g, int reestimate)
         return kth_largest(s->mag, n, k);
     }
     double t = s->t_local;
-    for (int loops = 0; loops < 5 && count_above(g, n, (float)t) > 4 * k / 3; loops++)
+    for (int loops = 0; loops < 5; loops++) {
+        size_t c = count_above(g, n, (float)t);
+        if (c <= 4 * k / 3) {
+            *above = c;
+            break;
+        }
         t *= 1.03;
+    }
     return t;
 }
 
-/* The pairs |g| > t in index order into s->send; *m of them. */
-static int select_above(oktopk_state *s, const float *g, size_t n, float t, size_t *m)
+/* The pairs |g| > t in index order into s->send (c of them when c is not
+ * SIZE_MAX, else counted first); *m of them. */
+static int select_above(oktopk_state *s, const float *g, size_t n, float t, size_t c, size_t *m)
 {
-    size_t c = count_above(g, n, t);
+    if (c == SIZE_MAX)
+        c = count_above(g, n, t);
     RB_TRY(rb_grow_pairs(&s->send, &s->send_cap, c));
     size_t j = 0;
     for (size_t i = 0; i < n; i++)
@@ -485,8 +495,9 @@ static int topk_reduce(rb_reducer *r, float *grad, rb_stats *st)
             grad[i] += s->residual[i];
             s->residual[i] = grad[i];
         }
-    double t = local_threshold(r, grad, reestimate);
-    RB_TRY(select_above(s, grad, n, (float)t, &m));
+    size_t above;
+    double t = local_threshold(r, grad, reestimate, &above);
+    RB_TRY(select_above(s, grad, n, (float)t, above, &m));
     s->t_local = t;
     nudge(&s->t_local, m, s->k, 5.0 / 4.0, 1.012);
     st->nnz_local = m;
