@@ -376,53 +376,63 @@ static float kth_largest(float *v, size_t n, size_t k)
     return v[want];
 }
 
-static size_t count_above(const float *g, size_t n, float t)
+/* The pairs |g| > t in index order into s->send, as many as fit in it
+ * (s->send_cap bytes); returns how many pass (more than fit: s->send incomplete).
+ * Counting and selecting in one pass: the gradient is read once. */
+static size_t select_fitting(oktopk_state *s, const float *g, size_t n, float t)
 {
-    size_t c = 0;
+    size_t c = 0, cap = s->send_cap / sizeof(rb_pair);
     for (size_t i = 0; i < n; i++)
-        c += fabsf(g[i]) > t;
+        if (fabsf(g[i]) > t) {
+            if (c < cap)
+                s->send[c] = (rb_pair){(uint32_t)i, g[i]};
+            c++;
+        }
     return c;
 }
 
-/* The local threshold of this call (their ratio2threshold / add2residual);
- * *above = how many pass it where the loop counted them, else SIZE_MAX. */
-static double local_threshold(rb_reducer *r, const float *g, int reestimate, size_t *above)
+/* select_fitting, growing s->send and selecting again when they did not fit. */
+static int select_all(oktopk_state *s, const float *g, size_t n, float t, size_t *m)
+{
+    size_t c = select_fitting(s, g, n, t);
+    if (c > s->send_cap / sizeof(rb_pair)) {
+        RB_TRY(rb_grow_pairs(&s->send, &s->send_cap, c));
+        c = select_fitting(s, g, n, t);
+    }
+    *m = c;
+    return RB_OK;
+}
+
+/* This call's local threshold *t (their ratio2threshold on a re-estimating
+ * call, add2residual otherwise) and the m pairs above it in s->send.  The
+ * buffer holds floor(4k/3) + 1 pairs at least, so add2residual's count
+ * (more than 4k/3 or not) selects in the same pass. */
+static int select_local(rb_reducer *r, const float *g, int reestimate, double *t, size_t *m)
 {
     oktopk_state *s = r->impl;
-    size_t n = r->n, k = s->k;
-    *above = SIZE_MAX;
-    if (n == 0)
-        return 0.0;
+    size_t n = r->n, k = s->k, most = 4 * k / 3;
+    RB_TRY(rb_grow_pairs(&s->send, &s->send_cap, most + 1));
+    *t = 0.0;
+    if (n == 0) {
+        *m = 0;
+        return RB_OK;
+    }
     if (reestimate) {
         for (size_t i = 0; i < n; i++)
             s->mag[i] = fabsf(g[i]);
-        return kth_largest(s->mag, n, k);
+        *t = kth_largest(s->mag, n, k);
+        return select_all(s, g, n, (float)*t, m);
     }
-    double t = s->t_local;
+    *t = s->t_local;
     for (int loops = 0; loops < 5; loops++) {
-        size_t c = count_above(g, n, (float)t);
-        if (c <= 4 * k / 3) {
-            *above = c;
-            break;
+        size_t c = select_fitting(s, g, n, (float)*t);
+        if (c <= most) {   /* all fitted */
+            *m = c;
+            return RB_OK;
         }
-        t *= 1.03;
+        *t *= 1.03;
     }
-    return t;
-}
-
-/* The pairs |g| > t in index order into s->send (c of them when c is not
- * SIZE_MAX, else counted first); *m of them. */
-static int select_above(oktopk_state *s, const float *g, size_t n, float t, size_t c, size_t *m)
-{
-    if (c == SIZE_MAX)
-        c = count_above(g, n, t);
-    RB_TRY(rb_grow_pairs(&s->send, &s->send_cap, c));
-    size_t j = 0;
-    for (size_t i = 0; i < n; i++)
-        if (fabsf(g[i]) > t)
-            s->send[j++] = (rb_pair){(uint32_t)i, g[i]};
-    *m = j;
-    return RB_OK;
+    return select_all(s, g, n, (float)*t, m);
 }
 
 /* Keep the reduced pairs that pass: non-zero (re-estimating call) or
@@ -495,9 +505,8 @@ static int topk_reduce(rb_reducer *r, float *grad, rb_stats *st)
             grad[i] += s->residual[i];
             s->residual[i] = grad[i];
         }
-    size_t above;
-    double t = local_threshold(r, grad, reestimate, &above);
-    RB_TRY(select_above(s, grad, n, (float)t, above, &m));
+    double t;
+    RB_TRY(select_local(r, grad, reestimate, &t, &m));
     s->t_local = t;
     nudge(&s->t_local, m, s->k, 5.0 / 4.0, 1.012);
     st->nnz_local = m;
