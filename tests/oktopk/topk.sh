@@ -57,6 +57,10 @@ if [ -x "$train" ] && [ -r "$fo/fortunes" ]; then
     "$MPIRUN" 2 "$train" --model wordlm --data "$fo" --vocab 2000 --batch 16 --iterations 6 -o none \
         --reducer oktopk $topk -O error_feedback=on >"$tmp/tr" 2>&1 ||
         { echo "FAIL: rb_train with oktopk_select=topk"; cat "$tmp/tr"; fail=1; }
+    grep "^final:" "$tmp/tr"
+    grep "^final:" "$tmp/tr" | awk '{ for (i = 1; i < NF; i++) if ($i == "train_loss") l = $(i + 1) }
+        END { exit !(l + 0 > 0 && l + 0 < 100) }' ||
+        { echo "FAIL: rb_train's final train_loss is not a finite loss"; fail=1; }
 else
     echo "note: rb_train or $fo missing: the training run is not tried"
 fi
