@@ -91,7 +91,7 @@ static void build_model(train_run *r, rb_archive *arch)
     /* embedlm: the embedding's result stays in row form and updates by rows */
     r->ge.by_rows = r->trn.egrads_kept_zero = m->n_embed && !strcmp(o->model, "embedlm");
     unsigned traits = 0;
-    rb_reducer_traits(o->reducer, &traits);
+    rb_reducer_traits_with(o->reducer, &o->ropts, &traits);
     r->mix_params = (traits & RB_TRAIT_GOSSIP) && (o->ropts.gossip_mix & RB_GOSSIP_MIX_PARAMS);
     r->async = (traits & RB_TRAIT_GOSSIP) && o->ropts.gossip_async;
     if (r->async)
