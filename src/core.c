@@ -96,10 +96,42 @@ static int validate_config(const rb_config *cfg, const rb_reducer_ops **ops)
     return rb_options_check(&cfg->opts);
 }
 
-/* Device buffers that this reducer cannot reduce where they are. */
+/* Device buffers that the reducer's device path (NCCL) reduces where they
+ * are; the transport decides (rb_device_direct), and a reducer without
+ * reduce_device (or a build without NCCL, RB_NCCL_OP) stages them. */
+static int on_device_path(const rb_reducer *r)
+{
+    return r->cfg.device == RB_DEVICE_CUDA && r->ops->reduce_device && rb_device_direct(r);
+}
+
+/* Device buffers that go through a host copy (r->host_stage). */
 static int goes_staged(const rb_reducer *r)
 {
-    return r->cfg.device == RB_DEVICE_CUDA && !(r->ops->reduce_device && rb_device_direct(r));
+    return r->cfg.device == RB_DEVICE_CUDA && !on_device_path(r);
+}
+
+/* The reducer's state (zeroed, ops->state_size bytes), its buffers (init)
+ * and those of its device path (init_device).  On failure rb_destroy frees
+ * what was made. */
+static int init_reducer(rb_reducer *r)
+{
+    const rb_reducer_ops *ops = r->ops;
+    if (ops->state_size && !(r->impl = calloc(1, ops->state_size)))
+        return rb_fail(RB_ERR_NOMEM, "%s: no memory", ops->name);
+    RB_TRY(ops->init ? ops->init(r) : RB_OK);
+    return on_device_path(r) && ops->init_device ? ops->init_device(r) : RB_OK;
+}
+
+static void fini_reducer(rb_reducer *r)
+{
+    if (!r->ops || !r->impl)
+        return;
+    if (r->ops->fini_device)
+        r->ops->fini_device(r);
+    if (r->ops->fini)
+        r->ops->fini(r);
+    free(r->impl);
+    r->impl = NULL;
 }
 
 int rb_create(const rb_config *cfg, rb_reducer **out)
@@ -139,7 +171,7 @@ int rb_create(const rb_config *cfg, rb_reducer **out)
             local = rb_fail(RB_ERR_NOMEM, "no memory for the host staging buffer");
     }
     if (local == RB_OK)
-        local = ops->init ? ops->init(r) : RB_OK;
+        local = init_reducer(r);
     rc = rb_agree(cfg->comm, local);
     if (rc != RB_OK) {
         rb_destroy(r);
@@ -171,8 +203,7 @@ void rb_destroy(rb_reducer *r)
 {
     if (!r)
         return;
-    if (r->ops && r->ops->fini && r->impl)
-        r->ops->fini(r);
+    fini_reducer(r);
     if (r->device_ctx)
         rb_device_fini(r);
     rows_state_free(r);
