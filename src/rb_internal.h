@@ -81,6 +81,11 @@ struct rb_reducer {
 /* Registry (registry.c): one line per reducer. */
 const rb_reducer_ops *rb_registry_find(const char *name);
 
+/* config.c: cfg checked on every rank and agreed on by all of cfg->comm
+ * (name, shape, device, options, seed); *ops is the named reducer.  The
+ * same status on every rank, so none goes on alone. */
+int rb_config_check(const rb_config *cfg, const rb_reducer_ops **ops);
+
 /* Error detail (thread-local); returns code so callers can
  * `return rb_fail(RB_ERR_ARG, "...", ...)`. */
 int rb_fail(int code, const char *fmt, ...)
