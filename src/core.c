@@ -353,8 +353,6 @@ int rb_flush(rb_reducer *r, float *grad, float *params, rb_stats *st)
     return rc;
 }
 
-const char *rb_name(const rb_reducer *r) { return r ? r->ops->name : NULL; }
-
 /* The time of a phase change; none is read when phases are not timed. */
 static double phase_clock(const rb_reducer *r)
 {

@@ -130,7 +130,6 @@ int rb_allgatherv(rb_reducer *r, rb_stats *st, const void *sendbuf, int count,
 int rb_sendrecv(rb_reducer *r, rb_stats *st, const void *sbuf, int scount,
                 MPI_Datatype stype, int dest, void *rbuf, int rcount,
                 MPI_Datatype rtype, int src, int tag, MPI_Status *status);
-int rb_type_bytes(MPI_Datatype t, int count, uint64_t *bytes);
 /* Nonblocking point-to-point, counted when posted: rb_isend adds the bytes
  * sent, rb_irecv the bytes posted for (the caller checks the status for a
  * shorter message when it completes the request). */
