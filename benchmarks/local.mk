@@ -12,10 +12,3 @@ include benchmarks/micro.mk
 include benchmarks/nn.mk
 include benchmarks/train.mk
 include benchmarks/sketch.mk
-
-# Archive tools.  rb-archive applies the archive rules of
-# rbanalysis/validate.py (rb-report's too): installed with it, where
-# rb-archive looks for them (../share/reducerbench from its directory).
-dist_bin_SCRIPTS += analysis/rb-archive
-rbanalysisdir = $(pkgdatadir)/rbanalysis
-dist_rbanalysis_DATA = analysis/rbanalysis/__init__.py analysis/rbanalysis/validate.py

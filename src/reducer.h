@@ -265,8 +265,6 @@ void rb_destroy(rb_reducer *r);
  * Not collective. */
 int rb_count_nonzeros(rb_reducer *r, const float *grad, uint64_t *nnz);
 
-const char *rb_name(const rb_reducer *r);
-
 /* This process's rank among comm's ranks on its node, and their number.
  * The launcher's node-local rank (SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK,
  * MPI_LOCALRANKID, PMI_LOCAL_RANK, first that fits) is used when its values

@@ -119,8 +119,6 @@ static void oktopk_fini(rb_reducer *r)
     free(s->reqs);
     free(s->mag);
     free(s->residual);
-    free(s);
-    r->impl = NULL;
 }
 
 static void even_bounds(uint32_t *bound, size_t n, int p)
@@ -131,10 +129,7 @@ static void even_bounds(uint32_t *bound, size_t n, int p)
 
 static int oktopk_init(rb_reducer *r)
 {
-    oktopk_state *s = calloc(1, sizeof *s);
-    if (!s)
-        return rb_fail(RB_ERR_NOMEM, "oktopk: no memory");
-    r->impl = s;
+    oktopk_state *s = r->impl;
     size_t p = (size_t)r->size;
     s->bound = rb_calloc(p + 1, sizeof *s->bound);
     RB_TRY(rb_exchange_init(&s->x, p, "oktopk"));
@@ -599,6 +594,7 @@ const rb_reducer_ops rb_oktopk_ops = {
                    "allgatherv of the reduced regions",
     .traits = RB_TRAIT_EXACT,
     .traits_with = oktopk_traits_with,
+    .state_size = sizeof(oktopk_state),
     .init = oktopk_init,
     .reduce = oktopk_reduce,
     .fini = oktopk_fini,
