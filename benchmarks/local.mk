@@ -9,12 +9,6 @@ BENCH_LIBS = benchmarks/libbench.a $(LIBREDUCER) $(HDF5_LIBS) $(PAPI_LIBS) $(HWL
 
 include benchmarks/harness.mk
 include benchmarks/micro.mk
+include benchmarks/nn.mk
 include benchmarks/train.mk
 include benchmarks/sketch.mk
-
-# Archive tools.  rb-archive applies the archive rules of
-# rbanalysis/validate.py (rb-report's too): installed with it, where
-# rb-archive looks for them (../share/reducerbench from its directory).
-dist_bin_SCRIPTS += analysis/rb-archive
-rbanalysisdir = $(pkgdatadir)/rbanalysis
-dist_rbanalysis_DATA = analysis/rbanalysis/__init__.py analysis/rbanalysis/validate.py

@@ -7,7 +7,7 @@
 
 #include <limits.h>
 
-int rb_type_bytes(MPI_Datatype t, int count, uint64_t *bytes)
+static int rb_type_bytes(MPI_Datatype t, int count, uint64_t *bytes)
 {
     int size = 0;
     RB_MPI(MPI_Type_size(t, &size));

@@ -1,105 +1,49 @@
-/* Reducer life cycle: config defaults, the check that all ranks agree on
- * the config, create/destroy, dispatch of a call (dense, rows, device),
- * and phase timing.  The communication wrappers are in comm.c, allocation
- * and the agreement of a status in base.c. */
+/* Reducer life cycle: create/destroy, dispatch of a call (dense, rows,
+ * device), and phase timing.  The config's defaults and the ranks'
+ * agreement on it are in config.c, the communication wrappers in comm.c,
+ * allocation and the agreement of a status in base.c. */
 #include "rb_device.h"
 #include "sparse.h"
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-void rb_config_default(rb_config *c)
+/* Device buffers that the reducer's device path (NCCL) reduces where they
+ * are; the transport decides (rb_device_direct), and a reducer without
+ * reduce_device (or a build without NCCL, RB_NCCL_OP) stages them. */
+static int on_device_path(const rb_reducer *r)
 {
-    memset(c, 0, sizeof *c);
-    c->name = "dense";
-    c->comm = MPI_COMM_WORLD;
-    c->rows = 0;
-    c->cols = 1;
-    c->device = RB_DEVICE_HOST;
-    c->phase_times = 1;
-    rb_options_default(&c->opts);
+    return r->cfg.device == RB_DEVICE_CUDA && r->ops->reduce_device && rb_device_direct(r);
 }
 
-/* FNV-1a over bytes. */
-static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ p[i]) * 0x100000001b3ULL;
-    return h;
-}
-
-/* Fingerprint of what all ranks must agree on: the options in their text
- * form, so padding bytes never matter. */
-static uint64_t options_hash(const rb_options *o)
-{
-    uint64_t h = 0xcbf29ce484222325ULL;
-    char buf[64];
-    for (size_t i = 0; i < rb_option_count(); i++) {
-        if (rb_option_format(o, i, buf, sizeof buf) == RB_OK)
-            h = fnv1a(h, buf, strlen(buf) + 1);
-    }
-    return h;
-}
-
-enum { AGREE_STATUS, AGREE_NAME, AGREE_ROWS, AGREE_COLS, AGREE_DEVICE, AGREE_OPTS, AGREE_SEED, AGREE_N };
-static const char *const agree_what[AGREE_N] = {
-    "status", "reducer name", "rows", "cols", "device", "options", "seed",
-};
-
-/* Every rank learns whether all ranks agree (and whether any failed
- * locally), so no rank goes on to a collective the others skip. */
-static int check_agreement(MPI_Comm comm, int local_status, const rb_config *cfg)
-{
-    uint64_t mine[AGREE_N] = {
-        [AGREE_STATUS] = (uint64_t)local_status,
-        [AGREE_NAME] = cfg->name ? fnv1a(0xcbf29ce484222325ULL, cfg->name, strlen(cfg->name)) : 0,
-        [AGREE_ROWS] = cfg->rows,
-        [AGREE_COLS] = cfg->cols,
-        [AGREE_DEVICE] = (uint64_t)cfg->device,
-        [AGREE_OPTS] = options_hash(&cfg->opts),
-        [AGREE_SEED] = cfg->opts.seed,
-    };
-    uint64_t lo[AGREE_N], hi[AGREE_N];
-    RB_MPI(MPI_Allreduce(mine, lo, AGREE_N, MPI_UINT64_T, MPI_MIN, comm));
-    RB_MPI(MPI_Allreduce(mine, hi, AGREE_N, MPI_UINT64_T, MPI_MAX, comm));
-    if (hi[AGREE_STATUS] != RB_OK) {
-        if (local_status != RB_OK)
-            return local_status;   /* keep this rank's own detail */
-        return rb_fail((int)hi[AGREE_STATUS], "another rank failed: %s",
-                       rb_strerror((int)hi[AGREE_STATUS]));
-    }
-    for (int i = AGREE_NAME; i < AGREE_N; i++) {
-        if (lo[i] != hi[i]) {
-            if (i == AGREE_ROWS || i == AGREE_COLS)
-                return rb_fail(RB_ERR_MISMATCH, "ranks disagree on %s (from %llu to %llu)",
-                               agree_what[i], (unsigned long long)lo[i], (unsigned long long)hi[i]);
-            return rb_fail(RB_ERR_MISMATCH, "ranks disagree on %s", agree_what[i]);
-        }
-    }
-    return RB_OK;
-}
-
-static int validate_config(const rb_config *cfg, const rb_reducer_ops **ops)
-{
-    *ops = rb_registry_find(cfg->name);
-    if (!*ops)
-        return rb_fail(RB_ERR_UNKNOWN_REDUCER, "unknown reducer '%s'", cfg->name ? cfg->name : "(null)");
-    if (cfg->cols == 0 && cfg->rows != 0)
-        return rb_fail(RB_ERR_ARG, "cols must be >= 1");
-    if (cfg->cols && cfg->rows > RB_MAX_ELEMENTS / cfg->cols)
-        return rb_fail(RB_ERR_ARG, "rows x cols = %zu x %zu exceeds %zu elements",
-                       cfg->rows, cfg->cols, (size_t)RB_MAX_ELEMENTS);
-    if (cfg->device != RB_DEVICE_HOST && cfg->device != RB_DEVICE_CUDA)
-        return rb_fail(RB_ERR_ARG, "unknown device %d", (int)cfg->device);
-    return rb_options_check(&cfg->opts);
-}
-
-/* Device buffers that this reducer cannot reduce where they are. */
+/* Device buffers that go through a host copy (r->host_stage). */
 static int goes_staged(const rb_reducer *r)
 {
-    return r->cfg.device == RB_DEVICE_CUDA && !(r->ops->reduce_device && rb_device_direct(r));
+    return r->cfg.device == RB_DEVICE_CUDA && !on_device_path(r);
+}
+
+/* The reducer's state (zeroed, ops->state_size bytes), its buffers (init)
+ * and those of its device path (init_device).  On failure rb_destroy frees
+ * what was made. */
+static int init_reducer(rb_reducer *r)
+{
+    const rb_reducer_ops *ops = r->ops;
+    if (ops->state_size && !(r->impl = calloc(1, ops->state_size)))
+        return rb_fail(RB_ERR_NOMEM, "%s: no memory", ops->name);
+    RB_TRY(ops->init ? ops->init(r) : RB_OK);
+    return on_device_path(r) && ops->init_device ? ops->init_device(r) : RB_OK;
+}
+
+static void fini_reducer(rb_reducer *r)
+{
+    if (!r->ops || !r->impl)
+        return;
+    if (r->ops->fini_device)
+        r->ops->fini_device(r);
+    if (r->ops->fini)
+        r->ops->fini(r);
+    free(r->impl);
+    r->impl = NULL;
 }
 
 int rb_create(const rb_config *cfg, rb_reducer **out)
@@ -110,7 +54,7 @@ int rb_create(const rb_config *cfg, rb_reducer **out)
     if (cfg->comm == MPI_COMM_NULL)
         return rb_fail(RB_ERR_ARG, "rb_create: MPI_COMM_NULL");
     const rb_reducer_ops *ops = NULL;
-    int rc = check_agreement(cfg->comm, validate_config(cfg, &ops), cfg);
+    int rc = rb_config_check(cfg, &ops);
     if (rc != RB_OK)
         return rc;
 
@@ -139,7 +83,7 @@ int rb_create(const rb_config *cfg, rb_reducer **out)
             local = rb_fail(RB_ERR_NOMEM, "no memory for the host staging buffer");
     }
     if (local == RB_OK)
-        local = ops->init ? ops->init(r) : RB_OK;
+        local = init_reducer(r);
     rc = rb_agree(cfg->comm, local);
     if (rc != RB_OK) {
         rb_destroy(r);
@@ -171,8 +115,7 @@ void rb_destroy(rb_reducer *r)
 {
     if (!r)
         return;
-    if (r->ops && r->ops->fini && r->impl)
-        r->ops->fini(r);
+    fini_reducer(r);
     if (r->device_ctx)
         rb_device_fini(r);
     rows_state_free(r);
@@ -409,8 +352,6 @@ int rb_flush(rb_reducer *r, float *grad, float *params, rb_stats *st)
     stats_finish(st);
     return rc;
 }
-
-const char *rb_name(const rb_reducer *r) { return r ? r->ops->name : NULL; }
 
 /* The time of a phase change; none is read when phases are not timed. */
 static double phase_clock(const rb_reducer *r)

@@ -241,8 +241,12 @@ static int choose_transport(rb_reducer *r, rb_cuda_ctx *c, int *direct)
         return RB_OK;
 #ifndef HAVE_NCCL
     (void)c;
-    return want == RB_TRANSPORT_AUTO
-        ? RB_OK : rb_fail(RB_ERR_UNSUPPORTED, "transport=nccl: this build has no NCCL (configure --with-nccl)");
+    /* The one refusal of the NCCL transport without NCCL: no reducer's
+     * device path (RB_NCCL_OP) exists in this build. */
+    if (want == RB_TRANSPORT_AUTO)
+        return RB_OK;
+    return rb_fail(RB_ERR_UNSUPPORTED, "%s: transport=nccl: this build has no NCCL "
+                   "(configure --with-nccl)", r->ops->name);
 #else
     int most = 1;
     RB_TRY(most_ranks_per_gpu(r, c, &most));

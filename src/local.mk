@@ -6,7 +6,7 @@ src_libreducer_a_SOURCES = \
 	src/rb_internal.h src/rb_device.h src/sparse.h src/sparse.c \
 	src/countsketch.h src/countsketch.c \
 	src/exchange.h src/exchange.c \
-	src/errors.c src/base.c src/comm.c src/options.c src/core.c src/node.c src/registry.c src/model.c \
+	src/errors.c src/base.c src/comm.c src/options.c src/config.c src/core.c src/node.c src/registry.c src/model.c \
 	src/reducer_none.c src/reducer_dense.c src/reducer_agsparse.c \
 	src/reducer_sparcml.c src/reducer_parallax.c src/reducer_omnireduce.c \
 	src/reducer_oktopk.c src/reducer_zen.c \

@@ -25,9 +25,18 @@ typedef struct rb_rows_call {
 typedef struct rb_reducer_ops {
     const char *name;
     const char *description;
-    unsigned traits;                     /* RB_TRAIT_* */
-    /* Allocate r->impl.  Called after the rank agreement check. */
+    unsigned traits;                     /* RB_TRAIT_* with the default options */
+    /* Optional: the traits under options o, where an option changes them. */
+    unsigned (*traits_with)(const rb_options *o);
+    /* Bytes of the reducer's state: core.c allocates r->impl zeroed before
+     * init and frees it after fini (0: no state, r->impl stays NULL). */
+    size_t state_size;
+    /* Fill in r->impl's buffers.  Called after the rank agreement check;
+     * on failure fini still runs, on the state as init left it. */
     int (*init)(rb_reducer *r);
+    /* Optional: set up the device path (NCCL), called after init when
+     * reduce_device takes this reducer's device buffers where they are. */
+    int (*init_device)(rb_reducer *r);
     /* Replace grad (host memory) with the aggregate; fill st. */
     int (*reduce)(rb_reducer *r, float *grad, rb_stats *st);
     /* Optional (NULL = RB_ERR_UNSUPPORTED). */
@@ -39,6 +48,9 @@ typedef struct rb_reducer_ops {
     /* Optional: row-sparse input (rb_reduce_rows) without a dense buffer;
      * NULL = the generic path (rows scattered into a dense buffer, reduce). */
     int (*reduce_rows)(rb_reducer *r, rb_rows_call *call, rb_stats *st);
+    /* Free what init and init_device allocated in r->impl (not r->impl
+     * itself); fini_device runs first. */
+    void (*fini_device)(rb_reducer *r);
     void (*fini)(rb_reducer *r);
     /* Optional: the cost model of one call (model.c checked the input);
      * adds its terms to out with the rb_model_* blocks below. */
@@ -60,8 +72,21 @@ struct rb_reducer {
     double phase_t0;
 };
 
+/* A device op of a reducer's NCCL path, NULL in builds without NCCL (the
+ * function is then not compiled, and core.c stages device buffers). */
+#if defined(HAVE_CUDA) && defined(HAVE_NCCL)
+#define RB_NCCL_OP(fn) fn
+#else
+#define RB_NCCL_OP(fn) NULL
+#endif
+
 /* Registry (registry.c): one line per reducer. */
 const rb_reducer_ops *rb_registry_find(const char *name);
+
+/* config.c: cfg checked on every rank and agreed on by all of cfg->comm
+ * (name, shape, device, options, seed); *ops is the named reducer.  The
+ * same status on every rank, so none goes on alone. */
+int rb_config_check(const rb_config *cfg, const rb_reducer_ops **ops);
 
 /* Error detail (thread-local); returns code so callers can
  * `return rb_fail(RB_ERR_ARG, "...", ...)`. */
@@ -107,7 +132,6 @@ int rb_allgatherv(rb_reducer *r, rb_stats *st, const void *sendbuf, int count,
 int rb_sendrecv(rb_reducer *r, rb_stats *st, const void *sbuf, int scount,
                 MPI_Datatype stype, int dest, void *rbuf, int rcount,
                 MPI_Datatype rtype, int src, int tag, MPI_Status *status);
-int rb_type_bytes(MPI_Datatype t, int count, uint64_t *bytes);
 /* Nonblocking point-to-point, counted when posted: rb_isend adds the bytes
  * sent, rb_irecv the bytes posted for (the caller checks the status for a
  * shorter message when it completes the request). */

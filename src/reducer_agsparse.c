@@ -35,13 +35,9 @@ typedef struct agsparse_state {
     struct agsparse_device *dev;   /* device buffers of the NCCL path, else NULL */
 } agsparse_state;
 
-static void agsparse_device_free(agsparse_state *s);
-static int agsparse_device_init(rb_reducer *r, agsparse_state *s);
-
 static void agsparse_fini(rb_reducer *r)
 {
     agsparse_state *s = r->impl;
-    agsparse_device_free(s);
     free(s->send);
     free(s->recv);
     free(s->nnz_of);
@@ -50,16 +46,11 @@ static void agsparse_fini(rb_reducer *r)
     free(s->row_seen);
     free(s->counts);
     free(s->displs);
-    free(s);
-    r->impl = NULL;
 }
 
 static int agsparse_init(rb_reducer *r)
 {
-    agsparse_state *s = calloc(1, sizeof *s);
-    if (!s)
-        return rb_fail(RB_ERR_NOMEM, "agsparse: no memory");
-    r->impl = s;
+    agsparse_state *s = r->impl;
     size_t p = (size_t)r->size;
     s->nnz_of = rb_calloc(p, sizeof *s->nnz_of);
     s->counts = rb_calloc(p, sizeof *s->counts);
@@ -70,7 +61,7 @@ static int agsparse_init(rb_reducer *r)
     if (!s->nnz_of || !s->counts || !s->displs || !s->offs || !s->row_base ||
         !s->row_seen)
         return rb_fail(RB_ERR_NOMEM, "agsparse: no memory for %zu ranks / %zu elements", p, r->n);
-    return rb_device_direct(r) ? agsparse_device_init(r, s) : RB_OK;
+    return RB_OK;
 }
 
 /* Every rank's k pairs (s->send) into s->recv in rank order; *total. */
@@ -148,8 +139,9 @@ typedef struct agsparse_device {
     size_t send_cap, recv_cap;
 } agsparse_device;
 
-static void agsparse_device_free(agsparse_state *s)
+static void agsparse_fini_device(rb_reducer *r)
 {
+    agsparse_state *s = r->impl;
     agsparse_device *d = s->dev;
     if (!d)
         return;
@@ -160,8 +152,9 @@ static void agsparse_device_free(agsparse_state *s)
     s->dev = NULL;
 }
 
-static int agsparse_device_init(rb_reducer *r, agsparse_state *s)
+static int agsparse_init_device(rb_reducer *r)
 {
+    agsparse_state *s = r->impl;
     agsparse_device *d = s->dev = calloc(1, sizeof *s->dev);
     if (!d || !(d->displs = rb_calloc((size_t)r->size, sizeof *d->displs)))
         return rb_fail(RB_ERR_NOMEM, "agsparse: no memory");
@@ -194,15 +187,6 @@ static int agsparse_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
                                       inv_p, stream));
     return rb_device_sync(r);
 }
-#define AGSPARSE_REDUCE_DEVICE agsparse_reduce_device
-#else
-static void agsparse_device_free(agsparse_state *s) { (void)s; }
-static int agsparse_device_init(rb_reducer *r, agsparse_state *s)
-{
-    (void)r, (void)s;   /* unreachable: no NCCL transport without NCCL */
-    return rb_fail(RB_ERR_UNSUPPORTED, "agsparse: this build has no NCCL device path");
-}
-#define AGSPARSE_REDUCE_DEVICE NULL
 #endif
 
 /* Cost model (docs/cost-model.md): pack (zeroing the local support on the
@@ -221,10 +205,13 @@ const rb_reducer_ops rb_agsparse_ops = {
     .name = "agsparse",
     .description = "allgather of (index, value) pairs, summed locally",
     .traits = RB_TRAIT_EXACT,
+    .state_size = sizeof(agsparse_state),
     .init = agsparse_init,
+    .init_device = RB_NCCL_OP(agsparse_init_device),
     .reduce = agsparse_reduce,
-    .reduce_device = AGSPARSE_REDUCE_DEVICE,
+    .reduce_device = RB_NCCL_OP(agsparse_reduce_device),
     .reduce_rows = agsparse_reduce_rows,
+    .fini_device = RB_NCCL_OP(agsparse_fini_device),
     .fini = agsparse_fini,
     .model = agsparse_model,
 };

@@ -55,9 +55,8 @@ typedef struct gossip {
     struct gossip_device *dev;   /* device buffers of the NCCL path, else NULL */
 } gossip;
 
-/* The NCCL path (device buffers, transport=nccl), defined below. */
-static int device_init(rb_reducer *r, gossip *g);
-static void device_free(gossip *g);
+/* The NCCL path (device buffers, transport=nccl), defined below; its
+ * buffers are set up by gossip_init_device after gossip_init. */
 static int device_exchange_sync(rb_reducer *r, gossip *g, float *x, gossip_route rt,
                                 rb_stats *st);
 static int device_post(rb_reducer *r, gossip *g, int channel, const float *x, gossip_route rt,
@@ -375,8 +374,7 @@ static int channel_alloc(rb_reducer *r, gossip *g, gossip_channel *ch)
 
 static void gossip_fini(rb_reducer *r)
 {
-    gossip *g = r->impl;
-    device_free(g);   /* waits for pending device exchanges */
+    gossip *g = r->impl;   /* gossip_fini_device waited for pending device exchanges */
     for (int c = 0; c < CH_N; c++) {
         gossip_channel *ch = &g->ch[c];
         if (ch->pending && !ch->complete && ch->nreq)   /* the partner posted its half too */
@@ -390,17 +388,12 @@ static void gossip_fini(rb_reducer *r)
     free(g->stage);
     free(g->perm);
     free(g->virt);
-    free(g);
-    r->impl = NULL;
 }
 
 /* Everything a step needs is allocated here, once. */
 static int gossip_init(rb_reducer *r)
 {
-    gossip *g = calloc(1, sizeof *g);
-    if (!g)
-        return rb_fail(RB_ERR_NOMEM, "gossip: no memory");
-    r->impl = g;
+    gossip *g = r->impl;
     g->levels = ceil_log2(r->size);
     g->nchunks = (r->n + GOSSIP_CHUNK - 1) / GOSSIP_CHUNK;
     g->perm = calloc((size_t)r->size, sizeof *g->perm);
@@ -412,7 +405,7 @@ static int gossip_init(rb_reducer *r)
         g->virt[g->perm[v]] = v;
     g->perm_epoch = 0;
     if (rb_device_direct(r))
-        return device_init(r, g);
+        return RB_OK;   /* the buffers are on the device: gossip_init_device */
     if (r->cfg.device == RB_DEVICE_CUDA && !(g->stage = rb_calloc(r->n, sizeof(float))))
         return rb_fail(RB_ERR_NOMEM, "gossip: no memory for a %zu-float host copy", r->n);
     if (!r->cfg.opts.gossip_async) {
@@ -447,8 +440,9 @@ typedef struct gossip_device {
     int have_comm, have_event[CH_N];
 } gossip_device;
 
-static int device_init(rb_reducer *r, gossip *g)
+static int gossip_init_device(rb_reducer *r)
 {
+    gossip *g = r->impl;
     gossip_device *d = g->dev = calloc(1, sizeof *g->dev);
     if (!d)
         return rb_fail(RB_ERR_NOMEM, "gossip: no memory");
@@ -468,8 +462,9 @@ static int device_init(rb_reducer *r, gossip *g)
     return RB_OK;
 }
 
-static void device_free(gossip *g)
+static void gossip_fini_device(rb_reducer *r)
 {
+    gossip *g = r->impl;
     gossip_device *d = g->dev;
     if (!d)
         return;
@@ -536,15 +531,8 @@ static int device_apply(rb_reducer *r, gossip *g, int channel, float *x)
                                    (cudaStream_t)rb_device_stream(r)));
     return rb_device_sync(r);
 }
-#define GOSSIP_REDUCE_DEVICE gossip_reduce
 #else
 /* No NCCL: g->dev stays NULL, so none of these is reached. */
-static int device_init(rb_reducer *r, gossip *g)
-{
-    (void)r, (void)g;
-    return rb_fail(RB_ERR_UNSUPPORTED, "gossip: this build has no NCCL device path");
-}
-static void device_free(gossip *g) { (void)g; }
 static int device_exchange_sync(rb_reducer *r, gossip *g, float *x, gossip_route rt,
                                 rb_stats *st)
 {
@@ -572,7 +560,6 @@ static int device_apply(rb_reducer *r, gossip *g, int channel, float *x)
     (void)r, (void)g, (void)channel, (void)x;
     return RB_ERR_UNSUPPORTED;
 }
-#define GOSSIP_REDUCE_DEVICE NULL
 #endif
 
 /* Cost model (docs/cost-model.md): one exchange of the 4n-byte buffer
@@ -606,12 +593,15 @@ const rb_reducer_ops rb_gossip_ops = {
     .name = "gossip",
     .description = "GossipGraD: one partner per step (hypercube / dissemination), rotation",
     .traits = RB_TRAIT_GOSSIP,
+    .state_size = sizeof(gossip),
     .init = gossip_init,
+    .init_device = RB_NCCL_OP(gossip_init_device),
     .reduce = gossip_reduce,
-    .reduce_device = GOSSIP_REDUCE_DEVICE,
+    .reduce_device = RB_NCCL_OP(gossip_reduce),
     .mix_params = gossip_mix_params,
     .progress = gossip_progress,
     .flush = gossip_flush,
+    .fini_device = RB_NCCL_OP(gossip_fini_device),
     .fini = gossip_fini,
     .model = gossip_model,
 };

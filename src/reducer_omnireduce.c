@@ -33,26 +33,17 @@ typedef struct omni_state {
     struct omni_device *dev;  /* device buffers of the NCCL path, else NULL */
 } omni_state;
 
-static void omni_device_free(omni_state *s);
-static int omni_device_init(rb_reducer *r, omni_state *s);
-
 static void omni_fini(rb_reducer *r)
 {
     omni_state *s = r->impl;
-    omni_device_free(s);
     free(s->bitmap);
     free(s->slot_base);
     free(s->packed);
-    free(s);
-    r->impl = NULL;
 }
 
 static int omni_init(rb_reducer *r)
 {
-    omni_state *s = calloc(1, sizeof *s);
-    if (!s)
-        return rb_fail(RB_ERR_NOMEM, "omnireduce: no memory");
-    r->impl = s;
+    omni_state *s = r->impl;
     size_t b = (size_t)r->cfg.opts.block_size;
     if (b == 0)
         return rb_fail(RB_ERR_ARG, "omnireduce: block_size must be >= 1");
@@ -67,7 +58,7 @@ static int omni_init(rb_reducer *r)
     s->packed = on_device ? NULL : rb_calloc(r->n, sizeof *s->packed);
     if (!s->bitmap || !s->slot_base || (!on_device && !s->packed))
         return rb_fail(RB_ERR_NOMEM, "omnireduce: no memory for %zu elements", r->n);
-    return on_device ? omni_device_init(r, s) : RB_OK;
+    return RB_OK;
 }
 
 /* Gradients from this size on are copied with streaming stores: larger
@@ -322,8 +313,9 @@ typedef struct omni_device {
     size_t bitmap_cap, or_cap, list_cap, list_scratch_cap, packed_cap;
 } omni_device;
 
-static void omni_device_free(omni_state *s)
+static void omni_fini_device(rb_reducer *r)
 {
+    omni_state *s = r->impl;
     omni_device *d = s->dev;
     if (!d)
         return;
@@ -336,8 +328,9 @@ static void omni_device_free(omni_state *s)
     s->dev = NULL;
 }
 
-static int omni_device_init(rb_reducer *r, omni_state *s)
+static int omni_init_device(rb_reducer *r)
 {
+    omni_state *s = r->impl;
     s->dev = calloc(1, sizeof *s->dev);
     if (!s->dev)
         return rb_fail(RB_ERR_NOMEM, "omnireduce: no memory");
@@ -387,15 +380,6 @@ static int omni_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
     st->nnz_result = u;
     return rb_device_sync(r);
 }
-#define OMNI_REDUCE_DEVICE omni_reduce_device
-#else
-static void omni_device_free(omni_state *s) { (void)s; }
-static int omni_device_init(rb_reducer *r, omni_state *s)
-{
-    (void)r, (void)s;   /* unreachable: no NCCL transport without NCCL */
-    return rb_fail(RB_ERR_UNSUPPORTED, "omnireduce: this build has no NCCL device path");
-}
-#define OMNI_REDUCE_DEVICE NULL
 #endif
 
 /* Cost model (docs/cost-model.md): count and block bitmap (two passes),
@@ -438,10 +422,13 @@ const rb_reducer_ops rb_omnireduce_ops = {
     .name = "omnireduce",
     .description = "block bitmap OR-reduced, union blocks packed and sum-allreduced",
     .traits = RB_TRAIT_EXACT,
+    .state_size = sizeof(omni_state),
     .init = omni_init,
+    .init_device = RB_NCCL_OP(omni_init_device),
     .reduce = omni_reduce,
-    .reduce_device = OMNI_REDUCE_DEVICE,
+    .reduce_device = RB_NCCL_OP(omni_reduce_device),
     .reduce_rows = omni_reduce_rows,
+    .fini_device = RB_NCCL_OP(omni_fini_device),
     .fini = omni_fini,
     .model = omnireduce_model,
 };

@@ -34,34 +34,25 @@ typedef struct parallax_state {
     struct parallax_device *dev;   /* device buffers of the NCCL path, else NULL */
 } parallax_state;
 
-static void parallax_device_free(parallax_state *s);
-static int parallax_device_init(rb_reducer *r, parallax_state *s);
-
 static void parallax_fini(rb_reducer *r)
 {
     parallax_state *s = r->impl;
-    parallax_device_free(s);
     free(s->send);
     free(s->recv);
     free(s->tmp);
     free(s->result);
     rb_exchange_free(&s->x);
-    free(s);
-    r->impl = NULL;
 }
 
 static int parallax_init(rb_reducer *r)
 {
-    parallax_state *s = calloc(1, sizeof *s);
-    if (!s)
-        return rb_fail(RB_ERR_NOMEM, "parallax: no memory");
-    r->impl = s;
+    parallax_state *s = r->impl;
     s->servers = r->cfg.opts.parallax_servers == 1 ? 1 : r->size;
     size_t p = (size_t)r->size;
     RB_TRY(rb_exchange_init(&s->x, p, "parallax"));
     if (r->n > (size_t)INT_MAX)
         return rb_fail(RB_ERR_UNSUPPORTED, "parallax: %zu elements exceed INT_MAX", r->n);
-    return rb_device_direct(r) ? parallax_device_init(r, s) : RB_OK;
+    return RB_OK;
 }
 
 
@@ -199,8 +190,9 @@ typedef struct parallax_device {
     size_t shard_lo, shard_len;  /* this rank's shard (len 0: not a server) */
 } parallax_device;
 
-static void parallax_device_free(parallax_state *s)
+static void parallax_fini_device(rb_reducer *r)
 {
+    parallax_state *s = r->impl;
     parallax_device *d = s->dev;
     if (!d)
         return;
@@ -214,8 +206,9 @@ static void parallax_device_free(parallax_state *s)
     s->dev = NULL;
 }
 
-static int parallax_device_init(rb_reducer *r, parallax_state *s)
+static int parallax_init_device(rb_reducer *r)
 {
+    parallax_state *s = r->impl;
     parallax_device *d = s->dev = calloc(1, sizeof *s->dev);
     if (!d)
         return rb_fail(RB_ERR_NOMEM, "parallax: no memory");
@@ -284,15 +277,6 @@ static int parallax_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
     st->nnz_result = kall;
     return rb_device_sync(r);
 }
-#define PARALLAX_REDUCE_DEVICE parallax_reduce_device
-#else
-static void parallax_device_free(parallax_state *s) { (void)s; }
-static int parallax_device_init(rb_reducer *r, parallax_state *s)
-{
-    (void)r, (void)s;   /* unreachable: no NCCL transport without NCCL */
-    return rb_fail(RB_ERR_UNSUPPORTED, "parallax: this build has no NCCL device path");
-}
-#define PARALLAX_REDUCE_DEVICE NULL
 #endif
 
 /* Cost model (docs/cost-model.md): pack, alltoall of the counts, push of
@@ -322,10 +306,13 @@ const rb_reducer_ops rb_parallax_ops = {
     .name = "parallax",
     .description = "sparse parameter server: shards sum pushed pairs, all ranks pull the result",
     .traits = RB_TRAIT_EXACT,
+    .state_size = sizeof(parallax_state),
     .init = parallax_init,
+    .init_device = RB_NCCL_OP(parallax_init_device),
     .reduce = parallax_reduce,
-    .reduce_device = PARALLAX_REDUCE_DEVICE,
+    .reduce_device = RB_NCCL_OP(parallax_reduce_device),
     .reduce_rows = parallax_reduce_rows,
+    .fini_device = RB_NCCL_OP(parallax_fini_device),
     .fini = parallax_fini,
     .model = parallax_model,
 };

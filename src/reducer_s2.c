@@ -91,23 +91,18 @@ static int width_for(const rb_reducer *r, uint64_t max_nnz, size_t *cols)
     return RB_OK;
 }
 
-static void s2_device_free(s2_state *s);
-static int s2_device_init(rb_reducer *r, s2_state *s);
-
 static void s2_fini(rb_reducer *r)
 {
     s2_state *s = r->impl;
-    s2_device_free(s);
     rb_cs_free(&s->cs);
     free(s->bitmap);
     free(s->residual);
     free(s->residual_rows);
-    free(s);
-    r->impl = NULL;
 }
 
 static int s2_init(rb_reducer *r)
 {
+    s2_state *s = r->impl;
     const rb_options *o = &r->cfg.opts;
     /* sketch_rows is 1, 3 or 5: rb_options_check (rb_create) says so. */
     size_t cols = 1;
@@ -115,10 +110,6 @@ static int s2_init(rb_reducer *r)
         RB_TRY(width_for(r, 0, &cols));   /* fixed width: allocate it now */
     /* Device buffers reduced through NCCL keep the sketch on the GPU. */
     int on_device = rb_device_direct(r);
-    s2_state *s = calloc(1, sizeof *s);
-    if (!s)
-        return rb_fail(RB_ERR_NOMEM, "s2: no memory");
-    r->impl = s;
     s->words = rb_bitmap_words(r->cfg.rows);
     s->bitmap = rb_calloc(s->words, sizeof *s->bitmap);
     if (!s->bitmap)
@@ -130,7 +121,7 @@ static int s2_init(rb_reducer *r)
             return rb_fail(RB_ERR_NOMEM, "s2: no memory for the error-feedback residual");
     }
     RB_TRY(rb_cs_init(&s->cs, o->sketch_rows, on_device ? 1 : cols, o->seed));
-    return on_device ? s2_device_init(r, s) : RB_OK;
+    return RB_OK;
 }
 
 /* ---------------------------------------------------------------- encode */
@@ -421,8 +412,9 @@ typedef struct s2_device {
     size_t bitmap_cap, or_cap, table_cap, residual_cap;
 } s2_device;
 
-static void s2_device_free(s2_state *s)
+static void s2_fini_device(rb_reducer *r)
 {
+    s2_state *s = r->impl;
     s2_device *d = s->dev;
     if (!d)
         return;
@@ -434,8 +426,9 @@ static void s2_device_free(s2_state *s)
     s->dev = NULL;
 }
 
-static int s2_device_init(rb_reducer *r, s2_state *s)
+static int s2_init_device(rb_reducer *r)
 {
+    s2_state *s = r->impl;
     s->dev = calloc(1, sizeof *s->dev);
     if (!s->dev)
         return rb_fail(RB_ERR_NOMEM, "s2: no memory");
@@ -519,15 +512,6 @@ static int s2_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
                          stream));
     return rb_device_sync(r);
 }
-#define S2_REDUCE_DEVICE s2_reduce_device
-#else
-static void s2_device_free(s2_state *s) { (void)s; }
-static int s2_device_init(rb_reducer *r, s2_state *s)
-{
-    (void)r, (void)s;   /* unreachable: no NCCL transport without NCCL */
-    return rb_fail(RB_ERR_UNSUPPORTED, "s2: this build has no NCCL device path");
-}
-#define S2_REDUCE_DEVICE NULL
 #endif
 
 /* Cost model (docs/cost-model.md): row bitmap and count, the width's
@@ -557,10 +541,13 @@ const rb_reducer_ops rb_s2_ops = {
     .name = "s2",
     .description = "S2 Reducer: OR-reduced row bitmap + sum-allreduced count sketch",
     .traits = RB_TRAIT_LOSSY,
+    .state_size = sizeof(s2_state),
     .init = s2_init,
+    .init_device = RB_NCCL_OP(s2_init_device),
     .reduce = s2_reduce,
-    .reduce_device = S2_REDUCE_DEVICE,
+    .reduce_device = RB_NCCL_OP(s2_reduce_device),
     .reduce_rows = s2_reduce_rows,
+    .fini_device = RB_NCCL_OP(s2_fini_device),
     .fini = s2_fini,
     .model = s2_model,
 };

@@ -59,29 +59,20 @@ typedef struct sparcml_state {
     struct sparcml_device *dev;   /* device buffers of the NCCL path, else NULL */
 } sparcml_state;
 
-static void sparcml_device_free(sparcml_state *s);
-static int sparcml_device_init(rb_reducer *r, sparcml_state *s);
-
 static void sparcml_fini(rb_reducer *r)
 {
     sparcml_state *s = r->impl;
-    sparcml_device_free(s);
     free(s->a);
     free(s->b);
     free(s->c);
     free(s->dense_in);
     rb_exchange_free(&s->x);
     free(s->nnz_of);
-    free(s);
-    r->impl = NULL;
 }
 
 static int sparcml_init(rb_reducer *r)
 {
-    sparcml_state *s = calloc(1, sizeof *s);
-    if (!s)
-        return rb_fail(RB_ERR_NOMEM, "sparcml: no memory");
-    r->impl = s;
+    sparcml_state *s = r->impl;
     s->p2 = 1;
     while (s->p2 * 2 <= r->size)
         s->p2 *= 2;
@@ -90,7 +81,7 @@ static int sparcml_init(rb_reducer *r)
     s->nnz_of = rb_calloc(p, sizeof(uint64_t));
     if (!s->nnz_of)
         return rb_fail(RB_ERR_NOMEM, "sparcml: no memory for %zu ranks", p);
-    return rb_device_direct(r) ? sparcml_device_init(r, s) : RB_OK;
+    return RB_OK;
 }
 
 
@@ -516,8 +507,9 @@ typedef struct sparcml_device {
     rb_device_push push;        /* rsag: pairs to the range owners */
 } sparcml_device;
 
-static void sparcml_device_free(sparcml_state *s)
+static void sparcml_fini_device(rb_reducer *r)
 {
+    sparcml_state *s = r->impl;
     sparcml_device *d = s->dev;
     if (!d)
         return;
@@ -547,8 +539,9 @@ static int may_run(const rb_reducer *r, int algo)
     return algo == RB_SPARCML_RSAG ? rsag_possible : 1;
 }
 
-static int sparcml_device_init(rb_reducer *r, sparcml_state *s)
+static int sparcml_init_device(rb_reducer *r)
 {
+    sparcml_state *s = r->impl;
     sparcml_device *d = s->dev = calloc(1, sizeof *s->dev);
     if (!d)
         return rb_fail(RB_ERR_NOMEM, "sparcml: no memory");
@@ -704,15 +697,6 @@ static int sparcml_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
     RB_TRY(rb_device_count_nonzero(r, dgrad, r->n, &k));
     return sparcml_run(r, dgrad, st, (size_t)k, &device_backend);
 }
-#define SPARCML_REDUCE_DEVICE sparcml_reduce_device
-#else
-static void sparcml_device_free(sparcml_state *s) { (void)s; }
-static int sparcml_device_init(rb_reducer *r, sparcml_state *s)
-{
-    (void)r, (void)s;   /* unreachable: no NCCL transport without NCCL */
-    return rb_fail(RB_ERR_UNSUPPORTED, "sparcml: this build has no NCCL device path");
-}
-#define SPARCML_REDUCE_DEVICE NULL
 #endif
 
 /* Cost model (docs/cost-model.md).  Streams grow as the union of the
@@ -799,10 +783,13 @@ const rb_reducer_ops rb_sparcml_ops = {
     .name = "sparcml",
     .description = "SparCML sparse allreduce (recursive doubling or reduce-scatter/allgather, dense switch)",
     .traits = RB_TRAIT_EXACT,
+    .state_size = sizeof(sparcml_state),
     .init = sparcml_init,
+    .init_device = RB_NCCL_OP(sparcml_init_device),
     .reduce = sparcml_reduce,
-    .reduce_device = SPARCML_REDUCE_DEVICE,
+    .reduce_device = RB_NCCL_OP(sparcml_reduce_device),
     .reduce_rows = sparcml_reduce_rows,
+    .fini_device = RB_NCCL_OP(sparcml_fini_device),
     .fini = sparcml_fini,
     .model = sparcml_model,
 };

@@ -70,8 +70,6 @@ static void zen_fini(rb_reducer *r)
     free(s->gather_send);
     free(s->gather_recv);
     rb_exchange_free(&s->x);
-    free(s);
-    r->impl = NULL;
 }
 
 /* The splitmix64 finaliser: every input bit reaches every output bit. */
@@ -121,10 +119,7 @@ static int build_partitions(rb_reducer *r, zen_state *s, int members)
 
 static int zen_init(rb_reducer *r)
 {
-    zen_state *s = calloc(1, sizeof *s);
-    if (!s)
-        return rb_fail(RB_ERR_NOMEM, "zen: no memory");
-    r->impl = s;
+    zen_state *s = r->impl;
     size_t p = (size_t)r->size;
     s->key = mix64(r->cfg.opts.seed ^ 0x7a656e2d68617368ULL);   /* "zen-hash" */
     s->part_size = rb_calloc(p, sizeof *s->part_size);
@@ -344,6 +339,7 @@ const rb_reducer_ops rb_zen_ops = {
     .description = "Zen: hash-partitioned sparse reduce-scatter (alltoallv), allgather of the "
                    "result with its index set as a bitmap over each partition",
     .traits = RB_TRAIT_EXACT,
+    .state_size = sizeof(zen_state),
     .init = zen_init,
     .reduce = zen_reduce,
     .fini = zen_fini,

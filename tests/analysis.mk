@@ -2,15 +2,11 @@
 # statistics and claims on synthetic archives with known values.
 TESTS += tests/analysis/report.sh tests/analysis/verdict.sh \
 	tests/analysis/stats_unit.py tests/analysis/claims_synth.py \
-	tests/analysis/busy_synth.py tests/analysis/render_check.py tests/analysis/browser.sh
+	tests/analysis/busy_synth.py tests/analysis/render_check.py tests/analysis/browser.sh \
+	tests/analysis/installed.sh
 dist_check_SCRIPTS += tests/analysis/report.sh tests/analysis/report_check.py \
 	tests/analysis/verdict.sh tests/analysis/verdict_check.py \
 	tests/analysis/stats_unit.py tests/analysis/claims_synth.py \
 	tests/analysis/busy_synth.py tests/analysis/synth.py \
-	tests/analysis/render_check.py tests/analysis/browser.sh tests/analysis/browser_check.py
-EXTRA_DIST += analysis/rb-report \
-	analysis/rbanalysis/load.py analysis/rbanalysis/micro.py \
-	analysis/rbanalysis/training.py analysis/rbanalysis/claims.py \
-	analysis/rbanalysis/figures.py analysis/rbanalysis/document.py \
-	analysis/rbanalysis/cli.py analysis/rbanalysis/stats.py \
-	analysis/rbanalysis/compare.py analysis/rbanalysis/formatting.py
+	tests/analysis/render_check.py tests/analysis/browser.sh tests/analysis/browser_check.py \
+	tests/analysis/installed.sh

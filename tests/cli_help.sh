@@ -86,13 +86,15 @@ check rb_micro --record-gradients \
     -m --message-size -b --minbytes -e --maxbytes --stepfactor -i --iterations -x --warmup \
     --repeat --alpha --beta \
     -c --check --no-check --no-phase-times --compute --timeout -d --device -o --output --force -J --json -M --mem-limit -P --papi \
-    --bind -q --quiet -h --help --trace-layer -T --type -f --full -v --version --validation --accelerator
+    --bind -q --quiet -h --help --trace-layer -T --type -f --full -v --version --validation --accelerator \
+    --save-result
 # The letters OSU's osu_allreduce takes mean what they mean there: -T/--type
 # (mpi_float) where -T was the time limit (now --timeout alone), -f/--full
 # where -f was --stepfactor (nccl-tests' letter), -v/--version, OSU's long
 # names --validation and --accelerator; -r (OSU's CUDA compute target) no
 # longer --repeat's.
 # --trace-layer and rb_train's --record-* are new: gradient traces replayed by rb_micro.
+# --save-result is new: the result compared with Ok-Topk's authors' (benchmarks/anchors/oktopk-authors).
 # --no-phase-times, -r/--repeat, -J/--json, --alpha/--beta, -M/--mem-limit are new (--no-phase-times: the anchor against OSU reads no
 # clock inside a call; -r: repetitions for confidence intervals; -J, --alpha/--beta: JSON lines, cost model;
 # -M: the memory check, rb_micro's and rb_train's; then --input, and rb_train's --embed-input).

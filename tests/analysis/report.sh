@@ -2,9 +2,9 @@
 # rb-report on files the real benchmarks write here: a directory of rb_micro
 # runs (two rank counts, two densities, an s2 width variant), plus a
 # truncated copy, a copy marked incomplete (complete=0), a copy with an
-# unknown schema version and a temporary *.tmp* file; then one file (a
-# merged archive when analysis/rb-archive exists, else a single-run
-# file) and nothing usable.
+# unknown schema version and a temporary *.tmp* file; then one file (an
+# archive rb-archive merged from two runs and the training runs) and
+# nothing usable.
 # report_check.py compares the report's numbers with the HDF5 values.
 micro="$top_builddir/benchmarks/rb_micro"
 train="$top_builddir/benchmarks/rb_train"
@@ -88,20 +88,16 @@ shutil.copy(src, tmp + "/results/zz-copy.h5")   # the same run_id: counted once
 EOF
 
 # 2 (started first, runs beside 1). One file: a merged archive
-# (analysis/rb-archive) when the tool exists, else a single-run file.
+# (analysis/rb-archive merge; a merge that fails fails the test).
 archive="$top_srcdir/analysis/rb-archive"
 mtrain=""; oneflag=""
 for r in none gossip; do
     [ -f "$d/job2/train-$r.h5" ] && mtrain="$mtrain $d/job2/train-$r.h5"
 done
-if [ -x "$archive" ] && "$archive" merge -o "$tmp/merged.h5" "$d/job1/p4.h5" "$d/job2/p3.h5" $mtrain \
-        >"$tmp/merge.out" 2>&1 && [ -f "$tmp/merged.h5" ]; then
-    one="$tmp/merged.h5"; nruns=$((2 + $(echo $mtrain | wc -w)))
-    [ -n "$mtrain" ] && oneflag=--training
-else
-    echo "note: analysis/rb-archive merge not available; a single-run file instead"
-    one="$d/job2/p3.h5"; nruns=1
-fi
+"$archive" merge -o "$tmp/merged.h5" "$d/job1/p4.h5" "$d/job2/p3.h5" $mtrain >"$tmp/merge.out" 2>&1 &&
+    [ -f "$tmp/merged.h5" ] || { echo "FAIL: rb-archive merge:"; cat "$tmp/merge.out"; exit 1; }
+one="$tmp/merged.h5"; nruns=$((2 + $(echo $mtrain | wc -w)))
+[ -n "$mtrain" ] && oneflag=--training
 "$report" "$one" -o "$tmp/one" >"$tmp/one.out" 2>&1 &
 one_pid=$!
 

@@ -1,0 +1,15 @@
+# The analysis tools and the package they import, installed together:
+# the scripts in bindir, the package in $(pkgdatadir)/rbanalysis, where
+# each script looks for it (../share/reducerbench from its own directory;
+# in the source tree the package sits next to the scripts).
+# tests/analysis/installed.sh runs the installed tools.
+dist_bin_SCRIPTS += analysis/rb-report analysis/rb-archive analysis/rb-torch-trace
+rbanalysisdir = $(pkgdatadir)/rbanalysis
+dist_rbanalysis_DATA = \
+	analysis/rbanalysis/__init__.py analysis/rbanalysis/claims.py \
+	analysis/rbanalysis/cli.py analysis/rbanalysis/compare.py \
+	analysis/rbanalysis/document.py analysis/rbanalysis/figures.py \
+	analysis/rbanalysis/formatting.py analysis/rbanalysis/load.py \
+	analysis/rbanalysis/micro.py analysis/rbanalysis/stats.py \
+	analysis/rbanalysis/torchtrace.py analysis/rbanalysis/training.py \
+	analysis/rbanalysis/validate.py analysis/rbanalysis/workload.py
