@@ -1,11 +1,11 @@
 /* The results archive: one HDF5 file per run, written by rank 0 to a
  * temporary name and renamed when complete (schema: results/README.md).
  * All functions are collective over the communicator given to
- * rb_archive_open unless noted; they print their own error messages (rank
+ * bench_archive_open unless noted; they print their own error messages (rank
  * 0, or the failing rank) and return 0 on success, non-zero on failure, the
  * same on every rank. */
-#ifndef RB_ARCHIVE_H
-#define RB_ARCHIVE_H
+#ifndef BENCH_ARCHIVE_H
+#define BENCH_ARCHIVE_H
 
 #include <hdf5.h>
 #include <mpi.h>
@@ -13,47 +13,47 @@
 #include "micro_row.h"
 #include "reducer.h"
 
-typedef struct rb_archive rb_archive;
-struct rb_papi;
+typedef struct bench_archive bench_archive;
+struct bench_papi;
 
 /* Resolve the path (NULL = default under results/: the Slurm job id, plus
  * the array task id, when there is one, else a timestamp), refuse an
  * existing file unless force, create the temporary file (so an unwritable
  * path fails here, before any measurement) and write the root metadata
- * known at start and /topology (call rb_bind first so the binding is
+ * known at start and /topology (call bench_bind first so the binding is
  * recorded).  path "none" disables the archive: *out = NULL and every
  * other function accepts NULL and does nothing. */
-int rb_archive_open(MPI_Comm comm, const char *tool, const char *path, int force,
-                    int argc, char **argv, rb_archive **out);
-/* The HDF5 compound type of rb_micro_row (/micro/results); the caller
+int bench_archive_open(MPI_Comm comm, const char *tool, const char *path, int force,
+                    int argc, char **argv, bench_archive **out);
+/* The HDF5 compound type of micro_row (/micro/results); the caller
  * closes it.  Not collective. */
-hid_t rb_micro_row_h5type(void);
+hid_t micro_row_h5type(void);
 /* Final path of the archive (valid on every rank), NULL when disabled. */
-const char *rb_archive_path(const rb_archive *a);
+const char *bench_archive_path(const bench_archive *a);
 /* Append one row to /micro/results with its raw samples (per iteration x
  * per rank, microseconds, iteration-major; significant on rank 0 only) and
  * the reducer options that applied to it. */
-int rb_archive_micro_row(rb_archive *a, const rb_micro_row *row, const rb_options *opts,
+int micro_archive_row(bench_archive *a, const micro_row *row, const rb_options *opts,
                          const double *samples_us, int iters, int ranks);
 /* Store the PAPI counts of the row appended last as /micro/papi/<row>
  * (ranks x phases x events) with the events asked for, whether each was
  * available and why not.  Collective (gathers the counts); papi may be
  * NULL (nothing written). */
-int rb_archive_micro_papi(rb_archive *a, const struct rb_papi *papi);
+int micro_archive_papi(bench_archive *a, const struct bench_papi *papi);
 /* Store PAPI counts at an arbitrary path (e.g. /train/papi); collective. */
-int rb_archive_papi(rb_archive *a, const char *path, const struct rb_papi *papi);
+int bench_archive_papi(bench_archive *a, const char *path, const struct bench_papi *papi);
 /* Rows appended to /micro/results so far (rank 0; 0 elsewhere). */
-long rb_archive_micro_rows(const rb_archive *a);
+long micro_archive_rows(const bench_archive *a);
 /* Rank 0's open HDF5 file, for benchmark-specific groups such as /train;
  * H5I_INVALID_HID on other ranks or when disabled.  Not collective. */
-hid_t rb_archive_file(rb_archive *a);
+hid_t bench_archive_file(bench_archive *a);
 /* Set the root attribute name = 1 (timed_out, diverged: a run that
  * ended early but keeps what it measured).  Rank 0; not collective. */
-int rb_archive_mark(rb_archive *a, const char *name);
+int bench_archive_mark(bench_archive *a, const char *name);
 /* Finish: on success write the end time, close and rename to the final
  * path (without force refusing, atomically, a file another run created
  * there meanwhile); on failure remove the temporary file (nothing looks complete).
  * Frees a. */
-int rb_archive_close(rb_archive *a, int success);
+int bench_archive_close(bench_archive *a, int success);
 
 #endif

@@ -270,7 +270,7 @@ void bench_cli_parse_or_exit(const bench_cli *cli, int argc, char **argv, void *
     if (rc == BENCH_CLI_ERROR)
         bench_usage_error(cli->prog, "%s", msg);
     if (rc == BENCH_CLI_DONE)
-        bench_exit(RB_EXIT_OK);
+        bench_exit(BENCH_EXIT_OK);
 }
 
 /* ---------------------------------------------------------- --help */

@@ -82,7 +82,7 @@ _Noreturn void bench_exit(int code)
 {
     /* Timeouts are named by the programs' "time limit ... reached" lines
      * (the watchdog's own line, then _exit, never comes here). */
-    if (code != RB_EXIT_OK && code != RB_EXIT_TIMEOUT && !failure_named)
+    if (code != BENCH_EXIT_OK && code != BENCH_EXIT_TIMEOUT && !failure_named)
         fprintf(stderr, "%s: rank %d: exiting with status %d without naming the failure "
                 "(a bug: please report it)\n", prog_name, bench_world_rank(), code);
     fflush(stdout);
@@ -155,7 +155,7 @@ _Noreturn void bench_usage_error(const char *prog, const char *fmt, ...)
         va_end(ap);
     }
     failure_named = 1;   /* every rank parsed the same line: rank 0 said it */
-    bench_exit(RB_EXIT_USAGE);
+    bench_exit(BENCH_EXIT_USAGE);
 }
 
 void bench_printf0(const char *fmt, ...)
@@ -297,7 +297,7 @@ static void watchdog_fired(int sig)
     if (write(STDERR_FILENO, watchdog_msg, strlen(watchdog_msg)) < 0) {
         /* nothing more can be done from a signal handler */
     }
-    _exit(RB_EXIT_TIMEOUT);
+    _exit(BENCH_EXIT_TIMEOUT);
 }
 
 void bench_watchdog_start(double seconds)

@@ -1,14 +1,14 @@
 /* Helpers shared by the benchmark programs: usage errors, number parsing,
  * statistics, rank agreement on the command line, timeout watchdog. */
-#ifndef RB_BENCH_COMMON_H
-#define RB_BENCH_COMMON_H
+#ifndef BENCH_COMMON_H
+#define BENCH_COMMON_H
 
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* Exit codes shared by every benchmark (OSU / nccl-tests conventions). */
-enum { RB_EXIT_OK = 0, RB_EXIT_FAILED = 1, RB_EXIT_USAGE = 2, RB_EXIT_TIMEOUT = 124 };
+enum { BENCH_EXIT_OK = 0, BENCH_EXIT_FAILED = 1, BENCH_EXIT_USAGE = 2, BENCH_EXIT_TIMEOUT = 124 };
 
 /* Print "PROG: rank 0: message" on rank 0 (every rank parses the same
  * command line, so every rank finds the same error), finalize MPI, exit 2. */

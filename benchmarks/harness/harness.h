@@ -34,8 +34,8 @@
  *
  * This header includes them all, for a program that wants the whole
  * harness; harness files include the single headers they need. */
-#ifndef RB_HARNESS_H
-#define RB_HARNESS_H
+#ifndef BENCH_HARNESS_H
+#define BENCH_HARNESS_H
 
 #include "h5attr.h"
 #include "bench_common.h"
