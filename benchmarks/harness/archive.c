@@ -13,7 +13,6 @@
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench_common.h"
+#include "bench_fail.h"
 #include "bench_papi.h"
 #include "h5attr.h"
 #include "metadata.h"
@@ -29,7 +28,6 @@
 #include "topology.h"
 
 #define ROOT 0
-#define ROWS_CHUNK 64
 
 struct bench_archive {
     MPI_Comm comm;
@@ -39,8 +37,6 @@ struct bench_archive {
     char tmp[PATH_MAX + 32];
     int force;                /* --force: the final rename may replace a file */
     hid_t file;               /* rank 0 */
-    hid_t results;            /* /micro/results, created by the first row */
-    hsize_t nrows;
 };
 
 /* ---------------------------------------------------------- cleanup */
@@ -229,11 +225,9 @@ static int create_file(bench_archive *a, const char *path, int force, char *msg,
 /* Rank 0: close and remove the temporary file. */
 static void discard(bench_archive *a)
 {
-    if (a->results >= 0)
-        H5Dclose(a->results);
     if (a->file >= 0)
         H5Fclose(a->file);
-    a->results = a->file = H5I_INVALID_HID;
+    a->file = H5I_INVALID_HID;
     remove_pending();
 }
 
@@ -254,7 +248,7 @@ int bench_archive_open(MPI_Comm comm, const char *tool, const char *path, int fo
     }
     a->comm = comm;
     a->rank = rank;
-    a->file = a->results = H5I_INVALID_HID;
+    a->file = H5I_INVALID_HID;
     snprintf(a->tool, sizeof a->tool, "%s", tool);
     a->force = force;
     char msg[2 * PATH_MAX + 256] = "";
@@ -295,190 +289,23 @@ hid_t bench_archive_file(bench_archive *a)
     return a && a->rank == ROOT ? a->file : H5I_INVALID_HID;
 }
 
-long micro_archive_rows(const bench_archive *a)
+MPI_Comm bench_archive_comm(const bench_archive *a)
 {
-    return a && a->rank == ROOT ? (long)a->nrows : 0;
+    return a ? a->comm : MPI_COMM_NULL;
 }
 
-/* ---------------------------------------------------------- /micro */
-
-static hid_t name_type(void)
+int bench_archive_agree(bench_archive *a, int rc, const char *doing)
 {
-    hid_t t = H5Tcopy(H5T_C_S1);
-    H5Tset_size(t, MICRO_NAME_LEN);
-    H5Tset_strpad(t, H5T_STR_NULLTERM);
-    return t;
-}
-
-/* Column name, offset, type, units (units attribute, same order). */
-#define COL(f, t, u) {#f, offsetof(micro_row, f), t, u}
-typedef micro_column column;
-enum { T_NAME = MICRO_COL_NAME, T_U64 = MICRO_COL_U64, T_I32 = MICRO_COL_I32, T_I64 = MICRO_COL_I64,
-       T_F64 = MICRO_COL_F64 };
-static const column columns[] = {
-    COL(reducer, T_NAME, ""), COL(layout, T_NAME, ""), COL(overlap, T_NAME, ""),
-    COL(device, T_NAME, ""), COL(size_bytes, T_U64, "B"), COL(count, T_U64, "elements"),
-    COL(rows, T_U64, ""), COL(cols, T_U64, ""), COL(density, T_F64, "fraction"),
-    COL(ranks, T_I32, ""), COL(iters, T_I32, ""), COL(warmup, T_I32, ""),
-    COL(t_avg_us, T_F64, "us"), COL(t_min_us, T_F64, "us"), COL(t_max_us, T_F64, "us"),
-    COL(t_p50_us, T_F64, "us"), COL(t_p99_us, T_F64, "us"), COL(slowest_rank, T_I32, ""),
-    COL(t_encode_us, T_F64, "us"), COL(t_comm_us, T_F64, "us"), COL(t_decode_us, T_F64, "us"),
-    COL(algbw_gbs, T_F64, "GB/s"), COL(busbw_gbs, T_F64, "GB/s"),
-    COL(bytes_sent_avg, T_F64, "B"), COL(bytes_sent_max, T_F64, "B"),
-    COL(bytes_recv_avg, T_F64, "B"), COL(bytes_recv_max, T_F64, "B"),
-    COL(nnz_local_avg, T_F64, "elements"), COL(nnz_union, T_F64, "elements"),
-    COL(bound_bytes, T_F64, "B"), COL(wire_to_bound, T_F64, "ratio"), COL(checked, T_I32, ""),
-    COL(wrong, T_I64, "elements"), COL(rel_l2_err, T_F64, "ratio"), COL(recall, T_F64, "fraction"),
-    COL(max_abs_err, T_F64, ""), COL(consensus, T_F64, "ratio"), COL(repeat, T_I32, ""),
-    COL(t_model_us, T_F64, "us"), COL(model_ratio, T_F64, "ratio"), COL(input, T_NAME, ""),
-    COL(t_floor_us, T_F64, "us"), COL(msgs_sent_avg, T_F64, "messages"),
-    COL(msgs_sent_max, T_F64, "messages"), COL(union_rows, T_F64, "rows"),
-    COL(union_ratio, T_F64, "ratio"), COL(nnz_local_max, T_F64, "elements"),
-    COL(imbalance, T_F64, "ratio"), COL(step, T_I64, ""),
-};
-#define NCOLUMNS (sizeof columns / sizeof *columns)
-
-static hid_t row_type(void);
-
-const micro_column *micro_columns(size_t *n)
-{
-    *n = NCOLUMNS;
-    return columns;
-}
-
-hid_t micro_row_h5type(void)
-{
-    return row_type();
-}
-
-static hid_t row_type(void)
-{
-    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(micro_row)), nt = name_type();
-    const hid_t types[] = {nt, H5T_NATIVE_UINT64, H5T_NATIVE_INT32, H5T_NATIVE_INT64, H5T_NATIVE_DOUBLE};
-    for (size_t i = 0; i < NCOLUMNS; i++)
-        H5Tinsert(t, columns[i].name, columns[i].off, types[columns[i].type]);
-    H5Tclose(nt);
-    return t;
-}
-
-static hid_t create_results(hid_t file)
-{
-    hid_t g = bench_h5_group(file, "/micro");
-    if (g < 0)
-        return H5I_INVALID_HID;
-    hsize_t dim = 0, maxdim = H5S_UNLIMITED, chunk = ROWS_CHUNK;
-    hid_t s = H5Screate_simple(1, &dim, &maxdim), dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    H5Pset_chunk(dcpl, 1, &chunk);
-    hid_t t = row_type();
-    hid_t d = H5Dcreate2(g, "results", t, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    if (d >= 0) {
-        const char *units[NCOLUMNS];
-        for (size_t i = 0; i < NCOLUMNS; i++)
-            units[i] = columns[i].units;
-        bench_h5_attr_str_array(d, "units", units, NCOLUMNS);
-        bench_h5_attr_str(d, "description", "one row per (reducer, size, density, layout, overlap, ranks); "
-                                         "columns as in the stdout table, see results/README.md");
-    }
-    H5Tclose(t);
-    H5Pclose(dcpl);
-    H5Sclose(s);
-    H5Gclose(g);
-    return d;
-}
-
-static int append_row(bench_archive *a, const micro_row *row)
-{
-    if (a->results < 0 && (a->results = create_results(a->file)) < 0)
-        return -1;
-    hsize_t start = a->nrows, one = 1, size = a->nrows + 1;
-    if (H5Dset_extent(a->results, &size) < 0)
-        return -1;
-    hid_t fs = H5Dget_space(a->results), ms = H5Screate_simple(1, &one, NULL), t = row_type();
-    H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &one, NULL);
-    int rc = H5Dwrite(a->results, t, ms, fs, H5P_DEFAULT, row) < 0 ? -1 : 0;
-    H5Tclose(t);
-    H5Sclose(ms);
-    H5Sclose(fs);
-    return rc;
-}
-
-/* The reducer's options as typed attributes opt_<key> (only those that
- * apply to it), and all of them as text in "options". */
-static int write_options(hid_t obj, const char *reducer, const rb_options *opts)
-{
-    char all[4096] = "", val[128];
-    size_t off = 0;
-    int rc = 0;
-    for (size_t i = 0; i < rb_option_count(); i++) {
-        const rb_option_info *info = rb_option_info_at(i);
-        if (rb_option_format(opts, i, val, sizeof val) != RB_OK)
-            continue;
-        if (off < sizeof all)
-            off += (size_t)snprintf(all + off, sizeof all - off, "%s%s=%s", off ? " " : "", info->key, val);
-        if (!rb_option_applies(i, reducer))
-            continue;
-        char name[96];
-        snprintf(name, sizeof name, "opt_%s", info->key);
-        switch (info->type) {
-        case RB_OPT_INT: rc |= bench_h5_attr_int(obj, name, strtoll(val, NULL, 10)); break;
-        case RB_OPT_U64: rc |= bench_h5_attr_u64(obj, name, strtoull(val, NULL, 10)); break;
-        case RB_OPT_DOUBLE: rc |= bench_h5_attr_double(obj, name, strtod(val, NULL)); break;
-        case RB_OPT_BOOL: rc |= bench_h5_attr_int(obj, name, !strcmp(val, "on")); break;
-        case RB_OPT_ENUM: rc |= bench_h5_attr_str(obj, name, val); break;
-        }
-    }
-    return rc | bench_h5_attr_str(obj, "options", all);
-}
-
-static int write_samples(bench_archive *a, const micro_row *row, const rb_options *opts,
-                         const double *samples_us, int iters, int ranks)
-{
-    hid_t g = bench_h5_group(a->file, "/micro/samples");
-    if (g < 0)
-        return -1;
-    char name[32];
-    snprintf(name, sizeof name, "%llu", (unsigned long long)a->nrows);
-    hsize_t dims[2] = {(hsize_t)(iters > 0 ? iters : 0), (hsize_t)(ranks > 0 ? ranks : 0)};
-    hid_t s = H5Screate_simple(2, dims, NULL);
-    hid_t d = H5Dcreate2(g, name, H5T_NATIVE_DOUBLE, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    int rc = d < 0 ? -1 : 0;
-    if (d >= 0 && dims[0] * dims[1] > 0 && samples_us)
-        rc |= H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, samples_us) < 0;
-    if (d >= 0) {
-        rc |= bench_h5_attr_str(d, "units", "us");
-        rc |= bench_h5_attr_str(d, "dims", "iteration x rank");
-        rc |= bench_h5_attr_int(d, "row", (long long)a->nrows);
-        rc |= bench_h5_attr_str(d, "reducer", row->reducer);
-        rc |= write_options(d, row->reducer, opts);
-        H5Dclose(d);
-    }
-    H5Sclose(s);
-    H5Gclose(g);
-    return rc;
-}
-
-int micro_archive_row(bench_archive *a, const micro_row *row, const rb_options *opts,
-                         const double *samples_us, int iters, int ranks)
-{
-    if (!a)
-        return 0;
-    int rc = 0;
-    if (a->rank == ROOT) {
-        rc = write_samples(a, row, opts, samples_us, iters, ranks);
-        rc = rc || append_row(a, row);
-        if (!rc)
-            a->nrows++;
-    }
     char why[256] = "";
     if (a->rank == ROOT && rc)
         bench_h5_error_reason(why, sizeof why);
     if (status_all(a->comm, rc)) {
-        bench_fail_on(a->rank == ROOT, BENCH_NO_CODE, "archive", "cannot append a row to %s: %s",
-                      a->tmp, why);
+        bench_fail_on(a->rank == ROOT, BENCH_NO_CODE, "archive", "cannot %s %s: %s", doing, a->tmp, why);
         return 1;
     }
     return 0;
 }
+
 
 /* ---------------------------------------------------------- PAPI */
 
@@ -539,18 +366,6 @@ int bench_archive_papi(bench_archive *a, const char *path, const bench_papi *pap
     return 0;
 }
 
-int micro_archive_papi(bench_archive *a, const bench_papi *papi)
-{
-    if (!a || !papi)
-        return 0;
-    /* Every rank needs the row index: only rank 0 counts rows. */
-    long row = (long)a->nrows - 1;
-    MPI_Bcast(&row, 1, MPI_LONG, ROOT, a->comm);
-    char path[64];
-    snprintf(path, sizeof path, "/micro/papi/%ld", row < 0 ? 0 : row);
-    return bench_archive_papi(a, path, papi);
-}
-
 /* ---------------------------------------------------------- close */
 
 int bench_archive_mark(bench_archive *a, const char *name)
@@ -565,11 +380,7 @@ int bench_archive_mark(bench_archive *a, const char *name)
 static int finish_file(bench_archive *a, char *msg, size_t mlen)
 {
     char why[256];
-    int rc = 0;
-    if (a->results >= 0 && H5Dclose(a->results) < 0)
-        rc = 1;
-    a->results = H5I_INVALID_HID;
-    rc |= bench_metadata_write_end(a->file) != 0;
+    int rc = bench_metadata_write_end(a->file) != 0;
     rc |= H5Fclose(a->file) < 0;
     a->file = H5I_INVALID_HID;
     if (rc) {

@@ -10,9 +10,6 @@
 #include <hdf5.h>
 #include <mpi.h>
 
-#include "micro_row.h"
-#include "reducer.h"
-
 typedef struct bench_archive bench_archive;
 struct bench_papi;
 
@@ -25,28 +22,22 @@ struct bench_papi;
  * other function accepts NULL and does nothing. */
 int bench_archive_open(MPI_Comm comm, const char *tool, const char *path, int force,
                     int argc, char **argv, bench_archive **out);
-/* The HDF5 compound type of micro_row (/micro/results); the caller
- * closes it.  Not collective. */
-hid_t micro_row_h5type(void);
 /* Final path of the archive (valid on every rank), NULL when disabled. */
 const char *bench_archive_path(const bench_archive *a);
-/* Append one row to /micro/results with its raw samples (per iteration x
- * per rank, microseconds, iteration-major; significant on rank 0 only) and
- * the reducer options that applied to it. */
-int micro_archive_row(bench_archive *a, const micro_row *row, const rb_options *opts,
-                         const double *samples_us, int iters, int ranks);
-/* Store the PAPI counts of the row appended last as /micro/papi/<row>
- * (ranks x phases x events) with the events asked for, whether each was
- * available and why not.  Collective (gathers the counts); papi may be
- * NULL (nothing written). */
-int micro_archive_papi(bench_archive *a, const struct bench_papi *papi);
 /* Store PAPI counts at an arbitrary path (e.g. /train/papi); collective. */
 int bench_archive_papi(bench_archive *a, const char *path, const struct bench_papi *papi);
-/* Rows appended to /micro/results so far (rank 0; 0 elsewhere). */
-long micro_archive_rows(const bench_archive *a);
-/* Rank 0's open HDF5 file, for benchmark-specific groups such as /train;
- * H5I_INVALID_HID on other ranks or when disabled.  Not collective. */
+/* Rank 0's open HDF5 file, for benchmark-specific groups such as /train
+ * and /micro; H5I_INVALID_HID on other ranks or when disabled.  Not
+ * collective. */
 hid_t bench_archive_file(bench_archive *a);
+/* The communicator the archive was opened on (MPI_COMM_NULL when
+ * disabled).  Not collective. */
+MPI_Comm bench_archive_comm(const bench_archive *a);
+/* Collective, for a program's own groups: rank 0's status rc (of writing
+ * with bench_archive_file) to every rank.  Non-zero: the failure is named
+ * once, "archive: cannot DOING TMPFILE: <HDF5's reason>", and every rank
+ * gets 1; else 0.  a must not be NULL. */
+int bench_archive_agree(bench_archive *a, int rc, const char *doing);
 /* Set the root attribute name = 1 (timed_out, diverged: a run that
  * ended early but keeps what it measured).  Rank 0; not collective. */
 int bench_archive_mark(bench_archive *a, const char *name);

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_common.h"
+#include "bench_fail.h"
+#include "bench_parse.h"
+#include "bench_usage.h"
 #include "reducer.h"
 
 #define HELP_WIDTH 80        /* lines of --help stay below this */

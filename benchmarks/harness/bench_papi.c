@@ -14,7 +14,7 @@
 #include <time.h>
 #endif
 
-#include "bench_common.h"
+#include "bench_fail.h"
 
 #define BENCH_PAPI_NAME_LEN 128
 #define BENCH_PAPI_REASON_LEN 512

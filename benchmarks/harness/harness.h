@@ -9,9 +9,17 @@
  * One header per concern, from the bottom of the harness up:
  *   h5attr.h       typed HDF5 attributes, string datasets, tables of C
  *                  structs, groups by path
- *   bench_common.h exit codes, usage errors, strict number parsers, MPI
- *                  start-up (malloc policy), rank agreement, quantiles,
- *                  the -T watchdog
+ *   bench_fail.h   the program's name, rank 0's printing, naming a
+ *                  failure (one stderr line per job), exit codes,
+ *                  bench_exit
+ *   bench_usage.h  usage errors (exit 2)
+ *   bench_init.h   MPI start-up with the allocator's policy (RB_MALLOC)
+ *   bench_parse.h  strict number parsers
+ *   bench_agree.h  rank agreement: a failure on any rank, the same
+ *                  command line on all
+ *   bench_quantile.h  quantiles of samples
+ *   bench_watchdog.h  the -T time limit
+ *   bench_common.h all seven above in one include (what programs use)
  *   bench_cli.h    the table-driven command-line parser and --help
  *   bench_device.h device buffers for -d cuda
  *   memneed.h      memory a run needs per rank against what a rank may
@@ -24,10 +32,9 @@
  *   topology.h     hwloc topology and binding by local rank
  *   metadata.h     the archive's root attributes (calls simmeta, papi,
  *                  topology, common)
- *   micro_row.h    one measured row of rb_micro (table and archive)
  *   archive.h      the HDF5 results archive (calls metadata, topology,
- *                  papi, tmpfiles)
- *   jsonl.h        -J: an archive's rows as JSON lines
+ *                  papi, tmpfiles); a program writes its own groups
+ *                  (/micro, /train) through bench_archive_file
  * The harness may print (it serves programs) and returns status codes for
  * the program to act on; it exits only in bench_usage_error, bench_exit
  * and the watchdog.
@@ -38,6 +45,13 @@
 #define BENCH_HARNESS_H
 
 #include "h5attr.h"
+#include "bench_fail.h"
+#include "bench_usage.h"
+#include "bench_init.h"
+#include "bench_parse.h"
+#include "bench_agree.h"
+#include "bench_quantile.h"
+#include "bench_watchdog.h"
 #include "bench_common.h"
 #include "bench_cli.h"
 #include "bench_device.h"
@@ -48,8 +62,6 @@
 #include "bench_papi.h"
 #include "topology.h"
 #include "metadata.h"
-#include "micro_row.h"
 #include "archive.h"
-#include "jsonl.h"
 
 #endif

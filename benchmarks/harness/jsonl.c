@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "archive.h"
 #include "h5attr.h"
+#include "micro_row.h"
 #include "tmpfiles.h"
 
 /* Root attributes left out of every line: the file exists only when the

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench_common.h"
+#include "bench_init.h"
 #include "bench_papi.h"
 #include "h5attr.h"
 #include "machine_load.h"

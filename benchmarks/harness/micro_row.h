@@ -3,6 +3,7 @@
 #ifndef MICRO_ROW_H
 #define MICRO_ROW_H
 
+#include <hdf5.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,7 +55,7 @@ typedef struct micro_row {
     int64_t step;                  /* --input trace: the recorded step replayed; -1 synthetic */
 } micro_row;
 
-/* The columns of /micro/results, in order (archive.c): name, offset in
+/* The columns of /micro/results, in order (micro_row.c): name, offset in
  * micro_row, type, units.  NAME is a NUL-padded char[MICRO_NAME_LEN]. */
 typedef enum { MICRO_COL_NAME, MICRO_COL_U64, MICRO_COL_I32, MICRO_COL_I64, MICRO_COL_F64 } micro_col_type;
 typedef struct micro_column {
@@ -64,5 +65,8 @@ typedef struct micro_column {
     const char *units;
 } micro_column;
 const micro_column *micro_columns(size_t *n);
+/* The HDF5 compound type of micro_row (/micro/results), one member per
+ * column; the caller closes it. */
+hid_t micro_row_h5type(void);
 
 #endif

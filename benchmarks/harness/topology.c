@@ -12,7 +12,7 @@
 #include <hwloc.h>
 #endif
 
-#include "bench_common.h"
+#include "bench_fail.h"
 #include "h5attr.h"
 #include "reducer.h"
 

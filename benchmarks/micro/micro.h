@@ -32,6 +32,7 @@
 #include "harness/bench_cli.h"
 #include "harness/bench_papi.h"
 #include "harness/gradgen.h"
+#include "harness/micro_archive.h"
 #include "harness/micro_row.h"
 #include "harness/topology.h"
 #include "harness/trace.h"
