@@ -22,10 +22,7 @@ benchmarks_libbench_a_SOURCES += \
 	benchmarks/harness/topology.h benchmarks/harness/topology.c \
 	benchmarks/harness/metadata.h benchmarks/harness/metadata.c \
 	benchmarks/harness/machine_load.h benchmarks/harness/machine_load.c \
-	benchmarks/harness/micro_row.h benchmarks/harness/micro_row.c \
 	benchmarks/harness/archive.h benchmarks/harness/archive.c \
-	benchmarks/harness/jsonl.h benchmarks/harness/jsonl.c \
-	benchmarks/harness/micro_archive.h benchmarks/harness/micro_archive.c \
 	benchmarks/harness/tmpfiles.h benchmarks/harness/tmpfiles.c \
 	benchmarks/harness/memneed.h benchmarks/harness/memneed.c
 

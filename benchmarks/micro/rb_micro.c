@@ -17,7 +17,7 @@
 #include "harness/memneed.h"
 #include "harness/bench_device.h"
 #include "harness/h5attr.h"
-#include "harness/jsonl.h"
+#include "micro_jsonl.h"
 
 /* Everything main sets up, and what it has to free. */
 typedef struct micro_setup {

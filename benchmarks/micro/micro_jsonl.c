@@ -1,5 +1,5 @@
-/* rb_micro -J: the finished archive as JSON lines (jsonl.h). */
-#include "jsonl.h"
+/* rb_micro -J: the finished archive as JSON lines (micro_jsonl.h). */
+#include "micro_jsonl.h"
 
 #include <errno.h>
 #include <math.h>
@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "h5attr.h"
+#include "harness/h5attr.h"
 #include "micro_row.h"
-#include "tmpfiles.h"
+#include "harness/tmpfiles.h"
 
 /* Root attributes left out of every line: the file exists only when the
  * run completed, so these say nothing. */
