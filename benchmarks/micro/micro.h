@@ -8,17 +8,20 @@
  *   micro_measure.c  one row: the reducer, warm-up and timed rb_reduce
  *                    calls, failures agreed by every rank
  *   micro_stats.c    the timed calls' per-rank figures -> the row's
- *                    statistics (micro_row, harness/micro_row.h)
+ *                    statistics (micro_row, micro_row.h)
  *   micro_check.c    validation against the exact average
  *   micro_output.c   the row's writers: the stdout table, the archive
+ *   micro_row.c      the columns of /micro/results and the row's HDF5 type
+ *   micro_archive.c  the row, its samples and PAPI counts into the archive
+ *                    (/micro; the harness's archive owns the file)
  * and around it:
  *   micro_options.c  the command line (a bench_cli table) and its checks
+ *   micro_jsonl.c    -J: the finished archive's rows as JSON lines
  *   rb_micro.c       main: set-up, the sweep over reducers and sizes, the
  *                    exit status
  *
- * A new column: a field of micro_row and of the archive's column table
- * (harness/archive.c), its value in micro_stats.c, its printing in
- * micro_output.c.  A new output format: a writer in micro_output.c that
+ * A new column: a field of micro_row and of the column table (micro_row.c),
+ * its value in micro_stats.c, its printing in micro_output.c.  A new output format: a writer in micro_output.c that
  * micro_write_row calls.  The room calls the harness and the library;
  * nothing below calls into it. */
 #ifndef RB_MICRO_H
@@ -32,10 +35,10 @@
 #include "harness/bench_cli.h"
 #include "harness/bench_papi.h"
 #include "harness/gradgen.h"
-#include "micro_archive.h"
-#include "micro_row.h"
 #include "harness/topology.h"
 #include "harness/trace.h"
+#include "micro_archive.h"
+#include "micro_row.h"
 #include "reducer.h"
 
 #define PROG "rb_micro"

@@ -1,6 +1,6 @@
 /* rb_micro's part of the results archive: /micro/results (one micro_row
  * per measured row), /micro/samples/<row> and /micro/papi/<row> (layout in
- * results/README.md).  The harness's archive owns the file; these write
+ * results/README.md), as rb_train's train_archive.c writes /train.  The harness's archive owns the file; these write
  * into it and agree on the status like its own functions (collective over
  * the archive's communicator unless noted; a NULL archive does nothing). */
 #ifndef MICRO_ARCHIVE_H

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "harness/h5attr.h"
-#include "micro_row.h"
 #include "harness/tmpfiles.h"
+#include "micro_row.h"
 
 /* Root attributes left out of every line: the file exists only when the
  * run completed, so these say nothing. */
