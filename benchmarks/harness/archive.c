@@ -28,6 +28,7 @@
 #include "topology.h"
 
 #define ROOT 0
+#define MAX_HELD 8
 
 struct bench_archive {
     MPI_Comm comm;
@@ -37,6 +38,8 @@ struct bench_archive {
     char tmp[PATH_MAX + 32];
     int force;                /* --force: the final rename may replace a file */
     hid_t file;               /* rank 0 */
+    hid_t held[MAX_HELD];     /* rank 0: a program's objects kept open (bench_archive_hold) */
+    int nheld;
 };
 
 /* ---------------------------------------------------------- cleanup */
@@ -223,8 +226,20 @@ static int create_file(bench_archive *a, const char *path, int force, char *msg,
 }
 
 /* Rank 0: close and remove the temporary file. */
+/* Rank 0: close the objects a program handed over; 0, or -1 when HDF5
+ * failed to write what it cached for one (a full disk). */
+static int close_held(bench_archive *a)
+{
+    int rc = 0;
+    for (int i = 0; i < a->nheld; i++)
+        rc |= H5Oclose(a->held[i]) < 0 ? -1 : 0;
+    a->nheld = 0;
+    return rc;
+}
+
 static void discard(bench_archive *a)
 {
+    close_held(a);
     if (a->file >= 0)
         H5Fclose(a->file);
     a->file = H5I_INVALID_HID;
@@ -292,6 +307,14 @@ hid_t bench_archive_file(bench_archive *a)
 MPI_Comm bench_archive_comm(const bench_archive *a)
 {
     return a ? a->comm : MPI_COMM_NULL;
+}
+
+int bench_archive_hold(bench_archive *a, hid_t obj)
+{
+    if (!a || a->rank != ROOT || a->nheld == MAX_HELD)
+        return -1;
+    a->held[a->nheld++] = obj;
+    return 0;
 }
 
 int bench_archive_agree(bench_archive *a, int rc, const char *doing)
@@ -380,7 +403,8 @@ int bench_archive_mark(bench_archive *a, const char *name)
 static int finish_file(bench_archive *a, char *msg, size_t mlen)
 {
     char why[256];
-    int rc = bench_metadata_write_end(a->file) != 0;
+    int rc = close_held(a) != 0;
+    rc |= bench_metadata_write_end(a->file) != 0;
     rc |= H5Fclose(a->file) < 0;
     a->file = H5I_INVALID_HID;
     if (rc) {

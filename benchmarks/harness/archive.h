@@ -33,6 +33,12 @@ hid_t bench_archive_file(bench_archive *a);
 /* The communicator the archive was opened on (MPI_COMM_NULL when
  * disabled).  Not collective. */
 MPI_Comm bench_archive_comm(const bench_archive *a);
+/* Keep obj (a dataset of the file that a program appends to) open until
+ * bench_archive_close, which closes it before finishing the file: what
+ * HDF5 caches for it is written, and a failure to write it (a full disk)
+ * named, at "cannot finish".  0; -1 (obj not taken: the caller closes it)
+ * on other ranks than 0 or past 8 objects.  Rank 0; not collective. */
+int bench_archive_hold(bench_archive *a, hid_t obj);
 /* Collective, for a program's own groups: rank 0's status rc (of writing
  * with bench_archive_file) to every rank.  Non-zero: the failure is named
  * once, "archive: cannot DOING TMPFILE: <HDF5's reason>", and every rank

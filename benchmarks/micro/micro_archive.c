@@ -1,6 +1,6 @@
 /* rb_micro's groups of the results archive (micro_archive.h).  Only rank
  * 0 holds the file; the row count is the length of /micro/results, so
- * nothing but the file keeps state. */
+ * nothing but the file keeps state (the archive holds the dataset open). */
 #include "micro_archive.h"
 
 #include <stdio.h>
@@ -74,8 +74,9 @@ static hsize_t results_rows(hid_t file)
 }
 
 /* Rank 0: row as row number n of /micro/results (created by the first). */
-static int append_row(hid_t file, const micro_row *row, hsize_t n)
+static int append_row(bench_archive *a, const micro_row *row, hsize_t n)
 {
+    hid_t file = bench_archive_file(a);
     hid_t d = n ? open_results(file) : create_results(file);
     if (d < 0)
         return -1;
@@ -89,8 +90,11 @@ static int append_row(hid_t file, const micro_row *row, hsize_t n)
         H5Sclose(ms);
         H5Sclose(fs);
     }
-    /* Closed after every row: the archive's close then finds nothing of
-     * ours open, and a failure to write the chunk shows here. */
+    /* The archive holds the dataset as created until it closes (the rows'
+     * chunk stays cached; a full disk shows at "cannot finish"); a later
+     * row's own handle only closes that handle. */
+    if (n == 0 && bench_archive_hold(a, d) == 0)
+        return rc;
     return H5Dclose(d) < 0 ? -1 : rc;
 }
 
@@ -160,7 +164,7 @@ int micro_archive_row(bench_archive *a, const micro_row *row, const rb_options *
         hid_t file = bench_archive_file(a);
         hsize_t n = results_rows(file);
         rc = write_samples(file, n, row, opts, samples_us, iters, ranks);
-        rc = rc || append_row(file, row, n);
+        rc = rc || append_row(a, row, n);
     }
     return bench_archive_agree(a, rc, "append a row to");
 }
