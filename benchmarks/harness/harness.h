@@ -38,7 +38,7 @@
  *                     topology, machine_load, bench_init)
  *   archive.h         the HDF5 results archive (calls metadata, topology,
  *                     papi, tmpfiles); a program writes its own groups
- *                     through bench_archive_file and bench_archive_agree
+ *                     through bench_archive_file, _hold and _agree
  *                     (/micro: benchmarks/micro/micro_archive.c; /train:
  *                     benchmarks/train/train_archive.c)
  * Every exported name starts with bench_ (the library owns rb_;
