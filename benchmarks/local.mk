@@ -9,6 +9,7 @@ BENCH_LIBS = benchmarks/libbench.a $(LIBREDUCER) $(HDF5_LIBS) $(PAPI_LIBS) $(HWL
 
 include benchmarks/harness.mk
 include benchmarks/micro.mk
+include benchmarks/nn.mk
 include benchmarks/train.mk
 include benchmarks/sketch.mk
 

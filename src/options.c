@@ -39,6 +39,17 @@ static const option_def table[] = {
       "exchange steps posted at once, each batch summed while the next is in flight "
       "(Ok-Topk: 4)"},
      OFF(oktopk_throttle), 1, 1 << 20},
+    {{"oktopk_select", "oktopk", RB_OPT_ENUM, "union|topk",
+      "the result: the exact union of the inputs (union), or Ok-Topk's global top-k of about "
+      "k = oktopk_density x n elements, local and global thresholds as its authors' code (topk: lossy)"},
+     OFF(oktopk_select), 0, 1},
+    {{"oktopk_density", "oktopk", RB_OPT_DOUBLE, NULL,
+      "oktopk_select=topk: k = max(1, floor(density x n)) (Ok-Topk's --density)"},
+     OFF(oktopk_density), 1e-12, 1.0},
+    {{"oktopk_reestimate", "oktopk", RB_OPT_INT, NULL,
+      "oktopk_select=topk: exact local and global top-k thresholds every N calls (Ok-Topk: 32), "
+      "the previous ones, nudged as Ok-Topk does, in between"},
+     OFF(oktopk_reestimate), 1, 1 << 30},
     {{"zen_bitmap", "zen", RB_OPT_ENUM, "off|on|auto",
       "the result's index set travels as a bitmap over each hash partition (on), as indices "
       "(off), or whichever is smaller per call (auto)"},
@@ -50,8 +61,9 @@ static const option_def table[] = {
      OFF(sketch_width_mode), 0, 2},
     {{"sketch_width", "s2", RB_OPT_DOUBLE, NULL, "sketch width c, read per sketch_width_mode"},
      OFF(sketch_width), 1e-12, 1e15},
-    {{"error_feedback", "s2", RB_OPT_BOOL, NULL,
-      "add the residual (gradient - its sketch estimate) to the next step's gradient"},
+    {{"error_feedback", "s2,oktopk", RB_OPT_BOOL, NULL,
+      "add the residual to the next step's gradient (s2: gradient - its sketch estimate; "
+      "oktopk_select=topk: what did not reach the global top-k, as Ok-Topk)"},
      OFF(error_feedback), 0, 1},
     {{"gossip_schedule", "gossip", RB_OPT_ENUM, "hypercube|dissemination",
       "partner schedule"},
@@ -88,6 +100,9 @@ void rb_options_default(rb_options *o)
     o->oktopk_balance = 1;
     o->oktopk_repartition = 64;
     o->oktopk_throttle = 4;
+    o->oktopk_select = RB_OKTOPK_UNION;
+    o->oktopk_density = 0.01;
+    o->oktopk_reestimate = 32;
     o->zen_bitmap = RB_ZEN_BITMAP_AUTO;
     o->sketch_rows = 1;
     o->sketch_width_mode = RB_S2_WIDTH_NNZ;

@@ -25,7 +25,9 @@ typedef struct rb_rows_call {
 typedef struct rb_reducer_ops {
     const char *name;
     const char *description;
-    unsigned traits;                     /* RB_TRAIT_* */
+    unsigned traits;                     /* RB_TRAIT_* with the default options */
+    /* Optional: the traits under options o, where an option changes them. */
+    unsigned (*traits_with)(const rb_options *o);
     /* Allocate r->impl.  Called after the rank agreement check. */
     int (*init)(rb_reducer *r);
     /* Replace grad (host memory) with the aggregate; fill st. */

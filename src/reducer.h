@@ -60,6 +60,7 @@ enum { RB_GOSSIP_HYPERCUBE = 0, RB_GOSSIP_DISSEMINATION = 1 };
 enum { RB_GOSSIP_MIX_GRAD = 1, RB_GOSSIP_MIX_PARAMS = 2, RB_GOSSIP_MIX_BOTH = 3 };
 enum { RB_S2_WIDTH_ABS = 0, RB_S2_WIDTH_FRACTION = 1, RB_S2_WIDTH_NNZ = 2 };
 enum { RB_TRANSPORT_AUTO = 0, RB_TRANSPORT_NCCL = 1, RB_TRANSPORT_STAGED = 2 };
+enum { RB_OKTOPK_UNION = 0, RB_OKTOPK_TOPK = 1 };
 enum { RB_ZEN_BITMAP_OFF = 0, RB_ZEN_BITMAP_ON = 1, RB_ZEN_BITMAP_AUTO = 2 };
 
 typedef struct rb_options {
@@ -74,13 +75,16 @@ typedef struct rb_options {
     int oktopk_balance;          /* 0/1: regions of similar nnz (1) or even ranges (0) */
     int oktopk_repartition;      /* re-estimate the regions every N calls */
     int oktopk_throttle;         /* exchange steps in flight at once */
+    int oktopk_select;           /* RB_OKTOPK_UNION (exact) / RB_OKTOPK_TOPK (lossy) */
+    double oktopk_density;       /* topk: k = max(1, floor(density * n)) */
+    int oktopk_reestimate;       /* topk: exact thresholds every N calls */
     /* zen */
     int zen_bitmap;              /* RB_ZEN_BITMAP_*: the result's index set as a bitmap */
     /* s2 */
     int sketch_rows;             /* r: 1, 3 or 5 */
     int sketch_width_mode;       /* RB_S2_WIDTH_* */
     double sketch_width;         /* columns, fraction of rows*cols, or x max nnz */
-    int error_feedback;          /* 0/1 */
+    int error_feedback;          /* 0/1 (s2; oktopk with oktopk_select=topk) */
     /* gossip */
     int gossip_schedule;         /* RB_GOSSIP_HYPERCUBE / _DISSEMINATION */
     int gossip_rotate;           /* 0/1 */
@@ -178,6 +182,9 @@ size_t rb_reducer_count(void);
 const char *rb_reducer_name_at(size_t i);
 /* RB_ERR_UNKNOWN_REDUCER if not registered. */
 int rb_reducer_traits(const char *name, unsigned *traits);
+/* The traits of a reducer created with options o (NULL: the defaults): an
+ * option can make a reducer lossy (oktopk_select=topk). */
+int rb_reducer_traits_with(const char *name, const rb_options *o, unsigned *traits);
 const char *rb_reducer_description(const char *name);
 
 /* Collective over cfg->comm.  Fails with RB_ERR_MISMATCH on every rank when

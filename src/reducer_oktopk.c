@@ -1,6 +1,9 @@
-/* oktopk: the sparse allreduce of Ok-Topk (Li & Hoefler, PPoPP'22), exact:
- * its split-and-reduce and allgatherv of given sparse inputs, without the
- * top-k threshold selection (which makes Ok-Topk lossy by design).
+/* oktopk: the sparse allreduce of Ok-Topk (Li & Hoefler, PPoPP'22).  By
+ * default (oktopk_select=union) exact: its split-and-reduce and allgatherv
+ * of given sparse inputs, without the top-k threshold selection (which
+ * makes Ok-Topk lossy by design).  oktopk_select=topk adds that selection
+ * as the authors' code does it (VGG/allreducer.py, the oktopk branch of
+ * AllReducer.run; "Global top-k" below).
  *
  *   encode  pack the local non-zeros (index order); every
  *           oktopk_repartition calls, re-estimate the region boundaries
@@ -41,12 +44,38 @@
  * blocks, and the ring model of docs/wire-bytes.md counts an allgatherv by
  * its total, so it is not done here.  MPI counts are ints: gradients over
  * INT_MAX elements are refused (RB_ERR_UNSUPPORTED on every rank).  Device
- * buffers go through host memory (the core's staging). */
+ * buffers go through host memory (the core's staging).
+ *
+ * Global top-k (oktopk_select=topk), k = max(1, floor(oktopk_density n)),
+ * the authors' rules with their constants; thresholds are doubles compared
+ * with float magnitudes, strictly (|x| > t), as their torch code compares:
+ *   local   on a re-estimating call (the first and every
+ *           oktopk_reestimate-th after it; theirs: every 32nd) t_l = the
+ *           k-th largest |g| over all n elements (0 when fewer than k are
+ *           non-zero: every non-zero is sent); otherwise the previous t_l,
+ *           times 1.03 while more than floor(4k/3) pass it (5 times at
+ *           most).  Only |g| > t_l is sent (so k - 1 of k distinct values);
+ *           after the selection t_l is divided by 1.012 when fewer than 2k/3
+ *           were sent, multiplied by 1.012 when more than 5k/4.
+ *   global  the split-and-reduce as above, then on a re-estimating call the
+ *           allgatherv of every non-zero reduced sum and, on every rank, the
+ *           exact top-min(k, sums) by |sum| (ties: lower index first), t_g =
+ *           the last one's |sum|; otherwise each region keeps |sum| > t_g and
+ *           only those are gathered (about k pairs), and t_g is divided by
+ *           1.008 when fewer than 2k/3 came back, multiplied when more than
+ *           4k/3.
+ *   decode  the result is zero but for the kept sums divided by p.
+ *   error_feedback=on: the residual r (n floats, zero at creation) is added
+ *           to the gradient first, r = that sum, then zeroed where the rank
+ *           sent an element that was kept (theirs: update_residuals).
+ * The thresholds persist in the reducer object between calls, as the
+ * authors' dictionaries do. */
 #include "exchange.h"
 #include "rb_internal.h"
 #include "sparse.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +97,11 @@ typedef struct oktopk_state {
     MPI_Request *reqs;      /* 2 per step in flight */
     int throttle;           /* steps in flight: oktopk_throttle, at most p */
     uint64_t calls;
+    /* oktopk_select=topk */
+    size_t k;               /* the global k */
+    float *mag;             /* |g| scratch for the k-th largest (n floats) */
+    float *residual;        /* error_feedback: n floats */
+    double t_local, t_global;
 } oktopk_state;
 
 static void oktopk_fini(rb_reducer *r)
@@ -83,6 +117,8 @@ static void oktopk_fini(rb_reducer *r)
     rb_exchange_free(&s->x);
     free(s->votes);
     free(s->reqs);
+    free(s->mag);
+    free(s->residual);
     free(s);
     r->impl = NULL;
 }
@@ -110,6 +146,16 @@ static int oktopk_init(rb_reducer *r)
     if (r->n > (size_t)INT_MAX)
         return rb_fail(RB_ERR_UNSUPPORTED, "oktopk: %zu elements exceed INT_MAX", r->n);
     even_bounds(s->bound, r->n, r->size);
+    if (r->cfg.opts.oktopk_select == RB_OKTOPK_TOPK) {
+        double k = floor(r->cfg.opts.oktopk_density * (double)r->n);
+        s->k = k < 1 ? 1 : (size_t)k;
+        s->mag = rb_calloc(r->n ? r->n : 1, sizeof *s->mag);
+        if (r->cfg.opts.error_feedback)
+            s->residual = rb_calloc(r->n ? r->n : 1, sizeof *s->residual);
+        if (!s->mag || (r->cfg.opts.error_feedback && !s->residual))
+            return rb_fail(RB_ERR_NOMEM, "oktopk: no memory for the top-k selection of %zu elements",
+                           r->n);
+    }
     return RB_OK;
 }
 
@@ -274,7 +320,7 @@ static int gather_regions(rb_reducer *r, rb_stats *st, size_t u, size_t *all)
                          s->x.rdispls);
 }
 
-static int oktopk_reduce(rb_reducer *r, float *grad, rb_stats *st)
+static int union_reduce(rb_reducer *r, float *grad, rb_stats *st)
 {
     oktopk_state *s = r->impl;
     size_t k = 0, u = 0, all = 0;
@@ -301,17 +347,234 @@ static int oktopk_reduce(rb_reducer *r, float *grad, rb_stats *st)
     return RB_OK;
 }
 
+/* ---- oktopk_select=topk: the authors' global top-k (header comment) ---- */
+
+/* The k-th largest (1-based) of v[0..n), 1 <= k <= n; reorders v. */
+static float kth_largest(float *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1, want = k - 1;
+    while (lo < hi) {   /* Hoare partition, descending */
+        float pivot = v[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        for (;;) {
+            while (v[i] > pivot)
+                i++;
+            while (v[j] < pivot)
+                j--;
+            if (i >= j)
+                break;
+            float t = v[i];
+            v[i++] = v[j];
+            v[j--] = t;
+        }
+        /* v[lo..j] >= pivot >= v[j+1..hi] */
+        if (want <= j)
+            hi = j;
+        else
+            lo = j + 1;
+    }
+    return v[want];
+}
+
+/* The pairs |g| > t in index order into s->send, as many as fit in it
+ * (s->send_cap bytes); returns how many pass (more than fit: s->send incomplete).
+ * Counting and selecting in one pass: the gradient is read once. */
+static size_t select_fitting(oktopk_state *s, const float *g, size_t n, float t)
+{
+    size_t c = 0, cap = s->send_cap / sizeof(rb_pair);
+    for (size_t i = 0; i < n; i++)
+        if (fabsf(g[i]) > t) {
+            if (c < cap)
+                s->send[c] = (rb_pair){(uint32_t)i, g[i]};
+            c++;
+        }
+    return c;
+}
+
+/* select_fitting, growing s->send and selecting again when they did not fit. */
+static int select_all(oktopk_state *s, const float *g, size_t n, float t, size_t *m)
+{
+    size_t c = select_fitting(s, g, n, t);
+    if (c > s->send_cap / sizeof(rb_pair)) {
+        RB_TRY(rb_grow_pairs(&s->send, &s->send_cap, c));
+        c = select_fitting(s, g, n, t);
+    }
+    *m = c;
+    return RB_OK;
+}
+
+/* This call's local threshold *t (their ratio2threshold on a re-estimating
+ * call, add2residual otherwise) and the m pairs above it in s->send.  The
+ * buffer holds floor(4k/3) + 1 pairs at least, so add2residual's count
+ * (more than 4k/3 or not) selects in the same pass. */
+static int select_local(rb_reducer *r, const float *g, int reestimate, double *t, size_t *m)
+{
+    oktopk_state *s = r->impl;
+    size_t n = r->n, k = s->k, most = 4 * k / 3;
+    RB_TRY(rb_grow_pairs(&s->send, &s->send_cap, most + 1));
+    *t = 0.0;
+    if (n == 0) {
+        *m = 0;
+        return RB_OK;
+    }
+    if (reestimate) {
+        for (size_t i = 0; i < n; i++)
+            s->mag[i] = fabsf(g[i]);
+        *t = kth_largest(s->mag, n, k);
+        return select_all(s, g, n, (float)*t, m);
+    }
+    *t = s->t_local;
+    for (int loops = 0; loops < 5; loops++) {
+        size_t c = select_fitting(s, g, n, (float)*t);
+        if (c <= most) {   /* all fitted */
+            *m = c;
+            return RB_OK;
+        }
+        *t *= 1.03;
+    }
+    return select_all(s, g, n, (float)*t, m);
+}
+
+/* Keep the reduced pairs that pass: non-zero (re-estimating call) or
+ * |sum| > t_g (otherwise); returns how many, in place, in index order. */
+static size_t keep_reduced(oktopk_state *s, size_t u, int reestimate)
+{
+    float t = (float)s->t_global;
+    size_t j = 0;
+    for (size_t i = 0; i < u; i++) {
+        float v = s->reduced[i].val;
+        if (reestimate ? v != 0.0f : fabsf(v) > t)
+            s->reduced[j++] = s->reduced[i];
+    }
+    return j;
+}
+
+/* The exact top-min(k, all) of s->result by |sum| (ties: lower index),
+ * compacted in index order; sets t_g (their k2globalthreshold). */
+static size_t global_topk(rb_reducer *r, size_t all)
+{
+    oktopk_state *s = r->impl;
+    size_t kk = s->k < all ? s->k : all;
+    if (kk == 0)
+        return 0;
+    for (size_t i = 0; i < all; i++)
+        s->mag[i] = fabsf(s->result[i].val);
+    float t = kth_largest(s->mag, all, kk);
+    size_t above = 0;
+    for (size_t i = 0; i < all; i++)
+        above += fabsf(s->result[i].val) > t;
+    size_t ties = kk - above, j = 0;
+    for (size_t i = 0; i < all; i++) {
+        float a = fabsf(s->result[i].val);
+        if (a > t || (a == t && ties > 0 && ties--))
+            s->result[j++] = s->result[i];
+    }
+    s->t_global = t;
+    return j;
+}
+
+/* Their update_residuals: zero the residual where this rank sent an element
+ * that was kept (both lists index-sorted). */
+static void clear_delivered(oktopk_state *s, size_t sent, size_t kept)
+{
+    for (size_t a = 0, b = 0; a < sent && b < kept;) {
+        uint32_t x = s->send[a].idx, y = s->result[b].idx;
+        if (x == y)
+            s->residual[x] = 0.0f;
+        a += x <= y;
+        b += y <= x;
+    }
+}
+
+static void nudge(double *t, size_t got, size_t k, double high, double factor)
+{
+    if ((double)got < 2.0 * (double)k / 3.0)
+        *t /= factor;
+    else if ((double)got > high * (double)k)
+        *t *= factor;
+}
+
+static int topk_reduce(rb_reducer *r, float *grad, rb_stats *st)
+{
+    oktopk_state *s = r->impl;
+    size_t n = r->n, m = 0, u = 0, all = 0;
+    int reestimate = s->calls % (uint64_t)r->cfg.opts.oktopk_reestimate == 0;
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
+    if (s->residual)
+        for (size_t i = 0; i < n; i++) {
+            grad[i] += s->residual[i];
+            s->residual[i] = grad[i];
+        }
+    double t;
+    RB_TRY(select_local(r, grad, reestimate, &t, &m));
+    s->t_local = t;
+    nudge(&s->t_local, m, s->k, 5.0 / 4.0, 1.012);
+    st->nnz_local = m;
+    if (balancing(r)) {
+        rb_phase_start(r, st, RB_PHASE_COMM);
+        RB_TRY(estimate_bounds(r, st, s->send, m));
+        rb_phase_start(r, st, RB_PHASE_ENCODE);
+    }
+    s->calls++;
+    split_by_region(r, m);
+
+    rb_phase_start(r, st, RB_PHASE_COMM);
+    RB_TRY(split_and_reduce(r, st, &u));
+    rb_phase_start(r, st, RB_PHASE_ENCODE);
+    u = keep_reduced(s, u, reestimate);
+    rb_phase_start(r, st, RB_PHASE_COMM);
+    RB_TRY(gather_regions(r, st, u, &all));
+
+    rb_phase_start(r, st, RB_PHASE_DECODE);
+    if (reestimate) {
+        all = global_topk(r, all);   /* all <= n: distinct indices */
+    } else {
+        nudge(&s->t_global, all, s->k, 4.0 / 3.0, 1.008);
+    }
+    if (s->residual)
+        clear_delivered(s, m, all);
+    memset(grad, 0, n * sizeof *grad);
+    for (size_t i = 0; i < all; i++)   /* divided, as theirs, not scaled by 1/p */
+        grad[s->result[i].idx] = s->result[i].val / (float)r->size;
+    st->nnz_result = all;
+    return RB_OK;
+}
+
+static int oktopk_reduce(rb_reducer *r, float *grad, rb_stats *st)
+{
+    if (r->cfg.opts.oktopk_select == RB_OKTOPK_TOPK)
+        return topk_reduce(r, grad, st);
+    return union_reduce(r, grad, st);
+}
+
+static unsigned oktopk_traits_with(const rb_options *o)
+{
+    return o->oktopk_select == RB_OKTOPK_TOPK ? RB_TRAIT_LOSSY : RB_TRAIT_EXACT;
+}
+
 /* Cost model (docs/cost-model.md): pack; the regions' estimate (an
  * allreduce of 2p - 1 uint64) amortised over oktopk_repartition calls;
  * alltoall of the counts; p - 1 exchange steps, each non-empty with
  * probability 1 - (1 - 1/p)^k for k pairs spread over p regions; the
  * owner's accumulate and extract; allgather of the counts, allgatherv of
- * the union; decode. */
+ * the union; decode.  oktopk_select=topk: each rank sends min(nnz, K) pairs
+ * (K = the global k), their union is taken as min(U, p min(nnz, K)); the
+ * gather carries that union on a re-estimating call (1 in
+ * oktopk_reestimate) and K pairs on the others; the selection passes over
+ * the gradient (count, select; on a re-estimating call a copy and a
+ * quickselect) and the decode's zero fill are charged as memory traffic. */
 static void oktopk_model(const rb_model_input *in, rb_model_result *out)
 {
     double n = rb_model_elements(in), p = in->ranks, k = in->nnz_mean, u = in->nnz_union;
-    double leave = (p - 1) / p;
-    rb_model_local(in, out, 4 * n + 8 * in->nnz_max);
+    double kmax = in->nnz_max, gathered = u, leave = (p - 1) / p;
+    if (in->opts.oktopk_select == RB_OKTOPK_TOPK) {
+        double big_k = fmax(1.0, floor(in->opts.oktopk_density * n));
+        double share = 1.0 / in->opts.oktopk_reestimate;
+        k = fmin(k, big_k), kmax = fmin(kmax, big_k), u = fmin(u, p * k);
+        gathered = share * u + (1 - share) * fmin(u, big_k);
+        rb_model_local(in, out, 8 * n + share * 8 * n);
+    }
+    rb_model_local(in, out, 4 * n + 8 * kmax);
     if (in->opts.oktopk_balance && in->ranks > 1 && in->ranks <= OKTOPK_MAX_BALANCED_RANKS) {
         rb_model_result est = {0};
         double share = 1.0 / in->opts.oktopk_repartition;
@@ -323,11 +586,11 @@ static void oktopk_model(const rb_model_input *in, rb_model_result *out)
     }
     rb_model_alltoall(in, out, 4);
     double nonempty = p > 1 ? -expm1(k * log1p(-1 / p)) : 0;
-    rb_model_p2p(in, out, (p - 1) * nonempty, 8 * k * leave, 8 * in->nnz_max * leave);
+    rb_model_p2p(in, out, (p - 1) * nonempty, 8 * k * leave, 8 * kmax * leave);
     rb_model_local(in, out, 16 * k + n / (8 * p) + 8 * u / p);
     rb_model_allgather(in, out, 4);
-    rb_model_allgatherv(in, out, 8 * u);
-    rb_model_local(in, out, 12 * u);
+    rb_model_allgatherv(in, out, 8 * gathered);
+    rb_model_local(in, out, 12 * gathered + (in->opts.oktopk_select == RB_OKTOPK_TOPK ? 4 * n : 0));
 }
 
 const rb_reducer_ops rb_oktopk_ops = {
@@ -335,6 +598,7 @@ const rb_reducer_ops rb_oktopk_ops = {
     .description = "Ok-Topk's exact part: balanced split-and-reduce with rotating partners, "
                    "allgatherv of the reduced regions",
     .traits = RB_TRAIT_EXACT,
+    .traits_with = oktopk_traits_with,
     .init = oktopk_init,
     .reduce = oktopk_reduce,
     .fini = oktopk_fini,

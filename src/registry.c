@@ -52,6 +52,15 @@ int rb_reducer_traits(const char *name, unsigned *traits)
     return RB_OK;
 }
 
+int rb_reducer_traits_with(const char *name, const rb_options *o, unsigned *traits)
+{
+    const rb_reducer_ops *ops = rb_registry_find(name);
+    if (!ops)
+        return rb_fail(RB_ERR_UNKNOWN_REDUCER, "unknown reducer '%s'", name ? name : "(null)");
+    *traits = o && ops->traits_with ? ops->traits_with(o) : ops->traits;
+    return RB_OK;
+}
+
 const char *rb_reducer_description(const char *name)
 {
     const rb_reducer_ops *ops = rb_registry_find(name);

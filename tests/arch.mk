@@ -1,6 +1,7 @@
 # tests/arch.mk: the architecture (docs/architecture.md): the
 # include and call graphs of src/ and benchmarks/ have no circle and nothing
-# includes or calls a floor above its own (library < harness < programs).
+# includes or calls a room its room may not use (library < harness <
+# programs; nn: the library only, used by rb_train alone).
 TESTS += tests/include_graph.py
 dist_check_SCRIPTS += tests/include_graph.py
 # The harness exports only bench_ names (the library owns rb_): nm over
@@ -19,3 +20,8 @@ tests_test_cli_CPPFLAGS = $(AM_CPPFLAGS) $(HDF5_CFLAGS)
 tests_test_cli_LDADD = $(BENCH_LIBS)
 TESTS += tests/test_cli tests/cli_help.sh
 dist_check_SCRIPTS += tests/cli_help.sh
+
+# The neural-network library exports only nn_ names and needs nothing of
+# rb_train or the harness (read by nm from libnn.a).
+TESTS += tests/nn_exports.sh
+dist_check_SCRIPTS += tests/nn_exports.sh

@@ -38,8 +38,9 @@ check rb_micro --reducer --density --layout --input --overlap --cols --shape --s
     -m --message-size -b --minbytes -e --maxbytes -f --stepfactor -i --iterations -x --warmup \
     -r --repeat --alpha --beta \
     -c --check --no-check --no-phase-times --compute -T --timeout -d --device -o --output --force -J --json -M --mem-limit -P --papi \
-    --bind -q --quiet -h --help --trace-layer
+    --bind -q --quiet -h --help --trace-layer --save-result
 # --trace-layer and rb_train's --record-* are new: gradient traces replayed by rb_micro.
+# --save-result is new: the result compared with Ok-Topk's authors' (benchmarks/anchors/oktopk-authors).
 # --no-phase-times, -r/--repeat, -J/--json, --alpha/--beta, -M/--mem-limit are new (--no-phase-times: the anchor against OSU reads no
 # clock inside a call; -r: repetitions for confidence intervals; -J, --alpha/--beta: JSON lines, cost model;
 # -M: the memory check, rb_micro's and rb_train's; then --input, and rb_train's --embed-input).

@@ -1,16 +1,20 @@
 #!/usr/bin/python3
 """The include graph and the call graph of src/ and benchmarks/ have no
-circle and no upward edge.
+circle and no edge into a room its room may not use.
 
 Read from the #include "..." lines of every .c, .h and .cu file.  A module
 is a file name without its extension (foo.c, foo.h and foo.cu are one
 module), so foo.c including bar.h while bar.c includes foo.h is a circle
 even though no header includes itself.
 
-Floors (docs/architecture.md): the library src/ (0) < the harness
-benchmarks/harness/ (1) < the programs, one folder each under benchmarks/
-(2).  A file may include its own floor and the floors below; a program
-never includes another program's files.
+Rooms (docs/architecture.md): the library src/, the harness
+benchmarks/harness/, the neural-network library benchmarks/nn/, and the
+programs, one folder each under benchmarks/.  ALLOWED says which rooms a
+room may include and call besides its own: the harness the library; nn
+the library only (not the harness, not a program: it is a library of its
+own under rb_train); a program the library and the harness, and rb_train
+(benchmarks/train/) nn too.  A program never includes or calls another
+program's files, and nothing includes or calls a room above it.
 
 Quoted includes resolve as the compiler resolves them: the including
 file's folder first, then the -I folders of Makefile.am (src/,
@@ -21,7 +25,7 @@ Calls: a file calls another when it calls a function (not static) that
 the other defines, found by name in the text without comments and
 strings.  A name the calling file defines itself is its own (device_none.c
 and device_cuda.c define the same functions, for builds with and without
-CUDA).  The same floors hold for calls, and the module graph of calls
+CUDA).  The same rooms hold for calls, and the module graph of calls
 has no circle either (core.c once called sparse.c, which called back
 into core.c for its allocator).
 
@@ -36,16 +40,28 @@ GENERATED = {"benchmarks/harness/rb_gitrev.h"}  # written by make (harness.mk)
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
-def floor_of(path):
-    """(floor, room) of a file path relative to the top."""
+PROGRAM_USES = {"library", "harness"}
+ALLOWED = {
+    "library": set(),
+    "harness": {"library"},
+    "nn": {"library"},
+    "train": PROGRAM_USES | {"nn"},
+}
+
+
+def room_of(path):
+    """The room of a file path relative to the top."""
     parts = path.split("/")
     if parts[0] == "src":
-        return 0, "library"
-    if parts[0] == "benchmarks" and len(parts) > 2 and parts[1] == "harness":
-        return 1, "harness"
+        return "library"
     if parts[0] == "benchmarks":
-        return 2, parts[1] if len(parts) > 2 else "benchmarks"
+        return parts[1] if len(parts) > 2 else "benchmarks"
     raise ValueError(path)
+
+
+def may_use(room, other):
+    """Whether a file of room may include or call a file of other."""
+    return other == room or other in ALLOWED.get(room, PROGRAM_USES)
 
 
 def sources(top):
@@ -128,11 +144,9 @@ def check_calls(top, paths, errors):
     graph, n = {}, 0
     for p, q, name in call_edges(top, paths):
         n += 1
-        (pf, proom), (qf, qroom) = floor_of(p), floor_of(q)
-        if qf > pf:
-            errors.append(f"{p} calls {name} of {q}: upward ({proom} below {qroom})")
-        elif qf == pf == 2 and qroom != proom:
-            errors.append(f"{p} calls {name} of {q}: one program's function in another's")
+        proom, qroom = room_of(p), room_of(q)
+        if not may_use(proom, qroom):
+            errors.append(f"{p} calls {name} of {q}: {proom} may not call {qroom}")
         graph.setdefault(module(p), set()).add(module(q))
     cycle = find_cycle(graph)
     if cycle:
@@ -147,7 +161,7 @@ def main():
         nfiles += 1
         with open(os.path.join(top, path), encoding="utf-8", errors="replace") as f:
             text = f.read()
-        me, (my_floor, my_room) = module(path), floor_of(path)
+        me, my_room = module(path), room_of(path)
         graph.setdefault(me, set())
         for name in INCLUDE.findall(text):
             target = resolve(top, path, name)
@@ -156,11 +170,9 @@ def main():
                     errors.append(f'{path}: #include "{name}" is no file of src/ or benchmarks/')
                 continue
             nedges += 1
-            floor, room = floor_of(target)
-            if floor > my_floor:
-                errors.append(f"{path} includes {target}: upward ({my_room} below {room})")
-            elif floor == my_floor == 2 and room != my_room:
-                errors.append(f"{path} includes {target}: one program's files in another's")
+            room = room_of(target)
+            if not may_use(my_room, room):
+                errors.append(f"{path} includes {target}: {my_room} may not include {room}")
             if module(target) != me:
                 graph[me].add(module(target))
     if nfiles == 0:
@@ -173,7 +185,7 @@ def main():
     for e in errors:
         print("FAIL:", e)
     print(f"{nfiles} files, {nedges} includes, {ncalls} calls between files, {len(graph)} modules: "
-          f"{'no circle, nothing upward' if not errors else f'{len(errors)} problem(s)'}")
+          f"{'no circle, no room beyond its allowed ones' if not errors else f'{len(errors)} problem(s)'}")
     return 1 if errors else 0
 
 

@@ -55,6 +55,7 @@ static const variant variants[] = {
     {"s2", {"sketch_width_mode=fraction", "sketch_width=0.3", NULL}},
     {"s2", {"sketch_rows=3", "sketch_width_mode=nnz", "sketch_width=2", NULL}},
     {"s2", {"sketch_width=5", "error_feedback=on", NULL}},
+    {"oktopk", {"oktopk_select=topk", "oktopk_density=0.05", "error_feedback=on", NULL}},
     {"gossip", {NULL}},
     {"gossip", {"gossip_schedule=dissemination", "gossip_rotate=on", NULL}},
 };

@@ -3,11 +3,11 @@
 if HAVE_BLAS
 check_PROGRAMS += tests/train/train_layer_check tests/train/train_loader_fuzz
 tests_train_train_layer_check_SOURCES = tests/train/train_layer_check.c
-tests_train_train_layer_check_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/benchmarks/train $(BLAS_CFLAGS)
-tests_train_train_layer_check_LDADD = benchmarks/train/libtrain.a $(BLAS_LIBS) -lm
+tests_train_train_layer_check_CPPFLAGS = $(AM_CPPFLAGS) $(BLAS_CFLAGS)
+tests_train_train_layer_check_LDADD = benchmarks/nn/libnn.a $(BLAS_LIBS) -lm
 tests_train_train_loader_fuzz_SOURCES = tests/train/train_loader_fuzz.c
-tests_train_train_loader_fuzz_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/benchmarks/train $(BLAS_CFLAGS)
-tests_train_train_loader_fuzz_LDADD = benchmarks/train/libtrain.a $(BLAS_LIBS) -lm
+tests_train_train_loader_fuzz_CPPFLAGS = $(AM_CPPFLAGS) $(BLAS_CFLAGS)
+tests_train_train_loader_fuzz_LDADD = benchmarks/nn/libnn.a $(BLAS_LIBS) -lm
 TESTS += tests/train/train_layer_check tests/train/train-loaders.sh tests/train/train-mpi.sh \
 	tests/train/train-memory.sh
 dist_check_SCRIPTS += tests/train/train-loaders.sh tests/train/train-mpi.sh tests/train/train-memory.sh
@@ -29,9 +29,9 @@ EXTRA_DIST += tests/train/train_gpu_check.c
 if HAVE_TRAIN_GPU
 check_PROGRAMS += tests/train/train_gpu_check
 tests_train_train_gpu_check_SOURCES = tests/train/train_gpu_check.c
-tests_train_train_gpu_check_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/benchmarks/train $(BLAS_CFLAGS) \
+tests_train_train_gpu_check_CPPFLAGS = $(AM_CPPFLAGS) $(BLAS_CFLAGS) \
 	$(CUDA_CFLAGS)
-tests_train_train_gpu_check_LDADD = benchmarks/train/libtrain.a $(LIBREDUCER) $(TRAIN_GPU_LIBS) \
+tests_train_train_gpu_check_LDADD = benchmarks/nn/libnn.a $(LIBREDUCER) $(NN_GPU_LIBS) \
 	$(BLAS_LIBS) -lm
 TESTS += tests/train/train_gpu_check
 endif

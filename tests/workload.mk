@@ -10,3 +10,9 @@ dist_check_SCRIPTS += $(WORKLOAD_TESTS) tests/workload/trace_check.py tests/work
 	tests/workload/report_workload_check.py
 EXTRA_DIST += benchmarks/anchors/s2-authors analysis/rb-torch-trace analysis/rbanalysis/torchtrace.py \
 	analysis/rbanalysis/workload.py
+# Ok-Topk's global top-k (oktopk_select=topk) against the exact top-k, and
+# against its authors' code when RB_OKTOPK_AUTHORS names a checkout.
+OKTOPK_TESTS = tests/oktopk/topk.sh tests/workload/anchors_oktopk.sh
+TESTS += $(OKTOPK_TESTS)
+dist_check_SCRIPTS += $(OKTOPK_TESTS) tests/oktopk/topk_check.py
+EXTRA_DIST += benchmarks/anchors/oktopk-authors

@@ -29,7 +29,7 @@ def _mix(z):
 
 
 class Rng:
-    """rb_train's train_rng_next / train_rng_uniform (splitmix64): the k-th
+    """rb_train's nn_rng_next / nn_rng_uniform (splitmix64): the k-th
     draw is a function of state + k * GOLDEN, so draws come out as arrays."""
 
     def __init__(self, state):
@@ -43,7 +43,7 @@ class Rng:
         return _mix(z)
 
     def uniform(self, n):
-        """[0, 1) doubles, as train_rng_uniform."""
+        """[0, 1) doubles, as nn_rng_uniform."""
         return (self.next_u64(n) >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
 
 

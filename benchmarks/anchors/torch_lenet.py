@@ -26,7 +26,7 @@ PROG = "torch_lenet.py"
 
 
 def read_idx(path, magic, ndims):
-    """The array of an IDX file (gzip or plain), as rb_train's idx_load."""
+    """The array of an IDX file (gzip or plain), as rb_train's nn_idx_load."""
     for p in (path + ".gz", path):
         if os.access(p, os.R_OK):
             path = p

@@ -30,7 +30,10 @@ double bench_reducer_state_bytes(const char *name, const rb_options *o, double n
      * zen): own pairs, every rank's pairs and a merge buffer, at most the
      * dense buffer once fill-in makes them dense. */
     double pairs = 8.0 * k * (2.0 * p + 2.0);
-    return fmin(pairs, 8.0 * n * (p + 2.0)) + 4.0 * n;
+    /* oktopk_select=topk: the |g| scratch of its threshold, and the residual */
+    double topk = !strcmp(name, "oktopk") && o->oktopk_select == RB_OKTOPK_TOPK
+                ? 4.0 * n * (o->error_feedback ? 2 : 1) : 0.0;
+    return fmin(pairs, 8.0 * n * (p + 2.0)) + 4.0 * n + topk;
 }
 
 /* Bytes of /proc/meminfo's MemAvailable, 0 if unknown. */

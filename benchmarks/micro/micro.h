@@ -67,6 +67,7 @@ typedef struct micro_opts {
     rb_options ropts;
     const char *output;
     const char *json;          /* -J: JSON lines of the rows, or NULL */
+    const char *save_result;   /* --save-result: rank 0's last result as raw float32, or NULL */
     int force;
     int quiet;
     rb_device device;

@@ -319,6 +319,24 @@ static int call_loop(micro_run *c, rb_reducer *red, size_t n, int iters, micro_c
     return any_failed(c->agree, rc);
 }
 
+/* --save-result: rank 0 writes its result; the ranks agree on failure. */
+static int save_result(micro_run *c, const char *path, size_t n)
+{
+    int rc = RB_OK;
+    if (c->rank == 0) {
+        FILE *f = fopen(path, "wb");
+        if (!f || fwrite(c->bufs->work, sizeof(float), n, f) != n)
+            rc = call_failed(RB_ERR_ARG, "--save-result: cannot write the result");
+        if (f && fclose(f) != 0 && rc == RB_OK)
+            rc = call_failed(RB_ERR_ARG, "--save-result: cannot write the result");
+    }
+    if (any_failed(c->comm, rc) != RB_OK) {
+        bench_all_ok(c->comm, rc, path, call_detail);
+        return RB_ERR_ARG;
+    }
+    return RB_OK;
+}
+
 /* Warm-up calls, then the timed calls into calls; a micro_row_status. */
 static int time_calls(micro_run *c, rb_reducer *red, const micro_row *row, micro_calls *calls)
 {
@@ -343,7 +361,7 @@ int micro_run_row(micro_run *c, const char *reducer, uint64_t rows, uint64_t col
 {
     const micro_opts *o = c->o;
     unsigned traits = 0;
-    rb_reducer_traits(reducer, &traits);
+    rb_reducer_traits_with(reducer, &o->ropts, &traits);
     bench_gradgen g = {
         .rows = rows, .cols = cols, .density = o->density, .layout = o->layout,
         .block = (size_t)o->ropts.block_size, .overlap = o->overlap, .nranks = c->p, .seed = o->seed,
@@ -380,6 +398,8 @@ int micro_run_row(micro_run *c, const char *reducer, uint64_t rows, uint64_t col
         bench_all_ok(c->comm, fetched, "-d cuda: download", call_detail);
         return ROW_ERROR;
     }
+    if (o->save_result && save_result(c, o->save_result, row->count) != RB_OK)
+        return ROW_ERROR;
     if (o->check && !(traits & RB_TRAIT_NOCOMM))
         micro_validate(c, &g, traits, row);
     if (micro_write_row(c, row, traits))

@@ -268,6 +268,10 @@ static const bench_opt options[] = {
     {BENCH_OPT_STRING, "json", 'J', "FILE", F(json),
      .help = "also write the archive's rows as JSON lines (one object per row: every column and the "
      "run metadata; schema in results/README.md), when the run completes; needs an archive (-o)"},
+    {BENCH_OPT_STRING, "save-result", 0, "FILE", F(save_result),
+     .help = "rank 0 writes the result of each row's last timed call to FILE as raw float32 "
+     "(rows x cols, native byte order; each row overwrites the last): to compare a reducer's "
+     "output with another program's"},
     {BENCH_OPT_STRING, "papi", 'P', "EVENTS", F(papi_events),
      .help = "PAPI events counted per phase, comma list, 'none'; counted even in VMs: "
              "sde:::reducerbench::EVENT, EVENT = cpu_time_ns minor_faults major_faults "

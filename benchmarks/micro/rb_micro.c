@@ -310,7 +310,7 @@ static int sweep_once(micro_setup *s, const char *const *names, size_t nred, int
     s->run.repeat = rep;
     for (size_t ri = 0; ri < nred; ri++) {
         unsigned traits = 0;
-        rb_reducer_traits(names[ri], &traits);
+        rb_reducer_traits_with(names[ri], &s->o.ropts, &traits);
         micro_print_block_header(names[ri], traits, &s->o, rep);
         for (size_t i = 0; i < s->nshapes; i++) {
             micro_row row;

@@ -2,12 +2,9 @@
  * over MPI, any libreducer reducer aggregating the gradients
  * (docs/training.md).
  *
- * The model and its data (a library of their own, libtrain.a):
- *   layers.c, small_gemm.c  layers (OpenBLAS, small-matrix kernels)
- *   layer_threads.c        the layers' thread pool (--threads parts)
- *   models.c         mlp, lenet, wordlm over flat parameter buffers
- *   gpu_model.c      the same models on a GPU (cuDNN, cuBLAS; _none.c without)
- *   data_*.c         IDX, CIFAR-10 and text loaders (data.h)
+ * The model and its data come from the neural-network library of
+ * benchmarks/nn (libnn.a, every name nn_): layers, models, their GPU
+ * mirror, the data loaders.
  * The program, one responsibility a file (this header declares them):
  *   train_options.c  the command line (a bench_cli table)
  *   train_data.c     data selection: format, loading, shards, batches
@@ -22,8 +19,8 @@
  *   train_archive.c  the /train group of the archive
  *   train_record.c   --record-gradients: the embedding gradient into a trace
  *   train_main.c     main: set-up, the loop, the final report, exit
- * The room calls the harness (benchmarks/harness) and the library (src/);
- * nothing below calls into it. */
+ * The room calls nn, the harness (benchmarks/harness) and the library
+ * (src/); nothing below calls into it. */
 #ifndef RB_TRAIN_TRAIN_H
 #define RB_TRAIN_TRAIN_H
 
@@ -32,11 +29,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "data.h"
-#include "gpu_model.h"
+#include "nn/data.h"
+#include "nn/gpu_model.h"
 #include "harness/bench_cli.h"
 #include "harness/trace.h"
-#include "models.h"
+#include "nn/models.h"
 #include "reducer.h"
 
 #define TRAIN_PROG "rb_train"

@@ -57,11 +57,11 @@ static int load_images(const train_opts *o, const char *fmt, const shard *s_tr, 
         char im[4096], lb[4096];
         idx_path(o->data, "train-images-idx3-ubyte", im, sizeof im);
         idx_path(o->data, "train-labels-idx1-ubyte", lb, sizeof lb);
-        if (idx_load(im, lb, s_tr, tr, err, len) < 0)
+        if (nn_idx_load(im, lb, s_tr, tr, err, len) < 0)
             return -1;
         idx_path(o->data, "t10k-images-idx3-ubyte", im, sizeof im);
         idx_path(o->data, "t10k-labels-idx1-ubyte", lb, sizeof lb);
-        if (idx_load(im, lb, s_te, te, err, len) < 0)
+        if (nn_idx_load(im, lb, s_te, te, err, len) < 0)
             return -1;
         return same_dims(tr, te, im, err, len);
     }
@@ -75,7 +75,7 @@ static int load_images(const train_opts *o, const char *fmt, const shard *s_tr, 
                 snprintf(p[i], sizeof p[i], "%s/test_batch.bin", o->data);
             files[i] = p[i];
         }
-        if (cifar_load(files, 5, s_tr, tr, err, len) < 0 || cifar_load(files + 5, 1, s_te, te, err, len) < 0)
+        if (nn_cifar_load(files, 5, s_tr, tr, err, len) < 0 || nn_cifar_load(files + 5, 1, s_te, te, err, len) < 0)
             return -1;
         return same_dims(tr, te, files[5], err, len);
     }
@@ -91,18 +91,18 @@ static int load_text(const train_opts *o, const char *fmt, const shard *s_tr, co
 {
     int rc;
     if (!strcmp(fmt, "tokens"))
-        rc = corpus_load_tokens(o->data, o->vocab, c, err, len);
+        rc = nn_corpus_load_tokens(o->data, o->vocab, c, err, len);
     else if (!strcmp(fmt, "fortunes"))
-        rc = corpus_build_fortunes(o->data, o->vocab, c, err, len);
+        rc = nn_corpus_build_fortunes(o->data, o->vocab, c, err, len);
     else if (!strcmp(fmt, "dictd"))
-        rc = corpus_build_dictd(o->data, o->vocab, c, err, len);
+        rc = nn_corpus_build_dictd(o->data, o->vocab, c, err, len);
     else {
         snprintf(err, len, "--format %s does not hold text (model %s)", fmt, o->model);
         return -1;
     }
     if (rc < 0)
         return -1;
-    if (o->write_corpus && s_tr->rank == 0 && corpus_write_tokens(c, o->write_corpus, err, len) < 0)
+    if (o->write_corpus && s_tr->rank == 0 && nn_corpus_write_tokens(c, o->write_corpus, err, len) < 0)
         return -1;
     /* An empty split trains on nothing or evaluates nothing: the run would
      * end with a perplexity of NaN that looks like a result. */
@@ -113,8 +113,8 @@ static int load_text(const train_opts *o, const char *fmt, const shard *s_tr, co
                      names[sp - SPLIT_TRAIN]);
             return -1;
         }
-    if (corpus_samples(c, SPLIT_TRAIN, o->ctx, s_tr, tr, err, len) < 0 ||
-        corpus_samples(c, SPLIT_VALID, o->ctx, s_te, te, err, len) < 0)
+    if (nn_corpus_samples(c, SPLIT_TRAIN, o->ctx, s_tr, tr, err, len) < 0 ||
+        nn_corpus_samples(c, SPLIT_VALID, o->ctx, s_te, te, err, len) < 0)
         return -1;
     if (!strcmp(o->model, "embedlm")) {
         if (o->out_vocab > c->vocab) {
@@ -122,8 +122,8 @@ static int load_text(const train_opts *o, const char *fmt, const shard *s_tr, co
                      o->data, o->out_vocab, c->vocab);
             return -1;
         }
-        dataset_cap_labels(tr, o->out_vocab);
-        dataset_cap_labels(te, o->out_vocab);
+        nn_dataset_cap_labels(tr, o->out_vocab);
+        nn_dataset_cap_labels(te, o->out_vocab);
     }
     return 0;
 }
@@ -156,7 +156,7 @@ void train_permute(size_t *p, size_t n, uint64_t seed)
     for (size_t i = 0; i < n; i++)
         p[i] = i;
     for (size_t i = n; i > 1; i--) {
-        size_t j = (size_t)(train_rng_next(&seed) % i);
+        size_t j = (size_t)(nn_rng_next(&seed) % i);
         size_t t = p[i - 1];
         p[i - 1] = p[j], p[j] = t;
     }

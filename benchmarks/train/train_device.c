@@ -21,14 +21,14 @@ int train_setup_gpu(train_opts *o, model *m, trainer *t)
     int rc = rb_device_select(MPI_COMM_WORLD, &dev);
     if (rc != RB_OK)
         snprintf(err, sizeof err, "%s", rb_last_error());
-    else if (gpu_model_create(m, &t->g, err, sizeof err))
+    else if (nn_gpu_model_create(m, &t->g, err, sizeof err))
         rc = RB_ERR_DEVICE;
     if (bench_all_ok(MPI_COMM_WORLD, rc, "--device cuda", err) < 0)
         return -1;
     char desc[400] = "";
     rb_device_describe(desc, sizeof desc);
     snprintf(o->device_desc, sizeof o->device_desc, "GPU %d: %s; %s", dev, desc,
-             gpu_model_libraries());
+             nn_gpu_model_libraries());
     bench_printf0("device: rank 0 on %s; phases timed with host clocks after the GPU "
                   "synchronises (the batch upload counts as forward)\n", o->device_desc);
     return 0;
@@ -37,10 +37,10 @@ int train_setup_gpu(train_opts *o, model *m, trainer *t)
 double train_forward(trainer *t, const void *x, const int32_t *y, int b, int *correct)
 {
     if (!t->g)
-        return model_forward(t->m, x, y, b, correct);
+        return nn_model_forward(t->m, x, y, b, correct);
     double loss = 0.0;
     char err[512];
-    if (gpu_model_forward(t->g, x, y, b, &loss, correct, err, sizeof err))
+    if (nn_gpu_model_forward(t->g, x, y, b, &loss, correct, err, sizeof err))
         train_gpu_die("GPU forward", err);
     return loss;
 }
@@ -49,11 +49,11 @@ void train_backward(trainer *t, const void *x, const int32_t *y, int b)
 {
     char err[512];
     if (t->g) {
-        if (gpu_model_backward(t->g, b, err, sizeof err))
+        if (nn_gpu_model_backward(t->g, b, err, sizeof err))
             train_gpu_die("GPU backward", err);
         return;
     }
     if (t->m->egrads && !t->egrads_kept_zero)
         memset(t->m->egrads, 0, t->m->n_embed * sizeof(float));
-    model_backward(t->m, x, y, b);
+    nn_model_backward(t->m, x, y, b);
 }

@@ -58,7 +58,7 @@ static void build_model(train_run *r, bench_archive *arch)
     train_opts *o = &r->o;
     char err[4600] = "";
     model_shape shape = shape_of(r);
-    if (model_build(&r->m, o->model, &shape, o->batch, o->seed, err, sizeof err) < 0)
+    if (nn_model_build(&r->m, o->model, &shape, o->batch, o->seed, err, sizeof err) < 0)
         BAD("%s", err);
     r->trn = (trainer){&r->m, NULL, 0};
     if (!strcmp(o->device, "cuda") && train_setup_gpu(o, &r->m, &r->trn) < 0) {
@@ -67,12 +67,12 @@ static void build_model(train_run *r, bench_archive *arch)
     }
     gpu_model *g = r->trn.g;
     model *m = &r->m;
-    int rc = train_group_create(&r->gd, o, m->n_dense, 1, g ? gpu_model_grads(g) : m->grads,
-                                g ? gpu_model_params(g) : m->params, 1);
+    int rc = train_group_create(&r->gd, o, m->n_dense, 1, g ? nn_gpu_model_grads(g) : m->grads,
+                                g ? nn_gpu_model_params(g) : m->params, 1);
     if (rc == RB_OK && m->n_embed)
         rc = train_group_create(&r->ge, o, (size_t)r->cor.vocab, (size_t)o->embed_dim,
-                                g ? gpu_model_egrads(g) : m->egrads,
-                                g ? gpu_model_eparams(g) : m->eparams, 0);
+                                g ? nn_gpu_model_egrads(g) : m->egrads,
+                                g ? nn_gpu_model_eparams(g) : m->eparams, 0);
     if (rc != RB_OK) {
         bench_archive_close(arch, 0);
         bench_exit(rc == RB_ERR_ARG || rc == RB_ERR_UNKNOWN_REDUCER ? BENCH_EXIT_USAGE : BENCH_EXIT_FAILED);
@@ -91,7 +91,7 @@ static void build_model(train_run *r, bench_archive *arch)
     /* embedlm: the embedding's result stays in row form and updates by rows */
     r->ge.by_rows = r->trn.egrads_kept_zero = m->n_embed && !strcmp(o->model, "embedlm");
     unsigned traits = 0;
-    rb_reducer_traits(o->reducer, &traits);
+    rb_reducer_traits_with(o->reducer, &o->ropts, &traits);
     r->mix_params = (traits & RB_TRAIT_GOSSIP) && (o->ropts.gossip_mix & RB_GOSSIP_MIX_PARAMS);
     r->async = (traits & RB_TRAIT_GOSSIP) && o->ropts.gossip_async;
     if (r->async)
@@ -111,7 +111,7 @@ static void plan(train_run *r)
     bench_printf0("rb_train: model %s (%zu dense + %zu embedding parameters, %.3g MFLOP/sample "
                   "forward), data %s (%s), %llu train / %zu test samples, %d ranks x batch %d, "
                   "%ld steps/epoch, reducer %s, sparsify %s, shuffle %s\n",
-                  o->model, r->m.n_dense, r->m.n_embed, model_flops(&r->m) / 1e6, o->data, r->fmt,
+                  o->model, r->m.n_dense, r->m.n_embed, nn_model_flops(&r->m) / 1e6, o->data, r->fmt,
                   (unsigned long long)r->tr.total, r->te.total, r->nranks, o->batch, spe,
                   o->reducer, o->sparsify, o->shuffle);
 }
@@ -119,7 +119,7 @@ static void plan(train_run *r)
 static void alloc_buffers(train_run *r)
 {
     int B = r->o.batch;
-    r->xb = malloc((size_t)B * model_in_size(&r->m) * sizeof(float) + 64);
+    r->xb = malloc((size_t)B * nn_model_in_size(&r->m) * sizeof(float) + 64);
     r->yb = malloc((size_t)B * sizeof(int32_t) + 64);
     r->perm = malloc((r->n_local + 1) * sizeof *r->perm);
     r->slots = malloc((size_t)B * sizeof *r->slots);
@@ -148,8 +148,8 @@ static double report(train_run *r, double sgemm, double wall)
     const train_opts *o = &r->o;
     double cs_max;
     MPI_Allreduce(&r->compute_s, &cs_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    double gflops = 3.0 * model_flops(&r->m) * (double)r->it * o->batch / r->compute_s / 1e9;
-    if (r->trn.g && gpu_model_download(r->trn.g, &r->m))
+    double gflops = 3.0 * nn_model_flops(&r->m) * (double)r->it * o->batch / r->compute_s / 1e9;
+    if (r->trn.g && nn_gpu_model_download(r->trn.g, &r->m))
         train_gpu_die("download", "cannot copy the parameters from the GPU");
     if (o->bench_sgemm && !r->trn.g)
         bench_printf0("model: %s forward+backward %.2f GFLOP/s on rank 0 (%.1f%% of SGEMM)\n",
@@ -176,7 +176,7 @@ static int archive_run(train_run *r, bench_archive *arch, double gflops, double 
     int lm = r->wordlm;
     train_summary sum = {r->nranks, tr->classes, tr->c, tr->h, tr->w, r->fmt, r->o.data, tr->total,
                          r->te.total, r->m.n_dense, r->m.n_embed, r->it, r->steps_per_epoch,
-                         model_flops(&r->m), gflops, sgemm, wall, r->last_train_loss,
+                         nn_model_flops(&r->m), gflops, sgemm, wall, r->last_train_loss,
                          lm ? NAN : r->last.accuracy, lm ? r->last.perplexity : NAN, r->reached,
                          r->timed_out, openblas_get_corename()};
     int aok = 0;
@@ -217,10 +217,10 @@ static void free_run(train_run *r)
     train_ring_free(&r->ring);
     train_group_free(&r->gd), train_group_free(&r->ge);
     free(r->embed_ids), free(r->embed_rows);
-    gpu_model_free(r->trn.g);
-    model_free(&r->m);
-    dataset_free(&r->tr), dataset_free(&r->te);
-    corpus_free(&r->cor);
+    nn_gpu_model_free(r->trn.g);
+    nn_model_free(&r->m);
+    nn_dataset_free(&r->tr), nn_dataset_free(&r->te);
+    nn_corpus_free(&r->cor);
 }
 
 int main(int argc, char **argv)
@@ -234,8 +234,8 @@ int main(int argc, char **argv)
     if (!bench_argv_agree(MPI_COMM_WORLD, argc, argv))
         BAD("ranks were started with different command lines");
     train_parse_options(argc, argv, &r->o);
-    if (!strcmp(r->o.device, "cuda") && !gpu_model_available())
-        BAD("--device cuda: %s", gpu_model_libraries());
+    if (!strcmp(r->o.device, "cuda") && !nn_gpu_model_available())
+        BAD("--device cuda: %s", nn_gpu_model_libraries());
     openblas_set_num_threads(r->o.threads);
     r->wordlm = !strcmp(r->o.model, "wordlm") || !strcmp(r->o.model, "embedlm");
     bench_archive *arch = NULL;

@@ -53,7 +53,7 @@ void train_check_memory(train_run *r, const model_shape *shape)
     const train_opts *o = &r->o;
     model_need mn;
     char err[512] = "";
-    if (model_memory_need(o->model, shape, o->batch, &mn, err, sizeof err))
+    if (nn_model_memory_need(o->model, shape, o->batch, &mn, err, sizeof err))
         bench_usage_error(TRAIN_PROG, "%s", err);
     double data = data_bytes(r);
     double state = group_bytes(o, (double)mn.n_dense, 1, r->nranks) +

@@ -55,7 +55,7 @@ void train_update(trainer *t, grad_group *gd, grad_group *ge, const train_opts *
 {
     char err[512];
     if (t->g) {
-        if (gpu_model_update(t->g, lr, o->momentum, o->weight_decay, err, sizeof err))
+        if (nn_gpu_model_update(t->g, lr, o->momentum, o->weight_decay, err, sizeof err))
             train_gpu_die("GPU update", err);
         return;
     }

@@ -27,7 +27,7 @@ int train_group_create(grad_group *g, const train_opts *o, size_t rows, size_t c
     }
     char err[512];
     if (g->sparsified && g->on_gpu &&
-        gpu_sparsifier_create(g->n, o->error_feedback, &g->gpu_sparse, err, sizeof err))
+        nn_gpu_sparsifier_create(g->n, o->error_feedback, &g->gpu_sparse, err, sizeof err))
         train_gpu_die("sparsification on the GPU", err);
     rb_config cfg;
     rb_config_default(&cfg);
@@ -47,7 +47,7 @@ void train_group_free(grad_group *g)
     if (g->r)
         rb_destroy(g->r);
     free(g->velocity), free(g->residual), free(g->scratch);
-    gpu_sparsifier_free(g->gpu_sparse);
+    nn_gpu_sparsifier_free(g->gpu_sparse);
 }
 
 static rb_reducer *progress_target;
@@ -62,7 +62,7 @@ static void progress_hook(void *ctx)
 void train_progress_during_backward(rb_reducer *r)
 {
     progress_target = r;
-    model_set_backward_hook(progress_hook, NULL);
+    nn_model_set_backward_hook(progress_hook, NULL);
 }
 
 void train_check_rb(int rc, const char *what)

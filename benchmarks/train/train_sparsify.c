@@ -1,6 +1,6 @@
 /* rb_train's gradient sparsification (--sparsify topk:R | threshold:T),
  * with error feedback: what is dropped is added to the next step's
- * gradient.  On the host here; on the GPU by gpu_sparsify, with the same
+ * gradient.  On the host here; on the GPU by nn_gpu_sparsify, with the same
  * selection (the k-th largest |g| is exact either way). */
 #include "train.h"
 
@@ -72,7 +72,7 @@ void train_sparsify_group(const train_opts *o, grad_group *g)
         return;
     if (!g->on_gpu)
         sparsify(o, g->grad, g->residual, g->scratch, g->n);
-    else if (gpu_sparsify(g->gpu_sparse, g->grad, o->sparsify_kind == SPARSIFY_TOPK,
+    else if (nn_gpu_sparsify(g->gpu_sparse, g->grad, o->sparsify_kind == SPARSIFY_TOPK,
                           o->sparsify_value, err, sizeof err))
         train_gpu_die("sparsify", err);
 }

@@ -1,6 +1,6 @@
 /* CPU/GPU agreement of rb_train's models: for mlp, lenet (MNIST and CIFAR
  * shapes) and wordlm, the same parameters and batch go through the host
- * layers (OpenBLAS) and the GPU mirror (cuDNN, cuBLAS, train_kernels.cu);
+ * layers (OpenBLAS) and the GPU mirror (cuDNN, cuBLAS, gpu_kernels.cu);
  * the loss and correct count of a short batch and then of a full one
  * (descriptors reset between), every layer's gradients, and the change of
  * every layer in the second of two momentum-SGD steps (velocity non-zero,
@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_model.h"
-#include "models.h"
+#include "nn/gpu_model.h"
+#include "nn/models.h"
 #include "reducer.h"
 
 #define REL_TOL 1e-3
@@ -53,16 +53,16 @@ static void compare(const char *what, const char *name, const float *cpu, const 
 /* Random inputs: images in [0,1), ids in [0,vocab), labels in [0,classes). */
 static void make_batch(const model *m, int batch, int vocab, uint64_t *st, float *x, int32_t *y)
 {
-    size_t in = model_in_size(m) * (size_t)batch;
+    size_t in = nn_model_in_size(m) * (size_t)batch;
     int32_t *ids = (int32_t *)x;
     for (size_t i = 0; i < in; i++) {
         if (m->L[0].kind == LAYER_EMBED)
-            ids[i] = (int32_t)(train_rng_next(st) % (uint64_t)vocab);
+            ids[i] = (int32_t)(nn_rng_next(st) % (uint64_t)vocab);
         else
-            x[i] = (float)train_rng_uniform(st);
+            x[i] = (float)nn_rng_uniform(st);
     }
     for (int s = 0; s < batch; s++)
-        y[s] = (int32_t)(train_rng_next(st) % (uint64_t)m->classes);
+        y[s] = (int32_t)(nn_rng_next(st) % (uint64_t)m->classes);
 }
 
 static void sgd_host(float *w, const float *g, float *v, size_t n, float lr, float mu, float wd)
@@ -113,8 +113,8 @@ static void check_update(model *m, gpu_model *g, const char *name)
 {
     const float lr = 0.05f, mu = 0.9f, wd = 0.05f;
     struct { float *cpu, *grad, *dev; size_t n; float wd; const char *what; } buf[2] = {
-        {m->params, m->grads, gpu_model_params(g), m->n_dense, wd, "SGD step 2"},
-        {m->eparams, m->egrads, gpu_model_eparams(g), m->n_embed, 0.0f, "embed SGD step 2"}};
+        {m->params, m->grads, nn_gpu_model_params(g), m->n_dense, wd, "SGD step 2"},
+        {m->eparams, m->egrads, nn_gpu_model_eparams(g), m->n_embed, 0.0f, "embed SGD step 2"}};
     float *vel[2], *before_cpu[2], *before_gpu[2], *after_gpu[2];
     for (int b = 0; b < 2; b++) {
         size_t n = buf[b].n + 1;
@@ -127,13 +127,13 @@ static void check_update(model *m, gpu_model *g, const char *name)
     for (int step = 0; step < 2; step++) {
         for (int b = 0; b < 2 && buf[b].n; b++) {
             memcpy(before_cpu[b], buf[b].cpu, buf[b].n * sizeof(float));
-            gpu_copy_to_host(before_gpu[b], buf[b].dev, buf[b].n);
+            nn_gpu_copy_to_host(before_gpu[b], buf[b].dev, buf[b].n);
             sgd_host(buf[b].cpu, buf[b].grad, vel[b], buf[b].n, lr, mu, buf[b].wd);
         }
-        if (gpu_failed(gpu_model_update(g, lr, mu, wd, err, sizeof err), name, err))
+        if (gpu_failed(nn_gpu_model_update(g, lr, mu, wd, err, sizeof err), name, err))
             break;
         for (int b = 0; b < 2 && buf[b].n && step == 1; b++) {
-            gpu_copy_to_host(after_gpu[b], buf[b].dev, buf[b].n);
+            nn_gpu_copy_to_host(after_gpu[b], buf[b].dev, buf[b].n);
             for (size_t i = 0; i < buf[b].n; i++) {   /* the changes */
                 before_cpu[b][i] -= buf[b].cpu[i];
                 before_gpu[b][i] -= after_gpu[b][i];
@@ -153,8 +153,8 @@ static void check_forward(model *m, gpu_model *g, const char *name, const float 
 {
     char err[512], label[32];
     int c_cpu = 0, c_gpu = 0;
-    double l_cpu = model_forward(m, x, y, batch, &c_cpu), l_gpu = 0.0;
-    if (gpu_failed(gpu_model_forward(g, x, y, batch, &l_gpu, &c_gpu, err, sizeof err), name, err))
+    double l_cpu = nn_model_forward(m, x, y, batch, &c_cpu), l_gpu = 0.0;
+    if (gpu_failed(nn_gpu_model_forward(g, x, y, batch, &l_gpu, &c_gpu, err, sizeof err), name, err))
         return;
     int ok = fabs(l_gpu - l_cpu) <= LOSS_TOL * fabs(l_cpu) && c_cpu == c_gpu;
     snprintf(label, sizeof label, "loss (%d)", batch);
@@ -167,18 +167,18 @@ static int check_model(const char *name, const model_shape *shape, int batch)
 {
     char err[1024];
     model m;
-    if (model_build(&m, name, shape, batch, 7, err, sizeof err)) {
+    if (nn_model_build(&m, name, shape, batch, 7, err, sizeof err)) {
         fprintf(stderr, "%s: %s\n", name, err);
         return 1;
     }
     gpu_model *g;
-    if (gpu_model_create(&m, &g, err, sizeof err)) {
+    if (nn_gpu_model_create(&m, &g, err, sizeof err)) {
         fprintf(stderr, "%s: %s\n", name, err);
-        model_free(&m);
+        nn_model_free(&m);
         return 1;
     }
     uint64_t st = 12345;
-    float *x = malloc(model_in_size(&m) * (size_t)batch * sizeof(float));
+    float *x = malloc(nn_model_in_size(&m) * (size_t)batch * sizeof(float));
     int32_t *y = malloc((size_t)batch * sizeof(int32_t));
     float *buf = malloc((m.n_dense + m.n_embed + 1) * sizeof(float));
     make_batch(&m, batch, shape->classes, &st, x, y);
@@ -189,23 +189,23 @@ static int check_model(const char *name, const model_shape *shape, int batch)
     check_forward(&m, g, name, x, y, batch);
     if (m.egrads)
         memset(m.egrads, 0, m.n_embed * sizeof(float));
-    model_backward(&m, x, y, batch);
-    if (!gpu_failed(gpu_model_backward(g, batch, err, sizeof err), name, err)) {
-        gpu_copy_to_host(buf, gpu_model_grads(g), m.n_dense);
+    nn_model_backward(&m, x, y, batch);
+    if (!gpu_failed(nn_gpu_model_backward(g, batch, err, sizeof err), name, err)) {
+        nn_gpu_copy_to_host(buf, nn_gpu_model_grads(g), m.n_dense);
         compare_by_layer(&m, name, "grad", m.grads, m.n_dense, m.grads, buf);
         if (m.n_embed) {
-            gpu_copy_to_host(buf, gpu_model_egrads(g), m.n_embed);
+            nn_gpu_copy_to_host(buf, nn_gpu_model_egrads(g), m.n_embed);
             compare_by_layer(&m, name, "grad", m.egrads, m.n_embed, m.egrads, buf);
         }
         check_update(&m, g, name);
     }
     free(x), free(y), free(buf);
-    gpu_model_free(g);
-    model_free(&m);
+    nn_gpu_model_free(g);
+    nn_model_free(&m);
     return 0;
 }
 
-/* gpu_sparsify against a plain reference of rb_train's host rule, bit for
+/* nn_gpu_sparsify against a plain reference of rb_train's host rule, bit for
  * bit over three steps (the residual carries over): top-k keeps |g| >= the
  * k-th largest |g| (ties kept), threshold keeps |g| >= t. */
 static int cmp_desc(const void *a, const void *b)
@@ -248,7 +248,7 @@ static void check_sparsify(int topk, double value, int ef)
     char err[512];
     uint64_t st = 12345;
     int bad = 0;
-    if (gpu_sparsifier_create(N, ef, &sp, err, sizeof err) || cudaMalloc((void **)&dg, N * 4)) {
+    if (nn_gpu_sparsifier_create(N, ef, &sp, err, sizeof err) || cudaMalloc((void **)&dg, N * 4)) {
         printf("sparsify: setup: %s\n", err);
         failures++;
         goto out;
@@ -258,21 +258,21 @@ static void check_sparsify(int topk, double value, int ef)
             st = st * 6364136223846793005ULL + 1442695040888963407ULL;
             g[i] = (st >> 60) < 3 ? 0.0f : (float)((int)(st >> 52) % 512 - 256) / 64.0f;
         }
-        gpu_copy_to_device(dg, g, N);
+        nn_gpu_copy_to_device(dg, g, N);
         sparsify_reference(g, ef ? res : NULL, tmp, N, topk, value);
-        if (gpu_sparsify(sp, dg, topk, value, err, sizeof err)) {
+        if (nn_gpu_sparsify(sp, dg, topk, value, err, sizeof err)) {
             printf("sparsify: %s\n", err);
             bad = 1;
             break;
         }
-        gpu_copy_to_host(back, dg, N);
+        nn_gpu_copy_to_host(back, dg, N);
         bad = memcmp(back, g, N * sizeof *g) != 0;
     }
     printf("sparsify %s %g error feedback %d: %s\n", topk ? "topk" : "threshold", value, ef,
            bad ? "DIFFERS from the host rule" : "same bits as the host rule");
     failures += bad;
 out:
-    gpu_sparsifier_free(sp);
+    nn_gpu_sparsifier_free(sp);
     cudaFree(dg);
     free(g), free(res), free(tmp), free(back);
 }
@@ -282,15 +282,15 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     int dev;
     int rc = rb_device_select(MPI_COMM_WORLD, &dev);
-    if (rc != RB_OK || !gpu_model_available()) {
+    if (rc != RB_OK || !nn_gpu_model_available()) {
         fprintf(stderr, "SKIP: CPU/GPU model agreement needs a GPU: %s\n",
-                gpu_model_available() ? rb_last_error() : gpu_model_libraries());
+                nn_gpu_model_available() ? rb_last_error() : nn_gpu_model_libraries());
         MPI_Finalize();
         return 77;
     }
     char desc[400] = "";
     rb_device_describe(desc, sizeof desc);
-    printf("GPU %d: %s; %s\n", dev, desc, gpu_model_libraries());
+    printf("GPU %d: %s; %s\n", dev, desc, nn_gpu_model_libraries());
     model_shape mnist = {1, 28, 28, 10, 0, 0, 0, 0};
     model_shape cifar = {3, 32, 32, 10, 0, 0, 0, 0};
     model_shape lm = {0, 0, 0, 2000, 3, 32, 64, 0};

@@ -10,19 +10,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "layers.h"
-#include "models.h"
-#include "small_gemm.h"
+#include "nn/layers.h"
+#include "nn/models.h"
+#include "nn/small_gemm.h"
 
 static uint64_t rng = 42;
-static float urand(void) { return (float)(2.0 * train_rng_uniform(&rng) - 1.0); }
+static float urand(void) { return (float)(2.0 * nn_rng_uniform(&rng) - 1.0); }
 static int failures;
 
 static double probe(layer *l, const void *in, float *out, const float *R, int B)
 {
-    layer_forward(l, in, out, B);
+    nn_layer_forward(l, in, out, B);
     double s = 0.0;
-    for (size_t i = 0; i < (size_t)B * layer_out_size(l); i++)
+    for (size_t i = 0; i < (size_t)B * nn_layer_out_size(l); i++)
         s += (double)out[i] * R[i];
     return s;
 }
@@ -54,7 +54,7 @@ static void check_vector(const char *what, layer *l, const void *in, float *out,
 /* Run forward + backward once, then check dW, db and din. */
 static void check_layer(const char *name, layer *l, int B, int has_din)
 {
-    size_t nin = (size_t)B * layer_in_size(l), nout = (size_t)B * layer_out_size(l);
+    size_t nin = (size_t)B * nn_layer_in_size(l), nout = (size_t)B * nn_layer_out_size(l);
     float *x = malloc(nin * sizeof *x), *dx = calloc(nin, sizeof *dx);
     float *y = malloc(nout * sizeof *y), *R = malloc(nout * sizeof *R);
     float *w = NULL, *dw = NULL;
@@ -75,8 +75,8 @@ static void check_layer(const char *name, layer *l, int B, int has_din)
             x[i] = (float)((i * 7919) % nin) * 0.05f;
     for (size_t i = 0; i < nout; i++)
         R[i] = urand();
-    layer_forward(l, x, y, B);
-    layer_backward(l, x, y, R, has_din ? dx : NULL, B);
+    nn_layer_forward(l, x, y, B);
+    nn_layer_backward(l, x, y, R, has_din ? dx : NULL, B);
     char what[64];
     if (l->n_w) {
         float *g = malloc(l->n_w * sizeof *g);
@@ -116,7 +116,7 @@ static void check_embedding(void)
 {
     layer l;
     int V = 23, D = 4, ctx = 3, B = 5;
-    layer_embed(&l, V, D, ctx, B);
+    nn_layer_embed(&l, V, D, ctx, B);
     float *w = malloc(l.n_w * sizeof *w), *dw = calloc(l.n_w, sizeof *dw);
     l.w = w, l.dw = dw;
     for (size_t i = 0; i < l.n_w; i++)
@@ -124,12 +124,12 @@ static void check_embedding(void)
     int32_t ids[15];
     for (int i = 0; i < B * ctx; i++)
         ids[i] = (int32_t)((i * 5) % V);   /* repeats: gradients must add up */
-    size_t nout = (size_t)B * layer_out_size(&l);
+    size_t nout = (size_t)B * nn_layer_out_size(&l);
     float *y = malloc(nout * sizeof *y), *R = malloc(nout * sizeof *R);
     for (size_t i = 0; i < nout; i++)
         R[i] = urand();
-    layer_forward(&l, ids, y, B);
-    layer_backward(&l, ids, y, R, NULL, B);
+    nn_layer_forward(&l, ids, y, B);
+    nn_layer_backward(&l, ids, y, R, NULL, B);
     float *g = malloc(l.n_w * sizeof *g);
     memcpy(g, dw, l.n_w * sizeof *g);
     check_vector("embedding table", &l, ids, y, R, B, w, g, l.n_w);
@@ -153,15 +153,15 @@ static void check_softmax(void)
     int32_t lab[4] = {0, 3, 6, 2};
     for (int i = 0; i < B * C; i++)
         z[i] = 2.0f * urand();
-    softmax_xent(z, lab, B, C, dz, B, NULL);
+    nn_softmax_xent(z, lab, B, C, dz, B, NULL);
     double worst = 0.0;
     const float h = 1e-2f;
     for (int i = 0; i < B * C; i++) {
         float keep = z[i];
         z[i] = keep + h;
-        double up = softmax_xent(z, lab, B, C, NULL, B, NULL) / B;
+        double up = nn_softmax_xent(z, lab, B, C, NULL, B, NULL) / B;
         z[i] = keep - h;
-        double down = softmax_xent(z, lab, B, C, NULL, B, NULL) / B;
+        double down = nn_softmax_xent(z, lab, B, C, NULL, B, NULL) / B;
         z[i] = keep;
         worst = fmax(worst, fabs((up - down) / (2 * h) - dz[i]));
     }
@@ -186,7 +186,7 @@ static void check_softmax_wide(void)
     lab[0] = 900;
     z[2 * C + 17] = -41.0f;
     int correct = -1;
-    double loss = softmax_xent(z, lab, B, C, dz, B, &correct), ref_loss = 0.0, worst = 0.0;
+    double loss = nn_softmax_xent(z, lab, B, C, dz, B, &correct), ref_loss = 0.0, worst = 0.0;
     int ref_correct = 0;
     for (int s = 0; s < B; s++) {
         const float *r = z + (size_t)s * C;
@@ -218,9 +218,9 @@ static double model_difference(model *m, const float *x, const int32_t *y, int B
 {
     float keep = *v;
     *v = keep + h;
-    double up = model_forward(m, x, y, B, NULL) / B;
+    double up = nn_model_forward(m, x, y, B, NULL) / B;
     *v = keep - h;
-    double down = model_forward(m, x, y, B, NULL) / B;
+    double down = nn_model_forward(m, x, y, B, NULL) / B;
     *v = keep;
     return (up - down) / (2.0 * h);
 }
@@ -230,12 +230,12 @@ static void check_model(const char *name, const model_shape *s, int B)
 {
     model m;
     char err[256];
-    if (model_build(&m, name, s, B, 7, err, sizeof err) < 0) {
+    if (nn_model_build(&m, name, s, B, 7, err, sizeof err) < 0) {
         printf("%s: %s\n", name, err);
         failures++;
         return;
     }
-    size_t nin = (size_t)B * model_in_size(&m);
+    size_t nin = (size_t)B * nn_model_in_size(&m);
     float *x = malloc(nin * sizeof *x);
     int32_t *ids = (int32_t *)(void *)x, y[8];
     for (size_t i = 0; i < nin; i++) {
@@ -248,8 +248,8 @@ static void check_model(const char *name, const model_shape *s, int B)
         y[i] = (int32_t)((i * 3) % s->classes);
     if (m.egrads)
         memset(m.egrads, 0, m.n_embed * sizeof(float));
-    model_forward(&m, x, y, B, NULL);
-    model_backward(&m, x, y, B);
+    nn_model_forward(&m, x, y, B, NULL);
+    nn_model_backward(&m, x, y, B);
     float *buf[2] = {m.params, m.eparams}, *grad[2] = {m.grads, m.egrads};
     size_t len[2] = {m.n_dense, m.n_embed};
     /* small step: fewer ReLU / max-pool switches; float noise ~1e-4.  A
@@ -277,7 +277,7 @@ static void check_model(const char *name, const model_shape *s, int B)
     printf("%-28s max abs. error %.2e  %s\n", what, worst, worst < 3e-3 ? "ok" : "FAIL");
     failures += worst >= 3e-3;
     free(x);
-    model_free(&m);
+    nn_model_free(&m);
 }
 
 /* Largest |x - ref| / (1 + |ref|) over n floats. */
@@ -323,8 +323,8 @@ static void check_small_gemm(void)
                             a, k, 1.0f, dwref, k);
                 float guard = y[ny];
                 /* dy = y as it was before the first kernel adds into it */
-                int rc = small_gemm_atb(rows, n, k, y, a, dw);
-                rc |= small_gemm_add_abt(rows, n, k, a, w, y);
+                int rc = nn_small_gemm_atb(rows, n, k, y, a, dw);
+                rc |= nn_small_gemm_add_abt(rows, n, k, a, w, y);
                 cases++;
                 if (rc == 0) {
                     ran++;
@@ -346,9 +346,9 @@ static void check_conv(const char *name, int in_c, int h, int w, int out_c, int 
                        int has_din)
 {
     layer l;
-    layer_conv(&l, in_c, h, w, out_c, k, pad, B);
+    nn_layer_conv(&l, in_c, h, w, out_c, k, pad, B);
     check_layer(name, &l, B, has_din);
-    layer_free(&l);
+    nn_layer_free(&l);
 }
 
 /* One shape through the direct kernels and through im2col + GEMM: the
@@ -358,11 +358,11 @@ static double direct_vs_reference(int c, int h, int w, int oc, int k, int pad, i
                                   int *clobbered)
 {
     layer l;
-    if (layer_conv(&l, c, h, w, oc, k, pad, B) < 0) {
+    if (nn_layer_conv(&l, c, h, w, oc, k, pad, B) < 0) {
         (*clobbered)++;
         return INFINITY;
     }
-    size_t nin = (size_t)B * layer_in_size(&l), nout = (size_t)B * layer_out_size(&l);
+    size_t nin = (size_t)B * nn_layer_in_size(&l), nout = (size_t)B * nn_layer_out_size(&l);
     size_t np = l.n_w + l.n_b, guard = 16;
     float *x = malloc(nin * sizeof *x), *dy = malloc(nout * sizeof *dy);
     float *p = malloc(np * sizeof *p), *y[2], *dx[2], *g[2];
@@ -386,21 +386,21 @@ static double direct_vs_reference(int c, int h, int w, int oc, int k, int pad, i
     l.w = p, l.b = p + l.n_w;
     double worst = 0.0;
     for (int r = 0; r < 2; r++) {   /* r = 0: reference, 1: direct */
-        layer_set_reference_kernels(r == 0);
+        nn_layer_set_reference_kernels(r == 0);
         l.dw = g[r], l.db = g[r] + l.n_w;
-        layer_forward(&l, x, y[r], B);
-        layer_backward(&l, x, y[r], dy, din ? dx[r] : NULL, B);
+        nn_layer_forward(&l, x, y[r], B);
+        nn_layer_backward(&l, x, y[r], dy, din ? dx[r] : NULL, B);
         *clobbered += y[r][nout] != 3.0f || y[r][nout + guard - 1] != 3.0f;
         *clobbered += dx[r][nin] != 3.0f || g[r][np] != 3.0f || g[r][np + guard - 1] != 3.0f;
     }
-    layer_set_reference_kernels(0);
+    nn_layer_set_reference_kernels(0);
     worst = fmax(rel_diff(y[1], y[0], nout), rel_diff(g[1], g[0], np));
     if (din)
         worst = fmax(worst, rel_diff(dx[1], dx[0], nin));
     for (int r = 0; r < 2; r++)
         free(y[r]), free(dx[r]), free(g[r]);
     free(x), free(dy), free(p);
-    layer_free(&l);
+    nn_layer_free(&l);
     return worst;
 }
 
@@ -423,7 +423,7 @@ static void check_conv_direct(void)
         {1, 10, 11, 8, 5, 0, 2, 1},  {1, 7, 8, 3, 2, 1, 2, 0},    {1, 12, 12, 4, 7, 1, 2, 1},
     };
     conv_geom g0 = {1, 5, 6, 28, 28, 32};
-    if (!conv_direct_usable(&g0, 0)) {
+    if (!nn_conv_direct_usable(&g0, 0)) {
         printf("direct convolutions         not used here (no AVX-512F): im2col + GEMM does all\n");
         return;
     }
@@ -454,7 +454,7 @@ static void check_dense512(void)
         {64, 256, 300}, {64, 400, 120}, {1, 1, 1}, {13, 7, 5}, {70, 65, 13}, {3, 63, 257},
         {64, 84, 10}, {65, 17, 6},
     };
-    if (!dense512_usable()) {
+    if (!nn_dense512_usable()) {
         printf("AVX-512 dense kernels        not used here (no AVX-512F): OpenBLAS does all\n");
         return;
     }
@@ -465,7 +465,7 @@ static void check_dense512(void)
         size_t nx = (size_t)B * in, nw = (size_t)out * in, ny = (size_t)B * out;
         float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *dy = malloc(ny * sizeof *dy);
         float *bias = malloc((size_t)out * sizeof *bias);
-        float *xt = aligned_alloc(64, (dense512_packed_size(B, in) * sizeof(float) + 63) / 64 * 64);
+        float *xt = aligned_alloc(64, (nn_dense512_packed_size(B, in) * sizeof(float) + 63) / 64 * 64);
         float *got[3], *ref[3];
         size_t len[3] = {ny, nw, nx};
         for (int k = 0; k < 3; k++) {
@@ -490,16 +490,16 @@ static void check_dense512(void)
                     ref[1], in);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, in, out, 1.0f, dy, out, w, in,
                     0.0f, ref[2], in);
-        dense512_pack_input(x, B, in, xt);
+        nn_dense512_pack_input(x, B, in, xt);
         /* two ranges each, as two parts would: [0, m) and [m, n) */
         int om = out / 3, im = in / 2;
         float *y = got[0] + 1, *dw = got[1] + 1, *dx = got[2] + 1;
-        dense512_forward(xt, B, in, w, bias, out, 0, om, y);
-        dense512_forward(xt, B, in, w, bias, out, om, out, y);
-        dense512_grad_w(dy, x, B, in, out, 0, om, dw);
-        dense512_grad_w(dy, x, B, in, out, om, out, dw);
-        dense512_grad_x(dy, w, B, in, out, 0, im, dx);
-        dense512_grad_x(dy, w, B, in, out, im, in, dx);
+        nn_dense512_forward(xt, B, in, w, bias, out, 0, om, y);
+        nn_dense512_forward(xt, B, in, w, bias, out, om, out, y);
+        nn_dense512_grad_w(dy, x, B, in, out, 0, om, dw);
+        nn_dense512_grad_w(dy, x, B, in, out, om, out, dw);
+        nn_dense512_grad_x(dy, w, B, in, out, 0, im, dx);
+        nn_dense512_grad_x(dy, w, B, in, out, im, in, dx);
         for (int k = 0; k < 3; k++) {
             worst = fmax(worst, rel_diff(got[k] + 1, ref[k], len[k]));
             clobbered += got[k][0] != 5.0f || got[k][len[k] + 1] != 5.0f;
@@ -515,9 +515,9 @@ static void check_dense512(void)
 static void check_pool(const char *name, int c, int h, int w, int k)
 {
     layer l;
-    layer_maxpool(&l, c, h, w, k, 2);
+    nn_layer_maxpool(&l, c, h, w, k, 2);
     check_layer(name, &l, 2, 1);
-    layer_free(&l);
+    nn_layer_free(&l);
 }
 
 /* Largest |x - ref| over n floats, relative to the largest |ref|. */
@@ -541,15 +541,15 @@ static double threaded_pass(model *m, const float *x, const int32_t *y, int B, i
     /* NaN in everything the pass should write: what a part leaves
      * unwritten shows (a previous pass's values would hide it) */
     for (int i = 0; i < m->n; i++)
-        for (size_t k = 0; k < (size_t)B * layer_out_size(&m->L[i]); k++)
+        for (size_t k = 0; k < (size_t)B * nn_layer_out_size(&m->L[i]); k++)
             m->act[i][k] = m->dact[i][k] = NAN;
     for (size_t k = 0; k < m->n_dense; k++)
         m->grads[k] = NAN;
     openblas_set_num_threads(threads);
     if (m->egrads)
         memset(m->egrads, 0, m->n_embed * sizeof(float));
-    double loss = model_forward(m, x, y, B, correct);
-    model_backward(m, x, y, B);
+    double loss = nn_model_forward(m, x, y, B, correct);
+    nn_model_backward(m, x, y, B);
     openblas_set_num_threads(1);
     memcpy(grads, m->grads, m->n_dense * sizeof(float));
     if (m->egrads)
@@ -576,25 +576,25 @@ static void check_threads(void)
         model m;
         char err[256];
         openblas_set_num_threads(3);   /* scratch for 3 parts */
-        int rc = model_build(&m, cases[c].name, &cases[c].s, B, 11, err, sizeof err);
+        int rc = nn_model_build(&m, cases[c].name, &cases[c].s, B, 11, err, sizeof err);
         openblas_set_num_threads(1);
         if (rc < 0) {
             printf("%s: %s\n", cases[c].name, err);
             failures++;
             continue;
         }
-        layer_set_reference_kernels(cases[c].reference);
-        size_t nin = (size_t)B * model_in_size(&m);
+        nn_layer_set_reference_kernels(cases[c].reference);
+        size_t nin = (size_t)B * nn_model_in_size(&m);
         float *x = malloc(nin * sizeof *x);
         int32_t *ids = (int32_t *)(void *)x, y[B];
         for (size_t i = 0; i < nin; i++) {
             if (m.n_embed)
-                ids[i] = (int32_t)(train_rng_next(&rng) % (uint64_t)cases[c].s.classes);
+                ids[i] = (int32_t)(nn_rng_next(&rng) % (uint64_t)cases[c].s.classes);
             else
                 x[i] = urand();
         }
         for (int i = 0; i < B; i++)
-            y[i] = (int32_t)(train_rng_next(&rng) % (uint64_t)cases[c].s.classes);
+            y[i] = (int32_t)(nn_rng_next(&rng) % (uint64_t)cases[c].s.classes);
         float *g[2], *e[2];
         int correct[2];
         double loss[2];
@@ -603,7 +603,7 @@ static void check_threads(void)
             e[r] = malloc((m.n_embed + 1) * sizeof(float));
             loss[r] = threaded_pass(&m, x, y, B, r ? 3 : 1, &correct[r], g[r], e[r]);
         }
-        layer_set_reference_kernels(0);
+        nn_layer_set_reference_kernels(0);
         double gerr = rel_to_max(g[1], g[0], m.n_dense), eerr = rel_to_max(e[1], e[0], m.n_embed);
         if (isnan(eerr) || eerr > gerr)
             gerr = eerr;
@@ -618,7 +618,7 @@ static void check_threads(void)
         for (int r = 0; r < 2; r++)
             free(g[r]), free(e[r]);
         free(x);
-        model_free(&m);
+        nn_model_free(&m);
     }
 }
 
@@ -631,8 +631,8 @@ static void check_pool_ties(void)
 {
     enum { C = 3, H = 4, W = 13, K = 2, B = 2 };
     layer l;
-    layer_maxpool(&l, C, H, W, K, B);
-    size_t nin = (size_t)B * layer_in_size(&l), nout = (size_t)B * layer_out_size(&l);
+    nn_layer_maxpool(&l, C, H, W, K, B);
+    size_t nin = (size_t)B * nn_layer_in_size(&l), nout = (size_t)B * nn_layer_out_size(&l);
     float *x = calloc(nin, sizeof *x), *y = malloc(nout * sizeof *y);
     size_t row = (size_t)W * C;
     for (int s = 0; s < B; s++)   /* window (oy 1, ox 2), channel 1, of each sample */
@@ -640,10 +640,10 @@ static void check_pool_ties(void)
             size_t ky = (size_t)(w == 2), kx = (size_t)(w == 1);
             x[(size_t)s * H * row + (2 + ky) * row + (4 + kx) * C + 1] = 1.0f;
         }
-    layer_forward(&l, x, y, B);
+    nn_layer_forward(&l, x, y, B);
     int bad = 0;
     for (size_t o = 0; o < nout; o++) {
-        size_t s = o / layer_out_size(&l), r = o % layer_out_size(&l);
+        size_t s = o / nn_layer_out_size(&l), r = o % nn_layer_out_size(&l);
         size_t oy = r / ((size_t)l.out_w * C), ox = r / C % l.out_w, c = r % C;
         size_t first = s * H * row + oy * K * row + ox * K * C + c;
         size_t want = oy == 1 && ox == 2 && c == 1 ? first + C : first;   /* (0, 1) */
@@ -652,7 +652,7 @@ static void check_pool_ties(void)
     printf("%-28s %d of %zu windows wrong  %s\n", "maxpool ties", bad, nout, bad ? "FAIL" : "ok");
     failures += bad != 0;
     free(x), free(y);
-    layer_free(&l);
+    nn_layer_free(&l);
 }
 
 int main(void)
@@ -662,10 +662,10 @@ int main(void)
     check_conv_direct();
     check_dense512();
     layer l;
-    layer_dense(&l, 7, 5, 3);
+    nn_layer_dense(&l, 7, 5, 3);
     check_layer("dense 7->5", &l, 3, 1);
-    layer_free(&l);
-    layer_relu(&l, 4, 3, 3, 2);
+    nn_layer_free(&l);
+    nn_layer_relu(&l, 4, 3, 3, 2);
     check_layer("relu", &l, 2, 1);
     /* name, in_c, h, w, out_c, k, pad, batch, input gradient */
     check_conv("conv 3x3 pad 1, 2->3 ch", 2, 6, 5, 3, 3, 1, 2, 1);

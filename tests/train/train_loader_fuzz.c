@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
-#include "data.h"
-#include "models.h"
+#include "nn/data.h"
+#include "nn/models.h"
 
 enum { N = 40 };
 static int failures;
@@ -128,9 +128,9 @@ static void fuzz(const char *label, const char *path, const unsigned char *buf, 
     }
     for (int r = 0; r < flips; r++) {
         memcpy(m, buf, len);
-        int k = 1 + (int)(train_rng_next(&rng) % 8);
+        int k = 1 + (int)(nn_rng_next(&rng) % 8);
         for (int j = 0; j < k; j++)
-            m[train_rng_next(&rng) % len] ^= (unsigned char)(1 + train_rng_next(&rng) % 255);
+            m[nn_rng_next(&rng) % len] ^= (unsigned char)(1 + nn_rng_next(&rng) % 255);
         /* gzip: flip the compressed stream itself */
         write_file(path, m, len);
         err[0] = 0;
@@ -147,26 +147,26 @@ static char good_images[4096], good_labels[4096];
 static int load_idx_images(const char *p, char *e, size_t l)
 {
     dataset d;
-    int rc = idx_load(p, good_labels, &all, &d, e, l);
+    int rc = nn_idx_load(p, good_labels, &all, &d, e, l);
     if (!rc)
-        dataset_free(&d);
+        nn_dataset_free(&d);
     return rc;
 }
 static int load_idx_labels(const char *p, char *e, size_t l)
 {
     dataset d;
-    int rc = idx_load(good_images, p, &all, &d, e, l);
+    int rc = nn_idx_load(good_images, p, &all, &d, e, l);
     if (!rc)
-        dataset_free(&d);
+        nn_dataset_free(&d);
     return rc;
 }
 static int load_cifar(const char *p, char *e, size_t l)
 {
     dataset d;
     const char *files[1] = {p};
-    int rc = cifar_load(files, 1, &all, &d, e, l);
+    int rc = nn_cifar_load(files, 1, &all, &d, e, l);
     if (!rc)
-        dataset_free(&d);
+        nn_dataset_free(&d);
     return rc;
 }
 static char token_dir[4096];
@@ -174,9 +174,9 @@ static int load_tokens(const char *p, char *e, size_t l)
 {
     (void)p;
     corpus c;
-    int rc = corpus_load_tokens(token_dir, 100, &c, e, l);
+    int rc = nn_corpus_load_tokens(token_dir, 100, &c, e, l);
     if (!rc)
-        corpus_free(&c);
+        nn_corpus_free(&c);
     return rc;
 }
 
@@ -187,7 +187,7 @@ static void test_idx(const char *src, const char *tmp, dataset *ref)
     snprintf(lb, sizeof lb, "%s/train-labels-idx1-ubyte.gz", src);
     shard first = {0, 1, N};
     char err[8192];
-    CHECK(idx_load(im, lb, &first, ref, err, sizeof err) == 0, "real data: %s", err);
+    CHECK(nn_idx_load(im, lb, &first, ref, err, sizeof err) == 0, "real data: %s", err);
     CHECK(ref->n == N && ref->h == 28 && ref->w == 28, "shape %zu x %dx%d", ref->n, ref->h, ref->w);
 
     /* Shards of 3 ranks put together are the whole. */
@@ -195,12 +195,12 @@ static void test_idx(const char *src, const char *tmp, dataset *ref)
     for (int r = 0; r < 3; r++) {
         shard s = {r, 3, N};
         dataset d;
-        CHECK(idx_load(im, lb, &s, &d, err, sizeof err) == 0, "shard %d: %s", r, err);
+        CHECK(nn_idx_load(im, lb, &s, &d, err, sizeof err) == 0, "shard %d: %s", r, err);
         CHECK(!memcmp(d.x, ref->x + at * ref->rec, d.n * d.rec) &&
                   !memcmp(d.y, ref->y + at, d.n * sizeof(int32_t)),
               "shard %d differs from the whole", r);
         at += d.n;
-        dataset_free(&d);
+        nn_dataset_free(&d);
     }
     CHECK(at == N, "shards hold %zu samples, expected %d", at, N);
 
@@ -212,15 +212,15 @@ static void test_idx(const char *src, const char *tmp, dataset *ref)
         (gz ? write_gz : write_file)(good_images, ib, il);
         (gz ? write_gz : write_file)(good_labels, lbuf, ll);
         dataset d;
-        CHECK(idx_load(good_images, good_labels, &all, &d, err, sizeof err) == 0, "%s", err);
+        CHECK(nn_idx_load(good_images, good_labels, &all, &d, err, sizeof err) == 0, "%s", err);
         CHECK(same_data(&d, ref), "%s round trip differs", gz ? "gzip" : "plain");
-        dataset_free(&d);
+        nn_dataset_free(&d);
     }
     /* plain files: clear messages for the classic mistakes */
     snprintf(good_images, sizeof good_images, "%s/img", tmp);
     snprintf(good_labels, sizeof good_labels, "%s/lab", tmp);
     dataset d;
-    int rc = idx_load(good_labels, good_images, &all, &d, err, sizeof err);
+    int rc = nn_idx_load(good_labels, good_images, &all, &d, err, sizeof err);
     CHECK(rc && strstr(err, "magic"), "swapped files: '%s'", err);
     unsigned char *lb2 = malloc(ll);
     memcpy(lb2, lbuf, ll);
@@ -228,14 +228,14 @@ static void test_idx(const char *src, const char *tmp, dataset *ref)
     char bad[4096];
     snprintf(bad, sizeof bad, "%s/lab-count", tmp);
     write_file(bad, lb2, ll - 1);
-    rc = idx_load(good_images, bad, &all, &d, err, sizeof err);
+    rc = nn_idx_load(good_images, bad, &all, &d, err, sizeof err);
     CHECK(rc && strstr(err, "labels") && strstr(err, bad), "count mismatch: '%s'", err);
     memcpy(lb2, lbuf, ll);
     lb2[8 + 5] = 10;
     write_file(bad, lb2, ll);
-    rc = idx_load(good_images, bad, &all, &d, err, sizeof err);
+    rc = nn_idx_load(good_images, bad, &all, &d, err, sizeof err);
     CHECK(rc && strstr(err, "outside 0..9"), "bad label: '%s'", err);
-    rc = idx_load("/nonexistent/x", good_labels, &all, &d, err, sizeof err);
+    rc = nn_idx_load("/nonexistent/x", good_labels, &all, &d, err, sizeof err);
     CHECK(rc && strstr(err, "/nonexistent/x"), "missing file: '%s'", err);
     free(lb2);
 
@@ -277,7 +277,7 @@ static void test_cifar(const char *tmp, const dataset *ref)
     const char *files[2] = {path, path};
     dataset d;
     shard s = {1, 2, 0};
-    CHECK(cifar_load(files, 2, &s, &d, err, sizeof err) == 0, "%s", err);
+    CHECK(nn_cifar_load(files, 2, &s, &d, err, sizeof err) == 0, "%s", err);
     CHECK(d.n == N && d.total == 2 * N && d.c == 3 && d.h == 32, "cifar shape");
     /* rank 1 of 2 over two copies holds the second copy: sample 0 again */
     int ok = d.n == N;
@@ -288,7 +288,7 @@ static void test_cifar(const char *tmp, const dataset *ref)
         ok &= px[0] == p && px[1] == (unsigned char)(255 - p) && px[2] == 0;
     }
     CHECK(ok, "cifar pixels or labels differ from what was written (CHW -> HWC)");
-    dataset_free(&d);
+    nn_dataset_free(&d);
     char mut[4096];
     snprintf(mut, sizeof mut, "%s/cifar-mutant", tmp);
     fuzz("CIFAR-10 binary", mut, b, len, 0, load_cifar, 200, 0);
@@ -301,16 +301,16 @@ static void test_text(const char *fortunes, const char *tmp)
 {
     corpus c;
     char err[8192];
-    CHECK(corpus_build_fortunes(fortunes, 10000, &c, err, sizeof err) == 0, "%s", err);
+    CHECK(nn_corpus_build_fortunes(fortunes, 10000, &c, err, sizeof err) == 0, "%s", err);
     printf("fortunes corpus: %zu distinct training words, vocabulary %d, tokens %zu/%zu/%zu\n",
            c.distinct, c.vocab, c.len[0], c.len[1], c.len[2]);
     CHECK(c.vocab == 10000 && c.distinct >= 10000, "vocabulary %d of %zu words", c.vocab, c.distinct);
     CHECK(c.len[1] > 1000 && c.len[2] > 1000 && c.len[0] > 10 * c.len[1], "split sizes");
     /* Round trip through .tokens files gives the same ids. */
     snprintf(token_dir, sizeof token_dir, "%s/tokens", tmp);
-    CHECK(corpus_write_tokens(&c, token_dir, err, sizeof err) == 0, "%s", err);
+    CHECK(nn_corpus_write_tokens(&c, token_dir, err, sizeof err) == 0, "%s", err);
     corpus t;
-    CHECK(corpus_load_tokens(token_dir, 10000, &t, err, sizeof err) == 0, "%s", err);
+    CHECK(nn_corpus_load_tokens(token_dir, 10000, &t, err, sizeof err) == 0, "%s", err);
     int same = t.vocab == c.vocab;
     for (int s = 0; same && s < 3; s++)
         same &= t.len[s] == c.len[s] && !memcmp(t.split[s], c.split[s], c.len[s] * sizeof(int32_t));
@@ -318,12 +318,12 @@ static void test_text(const char *fortunes, const char *tmp)
     /* Samples: context of position i is the ctx previous ids. */
     dataset d;
     shard sh = {0, 1, 500};
-    CHECK(corpus_samples(&c, SPLIT_TRAIN, 3, &sh, &d, err, sizeof err) == 0, "%s", err);
+    CHECK(nn_corpus_samples(&c, SPLIT_TRAIN, 3, &sh, &d, err, sizeof err) == 0, "%s", err);
     const int32_t *x = (const int32_t *)(void *)(d.x + 100 * d.rec);
     CHECK(d.n == 500 && x[0] == c.split[0][97] && x[2] == c.split[0][99] && d.y[100] == c.split[0][100],
           "n-gram samples");
-    dataset_free(&d);
-    corpus_free(&t);
+    nn_dataset_free(&d);
+    nn_corpus_free(&t);
 
     /* Small token files for the fuzzer: the first lines of each split. */
     size_t len;
@@ -346,9 +346,9 @@ static void test_text(const char *fortunes, const char *tmp)
     remove(path);
     CHECK(load_tokens(path, err, sizeof err) && strstr(err, "missing"), "no train: '%s'", err);
     free(b);
-    CHECK(corpus_build_fortunes(tmp, 0, &t, err, sizeof err) != 0 || (corpus_free(&t), 0),
+    CHECK(nn_corpus_build_fortunes(tmp, 0, &t, err, sizeof err) != 0 || (nn_corpus_free(&t), 0),
           "a directory of binary files is not a fortune corpus");
-    corpus_free(&c);
+    nn_corpus_free(&c);
 }
 
 /* A dictd dictionary of n entries (index in dictd's base64) under
@@ -371,9 +371,9 @@ static int load_dictd(const char *p, char *e, size_t l)
 {
     (void)p;
     corpus c;
-    int rc = corpus_build_dictd(dict_path, 0, &c, e, l);
+    int rc = nn_corpus_build_dictd(dict_path, 0, &c, e, l);
     if (!rc)
-        corpus_free(&c);
+        nn_corpus_free(&c);
     return rc;
 }
 
@@ -399,7 +399,7 @@ static void test_dictd(const char *tmp)
     write_file(dict_index, index, il);
     corpus c;
     char err[8192];
-    CHECK(corpus_build_dictd(dict_path, 0, &c, err, sizeof err) == 0, "%s", err);
+    CHECK(nn_corpus_build_dictd(dict_path, 0, &c, err, sizeof err) == 0, "%s", err);
     /* entry i: word<i> , n . the text of entry <i> , in words . <eos> (14);
      * the pronunciation, the etymology and the source note are gone */
     CHECK(c.len[0] == 54 * 14 && c.len[1] == 3 * 14 && c.len[2] == 3 * 14,
@@ -410,7 +410,7 @@ static void test_dictd(const char *tmp)
                 strcmp(c.words[w], "wor") && strcmp(c.words[w], "1913");
     CHECK(gone, "dictd: pronunciations or bracketed spans were tokenised");
     printf("dictd corpus: %d words, tokens %zu/%zu/%zu\n", c.vocab, c.len[0], c.len[1], c.len[2]);
-    corpus_free(&c);
+    nn_corpus_free(&c);
     fuzz("dictd (.dict.dz)", dict_path, (const unsigned char *)data, dl, 1, load_dictd, 0, 1);
     write_gz(dict_path, data, dl);
     unsigned char *z = read_all(dict_path, &dl);
@@ -429,7 +429,7 @@ int main(int argc, char **argv)
     dataset ref;
     test_idx(argv[1], argv[3], &ref);
     test_cifar(argv[3], &ref);
-    dataset_free(&ref);
+    nn_dataset_free(&ref);
     test_text(argv[2], argv[3]);
     test_dictd(argv[3]);
     if (failures)

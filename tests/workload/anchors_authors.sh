@@ -7,8 +7,7 @@
 # skipped, saying why, without it, without PyTorch or h5py.  Their exact
 # reducer must be exact, their sketch and rb's s2 within a factor 1.5 of
 # each other's error at the same width (both near sqrt(U/c)).
-# The Ok-Topk authors' anchor is not written yet: said here as a skip
-# reason in the log, not asserted.
+# Ok-Topk's authors' anchor is tests/workload/anchors_oktopk.sh.
 micro="$top_builddir/benchmarks/rb_micro"
 train="$top_builddir/benchmarks/rb_train"
 anchor="$top_srcdir/benchmarks/anchors/s2-authors"
@@ -16,7 +15,6 @@ py=/usr/bin/python3
 fo=/usr/share/games/fortunes
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
-echo "note: Ok-Topk's authors' anchor (VGG/allreducer.py under mpi4py) is not part of this suite yet"
 $py -c 'import torch' 2>/dev/null || { echo "SKIP: PyTorch missing (Debian python3-torch)" >&2; exit 77; }
 $py -c 'import h5py, numpy' 2>/dev/null || { echo "SKIP: Debian python3-h5py/numpy missing" >&2; exit 77; }
 [ -n "${RB_S2_AUTHORS:-}" ] ||

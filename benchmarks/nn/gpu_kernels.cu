@@ -1,21 +1,23 @@
-/* CUDA kernels of rb_train's GPU models; see train_kernels.h. */
-#include "train_kernels.h"
+/* CUDA kernels of rb_train's GPU models; see gpu_kernels.h. */
+#include "gpu_kernels.h"
 
 #include <cuda_runtime.h>
 
-namespace {
+/* Everything but the extern "C" entry points is static: nvcc gives the
+ * host stubs of kernels in an anonymous namespace external linkage, and
+ * libnn.a exports nothing but nn_ names (tests/nn_exports.sh). */
 
-const int kThreads = 256;
+static const int kThreads = 256;
 
-int launched() { return (int)cudaGetLastError(); }
+static int launched() { return (int)cudaGetLastError(); }
 
-unsigned blocks_for(size_t n)
+static unsigned blocks_for(size_t n)
 {
     size_t b = (n + kThreads - 1) / kThreads;
     return (unsigned)(b < 65535 ? (b ? b : 1) : 65535);
 }
 
-__global__ void embed_forward_kernel(const int32_t *ids, size_t n, const float *table, int dim,
+static __global__ void embed_forward_kernel(const int32_t *ids, size_t n, const float *table, int dim,
                                      float *out)
 {
     size_t total = n * (size_t)dim;
@@ -26,7 +28,7 @@ __global__ void embed_forward_kernel(const int32_t *ids, size_t n, const float *
     }
 }
 
-__global__ void embed_backward_kernel(const int32_t *ids, size_t n, const float *dout, int dim,
+static __global__ void embed_backward_kernel(const int32_t *ids, size_t n, const float *dout, int dim,
                                       float *dtable)
 {
     size_t total = n * (size_t)dim;
@@ -39,7 +41,7 @@ __global__ void embed_backward_kernel(const int32_t *ids, size_t n, const float 
 
 /* One block per sample: argmax (first index on ties), log-sum-exp in
  * double as on the CPU, then the gradient. */
-__global__ void softmax_xent_kernel(const float *logits, const int32_t *labels, int classes,
+static __global__ void softmax_xent_kernel(const float *logits, const int32_t *labels, int classes,
                                     float *dlogits, float scale, float *loss, int32_t *correct)
 {
     __shared__ float best[kThreads];
@@ -84,7 +86,7 @@ __global__ void softmax_xent_kernel(const float *logits, const int32_t *labels, 
     }
 }
 
-__global__ void sgd_kernel(float *w, const float *g, float *v, size_t n, float lr, float mu,
+static __global__ void sgd_kernel(float *w, const float *g, float *v, size_t n, float lr, float mu,
                            float wd)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
@@ -95,30 +97,28 @@ __global__ void sgd_kernel(float *w, const float *g, float *v, size_t n, float l
     }
 }
 
-__global__ void broadcast_rows_kernel(const float *b, float *y, size_t total, int cols)
+static __global__ void broadcast_rows_kernel(const float *b, float *y, size_t total, int cols)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
          i += (size_t)gridDim.x * blockDim.x)
         y[i] = b[i % (size_t)cols];
 }
 
-}  // namespace
-
-extern "C" int tk_embed_forward(const int32_t *ids, size_t n, const float *table, int dim,
+extern "C" int nn_gpu_embed_forward(const int32_t *ids, size_t n, const float *table, int dim,
                                 float *out)
 {
     embed_forward_kernel<<<blocks_for(n * (size_t)dim), kThreads>>>(ids, n, table, dim, out);
     return launched();
 }
 
-extern "C" int tk_embed_backward(const int32_t *ids, size_t n, const float *dout, int dim,
+extern "C" int nn_gpu_embed_backward(const int32_t *ids, size_t n, const float *dout, int dim,
                                  float *dtable)
 {
     embed_backward_kernel<<<blocks_for(n * (size_t)dim), kThreads>>>(ids, n, dout, dim, dtable);
     return launched();
 }
 
-extern "C" int tk_softmax_xent(const float *logits, const int32_t *labels, int batch, int classes,
+extern "C" int nn_gpu_softmax_xent(const float *logits, const int32_t *labels, int batch, int classes,
                                float *dlogits, float scale, float *loss, int32_t *correct)
 {
     if (batch <= 0)
@@ -128,13 +128,13 @@ extern "C" int tk_softmax_xent(const float *logits, const int32_t *labels, int b
     return launched();
 }
 
-extern "C" int tk_sgd(float *w, const float *g, float *v, size_t n, float lr, float mu, float wd)
+extern "C" int nn_gpu_sgd(float *w, const float *g, float *v, size_t n, float lr, float mu, float wd)
 {
     sgd_kernel<<<blocks_for(n), kThreads>>>(w, g, v, n, lr, mu, wd);
     return launched();
 }
 
-extern "C" int tk_broadcast_rows(const float *b, float *y, int rows, int cols)
+extern "C" int nn_gpu_broadcast_rows(const float *b, float *y, int rows, int cols)
 {
     size_t total = (size_t)rows * (size_t)cols;
     broadcast_rows_kernel<<<blocks_for(total), kThreads>>>(b, y, total, cols);

@@ -71,7 +71,7 @@ static int read_file_part(const char *path, size_t first, size_t count, dataset 
     return rc;
 }
 
-int cifar_load(const char *const *files, int nfiles, const shard *s, dataset *d, char *err,
+int nn_cifar_load(const char *const *files, int nfiles, const shard *s, dataset *d, char *err,
                size_t errlen)
 {
     memset(d, 0, sizeof *d);
@@ -94,7 +94,7 @@ int cifar_load(const char *const *files, int nfiles, const shard *s, dataset *d,
     d->rec = CIFAR_PIXELS;
     d->total = s->limit && s->limit < total ? s->limit : total;
     size_t lo, hi;
-    shard_bounds(s, d->total, &lo, &hi);
+    nn_shard_bounds(s, d->total, &lo, &hi);
     d->n = hi - lo;
     d->x = malloc(d->n * d->rec + 1);
     d->y = malloc((d->n + 1) * sizeof(int32_t));
@@ -112,6 +112,6 @@ int cifar_load(const char *const *files, int nfiles, const shard *s, dataset *d,
     }
     free(counts);
     if (rc)
-        dataset_free(d);
+        nn_dataset_free(d);
     return rc;
 }

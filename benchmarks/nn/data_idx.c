@@ -9,14 +9,14 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
-void dataset_free(dataset *d)
+void nn_dataset_free(dataset *d)
 {
     free(d->x);
     free(d->y);
     memset(d, 0, sizeof *d);
 }
 
-int data_regular_file(const char *path, char *err, size_t errlen)
+int nn_data_regular_file(const char *path, char *err, size_t errlen)
 {
     struct stat st;
     if (stat(path, &st) != 0) {
@@ -31,7 +31,7 @@ int data_regular_file(const char *path, char *err, size_t errlen)
     return 0;
 }
 
-void shard_bounds(const shard *s, size_t total, size_t *lo, size_t *hi)
+void nn_shard_bounds(const shard *s, size_t total, size_t *lo, size_t *hi)
 {
     *lo = total * (size_t)s->rank / (size_t)s->nranks;
     *hi = total * (size_t)(s->rank + 1) / (size_t)s->nranks;
@@ -75,7 +75,7 @@ static uint32_t be32(const unsigned char *p)
 static gzFile idx_open(const char *path, uint32_t magic, uint32_t *dims, int ndims, char *err,
                        size_t errlen)
 {
-    if (data_regular_file(path, err, errlen) < 0)
+    if (nn_data_regular_file(path, err, errlen) < 0)
         return NULL;
     gzFile f = gzopen(path, "rb");
     if (!f) {
@@ -139,7 +139,7 @@ static int read_records(gzFile f, const char *path, size_t header, size_t rec, s
     return 0;
 }
 
-int idx_load(const char *images, const char *labels, const shard *s, dataset *d, char *err,
+int nn_idx_load(const char *images, const char *labels, const shard *s, dataset *d, char *err,
              size_t errlen)
 {
     memset(d, 0, sizeof *d);
@@ -174,7 +174,7 @@ int idx_load(const char *images, const char *labels, const shard *s, dataset *d,
     d->rec = (size_t)di[1] * di[2];
     d->total = limited(s, di[0]);
     size_t lo, hi;
-    shard_bounds(s, d->total, &lo, &hi);
+    nn_shard_bounds(s, d->total, &lo, &hi);
     if (read_records(fi, images, 16, d->rec, lo, hi, &d->x, "image", err, errlen) < 0 ||
         read_records(fl, labels, 8, 1, lo, hi, &lab, "label", err, errlen) < 0)
         goto out;
@@ -198,6 +198,6 @@ out:
     gzclose(fi);
     gzclose(fl);
     if (rc)
-        dataset_free(d);
+        nn_dataset_free(d);
     return rc;
 }

@@ -184,12 +184,12 @@ static int finish_corpus(intern *t, ids *sp, int max_vocab, corpus *c, const cha
     free(map);
     if (rc) {
         snprintf(err, errlen, "%s: out of memory", what);
-        corpus_free(c);
+        nn_corpus_free(c);
     }
     return rc;
 }
 
-void corpus_free(corpus *c)
+void nn_corpus_free(corpus *c)
 {
     if (c->words)
         for (int i = 0; i < c->vocab; i++)
@@ -219,7 +219,7 @@ static int refuse_binary(char *buf, size_t n, const char *path, char *err, size_
 /* Read a whole file; NUL bytes mean it is not text. */
 static char *slurp(const char *path, size_t *len, char *err, size_t errlen)
 {
-    if (data_regular_file(path, err, errlen) < 0)
+    if (nn_data_regular_file(path, err, errlen) < 0)
         return NULL;
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -299,7 +299,7 @@ static int find_split_file(const char *dir, const char *split, char *path, size_
     return -1;
 }
 
-int corpus_load_tokens(const char *dir, int max_vocab, corpus *c, char *err, size_t errlen)
+int nn_corpus_load_tokens(const char *dir, int max_vocab, corpus *c, char *err, size_t errlen)
 {
     static const char *names[3] = {"train", "valid", "test"};
     intern t = {0};
@@ -441,7 +441,7 @@ static int list_fortune_files(const char *dir, char ***out, size_t *n, char *err
     return 0;
 }
 
-int corpus_build_fortunes(const char *dir, int max_vocab, corpus *c, char *err, size_t errlen)
+int nn_corpus_build_fortunes(const char *dir, int max_vocab, corpus *c, char *err, size_t errlen)
 {
     char **files;
     size_t nf, entry = 0;
@@ -495,7 +495,7 @@ static int dictd_index_path(const char *dict, char *index, size_t len, char *err
 /* The whole (dictzip, gzip or plain) file, uncompressed, NUL-terminated. */
 static char *gz_slurp(const char *path, size_t *len, char *err, size_t errlen)
 {
-    if (data_regular_file(path, err, errlen) < 0)
+    if (nn_data_regular_file(path, err, errlen) < 0)
         return NULL;
     gzFile f = gzopen(path, "rb");
     if (!f) {
@@ -578,7 +578,7 @@ static int dictd_read_index(const char *path, size_t dlen, const char *dict, dic
 {
     size_t len;
     char *buf = NULL;
-    if (data_regular_file(path, err, errlen) == 0)
+    if (nn_data_regular_file(path, err, errlen) == 0)
         buf = slurp(path, &len, err, errlen);
     if (!buf)
         return -1;
@@ -663,7 +663,7 @@ static const char *split_name(int s)
     return s == SPLIT_TRAIN ? "training" : s == SPLIT_VALID ? "validation" : "test";
 }
 
-int corpus_build_dictd(const char *dict, int max_vocab, corpus *c, char *err, size_t errlen)
+int nn_corpus_build_dictd(const char *dict, int max_vocab, corpus *c, char *err, size_t errlen)
 {
     char index[4096];
     size_t dlen, ne = 0, entry = 0, longest = 0;
@@ -708,7 +708,7 @@ int corpus_build_dictd(const char *dict, int max_vocab, corpus *c, char *err, si
     return rc;
 }
 
-void dataset_cap_labels(dataset *d, int classes)
+void nn_dataset_cap_labels(dataset *d, int classes)
 {
     for (size_t i = 0; i < d->n; i++)
         if (d->y[i] >= classes)
@@ -716,7 +716,7 @@ void dataset_cap_labels(dataset *d, int classes)
     d->classes = classes;
 }
 
-int corpus_write_tokens(const corpus *c, const char *dir, char *err, size_t errlen)
+int nn_corpus_write_tokens(const corpus *c, const char *dir, char *err, size_t errlen)
 {
     static const char *names[3] = {"train", "valid", "test"};
     if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
@@ -750,7 +750,7 @@ int corpus_write_tokens(const corpus *c, const char *dir, char *err, size_t errl
     return 0;
 }
 
-int corpus_samples(const corpus *c, int split, int ctx, const shard *s, dataset *d, char *err,
+int nn_corpus_samples(const corpus *c, int split, int ctx, const shard *s, dataset *d, char *err,
                    size_t errlen)
 {
     memset(d, 0, sizeof *d);
@@ -760,12 +760,12 @@ int corpus_samples(const corpus *c, int split, int ctx, const shard *s, dataset 
     d->rec = (size_t)ctx * sizeof(int32_t);
     d->total = s->limit && s->limit < c->len[split] ? s->limit : c->len[split];
     size_t lo, hi;
-    shard_bounds(s, d->total, &lo, &hi);
+    nn_shard_bounds(s, d->total, &lo, &hi);
     d->n = hi - lo;
     d->x = malloc(d->n * d->rec + 1);
     d->y = malloc((d->n + 1) * sizeof(int32_t));
     if (!d->x || !d->y) {
-        dataset_free(d);
+        nn_dataset_free(d);
         snprintf(err, errlen, "out of memory for %zu text samples", hi - lo);
         return -1;
     }

@@ -103,7 +103,7 @@ static AVX2_FMA void atb(size_t rows, int n, int k, const float *dy, const float
             dw[(size_t)o * k + kk] += acc[kk * 8 + o];
 }
 
-int small_gemm_add_abt(size_t rows, int n, int k, const float *a, const float *w, float *y)
+int nn_small_gemm_add_abt(size_t rows, int n, int k, const float *a, const float *w, float *y)
 {
     if (!can_run(n, k))
         return -1;
@@ -111,7 +111,7 @@ int small_gemm_add_abt(size_t rows, int n, int k, const float *a, const float *w
     return 0;
 }
 
-int small_gemm_atb(size_t rows, int n, int k, const float *dy, const float *a, float *dw)
+int nn_small_gemm_atb(size_t rows, int n, int k, const float *dy, const float *a, float *dw)
 {
     if (!can_run(n, k))
         return -1;
@@ -142,7 +142,7 @@ static int row_taps(const conv_geom *g) { return g->k * g->c; }
 static int dx_row_vectors(const conv_geom *g) { return (row_taps(g) + LANES - 1) / LANES; }
 static int dx_vectors(const conv_geom *g) { return g->k * dx_row_vectors(g); }
 
-int conv_direct_usable(const conv_geom *g, int need_dx)
+int nn_conv_direct_usable(const conv_geom *g, int need_dx)
 {
     if (g->c < 1 || g->k < 1 || g->oc < 1 || g->oh < 1 || g->ow < 1)
         return 0;
@@ -163,7 +163,7 @@ static int use_pairs(const conv_geom *g)
     return g->c == 1 && g->oc <= PAIR_CHANNELS && g->k <= PAIR_MAX_K;
 }
 
-size_t conv_direct_packed_size(const conv_geom *g)
+size_t nn_conv_direct_packed_size(const conv_geom *g)
 {
     size_t fwd = (size_t)groups(g) * (size_t)taps(g) * LANES;
     if (use_pairs(g))
@@ -174,7 +174,7 @@ size_t conv_direct_packed_size(const conv_geom *g)
 
 /* wt[group][tap][lane] = w[group * LANES + lane][tap], zero past oc;
  * for pixel pairs then wt[tap][2c + h] = w[c][tap] (h = 0, 1). */
-void conv_direct_pack_forward(const conv_geom *g, const float *w, float *wt)
+void nn_conv_direct_pack_forward(const conv_geom *g, const float *w, float *wt)
 {
     int kkc = taps(g);
     for (int grp = 0; grp < groups(g); grp++)
@@ -191,7 +191,7 @@ void conv_direct_pack_forward(const conv_geom *g, const float *w, float *wt)
 
 /* wt[o][ky][v][lane] = w[o][ky][v * LANES + lane], zero past k*c: each
  * kernel row padded to whole vectors. */
-void conv_direct_pack_grad_x(const conv_geom *g, const float *w, float *wt)
+void nn_conv_direct_pack_grad_x(const conv_geom *g, const float *w, float *wt)
 {
     int kc = row_taps(g), nv = dx_row_vectors(g);
     for (int o = 0; o < g->oc; o++)
@@ -200,7 +200,7 @@ void conv_direct_pack_grad_x(const conv_geom *g, const float *w, float *wt)
                 *wt++ = i < kc ? w[((size_t)o * g->k + (size_t)ky) * kc + (size_t)i] : 0.0f;
 }
 
-void conv_direct_unpack_grad_w(const conv_geom *g, const float *dwt, float *dw)
+void nn_conv_direct_unpack_grad_w(const conv_geom *g, const float *dwt, float *dw)
 {
     int kkc = taps(g);
     for (int o = 0; o < g->oc; o++)
@@ -425,7 +425,7 @@ static AVX512 void grad_w_pairs(const conv_geom *g, const float *xpad, const flo
     }
 }
 
-AVX512 void conv_direct_forward(const conv_geom *g, const float *xpad, const float *wt,
+AVX512 void nn_conv_direct_forward(const conv_geom *g, const float *xpad, const float *wt,
                                 const float *bias, float *y)
 {
     if (use_pairs(g)) {
@@ -482,7 +482,7 @@ INLINE_AVX512 void dw_taps(int n, const conv_geom *g, int ky, int t0, const floa
         _mm512_store_ps(dwt + (size_t)j * LANES, _mm512_add_ps(a0[j], a1[j]));
 }
 
-AVX512 void conv_direct_grad_w(const conv_geom *g, const float *xpad, const float *dy, float *dwt)
+AVX512 void nn_conv_direct_grad_w(const conv_geom *g, const float *xpad, const float *dy, float *dwt)
 {
     if (use_pairs(g)) {
         grad_w_pairs(g, xpad, dy, dwt);
@@ -528,7 +528,7 @@ INLINE_AVX512 void dx_pixel(int n, int oc, const float *dy, const float *wt, flo
     }
 }
 
-AVX512 void conv_direct_grad_x(const conv_geom *g, const float *dy, const float *wt, float *dxpad)
+AVX512 void nn_conv_direct_grad_x(const conv_geom *g, const float *dy, const float *wt, float *dxpad)
 {
     int n = dx_vectors(g), nv = dx_row_vectors(g), kc = row_taps(g);
     __mmask16 mask[DX_VECTORS];
@@ -564,14 +564,14 @@ enum { DENSE_VECS = 4, DENSE_COLS = DENSE_VECS * LANES, DENSE_ROWS = 6, FWD_ROWS
  * block of batch rows. */
 enum { GRADX_DEPTH = 256 };
 
-int dense512_usable(void) { return __builtin_cpu_supports("avx512f"); }
+int nn_dense512_usable(void) { return __builtin_cpu_supports("avx512f"); }
 
 static size_t padded_batch(int batch) { return ((size_t)batch + DENSE_COLS - 1) / DENSE_COLS * DENSE_COLS; }
 
-size_t dense512_packed_size(int batch, int in) { return padded_batch(batch) * (size_t)in; }
+size_t nn_dense512_packed_size(int batch, int in) { return padded_batch(batch) * (size_t)in; }
 
 /* xt[i][b] = x[b][i], zero for b >= batch. */
-void dense512_pack_input(const float *x, int batch, int in, float *xt)
+void nn_dense512_pack_input(const float *x, int batch, int in, float *xt)
 {
     size_t ld = padded_batch(batch);
     for (size_t i = 0; i < (size_t)in; i++) {
@@ -637,7 +637,7 @@ INLINE_AVX512 void fwd_tile(int r, const float *xt, size_t ld, int in, const flo
             y[(size_t)b * out + j] = t[j][b] + bias[j];
 }
 
-AVX512 void dense512_forward(const float *xt, int batch, int in, const float *w, const float *bias,
+AVX512 void nn_dense512_forward(const float *xt, int batch, int in, const float *w, const float *bias,
                              int out, int o0, int o1, float *y)
 {
     size_t ld = padded_batch(batch);
@@ -680,7 +680,7 @@ INLINE_AVX512 void grad_w_tile(int r, int full, const float *dy, const float *x,
             store_cols(full, m[v], dw + (size_t)j * in + i + v * LANES, acc[j][v]);
 }
 
-AVX512 void dense512_grad_w(const float *dy, const float *x, int batch, int in, int out, int o0,
+AVX512 void nn_dense512_grad_w(const float *dy, const float *x, int batch, int in, int out, int o0,
                             int o1, float *dw)
 {
     __mmask16 m[DENSE_VECS];
@@ -728,7 +728,7 @@ INLINE_AVX512 void grad_x_tile(int r, int full, const float *dy, const float *w,
             store_cols(full, m[v], dx + (size_t)j * in + i + v * LANES, acc[j][v]);
 }
 
-AVX512 void dense512_grad_x(const float *dy, const float *w, int batch, int in, int out, int i0,
+AVX512 void nn_dense512_grad_x(const float *dy, const float *w, int batch, int in, int out, int i0,
                             int i1, float *dx)
 {
     __mmask16 m[DENSE_VECS];
@@ -753,80 +753,80 @@ AVX512 void dense512_grad_x(const float *dy, const float *w, int batch, int in, 
 
 #else /* not x86-64 GCC/Clang: OpenBLAS does all GEMMs */
 
-int small_gemm_add_abt(size_t rows, int n, int k, const float *a, const float *w, float *y)
+int nn_small_gemm_add_abt(size_t rows, int n, int k, const float *a, const float *w, float *y)
 {
     (void)rows, (void)n, (void)k, (void)a, (void)w, (void)y;
     return -1;
 }
 
-int small_gemm_atb(size_t rows, int n, int k, const float *dy, const float *a, float *dw)
+int nn_small_gemm_atb(size_t rows, int n, int k, const float *dy, const float *a, float *dw)
 {
     (void)rows, (void)n, (void)k, (void)dy, (void)a, (void)dw;
     return -1;
 }
 
 
-int conv_direct_usable(const conv_geom *g, int need_dx)
+int nn_conv_direct_usable(const conv_geom *g, int need_dx)
 {
     (void)g, (void)need_dx;
     return 0;
 }
 
-/* Never called: conv_direct_usable says no. */
-size_t conv_direct_packed_size(const conv_geom *g)
+/* Never called: nn_conv_direct_usable says no. */
+size_t nn_conv_direct_packed_size(const conv_geom *g)
 {
     (void)g;
     return 0;
 }
 
-void conv_direct_pack_forward(const conv_geom *g, const float *w, float *wt) { (void)g, (void)w, (void)wt; }
-void conv_direct_pack_grad_x(const conv_geom *g, const float *w, float *wt) { (void)g, (void)w, (void)wt; }
-void conv_direct_unpack_grad_w(const conv_geom *g, const float *dwt, float *dw) { (void)g, (void)dwt, (void)dw; }
+void nn_conv_direct_pack_forward(const conv_geom *g, const float *w, float *wt) { (void)g, (void)w, (void)wt; }
+void nn_conv_direct_pack_grad_x(const conv_geom *g, const float *w, float *wt) { (void)g, (void)w, (void)wt; }
+void nn_conv_direct_unpack_grad_w(const conv_geom *g, const float *dwt, float *dw) { (void)g, (void)dwt, (void)dw; }
 
-void conv_direct_forward(const conv_geom *g, const float *xpad, const float *wt,
+void nn_conv_direct_forward(const conv_geom *g, const float *xpad, const float *wt,
                          const float *bias, float *y)
 {
     (void)g, (void)xpad, (void)wt, (void)bias, (void)y;
 }
 
-void conv_direct_grad_w(const conv_geom *g, const float *xpad, const float *dy, float *dwt)
+void nn_conv_direct_grad_w(const conv_geom *g, const float *xpad, const float *dy, float *dwt)
 {
     (void)g, (void)xpad, (void)dy, (void)dwt;
 }
 
-void conv_direct_grad_x(const conv_geom *g, const float *dy, const float *wt, float *dxpad)
+void nn_conv_direct_grad_x(const conv_geom *g, const float *dy, const float *wt, float *dxpad)
 {
     (void)g, (void)dy, (void)wt, (void)dxpad;
 }
 
 
-int dense512_usable(void) { return 0; }
+int nn_dense512_usable(void) { return 0; }
 
-/* Never called: dense512_usable says no. */
-size_t dense512_packed_size(int batch, int in)
+/* Never called: nn_dense512_usable says no. */
+size_t nn_dense512_packed_size(int batch, int in)
 {
     (void)batch, (void)in;
     return 0;
 }
 
-void dense512_pack_input(const float *x, int batch, int in, float *xt)
+void nn_dense512_pack_input(const float *x, int batch, int in, float *xt)
 {
     (void)x, (void)batch, (void)in, (void)xt;
 }
 
-void dense512_forward(const float *xt, int batch, int in, const float *w, const float *bias,
+void nn_dense512_forward(const float *xt, int batch, int in, const float *w, const float *bias,
                       int out, int o0, int o1, float *y)
 {
     (void)xt, (void)batch, (void)in, (void)w, (void)bias, (void)out, (void)o0, (void)o1, (void)y;
 }
 
-void dense512_grad_w(const float *dy, const float *x, int batch, int in, int out, int o0, int o1,
+void nn_dense512_grad_w(const float *dy, const float *x, int batch, int in, int out, int o0, int o1,
                      float *dw)
 {
     (void)dy, (void)x, (void)batch, (void)in, (void)out, (void)o0, (void)o1, (void)dw;
 }
 
-void dense512_grad_x(const float *dy, const float *w, int batch, int in, int out, int i0, int i1,
+void nn_dense512_grad_x(const float *dy, const float *w, int batch, int in, int out, int i0, int i1,
                      float *dx)
 {
     (void)dy, (void)w, (void)batch, (void)in, (void)out, (void)i0, (void)i1, (void)dx;

@@ -9,7 +9,7 @@
  * W[out][ky][kx][in]; a dense weight W[out][in] row-major is column-major
  * W^T for cuBLAS. */
 #include "gpu_model.h"
-#include "train_kernels.h"
+#include "gpu_kernels.h"
 #include "cuda/rb_kernels.h"   /* libreducer's threshold and top-k kernels */
 
 #include <cublas_v2.h>
@@ -53,7 +53,7 @@ struct gpu_model {
     cublasHandle_t blas;
 };
 
-int gpu_model_available(void) { return 1; }
+int nn_gpu_model_available(void) { return 1; }
 
 /* ------------------------------------------------------------- errors */
 static int fail(char *err, size_t len, const char *fmt, ...)
@@ -256,7 +256,7 @@ static int set_batch(gpu_model *g, int batch, char *err, size_t errlen)
         if (nhwc(l->x, batch, h->in_c, h->in_h, h->in_w, err, errlen) ||
             nhwc(l->y, batch, h->out_c, h->out_h, h->out_w, err, errlen))
             return -1;
-        /* gpu_model_backward passes no input gradient to layer 0 */
+        /* nn_gpu_model_backward passes no input gradient to layer 0 */
         if (h->kind == LAYER_CONV && choose_conv_algos(g, l, i > 0, err, errlen))
             return -1;
         l->batch = batch;
@@ -269,7 +269,7 @@ static int dense_forward(gpu_model *g, gpu_layer *l, const float *x, float *y, i
                          char *err, size_t errlen)
 {
     int in = l->h->in_c, out = l->h->out_c;
-    KERNEL_OK(tk_broadcast_rows(l->b, y, batch, out));
+    KERNEL_OK(nn_gpu_broadcast_rows(l->b, y, batch, out));
     /* y^T[out x batch] += W^T^T x^T, column-major */
     BLAS_OK(cublasSgemm(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, out, batch, in, &one, l->w, in, x, in,
                         &one, y, out));
@@ -327,7 +327,7 @@ static int layer_fwd(gpu_model *g, gpu_layer *l, const void *in, float *out, int
         DNN_OK(cudnnActivationForward(g->dnn, l->act, &one, l->x, in, &zero, l->y, out));
         return 0;
     case LAYER_EMBED:
-        KERNEL_OK(tk_embed_forward(in, (size_t)batch * (size_t)h->ctx, l->w, h->out_c / h->ctx, out));
+        KERNEL_OK(nn_gpu_embed_forward(in, (size_t)batch * (size_t)h->ctx, l->w, h->out_c / h->ctx, out));
         return 0;
     }
     return fail(err, errlen, "unknown layer kind %d", (int)h->kind);
@@ -351,7 +351,7 @@ static int layer_bwd(gpu_model *g, gpu_layer *l, const void *in, const float *ou
                                            &zero, l->x, din));
         return 0;
     case LAYER_EMBED:
-        KERNEL_OK(tk_embed_backward(in, (size_t)batch * (size_t)h->ctx, dout, h->out_c / h->ctx,
+        KERNEL_OK(nn_gpu_embed_backward(in, (size_t)batch * (size_t)h->ctx, dout, h->out_c / h->ctx,
                                     l->dw));
         return 0;
     }
@@ -395,7 +395,7 @@ static int alloc_buffers(gpu_model *g, const model *m, char *err, size_t errlen)
                        dalloc(&g->evelocity, g->n_embed * sizeof(float), err, errlen)))
         return -1;
     for (int i = 0; i < g->n; i++) {
-        size_t na = B * layer_out_size(&m->L[i]) * sizeof(float);
+        size_t na = B * nn_layer_out_size(&m->L[i]) * sizeof(float);
         if (dalloc(&g->act[i], na, err, errlen) || dalloc(&g->dact[i], na, err, errlen))
             return -1;
     }
@@ -433,14 +433,14 @@ static int create_handles(gpu_model *g, char *err, size_t errlen)
     return 0;
 }
 
-int gpu_model_create(const model *m, gpu_model **out, char *err, size_t errlen)
+int nn_gpu_model_create(const model *m, gpu_model **out, char *err, size_t errlen)
 {
     *out = NULL;
     gpu_model *g = calloc(1, sizeof *g);
     if (!g)
         return fail(err, errlen, "out of host memory");
     g->host = m, g->n = m->n, g->classes = m->classes, g->max_batch = m->max_batch;
-    g->n_dense = m->n_dense, g->n_embed = m->n_embed, g->in_size = model_in_size(m);
+    g->n_dense = m->n_dense, g->n_embed = m->n_embed, g->in_size = nn_model_in_size(m);
     int rc = create_handles(g, err, errlen) || alloc_buffers(g, m, err, errlen) ||
              upload(g, m, err, errlen);
     for (int i = 0; !rc && i < g->n; i++) {
@@ -450,14 +450,14 @@ int gpu_model_create(const model *m, gpu_model **out, char *err, size_t errlen)
     if (!rc)
         rc = set_batch(g, m->max_batch, err, errlen);
     if (rc) {
-        gpu_model_free(g);
+        nn_gpu_model_free(g);
         return -1;
     }
     *out = g;
     return 0;
 }
 
-void gpu_model_free(gpu_model *g)
+void nn_gpu_model_free(gpu_model *g)
 {
     if (!g)
         return;
@@ -479,7 +479,7 @@ void gpu_model_free(gpu_model *g)
     free(g);
 }
 
-int gpu_model_forward(gpu_model *g, const void *x, const int32_t *y, int batch, double *loss,
+int nn_gpu_model_forward(gpu_model *g, const void *x, const int32_t *y, int batch, double *loss,
                       int *correct, char *err, size_t errlen)
 {
     if (batch < 1 || batch > g->max_batch)
@@ -494,7 +494,7 @@ int gpu_model_forward(gpu_model *g, const void *x, const int32_t *y, int batch, 
             return -1;
         in = g->act[i];
     }
-    KERNEL_OK(tk_softmax_xent(g->act[g->n - 1], g->y, batch, g->classes, g->dact[g->n - 1],
+    KERNEL_OK(nn_gpu_softmax_xent(g->act[g->n - 1], g->y, batch, g->classes, g->dact[g->n - 1],
                               (float)batch, g->loss, g->correct));
     CUDA_OK(cudaMemcpy(g->host_loss, g->loss, (size_t)batch * sizeof(float),
                        cudaMemcpyDeviceToHost));
@@ -508,7 +508,7 @@ int gpu_model_forward(gpu_model *g, const void *x, const int32_t *y, int batch, 
     return 0;
 }
 
-int gpu_model_backward(gpu_model *g, int batch, char *err, size_t errlen)
+int nn_gpu_model_backward(gpu_model *g, int batch, char *err, size_t errlen)
 {
     if (g->egrads)
         CUDA_OK(cudaMemsetAsync(g->egrads, 0, g->n_embed * sizeof(float), 0));
@@ -518,27 +518,27 @@ int gpu_model_backward(gpu_model *g, int batch, char *err, size_t errlen)
         if (layer_bwd(g, &g->L[i], in, g->act[i], g->dact[i], din, batch, err, errlen))
             return -1;
         if (i)
-            model_run_backward_hook();
+            nn_model_run_backward_hook();
     }
     CUDA_OK(cudaDeviceSynchronize());
     return 0;
 }
 
-int gpu_model_update(gpu_model *g, double lr, double mu, double wd, char *err, size_t errlen)
+int nn_gpu_model_update(gpu_model *g, double lr, double mu, double wd, char *err, size_t errlen)
 {
-    KERNEL_OK(tk_sgd(g->params, g->grads, g->velocity, g->n_dense, (float)lr, (float)mu,
+    KERNEL_OK(nn_gpu_sgd(g->params, g->grads, g->velocity, g->n_dense, (float)lr, (float)mu,
                      (float)wd));
     if (g->n_embed)
-        KERNEL_OK(tk_sgd(g->eparams, g->egrads, g->evelocity, g->n_embed, (float)lr, (float)mu,
+        KERNEL_OK(nn_gpu_sgd(g->eparams, g->egrads, g->evelocity, g->n_embed, (float)lr, (float)mu,
                          0.0f));
     CUDA_OK(cudaDeviceSynchronize());
     return 0;
 }
 
-float *gpu_model_params(gpu_model *g) { return g->params; }
-float *gpu_model_grads(gpu_model *g) { return g->grads; }
-float *gpu_model_eparams(gpu_model *g) { return g->eparams; }
-float *gpu_model_egrads(gpu_model *g) { return g->egrads; }
+float *nn_gpu_model_params(gpu_model *g) { return g->params; }
+float *nn_gpu_model_grads(gpu_model *g) { return g->grads; }
+float *nn_gpu_model_eparams(gpu_model *g) { return g->eparams; }
+float *nn_gpu_model_egrads(gpu_model *g) { return g->egrads; }
 
 /* ------------------------------------------------------ sparsification */
 struct gpu_sparsifier {
@@ -547,7 +547,7 @@ struct gpu_sparsifier {
     unsigned int *hist;     /* 256 bins for rbk_topk_threshold */
 };
 
-int gpu_sparsifier_create(size_t n, int error_feedback, gpu_sparsifier **out, char *err,
+int nn_gpu_sparsifier_create(size_t n, int error_feedback, gpu_sparsifier **out, char *err,
                           size_t errlen)
 {
     gpu_sparsifier *s = *out = calloc(1, sizeof *s);
@@ -564,7 +564,7 @@ int gpu_sparsifier_create(size_t n, int error_feedback, gpu_sparsifier **out, ch
     return 0;
 }
 
-int gpu_sparsify(gpu_sparsifier *s, float *dgrad, int topk, double value, char *err,
+int nn_gpu_sparsify(gpu_sparsifier *s, float *dgrad, int topk, double value, char *err,
                  size_t errlen)
 {
     if (s->n == 0)
@@ -584,7 +584,7 @@ int gpu_sparsify(gpu_sparsifier *s, float *dgrad, int topk, double value, char *
     return 0;
 }
 
-void gpu_sparsifier_free(gpu_sparsifier *s)
+void nn_gpu_sparsifier_free(gpu_sparsifier *s)
 {
     if (!s)
         return;
@@ -593,24 +593,24 @@ void gpu_sparsifier_free(gpu_sparsifier *s)
     free(s);
 }
 
-int gpu_copy_to_host(float *host, const float *dev, size_t n)
+int nn_gpu_copy_to_host(float *host, const float *dev, size_t n)
 {
     return cudaMemcpy(host, dev, n * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess ? 0 : -1;
 }
 
-int gpu_copy_to_device(float *dev, const float *host, size_t n)
+int nn_gpu_copy_to_device(float *dev, const float *host, size_t n)
 {
     return cudaMemcpy(dev, host, n * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess ? 0 : -1;
 }
 
-int gpu_model_download(gpu_model *g, model *m)
+int nn_gpu_model_download(gpu_model *g, model *m)
 {
-    if (gpu_copy_to_host(m->params, g->params, g->n_dense))
+    if (nn_gpu_copy_to_host(m->params, g->params, g->n_dense))
         return -1;
-    return g->n_embed ? gpu_copy_to_host(m->eparams, g->eparams, g->n_embed) : 0;
+    return g->n_embed ? nn_gpu_copy_to_host(m->eparams, g->eparams, g->n_embed) : 0;
 }
 
-const char *gpu_model_libraries(void)
+const char *nn_gpu_model_libraries(void)
 {
     static char buf[96];
     size_t v = cudnnGetVersion();

@@ -40,14 +40,14 @@ typedef int32_t vint __attribute__((vector_size(VEC_LANES * sizeof(int32_t))));
 static void shape_in(layer *l, int c, int h, int w) { l->in_c = c, l->in_h = h, l->in_w = w; }
 static void shape_out(layer *l, int c, int h, int w) { l->out_c = c, l->out_h = h, l->out_w = w; }
 
-size_t layer_in_size(const layer *l)
+size_t nn_layer_in_size(const layer *l)
 {
     if (l->kind == LAYER_EMBED)
         return (size_t)l->ctx;
     return (size_t)l->in_c * (size_t)l->in_h * (size_t)l->in_w;
 }
 
-size_t layer_out_size(const layer *l) { return (size_t)l->out_c * (size_t)l->out_h * (size_t)l->out_w; }
+size_t nn_layer_out_size(const layer *l) { return (size_t)l->out_c * (size_t)l->out_h * (size_t)l->out_w; }
 
 static size_t conv_patch(const layer *l) { return (size_t)l->k * (size_t)l->k * (size_t)l->in_c; }
 static size_t out_pixels(const layer *l) { return (size_t)l->out_h * (size_t)l->out_w; }
@@ -77,7 +77,7 @@ static int chunk_samples(const layer *l)
 
 static float *aligned_floats(size_t n);
 
-int layer_dense(layer *l, int in, int out, int max_batch)
+int nn_layer_dense(layer *l, int in, int out, int max_batch)
 {
     memset(l, 0, sizeof *l);
     l->kind = LAYER_DENSE;
@@ -86,13 +86,13 @@ int layer_dense(layer *l, int in, int out, int max_batch)
     l->n_w = (size_t)in * (size_t)out;
     l->n_b = (size_t)out;
     l->max_batch = max_batch;
-    if (!dense512_usable())
+    if (!nn_dense512_usable())
         return 0;
-    l->xt = aligned_floats(dense512_packed_size(max_batch, in));
+    l->xt = aligned_floats(nn_dense512_packed_size(max_batch, in));
     return l->xt ? 0 : -1;
 }
 
-int layer_relu(layer *l, int c, int h, int w, int max_batch)
+int nn_layer_relu(layer *l, int c, int h, int w, int max_batch)
 {
     memset(l, 0, sizeof *l);
     l->kind = LAYER_RELU;
@@ -104,7 +104,7 @@ int layer_relu(layer *l, int c, int h, int w, int max_batch)
 
 static int reference_kernels;
 
-void layer_set_reference_kernels(int on) { reference_kernels = on; }
+void nn_layer_set_reference_kernels(int on) { reference_kernels = on; }
 
 static conv_geom geometry(const layer *l)
 {
@@ -140,14 +140,14 @@ static size_t pool_row_stride(const layer *l)
 static size_t packed_stride(const layer *l)
 {
     conv_geom g = geometry(l);
-    return conv_direct_packed_size(&g);   /* a multiple of 16 floats: parts stay aligned */
+    return nn_conv_direct_packed_size(&g);   /* a multiple of 16 floats: parts stay aligned */
 }
 
 /* The direct kernels' buffers, where they can run; 0 or -1 (no memory). */
 static int conv_direct_buffers(layer *l)
 {
     conv_geom g = geometry(l);
-    if (!conv_direct_usable(&g, 0))
+    if (!nn_conv_direct_usable(&g, 0))
         return 0;
     size_t parts = (size_t)l->parts;
     l->wt = aligned_floats(packed_stride(l));
@@ -156,7 +156,7 @@ static int conv_direct_buffers(layer *l)
     return l->wt && l->dwt && l->dxpad ? 0 : -1;
 }
 
-int layer_conv(layer *l, int in_c, int h, int w, int out_c, int k, int pad, int max_batch)
+int nn_layer_conv(layer *l, int in_c, int h, int w, int out_c, int k, int pad, int max_batch)
 {
     memset(l, 0, sizeof *l);
     l->kind = LAYER_CONV;
@@ -166,7 +166,7 @@ int layer_conv(layer *l, int in_c, int h, int w, int out_c, int k, int pad, int 
     l->n_w = (size_t)out_c * conv_patch(l);
     l->n_b = (size_t)out_c;
     l->max_batch = max_batch;
-    l->parts = layer_parts();
+    l->parts = nn_layer_parts();
     size_t parts = (size_t)l->parts;
     l->col = malloc(parts * col_stride(l) * sizeof(float));
     l->dcol = malloc(parts * col_stride(l) * sizeof(float));
@@ -178,7 +178,7 @@ int layer_conv(layer *l, int in_c, int h, int w, int out_c, int k, int pad, int 
     return l->col && l->dcol && l->xpad && l->dbpart && (parts == 1 || l->dwpart) ? 0 : -1;
 }
 
-int layer_maxpool(layer *l, int c, int h, int w, int k, int max_batch)
+int nn_layer_maxpool(layer *l, int c, int h, int w, int k, int max_batch)
 {
     memset(l, 0, sizeof *l);
     l->kind = LAYER_MAXPOOL;
@@ -186,15 +186,15 @@ int layer_maxpool(layer *l, int c, int h, int w, int k, int max_batch)
     shape_in(l, c, h, w);
     shape_out(l, c, h / k, w / k);
     l->max_batch = max_batch;
-    l->argmax = malloc((size_t)max_batch * layer_out_size(l) * sizeof(int32_t));
-    l->parts = layer_parts();
+    l->argmax = malloc((size_t)max_batch * nn_layer_out_size(l) * sizeof(int32_t));
+    l->parts = nn_layer_parts();
     size_t rows = pool_row_stride(l) * (size_t)l->parts;
     l->col = malloc(rows * sizeof(float));
     l->rowarg = malloc(rows * sizeof(int32_t));
     return l->argmax && l->col && l->rowarg ? 0 : -1;
 }
 
-int layer_embed(layer *l, int vocab, int dim, int ctx, int max_batch)
+int nn_layer_embed(layer *l, int vocab, int dim, int ctx, int max_batch)
 {
     memset(l, 0, sizeof *l);
     l->kind = LAYER_EMBED;
@@ -207,14 +207,14 @@ int layer_embed(layer *l, int vocab, int dim, int ctx, int max_batch)
 }
 
 /* Mirrors the constructors above: change one, change this. */
-double layer_scratch_bytes(const layer *built, int max_batch)
+double nn_layer_scratch_bytes(const layer *built, int max_batch)
 {
     layer c = *built, *l = &c;
     l->max_batch = max_batch;
     double parts = (double)l->parts, floats = 0.0;
     switch (l->kind) {
     case LAYER_DENSE:
-        floats = dense512_usable() ? (double)dense512_packed_size(max_batch, l->in_c) + 16.0 : 0.0;
+        floats = nn_dense512_usable() ? (double)nn_dense512_packed_size(max_batch, l->in_c) + 16.0 : 0.0;
         break;
     case LAYER_CONV: {
         floats = parts * (2.0 * (double)col_stride(l) + (double)xpad_stride(l) +
@@ -222,12 +222,12 @@ double layer_scratch_bytes(const layer *built, int max_batch)
         if (parts > 1)
             floats += (parts - 1.0) * (double)part_stride(l->n_w);
         conv_geom g = geometry(l);
-        if (conv_direct_usable(&g, 0))
+        if (nn_conv_direct_usable(&g, 0))
             floats += (1.0 + parts) * (double)packed_stride(l) + parts * (double)dxpad_stride(l);
         break;
     }
     case LAYER_MAXPOOL:   /* argmax and rowarg are int32: 4 bytes like a float */
-        floats = (double)max_batch * (double)layer_out_size(l) + 2.0 * parts * (double)pool_row_stride(l);
+        floats = (double)max_batch * (double)nn_layer_out_size(l) + 2.0 * parts * (double)pool_row_stride(l);
         break;
     default:
         break;
@@ -235,7 +235,7 @@ double layer_scratch_bytes(const layer *built, int max_batch)
     return 4.0 * floats;
 }
 
-void layer_free(layer *l)
+void nn_layer_free(layer *l)
 {
     free(l->col);
     free(l->dcol);
@@ -252,7 +252,7 @@ void layer_free(layer *l)
     l->argmax = l->rowarg = NULL;
 }
 
-double layer_flops(const layer *l)
+double nn_layer_flops(const layer *l)
 {
     switch (l->kind) {
     case LAYER_DENSE: return 2.0 * (double)l->n_w;
@@ -282,7 +282,7 @@ static void dense_forward_part(void *ctx, int p, int parts)
     int in = l->in_c, out = l->out_c;
     int o0 = (int)part_start((size_t)out, parts, p), o1 = (int)part_start((size_t)out, parts, p + 1);
     if (j->avx512) {
-        dense512_forward(l->xt, j->batch, in, l->w, l->b, out, o0, o1, j->y);
+        nn_dense512_forward(l->xt, j->batch, in, l->w, l->b, out, o0, o1, j->y);
         return;
     }
     for (int s = 0; s < j->batch; s++)
@@ -295,9 +295,9 @@ static void dense_forward(layer *l, const float *x, float *y, int batch, int thr
 {
     dense_job j = {l, x, NULL, y, NULL, batch, dense_avx512(l)};
     if (j.avx512)
-        dense512_pack_input(x, batch, l->in_c, l->xt);
+        nn_dense512_pack_input(x, batch, l->in_c, l->xt);
     double macs = (double)batch * (double)l->n_w;
-    run_parts(parts_for(threads, macs, PART_MIN_MACS, (size_t)l->out_c), dense_forward_part, &j);
+    nn_run_parts(nn_parts_for(threads, macs, PART_MIN_MACS, (size_t)l->out_c), dense_forward_part, &j);
 }
 
 /* db[c] = the sum over rows of dy[r * ld + c], c < cols.  Summed
@@ -335,7 +335,7 @@ static void dense_backward_part(void *ctx, int p, int parts)
     int o0 = (int)part_start((size_t)out, parts, p), o1 = (int)part_start((size_t)out, parts, p + 1);
     int i0 = (int)part_start((size_t)in, parts, p), i1 = (int)part_start((size_t)in, parts, p + 1);
     if (j->avx512)
-        dense512_grad_w(j->dy, j->x, B, in, out, o0, o1, l->dw);
+        nn_dense512_grad_w(j->dy, j->x, B, in, out, o0, o1, l->dw);
     else
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, o1 - o0, in, B, 1.0f, j->dy + o0, out,
                     j->x, in, 0.0f, l->dw + (size_t)o0 * in, in);
@@ -343,7 +343,7 @@ static void dense_backward_part(void *ctx, int p, int parts)
     if (!j->dx)
         return;
     if (j->avx512)
-        dense512_grad_x(j->dy, l->w, B, in, out, i0, i1, j->dx);
+        nn_dense512_grad_x(j->dy, l->w, B, in, out, i0, i1, j->dx);
     else
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, i1 - i0, out, 1.0f, j->dy, out,
                     l->w + i0, in, 0.0f, j->dx + i0, in);
@@ -355,7 +355,7 @@ static void dense_backward(layer *l, const float *x, const float *dy, float *dx,
     dense_job j = {l, x, dy, NULL, dx, batch, dense_avx512(l)};
     double macs = (double)batch * (double)l->n_w * (dx ? 2 : 1);
     size_t items = (size_t)(l->out_c < l->in_c ? l->out_c : l->in_c);
-    run_parts(parts_for(threads, macs, PART_MIN_MACS, items), dense_backward_part, &j);
+    nn_run_parts(nn_parts_for(threads, macs, PART_MIN_MACS, items), dense_backward_part, &j);
 }
 
 /* ------------------------------------------------------------------- conv */
@@ -499,7 +499,7 @@ typedef struct conv_job {
 /* Sample s of x, with its zero border (in xpad) when the layer pads. */
 static const float *padded_sample(const layer *l, const float *x, int s, float *xpad)
 {
-    const float *xs = x + (size_t)s * layer_in_size(l);
+    const float *xs = x + (size_t)s * nn_layer_in_size(l);
     if (!l->pad)
         return xs;
     pad_input(l, xs, xpad, 1);
@@ -520,18 +520,18 @@ static void conv_forward_samples(const conv_job *j, int s0, int s1, conv_scratch
     if (j->direct) {
         conv_geom g = geometry(l);
         for (int s = s0; s < s1; s++)
-            conv_direct_forward(&g, padded_sample(l, j->x, s, sc->xpad), l->wt, l->b,
-                                j->y + (size_t)s * layer_out_size(l));
+            nn_conv_direct_forward(&g, padded_sample(l, j->x, s, sc->xpad), l->wt, l->b,
+                                j->y + (size_t)s * nn_layer_out_size(l));
         return;
     }
     for (int s = s0, n; s < s1; s += n) {
         n = chunk_at(l, s, s1);
         int P = (int)batch_pixels(l, n);
         float *ys = j->y + batch_pixels(l, s) * (size_t)OC;
-        im2col(l, j->x + (size_t)s * layer_in_size(l), sc->col, sc->xpad, n);
+        im2col(l, j->x + (size_t)s * nn_layer_in_size(l), sc->col, sc->xpad, n);
         fill_rows(ys, l->b, (size_t)P, (size_t)OC);
         /* y[P x OC] += col[P x KC] W^T */
-        if (small_gemm_add_abt((size_t)P, OC, KC, sc->col, l->w, ys) != 0)
+        if (nn_small_gemm_add_abt((size_t)P, OC, KC, sc->col, l->w, ys) != 0)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, P, OC, KC, 1.0f, sc->col, KC,
                         l->w, KC, 1.0f, ys, OC);
     }
@@ -550,26 +550,26 @@ static void conv_backward_samples(const conv_job *j, int s0, int s1, conv_scratc
         conv_geom g = geometry(l);
         memset(sc->dwt, 0, packed_stride(l) * sizeof(float));
         for (int s = s0; s < s1; s++) {
-            const float *dys = dy + (size_t)s * layer_out_size(l);
-            conv_direct_grad_w(&g, padded_sample(l, j->x, s, sc->xpad), dys, sc->dwt);
+            const float *dys = dy + (size_t)s * nn_layer_out_size(l);
+            nn_conv_direct_grad_w(&g, padded_sample(l, j->x, s, sc->xpad), dys, sc->dwt);
             if (!j->dx)
                 continue;
-            float *dxs = j->dx + (size_t)s * layer_in_size(l), *acc = l->pad ? sc->dxpad : dxs;
+            float *dxs = j->dx + (size_t)s * nn_layer_in_size(l), *acc = l->pad ? sc->dxpad : dxs;
             memset(acc, 0, padded_size(l) * sizeof(float));
-            conv_direct_grad_x(&g, dys, l->wt, acc);
+            nn_conv_direct_grad_x(&g, dys, l->wt, acc);
             if (l->pad)
                 crop_input(l, acc, dxs, 1);
         }
-        conv_direct_unpack_grad_w(&g, sc->dwt, sc->dw);
+        nn_conv_direct_unpack_grad_w(&g, sc->dwt, sc->dw);
     } else {
         memset(sc->dw, 0, l->n_w * sizeof(float));
         for (int s = s0, n; s < s1; s += n) {
             n = chunk_at(l, s, s1);
             int P = (int)batch_pixels(l, n);
             const float *dys = dy + batch_pixels(l, s) * (size_t)OC;
-            im2col(l, j->x + (size_t)s * layer_in_size(l), sc->col, sc->xpad, n);
+            im2col(l, j->x + (size_t)s * nn_layer_in_size(l), sc->col, sc->xpad, n);
             /* dW[OC x KC] += dy^T col */
-            if (small_gemm_atb((size_t)P, OC, KC, dys, sc->col, sc->dw) != 0)
+            if (nn_small_gemm_atb((size_t)P, OC, KC, dys, sc->col, sc->dw) != 0)
                 cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, KC, P, 1.0f, dys, OC,
                             sc->col, KC, 1.0f, sc->dw, KC);
             if (!j->dx)
@@ -577,7 +577,7 @@ static void conv_backward_samples(const conv_job *j, int s0, int s1, conv_scratc
             /* dcol[P x KC] = dy W */
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, P, KC, OC, 1.0f, dys, OC, l->w,
                         KC, 0.0f, sc->dcol, KC);
-            col2im(l, sc->dcol, j->dx + (size_t)s * layer_in_size(l), sc->xpad, n);
+            col2im(l, sc->dcol, j->dx + (size_t)s * nn_layer_in_size(l), sc->xpad, n);
         }
     }
     size_t pixels = out_pixels(l);
@@ -604,13 +604,13 @@ static void conv_backward_part(void *ctx, int p, int parts)
 static int use_direct(const layer *l, int need_dx)
 {
     conv_geom g = geometry(l);
-    return !reference_kernels && l->wt && conv_direct_usable(&g, need_dx);
+    return !reference_kernels && l->wt && nn_conv_direct_usable(&g, need_dx);
 }
 
 static int conv_parts(const layer *l, int batch, int threads)
 {
     int t = threads < l->parts ? threads : l->parts;
-    return parts_for(t, (double)batch * (double)l->n_w * (double)out_pixels(l), PART_MIN_MACS,
+    return nn_parts_for(t, (double)batch * (double)l->n_w * (double)out_pixels(l), PART_MIN_MACS,
                      (size_t)batch);
 }
 
@@ -619,9 +619,9 @@ static void conv_forward(layer *l, const float *x, float *y, int batch, int thre
     conv_job j = {l, x, NULL, y, NULL, batch, use_direct(l, 0)};
     if (j.direct) {
         conv_geom g = geometry(l);
-        conv_direct_pack_forward(&g, l->w, l->wt);
+        nn_conv_direct_pack_forward(&g, l->w, l->wt);
     }
-    run_parts(conv_parts(l, batch, threads), conv_forward_part, &j);
+    nn_run_parts(conv_parts(l, batch, threads), conv_forward_part, &j);
 }
 
 /* Parts 1.. hold their weight and bias gradients apart: add them up in
@@ -649,10 +649,10 @@ static void conv_backward(layer *l, const float *x, const float *dy, float *dx, 
     conv_job j = {l, x, dy, NULL, dx, batch, use_direct(l, dx != NULL)};
     if (j.direct && dx) {
         conv_geom g = geometry(l);
-        conv_direct_pack_grad_x(&g, l->w, l->wt);
+        nn_conv_direct_pack_grad_x(&g, l->w, l->wt);
     }
     int parts = conv_parts(l, batch, threads);
-    run_parts(parts, conv_backward_part, &j);
+    nn_run_parts(parts, conv_backward_part, &j);
     sum_part_gradients(l, parts);
 }
 
@@ -709,8 +709,8 @@ static RB_VECTOR_CLONES void pool_forward_samples(const layer *l, const float *x
 {
     size_t C = (size_t)l->in_c, K = (size_t)l->k, row = (size_t)l->in_w * C;
     size_t n = ((size_t)l->in_w - K + 1) * C;   /* pixels where a window can start */
-    int32_t *out_at = l->argmax + s0 * layer_out_size(l);
-    y += s0 * layer_out_size(l);
+    int32_t *out_at = l->argmax + s0 * nn_layer_out_size(l);
+    y += s0 * nn_layer_out_size(l);
     for (size_t s = s0; s < s1; s++)
         for (size_t oy = 0; oy < (size_t)l->out_h; oy++) {
             pool_row(x, (s * (size_t)l->in_h + oy * K) * row, row, C, K, n, m, at);
@@ -725,7 +725,7 @@ static RB_VECTOR_CLONES void pool_forward_samples(const layer *l, const float *x
 /* Samples [s0, s1): argmax of sample s points into sample s of dx. */
 static void pool_backward_samples(const layer *l, const float *dy, float *dx, size_t s0, size_t s1)
 {
-    size_t in = layer_in_size(l), out = layer_out_size(l);
+    size_t in = nn_layer_in_size(l), out = nn_layer_out_size(l);
     memset(dx + s0 * in, 0, (s1 - s0) * in * sizeof(float));
     for (size_t o = s0 * out; o < s1 * out; o++)
         dx[l->argmax[o]] += dy[o];
@@ -757,19 +757,19 @@ static void pool_backward_part(void *ctx, int p, int parts)
 static int pool_parts(const layer *l, int batch, int threads)
 {
     int t = threads < l->parts ? threads : l->parts;
-    return parts_for(t, (double)batch * (double)layer_in_size(l), PART_MIN_MACS / 2, (size_t)batch);
+    return nn_parts_for(t, (double)batch * (double)nn_layer_in_size(l), PART_MIN_MACS / 2, (size_t)batch);
 }
 
 static void pool_forward(layer *l, const float *x, float *y, int batch, int threads)
 {
     pool_job j = {l, x, NULL, y, NULL, batch};
-    run_parts(pool_parts(l, batch, threads), pool_forward_part, &j);
+    nn_run_parts(pool_parts(l, batch, threads), pool_forward_part, &j);
 }
 
 static void pool_backward(layer *l, const float *dy, float *dx, int batch, int threads)
 {
     pool_job j = {l, NULL, dy, NULL, dx, batch};
-    run_parts(pool_parts(l, batch, threads), pool_backward_part, &j);
+    nn_run_parts(pool_parts(l, batch, threads), pool_backward_part, &j);
 }
 
 /* ReLU with a sign mask instead of a compare: the sign of a conv output is
@@ -831,23 +831,23 @@ static RB_VECTOR_CLONES void embed_backward(layer *l, const int32_t *ids, const 
 }
 
 /* ---------------------------------------------------------------- dispatch */
-void layer_forward(layer *l, const void *in, float *out, int batch)
+void nn_layer_forward(layer *l, const void *in, float *out, int batch)
 {
-    int blas, threads = begin_threads(&blas);
+    int blas, threads = nn_begin_threads(&blas);
     switch (l->kind) {
     case LAYER_DENSE: dense_forward(l, in, out, batch, threads); break;
     case LAYER_CONV: conv_forward(l, in, out, batch, threads); break;
     case LAYER_MAXPOOL: pool_forward(l, in, out, batch, threads); break;
-    case LAYER_RELU: relu_forward(in, out, (size_t)batch * layer_out_size(l)); break;
+    case LAYER_RELU: relu_forward(in, out, (size_t)batch * nn_layer_out_size(l)); break;
     case LAYER_EMBED: embed_forward(l, in, out, batch); break;
     }
-    end_threads(blas);
+    nn_end_threads(blas);
 }
 
-void layer_backward(layer *l, const void *in, const float *out, const float *dout, float *din,
+void nn_layer_backward(layer *l, const void *in, const float *out, const float *dout, float *din,
                     int batch)
 {
-    int blas, threads = begin_threads(&blas);
+    int blas, threads = nn_begin_threads(&blas);
     switch (l->kind) {
     case LAYER_DENSE: dense_backward(l, in, dout, din, batch, threads); break;
     case LAYER_CONV: conv_backward(l, in, dout, din, batch, threads); break;
@@ -857,11 +857,11 @@ void layer_backward(layer *l, const void *in, const float *out, const float *dou
         break;
     case LAYER_RELU:
         if (din)
-            relu_backward(out, dout, din, (size_t)batch * layer_out_size(l));
+            relu_backward(out, dout, din, (size_t)batch * nn_layer_out_size(l));
         break;
     case LAYER_EMBED: embed_backward(l, in, dout, batch); break;
     }
-    end_threads(blas);
+    nn_end_threads(blas);
 }
 
 /* ---------------------------------------------------------------- softmax */
@@ -1002,15 +1002,15 @@ static void softmax_part(void *ctx, int p, int parts)
     j->correct[p] = ok;
 }
 
-double softmax_xent(const float *logits, const int32_t *labels, int batch, int classes,
+double nn_softmax_xent(const float *logits, const int32_t *labels, int batch, int classes,
                     float *dlogits, double scale, int *correct)
 {
     softmax_job j = {logits, labels, dlogits, scale, batch, classes, {0}, {0}};
-    int blas, threads = begin_threads(&blas);
+    int blas, threads = nn_begin_threads(&blas);
     /* ~30 float operations per logit */
-    int parts = parts_for(threads, 30.0 * batch * classes, PART_MIN_MACS, (size_t)batch);
-    run_parts(parts, softmax_part, &j);
-    end_threads(blas);
+    int parts = nn_parts_for(threads, 30.0 * batch * classes, PART_MIN_MACS, (size_t)batch);
+    nn_run_parts(parts, softmax_part, &j);
+    nn_end_threads(blas);
     double loss = 0.0;
     int ok = 0;
     for (int p = 0; p < parts; p++)

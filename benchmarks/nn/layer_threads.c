@@ -103,7 +103,7 @@ static int ensure_workers(int n)
 
 /* fn(ctx, p, parts) for p < parts, part 0 on this thread; returns when
  * all are done.  Without the threads, all parts run here in turn. */
-void run_parts(int parts, part_fn fn, void *ctx)
+void nn_run_parts(int parts, part_fn fn, void *ctx)
 {
     if (parts > 1 && ensure_workers(parts - 1) < parts - 1) {
         for (int p = 0; p < parts; p++)
@@ -137,7 +137,7 @@ void run_parts(int parts, part_fn fn, void *ctx)
 
 /* Threads for this call: OpenBLAS's count (in *blas, to restore), at
  * most MAX_PARTS; OpenBLAS is set to one. */
-int begin_threads(int *blas)
+int nn_begin_threads(int *blas)
 {
     int t = *blas = openblas_get_num_threads();
     if (t > 1)
@@ -145,7 +145,7 @@ int begin_threads(int *blas)
     return t < 1 ? 1 : t > MAX_PARTS ? MAX_PARTS : t;
 }
 
-void end_threads(int blas)
+void nn_end_threads(int blas)
 {
     if (blas > 1)
         openblas_set_num_threads(blas);
@@ -153,7 +153,7 @@ void end_threads(int blas)
 
 /* Parts for work of `work` multiply-adds (or elements) over `items`
  * independent items: one part unless each would get at least `least`. */
-int parts_for(int threads, double work, double least, size_t items)
+int nn_parts_for(int threads, double work, double least, size_t items)
 {
     int parts = threads;
     while (parts > 1 && (work / parts < least || (size_t)parts > items))
@@ -163,7 +163,7 @@ int parts_for(int threads, double work, double least, size_t items)
 
 
 /* Parts whose scratch a layer keeps: the thread count when it is built. */
-int layer_parts(void)
+int nn_layer_parts(void)
 {
     int t = openblas_get_num_threads();
     return t < 1 ? 1 : t > MAX_PARTS ? MAX_PARTS : t;

@@ -9,19 +9,19 @@
 static void (*backward_hook)(void *);
 static void *backward_hook_ctx;
 
-void model_set_backward_hook(void (*fn)(void *), void *ctx)
+void nn_model_set_backward_hook(void (*fn)(void *), void *ctx)
 {
     backward_hook = fn;
     backward_hook_ctx = ctx;
 }
 
-void model_run_backward_hook(void)
+void nn_model_run_backward_hook(void)
 {
     if (backward_hook)
         backward_hook(backward_hook_ctx);
 }
 
-uint64_t train_rng_next(uint64_t *s)
+uint64_t nn_rng_next(uint64_t *s)
 {
     uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -29,7 +29,7 @@ uint64_t train_rng_next(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-double train_rng_uniform(uint64_t *s) { return (double)(train_rng_next(s) >> 11) * 0x1.0p-53; }
+double nn_rng_uniform(uint64_t *s) { return (double)(nn_rng_next(s) >> 11) * 0x1.0p-53; }
 
 static int add(model *m, int rc)
 {
@@ -42,9 +42,9 @@ static layer *next(model *m) { return m->n < MODEL_MAX_LAYERS ? &m->L[m->n] : NU
 static int build_mlp(model *m, const model_shape *s, int B)
 {
     int in = s->c * s->h * s->w;
-    return add(m, layer_dense(next(m), in, 256, B)) || add(m, layer_relu(next(m), 256, 1, 1, B)) ||
-           add(m, layer_dense(next(m), 256, 128, B)) || add(m, layer_relu(next(m), 128, 1, 1, B)) ||
-           add(m, layer_dense(next(m), 128, s->classes, B));
+    return add(m, nn_layer_dense(next(m), in, 256, B)) || add(m, nn_layer_relu(next(m), 256, 1, 1, B)) ||
+           add(m, nn_layer_dense(next(m), 256, 128, B)) || add(m, nn_layer_relu(next(m), 128, 1, 1, B)) ||
+           add(m, nn_layer_dense(next(m), 128, s->classes, B));
 }
 
 /* LeNet-5: conv5x5-6, pool, conv5x5-16, pool, fc120, fc84, fc10.  A 28x28
@@ -55,26 +55,26 @@ static int build_mlp(model *m, const model_shape *s, int B)
 static int build_lenet(model *m, const model_shape *s, int B)
 {
     int pad = s->h < 32 ? (32 - s->h) / 2 : 0;
-    if (layer_conv(next(m), s->c, s->h, s->w, 6, 5, pad, B) < 0)
+    if (nn_layer_conv(next(m), s->c, s->h, s->w, 6, 5, pad, B) < 0)
         return -1;
     m->n++;
     for (int stage = 0; stage < 2; stage++) {
         layer *p = &m->L[m->n - 1];
-        if (add(m, layer_maxpool(next(m), p->out_c, p->out_h, p->out_w, 2, B)))
+        if (add(m, nn_layer_maxpool(next(m), p->out_c, p->out_h, p->out_w, 2, B)))
             return -1;
         p = &m->L[m->n - 1];
-        if (add(m, layer_relu(next(m), p->out_c, p->out_h, p->out_w, B)))
+        if (add(m, nn_layer_relu(next(m), p->out_c, p->out_h, p->out_w, B)))
             return -1;
         if (stage == 0) {
             p = &m->L[m->n - 1];
-            if (add(m, layer_conv(next(m), p->out_c, p->out_h, p->out_w, 16, 5, 0, B)))
+            if (add(m, nn_layer_conv(next(m), p->out_c, p->out_h, p->out_w, 16, 5, 0, B)))
                 return -1;
         }
     }
-    int flat = (int)layer_out_size(&m->L[m->n - 1]);
-    return add(m, layer_dense(next(m), flat, 120, B)) || add(m, layer_relu(next(m), 120, 1, 1, B)) ||
-           add(m, layer_dense(next(m), 120, 84, B)) || add(m, layer_relu(next(m), 84, 1, 1, B)) ||
-           add(m, layer_dense(next(m), 84, s->classes, B));
+    int flat = (int)nn_layer_out_size(&m->L[m->n - 1]);
+    return add(m, nn_layer_dense(next(m), flat, 120, B)) || add(m, nn_layer_relu(next(m), 120, 1, 1, B)) ||
+           add(m, nn_layer_dense(next(m), 120, 84, B)) || add(m, nn_layer_relu(next(m), 84, 1, 1, B)) ||
+           add(m, nn_layer_dense(next(m), 84, s->classes, B));
 }
 
 /* Feed-forward n-gram language model (Bengio et al. 2003 without the
@@ -83,10 +83,10 @@ static int build_lenet(model *m, const model_shape *s, int B)
 static int build_ngram_lm(model *m, const model_shape *s, int rows, int B)
 {
     int d = s->embed_dim, in = s->ctx * d;
-    return add(m, layer_embed(next(m), rows, d, s->ctx, B)) ||
-           add(m, layer_dense(next(m), in, s->hidden, B)) ||
-           add(m, layer_relu(next(m), s->hidden, 1, 1, B)) ||
-           add(m, layer_dense(next(m), s->hidden, s->classes, B));
+    return add(m, nn_layer_embed(next(m), rows, d, s->ctx, B)) ||
+           add(m, nn_layer_dense(next(m), in, s->hidden, B)) ||
+           add(m, nn_layer_relu(next(m), s->hidden, 1, 1, B)) ||
+           add(m, nn_layer_dense(next(m), s->hidden, s->classes, B));
 }
 
 /* wordlm: the softmax covers the whole vocabulary (it dominates the
@@ -117,7 +117,7 @@ static void init_params(model *m, uint64_t seed)
         if (l->kind != LAYER_EMBED)
             a = sqrt(6.0 / (l->kind == LAYER_CONV ? (double)l->k * l->k * l->in_c : l->in_c));
         for (size_t j = 0; j < l->n_w; j++)
-            l->w[j] = (float)((2.0 * train_rng_uniform(&st) - 1.0) * a);
+            l->w[j] = (float)((2.0 * nn_rng_uniform(&st) - 1.0) * a);
         if (l->b)
             memset(l->b, 0, l->n_b * sizeof(float));
     }
@@ -153,7 +153,7 @@ static int assign_buffers(model *m)
             l->b = m->params + off, l->db = m->grads + off;
             off += l->n_b;
         }
-        size_t na = (size_t)m->max_batch * layer_out_size(l);
+        size_t na = (size_t)m->max_batch * nn_layer_out_size(l);
         m->act[i] = malloc(na * sizeof(float));
         m->dact[i] = malloc(na * sizeof(float));
         if (!m->act[i] || !m->dact[i])
@@ -190,27 +190,27 @@ static int build_layers(model *m, const char *name, const model_shape *s, int ma
     }
     if (rc) {
         snprintf(err, errlen, "out of memory building %s", name);
-        model_free(m);
+        nn_model_free(m);
         return -1;
     }
     return 0;
 }
 
-int model_build(model *m, const char *name, const model_shape *s, int max_batch, uint64_t seed,
+int nn_model_build(model *m, const char *name, const model_shape *s, int max_batch, uint64_t seed,
                 char *err, size_t errlen)
 {
     if (build_layers(m, name, s, max_batch, err, errlen))
         return -1;
     if (assign_buffers(m)) {
         snprintf(err, errlen, "out of memory building %s", name);
-        model_free(m);
+        nn_model_free(m);
         return -1;
     }
     init_params(m, seed);
     return 0;
 }
 
-int model_memory_need(const char *name, const model_shape *s, int max_batch, model_need *need,
+int nn_model_memory_need(const char *name, const model_shape *s, int max_batch, model_need *need,
                       char *err, size_t errlen)
 {
     /* The layers at one sample: shapes and counts without the batch's
@@ -225,7 +225,7 @@ int model_memory_need(const char *name, const model_shape *s, int max_batch, mod
         return -1;
     }
     memset(need, 0, sizeof *need);
-    need->in_floats = model_in_size(m);
+    need->in_floats = nn_model_in_size(m);
     double scratch = 0.0, acts = 0.0;
     for (int i = 0; i < m->n; i++) {
         const layer *l = &m->L[i];
@@ -233,20 +233,20 @@ int model_memory_need(const char *name, const model_shape *s, int max_batch, mod
             need->n_embed += l->n_w;
         else
             need->n_dense += l->n_w + l->n_b;
-        scratch += layer_scratch_bytes(l, max_batch);
-        acts += 2.0 * 4.0 * (double)max_batch * (double)layer_out_size(l);   /* act, dact */
+        scratch += nn_layer_scratch_bytes(l, max_batch);
+        acts += 2.0 * 4.0 * (double)max_batch * (double)nn_layer_out_size(l);   /* act, dact */
     }
     /* Parameters and gradients (assign_buffers), activations, scratch. */
     need->bytes = 8.0 * (double)(need->n_dense + 1 + need->n_embed) + acts + scratch;
-    model_free(m);
+    nn_model_free(m);
     free(m);
     return 0;
 }
 
-void model_free(model *m)
+void nn_model_free(model *m)
 {
     for (int i = 0; i < m->n; i++) {
-        layer_free(&m->L[i]);
+        nn_layer_free(&m->L[i]);
         free(m->act[i]);
         free(m->dact[i]);
     }
@@ -257,34 +257,34 @@ void model_free(model *m)
     memset(m, 0, sizeof *m);
 }
 
-size_t model_in_size(const model *m) { return layer_in_size(&m->L[0]); }
+size_t nn_model_in_size(const model *m) { return nn_layer_in_size(&m->L[0]); }
 
-double model_flops(const model *m)
+double nn_model_flops(const model *m)
 {
     double f = 0.0;
     for (int i = 0; i < m->n; i++)
-        f += layer_flops(&m->L[i]);
+        f += nn_layer_flops(&m->L[i]);
     return f;
 }
 
-double model_forward(model *m, const void *x, const int32_t *y, int batch, int *correct)
+double nn_model_forward(model *m, const void *x, const int32_t *y, int batch, int *correct)
 {
     const void *in = x;
     for (int i = 0; i < m->n; i++) {
-        layer_forward(&m->L[i], in, m->act[i], batch);
+        nn_layer_forward(&m->L[i], in, m->act[i], batch);
         in = m->act[i];
     }
-    return softmax_xent(m->act[m->n - 1], y, batch, m->classes, m->dact[m->n - 1], batch, correct);
+    return nn_softmax_xent(m->act[m->n - 1], y, batch, m->classes, m->dact[m->n - 1], batch, correct);
 }
 
-void model_backward(model *m, const void *x, const int32_t *y, int batch)
+void nn_model_backward(model *m, const void *x, const int32_t *y, int batch)
 {
-    (void)y;   /* the loss gradient was written by model_forward */
+    (void)y;   /* the loss gradient was written by nn_model_forward */
     for (int i = m->n - 1; i >= 0; i--) {
         const void *in = i ? (const void *)m->act[i - 1] : x;
         float *din = i ? m->dact[i - 1] : NULL;
-        layer_backward(&m->L[i], in, m->act[i], m->dact[i], din, batch);
+        nn_layer_backward(&m->L[i], in, m->act[i], m->dact[i], din, batch);
         if (i)
-            model_run_backward_hook();
+            nn_model_run_backward_hook();
     }
 }

@@ -9,8 +9,8 @@
  * ctx int32 word ids) plus an int32 label, so samples can be moved between
  * ranks as plain bytes (--shuffle ring).  Loaders never exit: they return
  * -1 and write "FILE: what is wrong" into err. */
-#ifndef RB_TRAIN_DATA_H
-#define RB_TRAIN_DATA_H
+#ifndef NN_DATA_H
+#define NN_DATA_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -34,21 +34,21 @@ typedef struct shard {
     size_t limit;        /* 0 = all samples */
 } shard;
 
-void dataset_free(dataset *d);
+void nn_dataset_free(dataset *d);
 /* 0 when path is a regular file (a symbolic link to one is followed),
  * else -1 with "PATH: ..." in err: opening a FIFO to read waits forever
  * for a writer, a device may never end. */
-int data_regular_file(const char *path, char *err, size_t errlen);
+int nn_data_regular_file(const char *path, char *err, size_t errlen);
 /* Bounds of this rank's shard of total samples. */
-void shard_bounds(const shard *s, size_t total, size_t *lo, size_t *hi);
+void nn_shard_bounds(const shard *s, size_t total, size_t *lo, size_t *hi);
 
 /* IDX: images (magic 0x00000803, n x rows x cols ubyte) and labels (magic
  * 0x00000801, n ubyte), transparently gunzipped. */
-int idx_load(const char *images, const char *labels, const shard *s, dataset *d, char *err,
+int nn_idx_load(const char *images, const char *labels, const shard *s, dataset *d, char *err,
              size_t errlen);
 /* CIFAR-10 binary: records of 1 label byte + 3072 pixel bytes (CHW, 32x32x3)
  * concatenated over files[0..nfiles). */
-int cifar_load(const char *const *files, int nfiles, const shard *s, dataset *d, char *err,
+int nn_cifar_load(const char *const *files, int nfiles, const shard *s, dataset *d, char *err,
                size_t errlen);
 
 /* Word-level corpus: vocabulary and the three splits as word ids. */
@@ -66,13 +66,13 @@ enum { SPLIT_TRAIN = 0, SPLIT_VALID = 1, SPLIT_TEST = 2 };
  * whitespace-separated tokens, one sentence per line; <eos> ends each line.
  * The vocabulary is the max_vocab - 2 most frequent training words (ties by
  * byte order) plus <unk> and <eos>; 0 = every training word. */
-int corpus_load_tokens(const char *dir, int max_vocab, corpus *c, char *err, size_t errlen);
+int nn_corpus_load_tokens(const char *dir, int max_vocab, corpus *c, char *err, size_t errlen);
 /* Build the corpus from fortune files in dir (every regular file that is
  * not a .dat index or a link, in name order; entries separated by lines
  * holding '%').  Tokens: lower-cased runs of letters, digits and
  * apostrophes, and each of . , ; : ! ? as its own token; one entry is one
  * line.  Entry i goes to valid when i % 20 == 18, test when 19, else train. */
-int corpus_build_fortunes(const char *dir, int max_vocab, corpus *c, char *err, size_t errlen);
+int nn_corpus_build_fortunes(const char *dir, int max_vocab, corpus *c, char *err, size_t errlen);
 /* Build the corpus from a dictd dictionary (e.g. Debian's dict-gcide,
  * /usr/share/dictd/gcide.dict.dz): dict is NAME.dict or NAME.dict.dz
  * (dictzip, read as gzip), NAME.index lists the entries.  Each entry (the
@@ -83,17 +83,17 @@ int corpus_build_fortunes(const char *dir, int max_vocab, corpus *c, char *err, 
  * when 19, else train.  Refuses (-1, err "FILE: what") a missing or
  * non-regular file, corrupt compressed data, a malformed index line, an
  * entry beyond the data and an empty split. */
-int corpus_build_dictd(const char *dict, int max_vocab, corpus *c, char *err, size_t errlen);
+int nn_corpus_build_dictd(const char *dict, int max_vocab, corpus *c, char *err, size_t errlen);
 /* Next-word labels of ids >= classes become 0 (<unk>, which then stands
  * for every word outside the classes - 1 most frequent ones and <eos>);
  * d->classes = classes. */
-void dataset_cap_labels(dataset *d, int classes);
+void nn_dataset_cap_labels(dataset *d, int classes);
 /* Write the corpus as train/valid/test.tokens into dir (mkdir -p). */
-int corpus_write_tokens(const corpus *c, const char *dir, char *err, size_t errlen);
-void corpus_free(corpus *c);
+int nn_corpus_write_tokens(const corpus *c, const char *dir, char *err, size_t errlen);
+void nn_corpus_free(corpus *c);
 /* Samples (previous ctx ids -> next id) of one split, sharded.  Positions
  * before the first word are padded with <eos>. */
-int corpus_samples(const corpus *c, int split, int ctx, const shard *s, dataset *d, char *err,
+int nn_corpus_samples(const corpus *c, int split, int ctx, const shard *s, dataset *d, char *err,
                    size_t errlen);
 
 #endif

@@ -2,8 +2,8 @@
  * buffers.  Every dense parameter lives in one buffer (params, grads: n_dense
  * floats) so one reducer call aggregates them all; the embedding table of
  * wordlm has its own buffers (vocab x dim), whose gradient is row-sparse. */
-#ifndef RB_TRAIN_MODELS_H
-#define RB_TRAIN_MODELS_H
+#ifndef NN_MODELS_H
+#define NN_MODELS_H
 
 #include "layers.h"
 
@@ -35,32 +35,32 @@ typedef struct model_need {
     double bytes;              /* parameters, gradients, activations, layer scratch */
 } model_need;
 
-/* The need of model_build(name, s, max_batch) without allocating it (only
+/* The need of nn_model_build(name, s, max_batch) without allocating it (only
  * its layers at one sample, freed again); 0, or -1 with err filled where
- * model_build would refuse the shape. */
-int model_memory_need(const char *name, const model_shape *s, int max_batch, model_need *need,
+ * nn_model_build would refuse the shape. */
+int nn_model_memory_need(const char *name, const model_shape *s, int max_batch, model_need *need,
                       char *err, size_t errlen);
 
 /* name: mlp | lenet | wordlm | embedlm.  Parameters initialised from seed (the same
  * on every rank).  0 on success, -1 with err filled. */
-int model_build(model *m, const char *name, const model_shape *s, int max_batch, uint64_t seed,
+int nn_model_build(model *m, const char *name, const model_shape *s, int max_batch, uint64_t seed,
                 char *err, size_t errlen);
-void model_free(model *m);
-size_t model_in_size(const model *m);   /* floats (or int32 ids) per sample */
-double model_flops(const model *m);     /* forward flops per sample */
+void nn_model_free(model *m);
+size_t nn_model_in_size(const model *m);   /* floats (or int32 ids) per sample */
+double nn_model_flops(const model *m);     /* forward flops per sample */
 
 /* Forward pass; returns the summed loss over the batch and counts correct. */
-double model_forward(model *m, const void *x, const int32_t *y, int batch, int *correct);
+double nn_model_forward(model *m, const void *x, const int32_t *y, int batch, int *correct);
 /* Backward of the last forward: fills grads (and egrads, accumulated:
  * the caller zeroes it) with the gradient of the mean loss. */
-void model_backward(model *m, const void *x, const int32_t *y, int batch);
+void nn_model_backward(model *m, const void *x, const int32_t *y, int batch);
 /* Called between layers during backward (e.g. rb_progress); may be NULL. */
-void model_set_backward_hook(void (*fn)(void *), void *ctx);
+void nn_model_set_backward_hook(void (*fn)(void *), void *ctx);
 /* Call that hook (the GPU models run it between their layers too). */
-void model_run_backward_hook(void);
+void nn_model_run_backward_hook(void);
 
 /* Deterministic random numbers (splitmix64). */
-uint64_t train_rng_next(uint64_t *state);
-double train_rng_uniform(uint64_t *state);   /* [0, 1) */
+uint64_t nn_rng_next(uint64_t *state);
+double nn_rng_uniform(uint64_t *state);   /* [0, 1) */
 
 #endif
