@@ -1,10 +1,18 @@
 # benchmarks/harness: what every program shares (harness.h says what lives
 # where).  Results archive, run metadata, PAPI, hwloc; SimGrid
-# SMPI support; synthetic gradients, device buffers, helpers.
+# SMPI support; synthetic gradients, device buffers, helpers.  One job per
+# file; libbench.a exports only bench_ names (tests/harness_symbols.sh).
 benchmarks_libbench_a_SOURCES += \
 	benchmarks/harness/harness.h \
 	benchmarks/harness/h5attr.h benchmarks/harness/h5attr.c \
-	benchmarks/harness/bench_common.h benchmarks/harness/bench_common.c \
+	benchmarks/harness/bench_common.h \
+	benchmarks/harness/bench_fail.h benchmarks/harness/bench_fail.c \
+	benchmarks/harness/bench_usage.h benchmarks/harness/bench_usage.c \
+	benchmarks/harness/bench_init.h benchmarks/harness/bench_init.c \
+	benchmarks/harness/bench_parse.h benchmarks/harness/bench_parse.c \
+	benchmarks/harness/bench_agree.h benchmarks/harness/bench_agree.c \
+	benchmarks/harness/bench_quantile.h benchmarks/harness/bench_quantile.c \
+	benchmarks/harness/bench_watchdog.h benchmarks/harness/bench_watchdog.c \
 	benchmarks/harness/bench_cli.h benchmarks/harness/bench_cli.c \
 	benchmarks/harness/bench_device.h benchmarks/harness/bench_device.c \
 	benchmarks/harness/gradgen.h benchmarks/harness/gradgen.c \
@@ -15,9 +23,7 @@ benchmarks_libbench_a_SOURCES += \
 	benchmarks/harness/topology.h benchmarks/harness/topology.c \
 	benchmarks/harness/metadata.h benchmarks/harness/metadata.c \
 	benchmarks/harness/machine_load.h benchmarks/harness/machine_load.c \
-	benchmarks/harness/micro_row.h \
 	benchmarks/harness/archive.h benchmarks/harness/archive.c \
-	benchmarks/harness/jsonl.h benchmarks/harness/jsonl.c \
 	benchmarks/harness/tmpfiles.h benchmarks/harness/tmpfiles.c \
 	benchmarks/harness/memneed.h benchmarks/harness/memneed.c
 

@@ -4,6 +4,10 @@
 # programs; nn: the library only, used by rb_train alone).
 TESTS += tests/include_graph.py
 dist_check_SCRIPTS += tests/include_graph.py
+# The harness exports only bench_ names (the library owns rb_): nm over
+# libbench.a.
+TESTS += tests/harness_symbols.sh
+dist_check_SCRIPTS += tests/harness_symbols.sh
 
 # The programs' option tables (benchmarks/harness/bench_cli.h): the parser
 # and --help against each table, in-process (test_cli), and each program's

@@ -126,10 +126,10 @@ int main(int argc, char **argv)
             fprintf(stderr, "floor_probe: no memory for %zu bytes\n", bytes);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
-        rb_gradgen g = {.rows = rows, .cols = cols, .density = density,
-                        .layout = cols > 1 ? RB_LAYOUT_ROW : RB_LAYOUT_ELEMENT,
-                        .overlap = RB_OVERLAP_RANDOM, .nranks = nranks, .seed = 1};
-        rb_gradgen_fill(&g, rank, in);
+        bench_gradgen g = {.rows = rows, .cols = cols, .density = density,
+                        .layout = cols > 1 ? BENCH_LAYOUT_ROW : BENCH_LAYOUT_ELEMENT,
+                        .overlap = BENCH_OVERLAP_RANDOM, .nranks = nranks, .seed = 1};
+        bench_gradgen_fill(&g, rank, in);
         size_t nr = 0;   /* the rows with a non-zero */
         for (size_t i = 0; i < rows; i++) {
             if (!rb_count_nonzero(in + i * cols, cols))

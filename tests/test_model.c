@@ -90,7 +90,7 @@ static facts measure(const float *x, size_t n, size_t k)
 
 typedef struct input {
     const char *what;
-    rb_gradgen g;
+    bench_gradgen g;
     double run;
 } input;
 
@@ -170,14 +170,14 @@ static void check_bytes(void)
     int nv = make_variants(v, 64);
     const size_t n = 100000;
     input inputs[] = {
-        {"element 1% random", {.rows = n, .cols = 1, .density = 0.01, .layout = RB_LAYOUT_ELEMENT, .block = 16, .overlap = RB_OVERLAP_RANDOM, .seed = 11}, 1},
-        {"element 1% all", {.rows = n, .cols = 1, .density = 0.01, .layout = RB_LAYOUT_ELEMENT, .block = 16, .overlap = RB_OVERLAP_ALL, .seed = 12}, 1},
-        {"element 1% none", {.rows = n, .cols = 1, .density = 0.01, .layout = RB_LAYOUT_ELEMENT, .block = 16, .overlap = RB_OVERLAP_NONE, .seed = 13}, 1},
-        {"element 30% random", {.rows = n, .cols = 1, .density = 0.3, .layout = RB_LAYOUT_ELEMENT, .block = 16, .overlap = RB_OVERLAP_RANDOM, .seed = 14}, 1},
+        {"element 1% random", {.rows = n, .cols = 1, .density = 0.01, .layout = BENCH_LAYOUT_ELEMENT, .block = 16, .overlap = BENCH_OVERLAP_RANDOM, .seed = 11}, 1},
+        {"element 1% all", {.rows = n, .cols = 1, .density = 0.01, .layout = BENCH_LAYOUT_ELEMENT, .block = 16, .overlap = BENCH_OVERLAP_ALL, .seed = 12}, 1},
+        {"element 1% none", {.rows = n, .cols = 1, .density = 0.01, .layout = BENCH_LAYOUT_ELEMENT, .block = 16, .overlap = BENCH_OVERLAP_NONE, .seed = 13}, 1},
+        {"element 30% random", {.rows = n, .cols = 1, .density = 0.3, .layout = BENCH_LAYOUT_ELEMENT, .block = 16, .overlap = BENCH_OVERLAP_RANDOM, .seed = 14}, 1},
         /* a few hundred rows and blocks per rank: how many land in each
          * range is random, 1/sqrt(count) of the reduce phase */
-        {"rows 2% random", {.rows = 10000, .cols = 10, .density = 0.02, .layout = RB_LAYOUT_ROW, .block = 16, .overlap = RB_OVERLAP_RANDOM, .seed = 15}, 10},
-        {"blocks 2% random", {.rows = n, .cols = 1, .density = 0.02, .layout = RB_LAYOUT_BLOCK, .block = 16, .overlap = RB_OVERLAP_RANDOM, .seed = 16}, 16},
+        {"rows 2% random", {.rows = 10000, .cols = 10, .density = 0.02, .layout = BENCH_LAYOUT_ROW, .block = 16, .overlap = BENCH_OVERLAP_RANDOM, .seed = 15}, 10},
+        {"blocks 2% random", {.rows = n, .cols = 1, .density = 0.02, .layout = BENCH_LAYOUT_BLOCK, .block = 16, .overlap = BENCH_OVERLAP_RANDOM, .seed = 16}, 16},
     };
     float *x = malloc(n * sizeof *x), *work = malloc(n * sizeof *work);
     if (!x || !work) {
@@ -189,9 +189,9 @@ static void check_bytes(void)
     for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
         input *in = &inputs[i];
         in->g.nranks = nranks;
-        if (in->g.overlap == RB_OVERLAP_NONE && in->g.density * nranks > 1)
+        if (in->g.overlap == BENCH_OVERLAP_NONE && in->g.density * nranks > 1)
             continue;
-        size_t k = rb_gradgen_fill(&in->g, rank, x);
+        size_t k = bench_gradgen_fill(&in->g, rank, x);
         facts f = measure(x, in->g.rows * in->g.cols, k);
         for (int j = 0; j < nv; j++)
             compare(&v[j], in, x, work, &f);

@@ -97,22 +97,22 @@ static int create(const variant *v, size_t rows, size_t cols, rb_reducer **r)
 typedef enum { SKEW_NONE, SKEW_ONE_RANK, SKEW_WINDOW } skew;
 static const char *const skew_names[] = {"", " on one rank", " in a window"};
 
-static size_t fill_input(const rb_gradgen *g, skew kind, int r, float *x)
+static size_t fill_input(const bench_gradgen *g, skew kind, int r, float *x)
 {
     size_t n = g->rows * g->cols;
     if (kind == SKEW_NONE)
-        return rb_gradgen_fill(g, r, x);
+        return bench_gradgen_fill(g, r, x);
     memset(x, 0, n * sizeof *x);
     if (kind == SKEW_ONE_RANK)
-        return r == g->nranks - 1 ? rb_gradgen_fill(g, r, x) : 0;
-    rb_gradgen w = *g;
+        return r == g->nranks - 1 ? bench_gradgen_fill(g, r, x) : 0;
+    bench_gradgen w = *g;
     w.rows = g->rows / 16 ? g->rows / 16 : g->rows;
-    return rb_gradgen_fill(&w, r, x + g->rows / 2 * g->cols);
+    return bench_gradgen_fill(&w, r, x + g->rows / 2 * g->cols);
 }
 
 /* Exact average (double) and sum of |x_r| per element, from every rank's
  * input. */
-static void reference(const rb_gradgen *g, skew kind, double *avg, double *absum, float *scratch)
+static void reference(const bench_gradgen *g, skew kind, double *avg, double *absum, float *scratch)
 {
     size_t n = g->rows * g->cols;
     memset(avg, 0, n * sizeof *avg);
@@ -153,14 +153,14 @@ static void free_bufs(bufs *b)
     free(b->absum);
 }
 
-static void describe(char *buf, size_t len, const rb_gradgen *g, skew kind)
+static void describe(char *buf, size_t len, const bench_gradgen *g, skew kind)
 {
     snprintf(buf, len, "%zux%zu density %g layout %s overlap %s%s", g->rows, g->cols, g->density,
-             rb_layout_name(g->layout), rb_overlap_name(g->overlap), skew_names[kind]);
+             bench_layout_name(g->layout), bench_overlap_name(g->overlap), skew_names[kind]);
 }
 
 /* One reduction on r of this rank's input (b->own), checked against ref. */
-static void check_one(rb_reducer *r, const variant *v, const rb_gradgen *g, skew kind,
+static void check_one(rb_reducer *r, const variant *v, const bench_gradgen *g, skew kind,
                       const bufs *b, size_t own_nnz)
 {
     size_t n = g->rows * g->cols;
@@ -213,9 +213,9 @@ static void sweep_shape(const variant *v, int nv, size_t rows, size_t cols, skew
     for (size_t d = 0; d < sizeof densities / sizeof densities[0]; d++)
         for (int layout = 0; layout < 3; layout++)
             for (int overlap = 0; overlap < 3; overlap++) {
-                rb_gradgen g = {.rows = rows, .cols = cols, .density = densities[d],
-                                .layout = (rb_layout)layout, .block = 16,
-                                .overlap = (rb_overlap)overlap, .nranks = nranks,
+                bench_gradgen g = {.rows = rows, .cols = cols, .density = densities[d],
+                                .layout = (bench_layout)layout, .block = 16,
+                                .overlap = (bench_overlap)overlap, .nranks = nranks,
                                 .seed = 1000 + d * 10 + (uint64_t)layout * 3 + (uint64_t)overlap};
                 reference(&g, kind, b.avg, b.absum, b.scratch);
                 size_t own_nnz = fill_input(&g, kind, rank, b.own);
@@ -256,10 +256,10 @@ static void big_case(const variant *v, int nv)
     }
     const double dens[] = {1e-2, 0.5};
     for (int d = 0; d < 2; d++) {
-        rb_gradgen g = {.rows = n, .cols = 1, .density = dens[d], .layout = RB_LAYOUT_ELEMENT,
-                        .overlap = RB_OVERLAP_RANDOM, .nranks = nranks, .seed = 77 + (uint64_t)d};
+        bench_gradgen g = {.rows = n, .cols = 1, .density = dens[d], .layout = BENCH_LAYOUT_ELEMENT,
+                        .overlap = BENCH_OVERLAP_RANDOM, .nranks = nranks, .seed = 77 + (uint64_t)d};
         double t = MPI_Wtime();
-        size_t own_nnz = rb_gradgen_fill(&g, rank, b.own);
+        size_t own_nnz = bench_gradgen_fill(&g, rank, b.own);
         dense_reference(&b, n);
         if (getenv("RB_TEST_VERBOSE") && rank == 0)
             printf("  big reference: %.3f s\n", MPI_Wtime() - t);
@@ -292,14 +292,14 @@ static int within(uint64_t got, double want)
 static void check_bytes(void)
 {
     const size_t n = 100000;
-    rb_gradgen g = {.rows = n, .cols = 1, .density = 0.01, .layout = RB_LAYOUT_ELEMENT,
-                    .overlap = RB_OVERLAP_ALL, .nranks = nranks, .seed = 5};
+    bench_gradgen g = {.rows = n, .cols = 1, .density = 0.01, .layout = BENCH_LAYOUT_ELEMENT,
+                    .overlap = BENCH_OVERLAP_ALL, .nranks = nranks, .seed = 5};
     float *x = malloc(n * sizeof *x);
     if (!x) {
         FAIL("no memory");
         return;
     }
-    double p = nranks, k = (double)rb_gradgen_fill(&g, rank, x);
+    double p = nranks, k = (double)bench_gradgen_fill(&g, rank, x);
     int p2 = 1, stages = 0;
     while (p2 * 2 <= nranks)
         p2 *= 2, stages++;
@@ -337,7 +337,7 @@ static void check_bytes(void)
             FAIL("bytes: rb_create %s failed: %s", v.name, rb_last_error());
             continue;
         }
-        rb_gradgen_fill(&g, rank, x);
+        bench_gradgen_fill(&g, rank, x);
         rb_stats st;
         if (rb_reduce(r, x, &st) != RB_OK) {
             FAIL("bytes: %s failed: %s", v.name, rb_last_error());
@@ -356,10 +356,10 @@ static void check_bytes(void)
 
     /* At 50% density sparcml (auto) must switch to dense: a dense
      * allreduce, 2(p-1)/p x 4n, plus the 8-byte allreduce of max nnz. */
-    rb_gradgen half = g;
+    bench_gradgen half = g;
     half.density = 0.5;
-    half.overlap = RB_OVERLAP_RANDOM;
-    rb_gradgen_fill(&half, rank, x);
+    half.overlap = BENCH_OVERLAP_RANDOM;
+    bench_gradgen_fill(&half, rank, x);
     rb_config cfg;
     rb_config_default(&cfg);
     cfg.name = "sparcml";
@@ -404,14 +404,14 @@ static int reduce_once(const char *name, const char *o1, const char *o2, float *
 static void check_peer_bytes(void)
 {
     const size_t n = 100000;
-    rb_gradgen g = {.rows = n, .cols = 1, .density = 0.01, .layout = RB_LAYOUT_ELEMENT,
-                    .overlap = RB_OVERLAP_ALL, .nranks = nranks, .seed = 6};
+    bench_gradgen g = {.rows = n, .cols = 1, .density = 0.01, .layout = BENCH_LAYOUT_ELEMENT,
+                    .overlap = BENCH_OVERLAP_ALL, .nranks = nranks, .seed = 6};
     float *x = malloc(n * sizeof *x);
     if (!x) {
         FAIL("no memory");
         return;
     }
-    double p = nranks, k = (double)rb_gradgen_fill(&g, rank, x);
+    double p = nranks, k = (double)bench_gradgen_fill(&g, rank, x);
     double own = floor((rank + 1) * k / p) - floor(rank * k / p);
     double counts = p > 1 ? 2 * 4 * (p - 1) : 0;   /* alltoall + allgather of ints */
     double votes = 2 * (p - 1) / p * 8 * (2 * p - 1);
@@ -430,7 +430,7 @@ static void check_peer_bytes(void)
     double gathered[2] = {8 * k, 8 * words + 4 * k};   /* pairs, bitmap */
     const char *mode[2] = {"zen_bitmap=off", "zen_bitmap=on"};
     for (int m = 0; m < 2; m++) {
-        rb_gradgen_fill(&g, rank, x);
+        bench_gradgen_fill(&g, rank, x);
         if (reduce_once("zen", mode[m], NULL, x, n, &st) != RB_OK)
             continue;
         double mine[2] = {(double)st.bytes_sent, (double)st.bytes_recv}, all[2];
@@ -456,8 +456,8 @@ static void check_balance(void)
     const size_t n = 64000;
     if (nranks < 4)
         return;   /* the ratio, 2/p, is too close to 1 to tell */
-    rb_gradgen g = {.rows = n, .cols = 1, .density = 0.5, .layout = RB_LAYOUT_ELEMENT,
-                    .overlap = RB_OVERLAP_ALL, .nranks = nranks, .seed = 8};
+    bench_gradgen g = {.rows = n, .cols = 1, .density = 0.5, .layout = BENCH_LAYOUT_ELEMENT,
+                    .overlap = BENCH_OVERLAP_ALL, .nranks = nranks, .seed = 8};
     float *x = malloc(n * sizeof *x);
     if (!x) {
         FAIL("no memory");

@@ -259,20 +259,20 @@ static void sweep_shape(size_t rows, size_t cols)
             for (int layout = 0; layout < 3; layout++)
                 for (int overlap = 0; overlap < 3; overlap++, stepno++) {
                     double dens = densities[di];
-                    if (overlap == RB_OVERLAP_NONE && dens * nranks > 1.0)
+                    if (overlap == BENCH_OVERLAP_NONE && dens * nranks > 1.0)
                         continue;
-                    rb_gradgen g = {.rows = rows, .cols = cols, .density = dens,
-                                    .layout = (rb_layout)layout, .block = 16,
-                                    .overlap = (rb_overlap)overlap, .nranks = nranks,
+                    bench_gradgen g = {.rows = rows, .cols = cols, .density = dens,
+                                    .layout = (bench_layout)layout, .block = 16,
+                                    .overlap = (bench_overlap)overlap, .nranks = nranks,
                                     .seed = 500 + (uint64_t)stepno};
-                    rb_gradgen_fill(&g, rank, b.own);
+                    bench_gradgen_fill(&g, rank, b.own);
                     /* every third step the odd ranks have no rows at all */
                     if (stepno % 3 == 2 && rank % 2)
                         memset(b.own, 0, rows * cols * sizeof(float));
                     rows_of(&b.ri, b.own, rows, cols, stepno % 2);
                     char what[256];
                     snprintf(what, sizeof what, "%s, %zux%zu density %g %s %s%s", name, rows,
-                             cols, dens, rb_layout_name(g.layout), rb_overlap_name(g.overlap),
+                             cols, dens, bench_layout_name(g.layout), bench_overlap_name(g.overlap),
                              stepno % 3 == 2 ? ", odd ranks empty" : "");
                     step(d, r, what, &b, rows, cols, 1 + stepno % 3);
                 }

@@ -26,7 +26,7 @@ static int rank, nranks, failures;
     fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
 
 typedef struct setup {
-    rb_gradgen g;
+    bench_gradgen g;
     float *mine, *avg, *scratch;
     unsigned char *union_rows;  /* row non-zero on some rank */
     size_t n, union_count, max_nnz;
@@ -35,8 +35,8 @@ typedef struct setup {
 static void setup_make(setup *s, size_t rows, size_t cols, double density, uint64_t seed)
 {
     memset(s, 0, sizeof *s);
-    s->g = (rb_gradgen){.rows = rows, .cols = cols, .density = density,
-                        .layout = RB_LAYOUT_ROW, .overlap = RB_OVERLAP_RANDOM,
+    s->g = (bench_gradgen){.rows = rows, .cols = cols, .density = density,
+                        .layout = BENCH_LAYOUT_ROW, .overlap = BENCH_OVERLAP_RANDOM,
                         .nranks = nranks, .seed = seed};
     s->n = rows * cols;
     size_t alloc = s->n ? s->n : 1;
@@ -45,7 +45,7 @@ static void setup_make(setup *s, size_t rows, size_t cols, double density, uint6
     s->scratch = calloc(alloc, sizeof(float));
     s->union_rows = calloc(rows ? rows : 1, 1);
     for (int r = 0; r < nranks; r++) {
-        size_t nnz = rb_gradgen_fill(&s->g, r, s->scratch);
+        size_t nnz = bench_gradgen_fill(&s->g, r, s->scratch);
         if (nnz > s->max_nnz)
             s->max_nnz = nnz;
         for (size_t i = 0; i < s->n; i++)
@@ -54,8 +54,8 @@ static void setup_make(setup *s, size_t rows, size_t cols, double density, uint6
     }
     for (size_t i = 0; i < rows; i++)
         s->union_count += s->union_rows[i];
-    rb_gradgen_average(&s->g, s->avg, s->scratch);
-    rb_gradgen_fill(&s->g, rank, s->mine);
+    bench_gradgen_average(&s->g, s->avg, s->scratch);
+    bench_gradgen_fill(&s->g, rank, s->mine);
 }
 
 static void setup_free(setup *s)
@@ -218,7 +218,7 @@ static void test_matches_reference_sketch(int rows)
     rb_countsketch ref;
     CHECK(rb_cs_init(&ref, rows, WIDTH, 42) == RB_OK, "init");
     for (int k = 0; k < nranks; k++) {
-        rb_gradgen_fill(&s.g, k, s.scratch);
+        bench_gradgen_fill(&s.g, k, s.scratch);
         for (size_t i = 0; i < s.n; i++)
             if (s.scratch[i] != 0.0f)
                 rb_cs_insert(&ref, i, s.scratch[i]);

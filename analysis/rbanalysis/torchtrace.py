@@ -25,7 +25,7 @@ import datetime
 
 FORMAT = "reducerbench-gradient-trace"
 VERSION = 1
-MAX_BYTES = 1 << 30        # RB_TRACE_MAX_BYTES in benchmarks/harness/trace.h
+MAX_BYTES = 1 << 30        # BENCH_TRACE_MAX_BYTES in benchmarks/harness/trace.h
 
 
 class TraceError(Exception):

@@ -23,7 +23,7 @@
  * ranks may be waiting in NCCL). */
 #define CU(call) do { cudaError_t e_ = (cudaError_t)(call); if (e_ != cudaSuccess) { \
     bench_fail(RB_ERR_DEVICE, #call, "%s", cudaGetErrorString(e_)); \
-    MPI_Abort(MPI_COMM_WORLD, RB_EXIT_FAILED); } } while (0)
+    MPI_Abort(MPI_COMM_WORLD, BENCH_EXIT_FAILED); } } while (0)
 
 static int iters = 20, rank;
 static cudaEvent_t ev0, ev1;
@@ -245,7 +245,7 @@ int main(int argc, char **argv)
     iters = (int)o.iters;
     int rc = rb_device_select(MPI_COMM_WORLD, NULL);
     if (bench_all_ok(MPI_COMM_WORLD, rc, "device", rb_last_error()) < 0)
-        bench_exit(RB_EXIT_FAILED);
+        bench_exit(BENCH_EXIT_FAILED);
     char desc[512] = "";
     rb_device_describe(desc, sizeof desc);
     CU(cudaEventCreate(&ev0));
@@ -255,7 +255,7 @@ int main(int argc, char **argv)
     char detail[96];
     snprintf(detail, sizeof detail, "no host memory for %zu floats", b.n);
     if (bench_all_ok(MPI_COMM_WORLD, b.hx ? RB_OK : BENCH_NO_CODE, "buffers", detail) < 0)
-        bench_exit(RB_EXIT_FAILED);
+        bench_exit(BENCH_EXIT_FAILED);
     alloc_device(&b);
     double copy_gbs = copy_rate(&b, desc);
     static const double dens[] = {0.01, 0.1, 1.0};
@@ -263,5 +263,5 @@ int main(int argc, char **argv)
         kernels_at(&b, dens[di], 1 + di, copy_gbs);
     dense_nccl(&b);
     free_bufs(&b);
-    bench_exit(RB_EXIT_OK);
+    bench_exit(BENCH_EXIT_OK);
 }

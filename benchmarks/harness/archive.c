@@ -13,7 +13,6 @@
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench_common.h"
+#include "bench_fail.h"
 #include "bench_papi.h"
 #include "h5attr.h"
 #include "metadata.h"
@@ -29,9 +28,9 @@
 #include "topology.h"
 
 #define ROOT 0
-#define ROWS_CHUNK 64
+#define MAX_HELD 8
 
-struct rb_archive {
+struct bench_archive {
     MPI_Comm comm;
     int rank;
     char tool[64];
@@ -39,14 +38,14 @@ struct rb_archive {
     char tmp[PATH_MAX + 32];
     int force;                /* --force: the final rename may replace a file */
     hid_t file;               /* rank 0 */
-    hid_t results;            /* /micro/results, created by the first row */
-    hsize_t nrows;
+    hid_t held[MAX_HELD];     /* rank 0: a program's objects kept open (bench_archive_hold) */
+    int nheld;
 };
 
 /* ---------------------------------------------------------- cleanup */
 
 /* The temporary file of the open archive, removed if the process exits or
- * is terminated before rb_archive_close (kill -9 cannot be caught: then
+ * is terminated before bench_archive_close (kill -9 cannot be caught: then
  * the .tmp file stays, and never looks complete). */
 static char pending_tmp[PATH_MAX + 32];
 
@@ -68,9 +67,9 @@ static void on_signal(int sig)
 /* Create PATH.tmp.HOST.PID ourselves (errno gives a clear reason).  A
  * file of that name is a dead predecessor's that had this process id on
  * this host (containers reuse pids): no live process can own it. */
-static int create_unique_tmp(rb_archive *a)
+static int create_unique_tmp(bench_archive *a)
 {
-    rb_tmp_name(a->path, a->tmp, sizeof a->tmp);
+    bench_tmp_name(a->path, a->tmp, sizeof a->tmp);
     int fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
     if (fd < 0 && errno == EEXIST && unlink(a->tmp) == 0)
         fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
@@ -79,10 +78,10 @@ static int create_unique_tmp(rb_archive *a)
 
 /* Temporaries of this path left by this host's dead processes: removed,
  * and said on stderr. */
-static void clean_stale(const rb_archive *a)
+static void clean_stale(const bench_archive *a)
 {
     char report[2048];
-    if (rb_tmp_clean_stale(a->path, report, sizeof report) > 0)
+    if (bench_tmp_clean_stale(a->path, report, sizeof report) > 0)
         fprintf(stderr, "%s: archive: removed temporaries of runs that ended without finishing:\n%s\n",
                 a->tool, report);
 }
@@ -182,7 +181,7 @@ static int target_ok(const char *path, int force, char *msg, size_t mlen)
 }
 
 /* Rank 0: choose the path, check it, create the temporary file. */
-static int create_file(rb_archive *a, const char *path, int force, char *msg, size_t mlen)
+static int create_file(bench_archive *a, const char *path, int force, char *msg, size_t mlen)
 {
     if (path && !*path) {
         snprintf(msg, mlen, "the output path is empty (give a file, or 'none')");
@@ -219,7 +218,7 @@ static int create_file(rb_archive *a, const char *path, int force, char *msg, si
     a->file = H5Fcreate(a->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (a->file < 0) {
         char why[256];
-        snprintf(msg, mlen, "HDF5 cannot create %s: %s", a->tmp, rb_h5_error_reason(why, sizeof why));
+        snprintf(msg, mlen, "HDF5 cannot create %s: %s", a->tmp, bench_h5_error_reason(why, sizeof why));
         remove_pending();
         return -1;
     }
@@ -227,23 +226,33 @@ static int create_file(rb_archive *a, const char *path, int force, char *msg, si
 }
 
 /* Rank 0: close and remove the temporary file. */
-static void discard(rb_archive *a)
+/* Rank 0: close the objects a program handed over; 0, or -1 when HDF5
+ * failed to write what it cached for one (a full disk). */
+static int close_held(bench_archive *a)
 {
-    if (a->results >= 0)
-        H5Dclose(a->results);
+    int rc = 0;
+    for (int i = 0; i < a->nheld; i++)
+        rc |= H5Oclose(a->held[i]) < 0 ? -1 : 0;
+    a->nheld = 0;
+    return rc;
+}
+
+static void discard(bench_archive *a)
+{
+    close_held(a);
     if (a->file >= 0)
         H5Fclose(a->file);
-    a->results = a->file = H5I_INVALID_HID;
+    a->file = H5I_INVALID_HID;
     remove_pending();
 }
 
-int rb_archive_open(MPI_Comm comm, const char *tool, const char *path, int force,
-                    int argc, char **argv, rb_archive **out)
+int bench_archive_open(MPI_Comm comm, const char *tool, const char *path, int force,
+                    int argc, char **argv, bench_archive **out)
 {
     *out = NULL;
     if (path && !strcmp(path, "none"))
         return 0;
-    rb_archive *a = calloc(1, sizeof *a);
+    bench_archive *a = calloc(1, sizeof *a);
     int rank;
     MPI_Comm_rank(comm, &rank);
     int rc = a ? 0 : 1;
@@ -254,7 +263,7 @@ int rb_archive_open(MPI_Comm comm, const char *tool, const char *path, int force
     }
     a->comm = comm;
     a->rank = rank;
-    a->file = a->results = H5I_INVALID_HID;
+    a->file = H5I_INVALID_HID;
     snprintf(a->tool, sizeof a->tool, "%s", tool);
     a->force = force;
     char msg[2 * PATH_MAX + 256] = "";
@@ -266,13 +275,13 @@ int rb_archive_open(MPI_Comm comm, const char *tool, const char *path, int force
         return 1;
     }
     MPI_Bcast(a->path, (int)sizeof a->path, MPI_CHAR, ROOT, comm);
-    rc = rb_metadata_write_start(comm, ROOT, a->file, tool, argc, argv);
-    rc |= rb_topology_write(comm, ROOT, a->file);
+    rc = bench_metadata_write_start(comm, ROOT, a->file, tool, argc, argv);
+    rc |= bench_topology_write(comm, ROOT, a->file);
     if (rank == ROOT && !rc)
         rc = H5Fflush(a->file, H5F_SCOPE_GLOBAL) < 0;
     char why[256] = "";
     if (rank == ROOT && rc)
-        rb_h5_error_reason(why, sizeof why);
+        bench_h5_error_reason(why, sizeof why);
     if (status_all(comm, rc)) {
         bench_fail_on(rank == ROOT, BENCH_NO_CODE, "archive", "cannot write the run metadata to %s: %s",
                       a->tmp, why);
@@ -285,209 +294,50 @@ int rb_archive_open(MPI_Comm comm, const char *tool, const char *path, int force
     return 0;
 }
 
-const char *rb_archive_path(const rb_archive *a)
+const char *bench_archive_path(const bench_archive *a)
 {
     return a ? a->path : NULL;
 }
 
-hid_t rb_archive_file(rb_archive *a)
+hid_t bench_archive_file(bench_archive *a)
 {
     return a && a->rank == ROOT ? a->file : H5I_INVALID_HID;
 }
 
-long rb_archive_micro_rows(const rb_archive *a)
+MPI_Comm bench_archive_comm(const bench_archive *a)
 {
-    return a && a->rank == ROOT ? (long)a->nrows : 0;
+    return a ? a->comm : MPI_COMM_NULL;
 }
 
-/* ---------------------------------------------------------- /micro */
-
-static hid_t name_type(void)
+int bench_archive_hold(bench_archive *a, hid_t obj)
 {
-    hid_t t = H5Tcopy(H5T_C_S1);
-    H5Tset_size(t, RB_NAME_LEN);
-    H5Tset_strpad(t, H5T_STR_NULLTERM);
-    return t;
-}
-
-/* Column name, offset, type, units (units attribute, same order). */
-#define COL(f, t, u) {#f, offsetof(rb_micro_row, f), t, u}
-typedef rb_micro_column column;
-enum { T_NAME = RB_COL_NAME, T_U64 = RB_COL_U64, T_I32 = RB_COL_I32, T_I64 = RB_COL_I64,
-       T_F64 = RB_COL_F64 };
-static const column columns[] = {
-    COL(reducer, T_NAME, ""), COL(layout, T_NAME, ""), COL(overlap, T_NAME, ""),
-    COL(device, T_NAME, ""), COL(size_bytes, T_U64, "B"), COL(count, T_U64, "elements"),
-    COL(rows, T_U64, ""), COL(cols, T_U64, ""), COL(density, T_F64, "fraction"),
-    COL(ranks, T_I32, ""), COL(iters, T_I32, ""), COL(warmup, T_I32, ""),
-    COL(t_avg_us, T_F64, "us"), COL(t_min_us, T_F64, "us"), COL(t_max_us, T_F64, "us"),
-    COL(t_p50_us, T_F64, "us"), COL(t_p99_us, T_F64, "us"), COL(slowest_rank, T_I32, ""),
-    COL(t_encode_us, T_F64, "us"), COL(t_comm_us, T_F64, "us"), COL(t_decode_us, T_F64, "us"),
-    COL(algbw_gbs, T_F64, "GB/s"), COL(busbw_gbs, T_F64, "GB/s"),
-    COL(bytes_sent_avg, T_F64, "B"), COL(bytes_sent_max, T_F64, "B"),
-    COL(bytes_recv_avg, T_F64, "B"), COL(bytes_recv_max, T_F64, "B"),
-    COL(nnz_local_avg, T_F64, "elements"), COL(nnz_union, T_F64, "elements"),
-    COL(bound_bytes, T_F64, "B"), COL(wire_to_bound, T_F64, "ratio"), COL(checked, T_I32, ""),
-    COL(wrong, T_I64, "elements"), COL(rel_l2_err, T_F64, "ratio"), COL(recall, T_F64, "fraction"),
-    COL(max_abs_err, T_F64, ""), COL(consensus, T_F64, "ratio"), COL(repeat, T_I32, ""),
-    COL(t_model_us, T_F64, "us"), COL(model_ratio, T_F64, "ratio"), COL(input, T_NAME, ""),
-    COL(t_floor_us, T_F64, "us"), COL(msgs_sent_avg, T_F64, "messages"),
-    COL(msgs_sent_max, T_F64, "messages"), COL(union_rows, T_F64, "rows"),
-    COL(union_ratio, T_F64, "ratio"), COL(nnz_local_max, T_F64, "elements"),
-    COL(imbalance, T_F64, "ratio"), COL(step, T_I64, ""),
-};
-#define NCOLUMNS (sizeof columns / sizeof *columns)
-
-static hid_t row_type(void);
-
-const rb_micro_column *rb_micro_columns(size_t *n)
-{
-    *n = NCOLUMNS;
-    return columns;
-}
-
-hid_t rb_micro_row_h5type(void)
-{
-    return row_type();
-}
-
-static hid_t row_type(void)
-{
-    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(rb_micro_row)), nt = name_type();
-    const hid_t types[] = {nt, H5T_NATIVE_UINT64, H5T_NATIVE_INT32, H5T_NATIVE_INT64, H5T_NATIVE_DOUBLE};
-    for (size_t i = 0; i < NCOLUMNS; i++)
-        H5Tinsert(t, columns[i].name, columns[i].off, types[columns[i].type]);
-    H5Tclose(nt);
-    return t;
-}
-
-static hid_t create_results(hid_t file)
-{
-    hid_t g = rb_h5_group(file, "/micro");
-    if (g < 0)
-        return H5I_INVALID_HID;
-    hsize_t dim = 0, maxdim = H5S_UNLIMITED, chunk = ROWS_CHUNK;
-    hid_t s = H5Screate_simple(1, &dim, &maxdim), dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    H5Pset_chunk(dcpl, 1, &chunk);
-    hid_t t = row_type();
-    hid_t d = H5Dcreate2(g, "results", t, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    if (d >= 0) {
-        const char *units[NCOLUMNS];
-        for (size_t i = 0; i < NCOLUMNS; i++)
-            units[i] = columns[i].units;
-        rb_h5_attr_str_array(d, "units", units, NCOLUMNS);
-        rb_h5_attr_str(d, "description", "one row per (reducer, size, density, layout, overlap, ranks); "
-                                         "columns as in the stdout table, see results/README.md");
-    }
-    H5Tclose(t);
-    H5Pclose(dcpl);
-    H5Sclose(s);
-    H5Gclose(g);
-    return d;
-}
-
-static int append_row(rb_archive *a, const rb_micro_row *row)
-{
-    if (a->results < 0 && (a->results = create_results(a->file)) < 0)
+    if (!a || a->rank != ROOT || a->nheld == MAX_HELD)
         return -1;
-    hsize_t start = a->nrows, one = 1, size = a->nrows + 1;
-    if (H5Dset_extent(a->results, &size) < 0)
-        return -1;
-    hid_t fs = H5Dget_space(a->results), ms = H5Screate_simple(1, &one, NULL), t = row_type();
-    H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &one, NULL);
-    int rc = H5Dwrite(a->results, t, ms, fs, H5P_DEFAULT, row) < 0 ? -1 : 0;
-    H5Tclose(t);
-    H5Sclose(ms);
-    H5Sclose(fs);
-    return rc;
+    a->held[a->nheld++] = obj;
+    return 0;
 }
 
-/* The reducer's options as typed attributes opt_<key> (only those that
- * apply to it), and all of them as text in "options". */
-static int write_options(hid_t obj, const char *reducer, const rb_options *opts)
+int bench_archive_agree(bench_archive *a, int rc, const char *doing)
 {
-    char all[4096] = "", val[128];
-    size_t off = 0;
-    int rc = 0;
-    for (size_t i = 0; i < rb_option_count(); i++) {
-        const rb_option_info *info = rb_option_info_at(i);
-        if (rb_option_format(opts, i, val, sizeof val) != RB_OK)
-            continue;
-        if (off < sizeof all)
-            off += (size_t)snprintf(all + off, sizeof all - off, "%s%s=%s", off ? " " : "", info->key, val);
-        if (!rb_option_applies(i, reducer))
-            continue;
-        char name[96];
-        snprintf(name, sizeof name, "opt_%s", info->key);
-        switch (info->type) {
-        case RB_OPT_INT: rc |= rb_h5_attr_int(obj, name, strtoll(val, NULL, 10)); break;
-        case RB_OPT_U64: rc |= rb_h5_attr_u64(obj, name, strtoull(val, NULL, 10)); break;
-        case RB_OPT_DOUBLE: rc |= rb_h5_attr_double(obj, name, strtod(val, NULL)); break;
-        case RB_OPT_BOOL: rc |= rb_h5_attr_int(obj, name, !strcmp(val, "on")); break;
-        case RB_OPT_ENUM: rc |= rb_h5_attr_str(obj, name, val); break;
-        }
-    }
-    return rc | rb_h5_attr_str(obj, "options", all);
-}
-
-static int write_samples(rb_archive *a, const rb_micro_row *row, const rb_options *opts,
-                         const double *samples_us, int iters, int ranks)
-{
-    hid_t g = rb_h5_group(a->file, "/micro/samples");
-    if (g < 0)
-        return -1;
-    char name[32];
-    snprintf(name, sizeof name, "%llu", (unsigned long long)a->nrows);
-    hsize_t dims[2] = {(hsize_t)(iters > 0 ? iters : 0), (hsize_t)(ranks > 0 ? ranks : 0)};
-    hid_t s = H5Screate_simple(2, dims, NULL);
-    hid_t d = H5Dcreate2(g, name, H5T_NATIVE_DOUBLE, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    int rc = d < 0 ? -1 : 0;
-    if (d >= 0 && dims[0] * dims[1] > 0 && samples_us)
-        rc |= H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, samples_us) < 0;
-    if (d >= 0) {
-        rc |= rb_h5_attr_str(d, "units", "us");
-        rc |= rb_h5_attr_str(d, "dims", "iteration x rank");
-        rc |= rb_h5_attr_int(d, "row", (long long)a->nrows);
-        rc |= rb_h5_attr_str(d, "reducer", row->reducer);
-        rc |= write_options(d, row->reducer, opts);
-        H5Dclose(d);
-    }
-    H5Sclose(s);
-    H5Gclose(g);
-    return rc;
-}
-
-int rb_archive_micro_row(rb_archive *a, const rb_micro_row *row, const rb_options *opts,
-                         const double *samples_us, int iters, int ranks)
-{
-    if (!a)
-        return 0;
-    int rc = 0;
-    if (a->rank == ROOT) {
-        rc = write_samples(a, row, opts, samples_us, iters, ranks);
-        rc = rc || append_row(a, row);
-        if (!rc)
-            a->nrows++;
-    }
     char why[256] = "";
     if (a->rank == ROOT && rc)
-        rb_h5_error_reason(why, sizeof why);
+        bench_h5_error_reason(why, sizeof why);
     if (status_all(a->comm, rc)) {
-        bench_fail_on(a->rank == ROOT, BENCH_NO_CODE, "archive", "cannot append a row to %s: %s",
-                      a->tmp, why);
+        bench_fail_on(a->rank == ROOT, BENCH_NO_CODE, "archive", "cannot %s %s: %s", doing, a->tmp, why);
         return 1;
     }
     return 0;
 }
 
+
 /* ---------------------------------------------------------- PAPI */
 
-static int write_papi(hid_t file, const char *path, const rb_papi *p, const long long *counts, int ranks)
+static int write_papi(hid_t file, const char *path, const bench_papi *p, const long long *counts, int ranks)
 {
-    int nev = rb_papi_nevents(p), nph = rb_papi_nphases(p);
+    int nev = bench_papi_nevents(p), nph = bench_papi_nphases(p);
     char parent[PATH_MAX];
     snprintf(parent, sizeof parent, "%s", path);
-    hid_t g = rb_h5_group(file, dirname(parent));
+    hid_t g = bench_h5_group(file, dirname(parent));
     if (g < 0)
         return -1;
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
@@ -497,21 +347,21 @@ static int write_papi(hid_t file, const char *path, const rb_papi *p, const long
     int rc = d < 0 ? -1 : 0;
     if (d >= 0) {
         rc |= H5Dwrite(d, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, counts) < 0;
-        const char *events[RB_PAPI_MAX_EVENTS], *reasons[RB_PAPI_MAX_EVENTS], *phases[RB_PAPI_MAX_PHASES];
-        int avail[RB_PAPI_MAX_EVENTS];
+        const char *events[BENCH_PAPI_MAX_EVENTS], *reasons[BENCH_PAPI_MAX_EVENTS], *phases[BENCH_PAPI_MAX_PHASES];
+        int avail[BENCH_PAPI_MAX_EVENTS];
         for (int e = 0; e < nev; e++) {
-            events[e] = rb_papi_event(p, e);
-            reasons[e] = rb_papi_reason(p, e);
-            avail[e] = rb_papi_available(p, e);
+            events[e] = bench_papi_event(p, e);
+            reasons[e] = bench_papi_reason(p, e);
+            avail[e] = bench_papi_available(p, e);
         }
         for (int ph = 0; ph < nph; ph++)
-            phases[ph] = rb_papi_phase(p, ph);
-        rc |= rb_h5_attr_str_array(d, "events", events, (size_t)nev);
-        rc |= rb_h5_attr_int_array(d, "available", avail, (size_t)nev);
-        rc |= rb_h5_attr_str_array(d, "reason", reasons, (size_t)nev);
-        rc |= rb_h5_attr_str_array(d, "phases", phases, (size_t)nph);
-        rc |= rb_h5_attr_str(d, "dims", "rank x phase x event");
-        rc |= rb_h5_attr_str(d, "units", "events counted in the phase, summed over the timed "
+            phases[ph] = bench_papi_phase(p, ph);
+        rc |= bench_h5_attr_str_array(d, "events", events, (size_t)nev);
+        rc |= bench_h5_attr_int_array(d, "available", avail, (size_t)nev);
+        rc |= bench_h5_attr_str_array(d, "reason", reasons, (size_t)nev);
+        rc |= bench_h5_attr_str_array(d, "phases", phases, (size_t)nph);
+        rc |= bench_h5_attr_str(d, "dims", "rank x phase x event");
+        rc |= bench_h5_attr_str(d, "units", "events counted in the phase, summed over the timed "
                                          "iterations; -1 = event unavailable");
         H5Dclose(d);
     }
@@ -520,15 +370,15 @@ static int write_papi(hid_t file, const char *path, const rb_papi *p, const long
     return rc;
 }
 
-int rb_archive_papi(rb_archive *a, const char *path, const rb_papi *papi)
+int bench_archive_papi(bench_archive *a, const char *path, const bench_papi *papi)
 {
     if (!a || !papi)
         return 0;
     int p;
     MPI_Comm_size(a->comm, &p);
-    size_t per_rank = (size_t)rb_papi_nphases(papi) * (size_t)rb_papi_nevents(papi);
+    size_t per_rank = (size_t)bench_papi_nphases(papi) * (size_t)bench_papi_nevents(papi);
     long long *counts = a->rank == ROOT ? calloc((size_t)p * per_rank + 1, sizeof *counts) : NULL;
-    int rc = rb_papi_gather(papi, a->comm, ROOT, counts);
+    int rc = bench_papi_gather(papi, a->comm, ROOT, counts);
     if (a->rank == ROOT)
         rc = rc || !counts || write_papi(a->file, path, papi, counts, p);
     free(counts);
@@ -539,41 +389,26 @@ int rb_archive_papi(rb_archive *a, const char *path, const rb_papi *papi)
     return 0;
 }
 
-int rb_archive_micro_papi(rb_archive *a, const rb_papi *papi)
-{
-    if (!a || !papi)
-        return 0;
-    /* Every rank needs the row index: only rank 0 counts rows. */
-    long row = (long)a->nrows - 1;
-    MPI_Bcast(&row, 1, MPI_LONG, ROOT, a->comm);
-    char path[64];
-    snprintf(path, sizeof path, "/micro/papi/%ld", row < 0 ? 0 : row);
-    return rb_archive_papi(a, path, papi);
-}
-
 /* ---------------------------------------------------------- close */
 
-int rb_archive_mark(rb_archive *a, const char *name)
+int bench_archive_mark(bench_archive *a, const char *name)
 {
     if (!a || a->rank != ROOT || a->file < 0)
         return 0;
-    return rb_h5_attr_int(a->file, name, 1);
+    return bench_h5_attr_int(a->file, name, 1);
 }
 
 /* Rank 0: write the end, close, rename onto the final path; 0 or the
  * reason in msg. */
-static int finish_file(rb_archive *a, char *msg, size_t mlen)
+static int finish_file(bench_archive *a, char *msg, size_t mlen)
 {
     char why[256];
-    int rc = 0;
-    if (a->results >= 0 && H5Dclose(a->results) < 0)
-        rc = 1;
-    a->results = H5I_INVALID_HID;
-    rc |= rb_metadata_write_end(a->file) != 0;
+    int rc = close_held(a) != 0;
+    rc |= bench_metadata_write_end(a->file) != 0;
     rc |= H5Fclose(a->file) < 0;
     a->file = H5I_INVALID_HID;
     if (rc) {
-        snprintf(msg, mlen, "cannot finish %s: %s", a->tmp, rb_h5_error_reason(why, sizeof why));
+        snprintf(msg, mlen, "cannot finish %s: %s", a->tmp, bench_h5_error_reason(why, sizeof why));
         return 1;
     }
     if (target_ok(a->path, a->force, msg, mlen)) {
@@ -584,7 +419,7 @@ static int finish_file(rb_archive *a, char *msg, size_t mlen)
                  "(another run writing the same path?): this run's results are discarded");
         return 1;
     }
-    if (rb_tmp_commit(a->tmp, a->path, a->force) != 0) {
+    if (bench_tmp_commit(a->tmp, a->path, a->force) != 0) {
         if (errno == EEXIST)
             snprintf(msg, mlen, "refusing to overwrite existing archive %s (use --force): another "
                      "run wrote it while this one was measuring; this run's results are discarded",
@@ -597,7 +432,7 @@ static int finish_file(rb_archive *a, char *msg, size_t mlen)
     return 0;
 }
 
-int rb_archive_close(rb_archive *a, int success)
+int bench_archive_close(bench_archive *a, int success)
 {
     if (!a)
         return 0;

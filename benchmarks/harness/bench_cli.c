@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_common.h"
+#include "bench_fail.h"
+#include "bench_parse.h"
+#include "bench_usage.h"
 #include "reducer.h"
 
 #define HELP_WIDTH 80        /* lines of --help stay below this */
@@ -285,7 +287,7 @@ void bench_cli_parse_or_exit(const bench_cli *cli, int argc, char **argv, void *
     if (rc == BENCH_CLI_ERROR)
         bench_usage_error(cli->prog, "%s", msg);
     if (rc == BENCH_CLI_DONE)
-        bench_exit(RB_EXIT_OK);
+        bench_exit(BENCH_EXIT_OK);
 }
 
 /* ---------------------------------------------------------- --help */

@@ -8,8 +8,8 @@
  * Strict: a value must be whole and in range, else the option is named in
  * a one-line message ("-i/--iterations: '0' is not an integer >= 1") and
  * the program exits 2 (bench_cli_parse_or_exit). */
-#ifndef RB_BENCH_CLI_H
-#define RB_BENCH_CLI_H
+#ifndef BENCH_CLI_H
+#define BENCH_CLI_H
 
 #include <stddef.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* Device buffers for the benchmarks (-d cuda).  Without CUDA every call
  * fails with a message saying so. */
-#ifndef RB_BENCH_DEVICE_H
-#define RB_BENCH_DEVICE_H
+#ifndef BENCH_DEVICE_H
+#define BENCH_DEVICE_H
 
 #include <stddef.h>
 

@@ -14,46 +14,46 @@
 #include <time.h>
 #endif
 
-#include "bench_common.h"
+#include "bench_fail.h"
 
-#define RB_PAPI_NAME_LEN 128
-#define RB_PAPI_REASON_LEN 512
+#define BENCH_PAPI_NAME_LEN 128
+#define BENCH_PAPI_REASON_LEN 512
 
 typedef struct papi_set {
     int eventset;
     int n;
-    int idx[RB_PAPI_MAX_EVENTS];  /* event index of each counter in the set */
+    int idx[BENCH_PAPI_MAX_EVENTS];  /* event index of each counter in the set */
 } papi_set;
 
-struct rb_papi {
+struct bench_papi {
     int nev, nphases, nsets;
-    char names[RB_PAPI_MAX_EVENTS][RB_PAPI_NAME_LEN];
-    char phases[RB_PAPI_MAX_PHASES][32];
-    int avail[RB_PAPI_MAX_EVENTS];
-    int unknown[RB_PAPI_MAX_EVENTS];   /* the name is no event PAPI knows here */
-    char reason[RB_PAPI_MAX_EVENTS][RB_PAPI_REASON_LEN];
-    papi_set sets[RB_PAPI_MAX_EVENTS];
-    long long start[RB_PAPI_MAX_PHASES][RB_PAPI_MAX_EVENTS];
-    long long acc[RB_PAPI_MAX_PHASES][RB_PAPI_MAX_EVENTS];
+    char names[BENCH_PAPI_MAX_EVENTS][BENCH_PAPI_NAME_LEN];
+    char phases[BENCH_PAPI_MAX_PHASES][32];
+    int avail[BENCH_PAPI_MAX_EVENTS];
+    int unknown[BENCH_PAPI_MAX_EVENTS];   /* the name is no event PAPI knows here */
+    char reason[BENCH_PAPI_MAX_EVENTS][BENCH_PAPI_REASON_LEN];
+    papi_set sets[BENCH_PAPI_MAX_EVENTS];
+    long long start[BENCH_PAPI_MAX_PHASES][BENCH_PAPI_MAX_EVENTS];
+    long long acc[BENCH_PAPI_MAX_PHASES][BENCH_PAPI_MAX_EVENTS];
 };
 
 /* Split a comma list into p->names; -1 (with msg) when malformed. */
-static int parse_events(rb_papi *p, const char *events, char *msg, size_t len)
+static int parse_events(bench_papi *p, const char *events, char *msg, size_t len)
 {
     if (!events)
-        events = RB_PAPI_DEFAULT_EVENTS;
+        events = BENCH_PAPI_DEFAULT_EVENTS;
     if (!strcmp(events, "none"))
         events = "";
     const char *s = events;
     while (*s) {
         const char *comma = strchr(s, ',');
         size_t n = comma ? (size_t)(comma - s) : strlen(s);
-        if (n == 0 || n >= RB_PAPI_NAME_LEN) {
+        if (n == 0 || n >= BENCH_PAPI_NAME_LEN) {
             snprintf(msg, len, "-P: empty or too long event name in '%s'", events);
             return -1;
         }
-        if (p->nev == RB_PAPI_MAX_EVENTS) {
-            snprintf(msg, len, "-P: at most %d events", RB_PAPI_MAX_EVENTS);
+        if (p->nev == BENCH_PAPI_MAX_EVENTS) {
+            snprintf(msg, len, "-P: at most %d events", BENCH_PAPI_MAX_EVENTS);
             return -1;
         }
         memcpy(p->names[p->nev], s, n);
@@ -107,7 +107,7 @@ static void register_sde_events(void)
 #endif
 
 #ifdef HAVE_PAPI
-static void set_reason(rb_papi *p, int e, const char *what, int rc, int component)
+static void set_reason(bench_papi *p, int e, const char *what, int rc, int component)
 {
     const char *comp = "";
     if (component >= 0) {
@@ -115,16 +115,16 @@ static void set_reason(rb_papi *p, int e, const char *what, int rc, int componen
         if (ci && ci->disabled && ci->disabled_reason[0])
             comp = ci->disabled_reason;
         if (ci && comp[0]) {
-            snprintf(p->reason[e], RB_PAPI_REASON_LEN, "%s: %s (%.64s: %.300s)", what, PAPI_strerror(rc),
+            snprintf(p->reason[e], BENCH_PAPI_REASON_LEN, "%s: %s (%.64s: %.300s)", what, PAPI_strerror(rc),
                      ci->name, comp);
             return;
         }
     }
-    snprintf(p->reason[e], RB_PAPI_REASON_LEN, "%s: %s", what, PAPI_strerror(rc));
+    snprintf(p->reason[e], BENCH_PAPI_REASON_LEN, "%s: %s", what, PAPI_strerror(rc));
 }
 
 /* Eventsets are per component: find or create the one for cid. */
-static papi_set *set_for_component(rb_papi *p, int cid, int *created)
+static papi_set *set_for_component(bench_papi *p, int cid, int *created)
 {
     *created = 0;
     for (int s = 0; s < p->nsets; s++)
@@ -140,7 +140,7 @@ static papi_set *set_for_component(rb_papi *p, int cid, int *created)
     return set;
 }
 
-static void add_event(rb_papi *p, int e)
+static void add_event(bench_papi *p, int e)
 {
     int code = 0, rc = PAPI_event_name_to_code(p->names[e], &code);
     if (rc != PAPI_OK) {
@@ -151,7 +151,7 @@ static void add_event(rb_papi *p, int e)
     int cid = PAPI_get_event_component(code), created = 0;
     papi_set *set = set_for_component(p, cid, &created);
     if (!set) {
-        snprintf(p->reason[e], RB_PAPI_REASON_LEN, "PAPI_create_eventset failed");
+        snprintf(p->reason[e], BENCH_PAPI_REASON_LEN, "PAPI_create_eventset failed");
         return;
     }
     rc = PAPI_add_event(set->eventset, code);
@@ -167,7 +167,7 @@ static void add_event(rb_papi *p, int e)
     p->avail[e] = 1;
 }
 
-static void start_sets(rb_papi *p)
+static void start_sets(bench_papi *p)
 {
     for (int s = 0; s < p->nsets; s++) {
         int rc = PAPI_start(p->sets[s].eventset);
@@ -182,7 +182,7 @@ static void start_sets(rb_papi *p)
     }
 }
 
-static void open_local(rb_papi *p)
+static void open_local(bench_papi *p)
 {
 #ifdef HAVE_PAPI_SDE
     register_sde_events();
@@ -208,9 +208,9 @@ static void open_local(rb_papi *p)
 }
 
 /* Current value of every available event into now[]. */
-static void read_all(rb_papi *p, long long *now)
+static void read_all(bench_papi *p, long long *now)
 {
-    long long v[RB_PAPI_MAX_EVENTS];
+    long long v[BENCH_PAPI_MAX_EVENTS];
     for (int s = 0; s < p->nsets; s++) {
         if (p->sets[s].n == 0 || PAPI_read(p->sets[s].eventset, v) != PAPI_OK)
             continue;
@@ -219,34 +219,34 @@ static void read_all(rb_papi *p, long long *now)
     }
 }
 #else
-static void open_local(rb_papi *p)
+static void open_local(bench_papi *p)
 {
     for (int e = 0; e < p->nev; e++)
-        snprintf(p->reason[e], RB_PAPI_REASON_LEN,
+        snprintf(p->reason[e], BENCH_PAPI_REASON_LEN,
                  "reducerbench was built without PAPI (configure found no papi.h/libpapi)");
 }
-static void read_all(rb_papi *p, long long *now)
+static void read_all(bench_papi *p, long long *now)
 {
     (void)p, (void)now;
 }
 #endif
 
 /* An event counts only if every rank can count it. */
-static void agree(rb_papi *p, MPI_Comm comm)
+static void agree(bench_papi *p, MPI_Comm comm)
 {
-    int mine[RB_PAPI_MAX_EVENTS], all[RB_PAPI_MAX_EVENTS];
+    int mine[BENCH_PAPI_MAX_EVENTS], all[BENCH_PAPI_MAX_EVENTS];
     memcpy(mine, p->avail, sizeof mine);
-    MPI_Allreduce(mine, all, RB_PAPI_MAX_EVENTS, MPI_INT, MPI_MIN, comm);
+    MPI_Allreduce(mine, all, BENCH_PAPI_MAX_EVENTS, MPI_INT, MPI_MIN, comm);
     for (int e = 0; e < p->nev; e++) {
         if (mine[e] && !all[e])
-            snprintf(p->reason[e], RB_PAPI_REASON_LEN, "unavailable on some ranks");
+            snprintf(p->reason[e], BENCH_PAPI_REASON_LEN, "unavailable on some ranks");
         p->avail[e] = all[e];
     }
     /* Rank 0's reasons are the ones recorded: every rank reports them. */
     MPI_Bcast(p->reason, (int)sizeof p->reason, MPI_CHAR, 0, comm);
 }
 
-static void warn_unavailable(const rb_papi *p, const char *prog)
+static void warn_unavailable(const bench_papi *p, const char *prog)
 {
     char line[2048];
     size_t off = 0;
@@ -259,15 +259,15 @@ static void warn_unavailable(const rb_papi *p, const char *prog)
                 prog, line);
 }
 
-int rb_papi_open(MPI_Comm comm, const char *prog, const char *events, int nphases,
-                 const char *const *phase_names, rb_papi **out)
+int bench_papi_open(MPI_Comm comm, const char *prog, const char *events, int nphases,
+                 const char *const *phase_names, bench_papi **out)
 {
     int rank;
     MPI_Comm_rank(comm, &rank);
     *out = NULL;
-    rb_papi *p = calloc(1, sizeof *p);
+    bench_papi *p = calloc(1, sizeof *p);
     char msg[256] = "";
-    int bad = !p || nphases < 1 || nphases > RB_PAPI_MAX_PHASES;
+    int bad = !p || nphases < 1 || nphases > BENCH_PAPI_MAX_PHASES;
     if (!bad && parse_events(p, events, msg, sizeof msg))
         bad = 1;
     if (bad) {
@@ -302,45 +302,45 @@ int rb_papi_open(MPI_Comm comm, const char *prog, const char *events, int nphase
     return 0;
 }
 
-void rb_papi_begin(rb_papi *p, int phase)
+void bench_papi_begin(bench_papi *p, int phase)
 {
     if (p && phase >= 0 && phase < p->nphases && p->nsets > 0)
         read_all(p, p->start[phase]);
 }
 
-void rb_papi_end(rb_papi *p, int phase)
+void bench_papi_end(bench_papi *p, int phase)
 {
     if (!p || phase < 0 || phase >= p->nphases || p->nsets == 0)
         return;
-    long long now[RB_PAPI_MAX_EVENTS] = {0};
+    long long now[BENCH_PAPI_MAX_EVENTS] = {0};
     read_all(p, now);
     for (int e = 0; e < p->nev; e++)
         if (p->avail[e])
             p->acc[phase][e] += now[e] - p->start[phase][e];
 }
 
-void rb_papi_reducer_hook(void *ctx, rb_phase phase, int begin)
+void bench_papi_reducer_hook(void *ctx, rb_phase phase, int begin)
 {
     if (begin)
-        rb_papi_begin(ctx, (int)phase);
+        bench_papi_begin(ctx, (int)phase);
     else
-        rb_papi_end(ctx, (int)phase);
+        bench_papi_end(ctx, (int)phase);
 }
 
-void rb_papi_reset(rb_papi *p)
+void bench_papi_reset(bench_papi *p)
 {
     if (p)
         memset(p->acc, 0, sizeof p->acc);
 }
 
-int rb_papi_nevents(const rb_papi *p) { return p ? p->nev : 0; }
-int rb_papi_nphases(const rb_papi *p) { return p ? p->nphases : 0; }
-const char *rb_papi_event(const rb_papi *p, int i) { return p->names[i]; }
-const char *rb_papi_phase(const rb_papi *p, int i) { return p->phases[i]; }
-int rb_papi_available(const rb_papi *p, int i) { return p->avail[i]; }
-const char *rb_papi_reason(const rb_papi *p, int i) { return p->reason[i]; }
+int bench_papi_nevents(const bench_papi *p) { return p ? p->nev : 0; }
+int bench_papi_nphases(const bench_papi *p) { return p ? p->nphases : 0; }
+const char *bench_papi_event(const bench_papi *p, int i) { return p->names[i]; }
+const char *bench_papi_phase(const bench_papi *p, int i) { return p->phases[i]; }
+int bench_papi_available(const bench_papi *p, int i) { return p->avail[i]; }
+const char *bench_papi_reason(const bench_papi *p, int i) { return p->reason[i]; }
 
-const char *rb_papi_version(void)
+const char *bench_papi_version(void)
 {
 #ifdef HAVE_PAPI
     static char v[32];
@@ -353,22 +353,22 @@ const char *rb_papi_version(void)
 #endif
 }
 
-int rb_papi_gather(const rb_papi *p, MPI_Comm comm, int root, long long *out)
+int bench_papi_gather(const bench_papi *p, MPI_Comm comm, int root, long long *out)
 {
     int n = p->nphases * p->nev;
-    long long mine[RB_PAPI_MAX_PHASES * RB_PAPI_MAX_EVENTS];
+    long long mine[BENCH_PAPI_MAX_PHASES * BENCH_PAPI_MAX_EVENTS];
     for (int ph = 0; ph < p->nphases; ph++)
         for (int e = 0; e < p->nev; e++)
             mine[ph * p->nev + e] = p->avail[e] ? p->acc[ph][e] : -1;
     return MPI_Gather(mine, n, MPI_LONG_LONG, out, n, MPI_LONG_LONG, root, comm) == MPI_SUCCESS ? 0 : 1;
 }
 
-void rb_papi_close(rb_papi *p)
+void bench_papi_close(bench_papi *p)
 {
     if (!p)
         return;
 #ifdef HAVE_PAPI
-    long long v[RB_PAPI_MAX_EVENTS];
+    long long v[BENCH_PAPI_MAX_EVENTS];
     for (int s = 0; s < p->nsets; s++) {
         if (p->sets[s].n > 0)
             PAPI_stop(p->sets[s].eventset, v);

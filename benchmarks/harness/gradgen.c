@@ -8,26 +8,26 @@
 static const char *const layout_names[] = {"element", "row", "block"};
 static const char *const overlap_names[] = {"random", "all", "none", "zipf", "trace"};
 
-const char *rb_layout_name(rb_layout l) { return (unsigned)l < 3 ? layout_names[l] : "?"; }
-const char *rb_overlap_name(rb_overlap o) { return (unsigned)o < 5 ? overlap_names[o] : "?"; }
+const char *bench_layout_name(bench_layout l) { return (unsigned)l < 3 ? layout_names[l] : "?"; }
+const char *bench_overlap_name(bench_overlap o) { return (unsigned)o < 5 ? overlap_names[o] : "?"; }
 
-int rb_layout_parse(const char *s, rb_layout *l)
+int bench_layout_parse(const char *s, bench_layout *l)
 {
     for (int i = 0; i < 3; i++)
-        if (!strcmp(s, layout_names[i])) { *l = (rb_layout)i; return 0; }
+        if (!strcmp(s, layout_names[i])) { *l = (bench_layout)i; return 0; }
     return -1;
 }
 
-int rb_overlap_parse(const char *s, rb_overlap *o)
+int bench_overlap_parse(const char *s, bench_overlap *o)
 {
     for (int i = 0; i < 3; i++)
-        if (!strcmp(s, overlap_names[i])) { *o = (rb_overlap)i; return 0; }
+        if (!strcmp(s, overlap_names[i])) { *o = (bench_overlap)i; return 0; }
     return -1;
 }
 
-int rb_overlap_parse_zipf(const char *s, rb_overlap *o, double *zipf_s)
+int bench_overlap_parse_zipf(const char *s, bench_overlap *o, double *zipf_s)
 {
-    if (!rb_overlap_parse(s, o))
+    if (!bench_overlap_parse(s, o))
         return 0;
     if (strncmp(s, "zipf:", 5))
         return -1;
@@ -35,17 +35,17 @@ int rb_overlap_parse_zipf(const char *s, rb_overlap *o, double *zipf_s)
     double v = strtod(s + 5, &end);
     if (end == s + 5 || *end || !isfinite(v) || v <= 0.0 || v > 100.0)
         return -1;
-    *o = RB_OVERLAP_ZIPF;
+    *o = BENCH_OVERLAP_ZIPF;
     *zipf_s = v;
     return 0;
 }
 
-void rb_gradgen_support_name(rb_overlap o, double zipf_s, char *buf, size_t len)
+void bench_gradgen_support_name(bench_overlap o, double zipf_s, char *buf, size_t len)
 {
-    if (o == RB_OVERLAP_ZIPF)
+    if (o == BENCH_OVERLAP_ZIPF)
         snprintf(buf, len, "zipf:%g", zipf_s);
     else
-        snprintf(buf, len, "%s", rb_overlap_name(o));
+        snprintf(buf, len, "%s", bench_overlap_name(o));
 }
 
 /* splitmix64 finaliser: a counter-based generator, so unit u of rank r
@@ -61,12 +61,12 @@ static inline uint64_t mix64(uint64_t z)
 static inline double unit_uniform(uint64_t h) { return (double)(h >> 11) * 0x1.0p-53; }
 
 /* Is unit u on rank's support? */
-static inline int unit_selected(const rb_gradgen *g, int rank, uint64_t u)
+static inline int unit_selected(const bench_gradgen *g, int rank, uint64_t u)
 {
     switch (g->overlap) {
-    case RB_OVERLAP_ALL:
+    case BENCH_OVERLAP_ALL:
         return unit_uniform(mix64(g->seed ^ mix64(u))) < g->density;
-    case RB_OVERLAP_NONE: {
+    case BENCH_OVERLAP_NONE: {
         /* A unit belongs to one owner; owners keep it with probability
          * density * p, so each rank's expected density is `density`. */
         uint64_t h = mix64(g->seed ^ mix64(u));
@@ -74,13 +74,13 @@ static inline int unit_selected(const rb_gradgen *g, int rank, uint64_t u)
             return 0;
         return unit_uniform(mix64(h)) < g->density * g->nranks;
     }
-    case RB_OVERLAP_RANDOM:
+    case BENCH_OVERLAP_RANDOM:
     default:
         return unit_uniform(mix64(g->seed ^ mix64(u ^ ((uint64_t)(rank + 1) << 40)))) < g->density;
     }
 }
 
-static inline float value_of(const rb_gradgen *g, int rank, uint64_t i)
+static inline float value_of(const bench_gradgen *g, int rank, uint64_t i)
 {
     uint64_t h = mix64(g->seed * 31 + mix64(i + ((uint64_t)rank << 42) + 0x5151));
     float v = (float)(unit_uniform(h) * 2.0 - 1.0);
@@ -143,7 +143,7 @@ static size_t zipf_draw(const zipf_law *z, uint64_t seed, int rank, uint64_t j)
 /* Rank's batch of round(density x units) Zipf draws; each distinct unit
  * drawn gets its values once (values are never 0, so a set first element
  * marks a unit already drawn). */
-static size_t fill_zipf(const rb_gradgen *g, int rank, float *x, size_t n, size_t unit)
+static size_t fill_zipf(const bench_gradgen *g, int rank, float *x, size_t n, size_t unit)
 {
     size_t units = (n + unit - 1) / unit, nnz = 0;
     if (!units)
@@ -164,22 +164,22 @@ static size_t fill_zipf(const rb_gradgen *g, int rank, float *x, size_t n, size_
 
 /* ---------------------------------------------------------- fill */
 
-size_t rb_gradgen_fill(const rb_gradgen *g, int rank, float *x)
+size_t bench_gradgen_fill(const bench_gradgen *g, int rank, float *x)
 {
     size_t n = g->rows * g->cols;
-    size_t unit = g->layout == RB_LAYOUT_ROW ? g->cols
-                : g->layout == RB_LAYOUT_BLOCK ? (g->block ? g->block : 1) : 1;
+    size_t unit = g->layout == BENCH_LAYOUT_ROW ? g->cols
+                : g->layout == BENCH_LAYOUT_BLOCK ? (g->block ? g->block : 1) : 1;
     size_t nnz = 0;
-    if (g->overlap == RB_OVERLAP_SOURCE)
+    if (g->overlap == BENCH_OVERLAP_SOURCE)
         return g->source_fill(g->source, rank, g->nranks, x);
     memset(x, 0, n * sizeof *x);
     if (g->density <= 0.0)
         return 0;
-    if (g->overlap == RB_OVERLAP_ZIPF)
+    if (g->overlap == BENCH_OVERLAP_ZIPF)
         return fill_zipf(g, rank, x, n, unit);
     for (size_t lo = 0, u = 0; lo < n; lo += unit, u++) {
         size_t hi = lo + unit < n ? lo + unit : n;
-        if (g->density < 1.0 || g->overlap == RB_OVERLAP_NONE) {
+        if (g->density < 1.0 || g->overlap == BENCH_OVERLAP_NONE) {
             if (!unit_selected(g, rank, u))
                 continue;
         }
@@ -190,14 +190,14 @@ size_t rb_gradgen_fill(const rb_gradgen *g, int rank, float *x)
     return nnz;
 }
 
-int rb_gradgen_average(const rb_gradgen *g, float *avg, float *scratch)
+int bench_gradgen_average(const bench_gradgen *g, float *avg, float *scratch)
 {
     size_t n = g->rows * g->cols;
     double *acc = calloc(n ? n : 1, sizeof *acc);
     if (!acc)
         return -1;
     for (int r = 0; r < g->nranks; r++) {
-        rb_gradgen_fill(g, r, scratch);
+        bench_gradgen_fill(g, r, scratch);
         for (size_t i = 0; i < n; i++)
             acc[i] += scratch[i];
     }

@@ -37,7 +37,7 @@ static int scalar_attr(hid_t obj, const char *name, hid_t type, const void *buf)
     return rc;
 }
 
-int rb_h5_attr_str(hid_t obj, const char *name, const char *value)
+int bench_h5_attr_str(hid_t obj, const char *name, const char *value)
 {
     hid_t t = vlen_str_type();
     const char *v = value ? value : "";
@@ -46,24 +46,24 @@ int rb_h5_attr_str(hid_t obj, const char *name, const char *value)
     return rc;
 }
 
-int rb_h5_attr_int(hid_t obj, const char *name, long long value)
+int bench_h5_attr_int(hid_t obj, const char *name, long long value)
 {
     int64_t v = value;
     return scalar_attr(obj, name, H5T_NATIVE_INT64, &v);
 }
 
-int rb_h5_attr_u64(hid_t obj, const char *name, unsigned long long value)
+int bench_h5_attr_u64(hid_t obj, const char *name, unsigned long long value)
 {
     uint64_t v = value;
     return scalar_attr(obj, name, H5T_NATIVE_UINT64, &v);
 }
 
-int rb_h5_attr_double(hid_t obj, const char *name, double value)
+int bench_h5_attr_double(hid_t obj, const char *name, double value)
 {
     return scalar_attr(obj, name, H5T_NATIVE_DOUBLE, &value);
 }
 
-int rb_h5_attr_str_array(hid_t obj, const char *name, const char *const *values, size_t n)
+int bench_h5_attr_str_array(hid_t obj, const char *name, const char *const *values, size_t n)
 {
     hsize_t dim = n;
     hid_t s = n ? H5Screate_simple(1, &dim, NULL) : H5Screate(H5S_NULL);
@@ -74,7 +74,7 @@ int rb_h5_attr_str_array(hid_t obj, const char *name, const char *const *values,
     return rc;
 }
 
-int rb_h5_attr_int_array(hid_t obj, const char *name, const int *values, size_t n)
+int bench_h5_attr_int_array(hid_t obj, const char *name, const int *values, size_t n)
 {
     hsize_t dim = n;
     hid_t s = n ? H5Screate_simple(1, &dim, NULL) : H5Screate(H5S_NULL);
@@ -83,7 +83,7 @@ int rb_h5_attr_int_array(hid_t obj, const char *name, const int *values, size_t 
     return rc;
 }
 
-int rb_h5_dataset_str(hid_t loc, const char *name, const char *value)
+int bench_h5_dataset_str(hid_t loc, const char *name, const char *value)
 {
     hid_t t = vlen_str_type(), s = H5Screate(H5S_SCALAR);
     hid_t d = H5Dcreate2(loc, name, t, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -96,7 +96,7 @@ int rb_h5_dataset_str(hid_t loc, const char *name, const char *value)
     return rc;
 }
 
-hid_t rb_h5_group(hid_t file, const char *path)
+hid_t bench_h5_group(hid_t file, const char *path)
 {
     if (H5Lexists(file, path, H5P_DEFAULT) > 0)
         return H5Gopen2(file, path, H5P_DEFAULT);
@@ -109,12 +109,12 @@ hid_t rb_h5_group(hid_t file, const char *path)
 
 /* The compound type of a row of `size` bytes with these fields, in this
  * order. */
-static hid_t compound_type(size_t size, const rb_h5_field *fields, size_t n)
+static hid_t compound_type(size_t size, const bench_h5_field *fields, size_t n)
 {
     hid_t t = H5Tcreate(H5T_COMPOUND, size);
     for (size_t i = 0; i < n; i++) {
-        const rb_h5_field *f = &fields[i];
-        if (f->kind == RB_H5_CHARS) {
+        const bench_h5_field *f = &fields[i];
+        if (f->kind == BENCH_H5_CHARS) {
             hid_t s = H5Tcopy(H5T_C_S1);
             H5Tset_size(s, f->size);
             H5Tset_strpad(s, H5T_STR_NULLPAD);
@@ -122,15 +122,15 @@ static hid_t compound_type(size_t size, const rb_h5_field *fields, size_t n)
             H5Tclose(s);
             continue;
         }
-        hid_t native = f->kind == RB_H5_INT32 ? H5T_NATIVE_INT32
-                     : f->kind == RB_H5_INT64 ? H5T_NATIVE_INT64
-                     : f->kind == RB_H5_UINT64 ? H5T_NATIVE_UINT64 : H5T_NATIVE_DOUBLE;
+        hid_t native = f->kind == BENCH_H5_INT32 ? H5T_NATIVE_INT32
+                     : f->kind == BENCH_H5_INT64 ? H5T_NATIVE_INT64
+                     : f->kind == BENCH_H5_UINT64 ? H5T_NATIVE_UINT64 : H5T_NATIVE_DOUBLE;
         H5Tinsert(t, f->name, f->offset, native);
     }
     return t;
 }
 
-int rb_h5_table(hid_t loc, const char *name, const rb_h5_field *fields, size_t nfields,
+int bench_h5_table(hid_t loc, const char *name, const bench_h5_field *fields, size_t nfields,
                 size_t row_size, const void *rows, size_t n, const char *description)
 {
     hid_t type = compound_type(row_size, fields, nfields);
@@ -139,7 +139,7 @@ int rb_h5_table(hid_t loc, const char *name, const rb_h5_field *fields, size_t n
     hid_t d = H5Dcreate2(loc, name, type, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     int rc = d < 0 || (n && H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0) ? -1 : 0;
     if (d >= 0 && description)
-        rc |= rb_h5_attr_str(d, "description", description);
+        rc |= bench_h5_attr_str(d, "description", description);
     if (d >= 0)
         H5Dclose(d);
     H5Sclose(s);
@@ -165,7 +165,7 @@ static herr_t error_walker(unsigned n, const H5E_error2_t *e, void *data)
     return 0;
 }
 
-const char *rb_h5_error_reason(char *buf, size_t len)
+const char *bench_h5_error_reason(char *buf, size_t len)
 {
     char found[256] = "";
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, error_walker, found);

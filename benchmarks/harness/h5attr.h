@@ -2,8 +2,8 @@
  * dataset, tables of C structs, a group opened or created by path.  The
  * bottom of the harness: it includes nothing of reducerbench's own, so any
  * file may call it. */
-#ifndef RB_H5ATTR_H
-#define RB_H5ATTR_H
+#ifndef BENCH_H5ATTR_H
+#define BENCH_H5ATTR_H
 
 #include <hdf5.h>
 #include <stddef.h>
@@ -12,38 +12,38 @@
 /* Attribute writers: 0 on success, -1 on failure.  Strings are scalar,
  * variable-length UTF-8 (h5py reads them as str); an existing attribute of
  * that name is replaced. */
-int rb_h5_attr_str(hid_t obj, const char *name, const char *value);
-int rb_h5_attr_int(hid_t obj, const char *name, long long value);
-int rb_h5_attr_u64(hid_t obj, const char *name, unsigned long long value);
-int rb_h5_attr_double(hid_t obj, const char *name, double value);
-int rb_h5_attr_str_array(hid_t obj, const char *name, const char *const *values, size_t n);
-int rb_h5_attr_int_array(hid_t obj, const char *name, const int *values, size_t n);
+int bench_h5_attr_str(hid_t obj, const char *name, const char *value);
+int bench_h5_attr_int(hid_t obj, const char *name, long long value);
+int bench_h5_attr_u64(hid_t obj, const char *name, unsigned long long value);
+int bench_h5_attr_double(hid_t obj, const char *name, double value);
+int bench_h5_attr_str_array(hid_t obj, const char *name, const char *const *values, size_t n);
+int bench_h5_attr_int_array(hid_t obj, const char *name, const int *values, size_t n);
 /* Why the last HDF5 call failed, from the library's error stack: the
  * system's reason when HDF5 recorded one ("No space left on device"),
  * else the innermost description; into buf, which is returned. */
-const char *rb_h5_error_reason(char *buf, size_t len);
+const char *bench_h5_error_reason(char *buf, size_t len);
 /* Scalar variable-length string dataset (e.g. an XML document). */
-int rb_h5_dataset_str(hid_t loc, const char *name, const char *value);
+int bench_h5_dataset_str(hid_t loc, const char *name, const char *value);
 /* A member of a table's row (a C struct) and its HDF5 type. */
 typedef enum {
-    RB_H5_INT32, RB_H5_INT64, RB_H5_UINT64, RB_H5_DOUBLE,
-    RB_H5_CHARS,         /* fixed-size string, NUL-padded (char name[N]) */
-} rb_h5_kind;
-typedef struct rb_h5_field {
+    BENCH_H5_INT32, BENCH_H5_INT64, BENCH_H5_UINT64, BENCH_H5_DOUBLE,
+    BENCH_H5_CHARS,         /* fixed-size string, NUL-padded (char name[N]) */
+} bench_h5_kind;
+typedef struct bench_h5_field {
     const char *name;
     size_t offset, size;
-    rb_h5_kind kind;
-} rb_h5_field;
+    bench_h5_kind kind;
+} bench_h5_field;
 /* The field of struct type named as its member. */
-#define RB_H5_FIELD(type, member, kind) \
+#define BENCH_H5_FIELD(type, member, kind) \
     {#member, offsetof(type, member), sizeof(((type *)0)->member), kind}
 /* A 1-D dataset of n rows (structs of row_size bytes with these fields)
  * at loc, with a "description" attribute unless description is NULL; 0
  * or -1. */
-int rb_h5_table(hid_t loc, const char *name, const rb_h5_field *fields, size_t nfields,
+int bench_h5_table(hid_t loc, const char *name, const bench_h5_field *fields, size_t nfields,
                 size_t row_size, const void *rows, size_t n, const char *description);
 /* Open the group at path, creating it (and missing parents) if needed;
  * H5I_INVALID_HID on failure. */
-hid_t rb_h5_group(hid_t file, const char *path);
+hid_t bench_h5_group(hid_t file, const char *path);
 
 #endif

@@ -132,12 +132,12 @@ static void remember_pids(const pid_t *pids, int n)
     }
 }
 
-pid_t rb_machine_os_pid(void)
+pid_t bench_machine_os_pid(void)
 {
     return getpid();
 }
 
-int rb_machine_load_start(hid_t file, const pid_t *job_pids, int npids)
+int bench_machine_load_start(hid_t file, const pid_t *job_pids, int npids)
 {
     remember_pids(job_pids, npids);
     double load = load_average();
@@ -146,18 +146,18 @@ int rb_machine_load_start(hid_t file, const pid_t *job_pids, int npids)
     struct timespec window = {0, BEFORE_WINDOW_NS};
     nanosleep(&window, NULL);
     snapshot(&probe.at_start);
-    int rc = rb_h5_attr_int(file, "machine_cores", (int)sysconf(_SC_NPROCESSORS_ONLN));
-    rc |= rb_h5_attr_double(file, "machine_load_before", load);
-    rc |= rb_h5_attr_double(file, "machine_other_cpu_before", other_cores(&before, &probe.at_start));
+    int rc = bench_h5_attr_int(file, "machine_cores", (int)sysconf(_SC_NPROCESSORS_ONLN));
+    rc |= bench_h5_attr_double(file, "machine_load_before", load);
+    rc |= bench_h5_attr_double(file, "machine_other_cpu_before", other_cores(&before, &probe.at_start));
     return rc;
 }
 
-int rb_machine_load_end(hid_t file)
+int bench_machine_load_end(hid_t file)
 {
     cpu_snapshot end;
     snapshot(&end);
-    int rc = rb_h5_attr_double(file, "machine_load_after", load_average());
-    rc |= rb_h5_attr_double(file, "machine_other_cpu_during", other_cores(&probe.at_start, &end));
-    rc |= rb_h5_attr_double(file, "machine_steal_during", steal_fraction(&probe.at_start, &end));
+    int rc = bench_h5_attr_double(file, "machine_load_after", load_average());
+    rc |= bench_h5_attr_double(file, "machine_other_cpu_during", other_cores(&probe.at_start, &end));
+    rc |= bench_h5_attr_double(file, "machine_steal_during", steal_fraction(&probe.at_start, &end));
     return rc;
 }

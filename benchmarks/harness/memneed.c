@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_common.h"
+#include "bench_fail.h"
+#include "bench_usage.h"
 
 double bench_reducer_state_bytes(const char *name, const rb_options *o, double n, double k, int p)
 {

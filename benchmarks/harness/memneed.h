@@ -1,6 +1,6 @@
 /* What a run will hold per rank, and what a rank may hold (memneed.c). */
-#ifndef RB_MEMNEED_H
-#define RB_MEMNEED_H
+#ifndef BENCH_MEMNEED_H
+#define BENCH_MEMNEED_H
 
 #include <mpi.h>
 #include <stdint.h>

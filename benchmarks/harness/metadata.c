@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench_common.h"
+#include "bench_init.h"
 #include "bench_papi.h"
 #include "h5attr.h"
 #include "machine_load.h"
@@ -36,7 +36,7 @@
 
 #define HOST_LEN 256
 
-void rb_utc_now(char *buf, size_t len)
+void bench_utc_now(char *buf, size_t len)
 {
     time_t t = time(NULL);
     struct tm tm;
@@ -179,7 +179,7 @@ static int write_strings(hid_t f, const char *const (*kv)[2], size_t n)
 {
     int rc = 0;
     for (size_t i = 0; i < n; i++)
-        rc |= rb_h5_attr_str(f, kv[i][0], kv[i][1]);
+        rc |= bench_h5_attr_str(f, kv[i][0], kv[i][1]);
     return rc;
 }
 
@@ -191,7 +191,7 @@ static int write_root_attrs(hid_t f, const char *tool, int argc, char **argv, co
     char cuda[64], nccl[64], cudnn[64], run_id[33];
     int len = 0, major = 0, minor = 0;
     unsigned h_maj, h_min, h_rel;
-    rb_utc_now(start, sizeof start);
+    bench_utc_now(start, sizeof start);
     new_run_id(run_id);
     gethostname(host, sizeof host - 1);
     if (!getcwd(cwd, sizeof cwd))
@@ -222,8 +222,8 @@ static int write_root_attrs(hid_t f, const char *tool, int argc, char **argv, co
         {"cflags", RB_CFLAGS},
         {"configure_args", RB_CONFIGURE_ARGS},
         {"hdf5_version", hdf5},
-        {"papi_version", rb_papi_version()},
-        {"hwloc_version", rb_hwloc_version()},
+        {"papi_version", bench_papi_version()},
+        {"hwloc_version", bench_hwloc_version()},
         {"cuda_version", cuda},
         {"nccl_version", nccl},
         {"cudnn_version", cudnn},
@@ -242,12 +242,12 @@ static int write_root_attrs(hid_t f, const char *tool, int argc, char **argv, co
         {"environment", env ? env : ""},
     };
     int rc = write_strings(f, kv, sizeof kv / sizeof *kv);
-    rc |= rb_h5_attr_int(f, "schema_version", RB_SCHEMA_VERSION);
-    rc |= rb_h5_attr_int(f, "ranks", ranks);
-    rc |= rb_h5_attr_int(f, "nodes", nodes);
-    rc |= rb_h5_attr_int(f, "slurm", getenv("SLURM_JOB_ID") != NULL);
-    rc |= rb_sim_write_meta(f);  /* simulated + SimGrid platform (simmeta.c) */
-    rc |= rb_h5_attr_int(f, "complete", 0);
+    rc |= bench_h5_attr_int(f, "schema_version", BENCH_SCHEMA_VERSION);
+    rc |= bench_h5_attr_int(f, "ranks", ranks);
+    rc |= bench_h5_attr_int(f, "nodes", nodes);
+    rc |= bench_h5_attr_int(f, "slurm", getenv("SLURM_JOB_ID") != NULL);
+    rc |= bench_sim_write_meta(f);  /* simulated + SimGrid platform (simmeta.c) */
+    rc |= bench_h5_attr_int(f, "complete", 0);
     free(cmd);
     free(env);
     return rc;
@@ -265,12 +265,12 @@ static int write_machine_load_start(hid_t file, const char *hosts, const long *p
     for (int i = 0; i < p; i++)
         if (!strncmp(hosts + (size_t)i * HOST_LEN, root_host, HOST_LEN))
             local[n++] = (pid_t)pids[i];
-    int rc = rb_machine_load_start(file, local, n);
+    int rc = bench_machine_load_start(file, local, n);
     free(local);
     return rc;
 }
 
-int rb_metadata_write_start(MPI_Comm comm, int root, hid_t file, const char *tool,
+int bench_metadata_write_start(MPI_Comm comm, int root, hid_t file, const char *tool,
                             int argc, char **argv)
 {
     int rank, p;
@@ -279,7 +279,7 @@ int rb_metadata_write_start(MPI_Comm comm, int root, hid_t file, const char *too
     char mine[HOST_LEN] = "";
     gethostname(mine, sizeof mine - 1);
     char *all = rank == root ? calloc((size_t)p, HOST_LEN) : NULL;
-    long pid = (long)rb_machine_os_pid(), *pids = rank == root ? calloc((size_t)p, sizeof *pids) : NULL;
+    long pid = (long)bench_machine_os_pid(), *pids = rank == root ? calloc((size_t)p, sizeof *pids) : NULL;
     MPI_Gather(mine, HOST_LEN, MPI_CHAR, all, HOST_LEN, MPI_CHAR, root, comm);
     MPI_Gather(&pid, 1, MPI_LONG, pids, 1, MPI_LONG, root, comm);
     int rc = 0;
@@ -297,13 +297,13 @@ int rb_metadata_write_start(MPI_Comm comm, int root, hid_t file, const char *too
     return rc;
 }
 
-int rb_metadata_write_end(hid_t file)
+int bench_metadata_write_end(hid_t file)
 {
     char end[32];
-    rb_utc_now(end, sizeof end);
-    int rc = rb_h5_attr_str(file, "end_time", end);
-    rc |= rb_machine_load_end(file);
+    bench_utc_now(end, sizeof end);
+    int rc = bench_h5_attr_str(file, "end_time", end);
+    rc |= bench_machine_load_end(file);
     /* Last: readers trust a file only when complete == 1. */
-    rc |= rb_h5_attr_int(file, "complete", 1);
+    rc |= bench_h5_attr_int(file, "complete", 1);
     return rc;
 }

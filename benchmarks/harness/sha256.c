@@ -57,7 +57,7 @@ static void sha256_finish(uint32_t h[8], const unsigned char *rest_data, size_t 
         snprintf(out + 8 * i, 9, "%08x", (unsigned)h[i]);
 }
 
-void rb_sha256_hex(const unsigned char *data, size_t len, char out[65])
+void bench_sha256_hex(const unsigned char *data, size_t len, char out[65])
 {
     uint32_t h[8];
     memcpy(h, H0, sizeof h);
@@ -67,7 +67,7 @@ void rb_sha256_hex(const unsigned char *data, size_t len, char out[65])
     sha256_finish(h, data + full, len - full, len, out);
 }
 
-int rb_sha256_file(const char *path, char out[65])
+int bench_sha256_file(const char *path, char out[65])
 {
     out[0] = '\0';
     FILE *fp = fopen(path, "rb");

@@ -13,7 +13,7 @@
 #include <smpi/smpi.h>
 #endif
 
-int rb_sim_is_simulated(void)
+int bench_sim_is_simulated(void)
 {
 #ifdef RB_SIMGRID
     return 1;
@@ -22,7 +22,7 @@ int rb_sim_is_simulated(void)
 #endif
 }
 
-void rb_sim_compute(double sec)
+void bench_sim_compute(double sec)
 {
     if (sec <= 0.0)
         return;
@@ -35,7 +35,7 @@ void rb_sim_compute(double sec)
 #endif
 }
 
-void *rb_sim_alloc(size_t bytes, int may_share, int *shared)
+void *bench_sim_alloc(size_t bytes, int may_share, int *shared)
 {
     *shared = 0;
 #ifdef RB_SIMGRID
@@ -51,7 +51,7 @@ void *rb_sim_alloc(size_t bytes, int may_share, int *shared)
     return calloc(bytes ? bytes : 1, 1);
 }
 
-void rb_sim_free(void *p, int shared)
+void bench_sim_free(void *p, int shared)
 {
 #ifdef RB_SIMGRID
     if (shared) {
@@ -92,9 +92,9 @@ static char *slurp(const char *path, size_t *len)
 }
 #endif
 
-int rb_sim_write_meta(hid_t file)
+int bench_sim_write_meta(hid_t file)
 {
-    int rc = rb_h5_attr_int(file, "simulated", rb_sim_is_simulated());
+    int rc = bench_h5_attr_int(file, "simulated", bench_sim_is_simulated());
 #ifdef RB_SIMGRID
     const char *path = getenv("RB_SIM_PLATFORM");
     const char *calib = getenv("RB_SIM_CALIBRATION");
@@ -103,13 +103,13 @@ int rb_sim_write_meta(hid_t file)
     char *text = path ? slurp(path, &len) : NULL;
     char hex[65] = "";
     if (text)
-        rb_sha256_hex((const unsigned char *)text, len, hex);
-    rc |= rb_h5_attr_str(file, "sim_platform_path", path ? path : "");
-    rc |= rb_h5_attr_str(file, "sim_platform", text ? text : "");
-    rc |= rb_h5_attr_str(file, "sim_platform_sha256", hex);
-    rc |= rb_h5_attr_str(file, "simgrid_version", SIMGRID_VERSION_STRING);
-    rc |= rb_h5_attr_str(file, "sim_calibration", calib ? calib : "");
-    rc |= rb_h5_attr_str(file, "sim_smpi_options", smpi_opts ? smpi_opts : "");
+        bench_sha256_hex((const unsigned char *)text, len, hex);
+    rc |= bench_h5_attr_str(file, "sim_platform_path", path ? path : "");
+    rc |= bench_h5_attr_str(file, "sim_platform", text ? text : "");
+    rc |= bench_h5_attr_str(file, "sim_platform_sha256", hex);
+    rc |= bench_h5_attr_str(file, "simgrid_version", SIMGRID_VERSION_STRING);
+    rc |= bench_h5_attr_str(file, "sim_calibration", calib ? calib : "");
+    rc |= bench_h5_attr_str(file, "sim_smpi_options", smpi_opts ? smpi_opts : "");
     free(text);
 #endif
     return rc;

@@ -22,7 +22,7 @@
 #undef getpid
 #endif
 
-const char *rb_tmp_host(void)
+const char *bench_tmp_host(void)
 {
     static char host[256];
     if (!host[0]) {
@@ -51,7 +51,7 @@ static unsigned long name_hash(const char *s)
  * ".h5" (so the temporary still reads as an archive's). */
 static void tmp_base(const char *base, char *out, size_t len)
 {
-    size_t room = NAME_MAX - strlen(".tmp.") - strlen(rb_tmp_host()) - strlen(".") - 10;
+    size_t room = NAME_MAX - strlen(".tmp.") - strlen(bench_tmp_host()) - strlen(".") - 10;
     size_t b = strlen(base);
     if (b <= room || room < 24) {
         snprintf(out, len, "%s", base);
@@ -60,17 +60,17 @@ static void tmp_base(const char *base, char *out, size_t len)
     snprintf(out, len, "%.*s~%08lx.h5", (int)(room - 12), base, name_hash(base));
 }
 
-void rb_tmp_name(const char *path, char *buf, size_t len)
+void bench_tmp_name(const char *path, char *buf, size_t len)
 {
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     char shortened[NAME_MAX + 1];
     tmp_base(base, shortened, sizeof shortened);
-    snprintf(buf, len, "%.*s%s.tmp.%s.%ld", (int)(base - path), path, shortened, rb_tmp_host(),
+    snprintf(buf, len, "%.*s%s.tmp.%s.%ld", (int)(base - path), path, shortened, bench_tmp_host(),
              (long)getpid());
 }
 
-int rb_tmp_commit(const char *tmp, const char *path, int force)
+int bench_tmp_commit(const char *tmp, const char *path, int force)
 {
     if (force)
         return rename(tmp, path);
@@ -87,7 +87,7 @@ int rb_tmp_commit(const char *tmp, const char *path, int force)
     return 0;
 }
 
-int rb_tmp_parse(const char *name, const char *full_base, char *host, size_t hlen, long *pid)
+int bench_tmp_parse(const char *name, const char *full_base, char *host, size_t hlen, long *pid)
 {
     char base[NAME_MAX + 1];
     tmp_base(full_base, base, sizeof base);
@@ -131,7 +131,7 @@ static int process_gone(long pid)
     return process_zombie(pid);
 }
 
-int rb_tmp_clean_stale(const char *path, char *report, size_t rlen)
+int bench_tmp_clean_stale(const char *path, char *report, size_t rlen)
 {
     char dirbuf[PATH_MAX], basebuf[PATH_MAX];
     snprintf(dirbuf, sizeof dirbuf, "%s", path);
@@ -147,8 +147,8 @@ int rb_tmp_clean_stale(const char *path, char *report, size_t rlen)
     for (struct dirent *e; (e = readdir(d));) {
         char host[256], full[PATH_MAX + 512];
         long pid;
-        if (!rb_tmp_parse(e->d_name, base, host, sizeof host, &pid) ||
-            strcmp(host, rb_tmp_host()) || pid == (long)getpid() || !process_gone(pid))
+        if (!bench_tmp_parse(e->d_name, base, host, sizeof host, &pid) ||
+            strcmp(host, bench_tmp_host()) || pid == (long)getpid() || !process_gone(pid))
             continue;
         snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
         if (unlink(full) != 0)

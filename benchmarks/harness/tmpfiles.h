@@ -2,27 +2,27 @@
  * so that a temporary left by a killed run can be told from one still
  * being written: its host is this one and its process is gone.  Never one
  * of a live process or of another host (a shared file system). */
-#ifndef RB_TMPFILES_H
-#define RB_TMPFILES_H
+#ifndef BENCH_TMPFILES_H
+#define BENCH_TMPFILES_H
 
 #include <stddef.h>
 
 /* This host's name as it goes into temporary names (no '/'). */
-const char *rb_tmp_host(void);
+const char *bench_tmp_host(void);
 /* PATH.tmp.HOST.PID of this process into buf (a base name too long for
  * that to fit NAME_MAX is shortened: its start, "~", a digest, ".h5"). */
-void rb_tmp_name(const char *path, char *buf, size_t len);
+void bench_tmp_name(const char *path, char *buf, size_t len);
 /* Rename tmp to path; without force atomically refusing an existing path
  * (renameat2 RENAME_NOREPLACE, else link + unlink), so that of two
  * writers racing for one path exactly one wins.  0, or -1 with errno
  * (EEXIST: path exists). */
-int rb_tmp_commit(const char *tmp, const char *path, int force);
+int bench_tmp_commit(const char *tmp, const char *path, int force);
 /* For a temporary name of path: 1 and its host and pid; 0 if name is not
  * one (an older PATH.tmp.PID has no host: 0). */
-int rb_tmp_parse(const char *name, const char *base, char *host, size_t hlen, long *pid);
+int bench_tmp_parse(const char *name, const char *base, char *host, size_t hlen, long *pid);
 /* Remove the temporaries of path (same directory) that this host's dead
  * processes left; each removed name into report (one per line, up to
  * rlen).  Returns how many were removed. */
-int rb_tmp_clean_stale(const char *path, char *report, size_t rlen);
+int bench_tmp_clean_stale(const char *path, char *report, size_t rlen);
 
 #endif

@@ -12,7 +12,7 @@
 #include <hwloc.h>
 #endif
 
-#include "bench_common.h"
+#include "bench_fail.h"
 #include "h5attr.h"
 #include "reducer.h"
 
@@ -21,27 +21,27 @@
 static struct {
     int local_rank, local_size;
     char source[32];           /* where the local rank came from */
-    rb_bind_mode mode;
+    bench_bind_mode mode;
     char target[32];           /* "core 3", "package 0", "none" */
-} placement = {-1, -1, "", RB_BIND_NONE, "none"};
+} placement = {-1, -1, "", BENCH_BIND_NONE, "none"};
 
-int rb_bind_parse(const char *s, rb_bind_mode *mode)
+int bench_bind_parse(const char *s, bench_bind_mode *mode)
 {
     static const char *const names[] = {"none", "core", "socket"};
     for (int i = 0; i < 3; i++)
         if (!strcmp(s, names[i])) {
-            *mode = (rb_bind_mode)i;
+            *mode = (bench_bind_mode)i;
             return 0;
         }
     return -1;
 }
 
-const char *rb_bind_name(rb_bind_mode mode)
+const char *bench_bind_name(bench_bind_mode mode)
 {
-    return mode == RB_BIND_CORE ? "core" : mode == RB_BIND_SOCKET ? "socket" : "none";
+    return mode == BENCH_BIND_CORE ? "core" : mode == BENCH_BIND_SOCKET ? "socket" : "none";
 }
 
-const char *rb_hwloc_version(void)
+const char *bench_hwloc_version(void)
 {
 #ifdef HAVE_HWLOC
     return HWLOC_VERSION;
@@ -64,36 +64,36 @@ static void find_local_rank(MPI_Comm comm)
 }
 
 #ifdef HAVE_HWLOC
-static int bind_local(rb_bind_mode mode, char *msg, size_t len)
+static int bind_local(bench_bind_mode mode, char *msg, size_t len)
 {
     hwloc_topology_t topo;
     if (hwloc_topology_init(&topo) || hwloc_topology_load(topo)) {
         snprintf(msg, len, "hwloc cannot load the topology");
         return -1;
     }
-    hwloc_obj_type_t type = mode == RB_BIND_CORE ? HWLOC_OBJ_CORE : HWLOC_OBJ_PACKAGE;
+    hwloc_obj_type_t type = mode == BENCH_BIND_CORE ? HWLOC_OBJ_CORE : HWLOC_OBJ_PACKAGE;
     int nobj = hwloc_get_nbobjs_by_type(topo, type);
     /* Cores: packed, wrapping when oversubscribed.  Packages: shared out
      * evenly, so ranks 0..n/2-1 share the first of two packages. */
     int idx = nobj <= 0 ? -1
-            : mode == RB_BIND_CORE ? placement.local_rank % nobj
+            : mode == BENCH_BIND_CORE ? placement.local_rank % nobj
             : (int)((long)placement.local_rank * nobj / placement.local_size);
     hwloc_obj_t obj = idx >= 0 ? hwloc_get_obj_by_type(topo, type, (unsigned)idx) : NULL;
     int rc = -1;
     if (!obj)
-        snprintf(msg, len, "hwloc finds no %s on this node", mode == RB_BIND_CORE ? "core" : "package");
+        snprintf(msg, len, "hwloc finds no %s on this node", mode == BENCH_BIND_CORE ? "core" : "package");
     else if (hwloc_set_cpubind(topo, obj->cpuset, HWLOC_CPUBIND_PROCESS))
         snprintf(msg, len, "hwloc_set_cpubind to %s %d failed", hwloc_obj_type_string(type), idx);
     else {
         snprintf(placement.target, sizeof placement.target, "%s %d",
-                 mode == RB_BIND_CORE ? "core" : "package", idx);
+                 mode == BENCH_BIND_CORE ? "core" : "package", idx);
         rc = 0;
     }
     hwloc_topology_destroy(topo);
     return rc;
 }
 #else
-static int bind_local(rb_bind_mode mode, char *msg, size_t len)
+static int bind_local(bench_bind_mode mode, char *msg, size_t len)
 {
     (void)mode;
     snprintf(msg, len, "reducerbench was built without hwloc (configure found no hwloc.h)");
@@ -101,18 +101,18 @@ static int bind_local(rb_bind_mode mode, char *msg, size_t len)
 }
 #endif
 
-int rb_bind(MPI_Comm comm, rb_bind_mode mode)
+int bench_bind(MPI_Comm comm, bench_bind_mode mode)
 {
     find_local_rank(comm);
     placement.mode = mode;
     char msg[256] = "";
-    int rc = (mode == RB_BIND_NONE ? 0 : bind_local(mode, msg, sizeof msg)) != 0;
+    int rc = (mode == BENCH_BIND_NONE ? 0 : bind_local(mode, msg, sizeof msg)) != 0;
     int rank, rank0_failed = rc;
     MPI_Comm_rank(comm, &rank);
     MPI_Bcast(&rank0_failed, 1, MPI_INT, 0, comm);
     /* One message when every rank fails alike (rank 0's), else each. */
     char what[64];
-    snprintf(what, sizeof what, "--bind %s", rb_bind_name(mode));
+    snprintf(what, sizeof what, "--bind %s", bench_bind_name(mode));
     if (rc && (rank == 0 || !rank0_failed))
         bench_fail(BENCH_NO_CODE, what, "%s", msg);
     MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, comm);
@@ -156,17 +156,17 @@ static void affinity_list(char *buf, size_t len)
     }
 }
 
-#define FIELD(member, kind) RB_H5_FIELD(binding_row, member, kind)
-static const rb_h5_field binding_fields[] = {
-    FIELD(rank, RB_H5_INT32), FIELD(local_rank, RB_H5_INT32), FIELD(local_size, RB_H5_INT32),
-    FIELD(local_rank_source, RB_H5_CHARS), FIELD(host, RB_H5_CHARS), FIELD(mode, RB_H5_CHARS),
-    FIELD(target, RB_H5_CHARS), FIELD(cpuset, RB_H5_CHARS), FIELD(gpu, RB_H5_INT32),
+#define FIELD(member, kind) BENCH_H5_FIELD(binding_row, member, kind)
+static const bench_h5_field binding_fields[] = {
+    FIELD(rank, BENCH_H5_INT32), FIELD(local_rank, BENCH_H5_INT32), FIELD(local_size, BENCH_H5_INT32),
+    FIELD(local_rank_source, BENCH_H5_CHARS), FIELD(host, BENCH_H5_CHARS), FIELD(mode, BENCH_H5_CHARS),
+    FIELD(target, BENCH_H5_CHARS), FIELD(cpuset, BENCH_H5_CHARS), FIELD(gpu, BENCH_H5_INT32),
 };
 #undef FIELD
 
 static int write_binding(hid_t group, const binding_row *rows, int p)
 {
-    return rb_h5_table(group, "binding", binding_fields, sizeof binding_fields / sizeof *binding_fields,
+    return bench_h5_table(group, "binding", binding_fields, sizeof binding_fields / sizeof *binding_fields,
                        sizeof *rows, rows, (size_t)p,
                        "one row per rank: local rank (and where it came from), host, --bind mode, "
                        "object bound to, CPUs the rank may run on when the archive was opened");
@@ -190,12 +190,12 @@ static int write_hwloc(hid_t g, int *ngpus)
         hwloc_topology_destroy(topo);
         return -1;
     }
-    int rc = rb_h5_attr_int(g, "available", 1);
-    rc |= rb_h5_attr_str(g, "reason", "");
-    rc |= rb_h5_attr_int(g, "packages", count_type(topo, HWLOC_OBJ_PACKAGE));
-    rc |= rb_h5_attr_int(g, "cores", count_type(topo, HWLOC_OBJ_CORE));
-    rc |= rb_h5_attr_int(g, "pus", count_type(topo, HWLOC_OBJ_PU));
-    rc |= rb_h5_attr_int(g, "numa_nodes", count_type(topo, HWLOC_OBJ_NUMANODE));
+    int rc = bench_h5_attr_int(g, "available", 1);
+    rc |= bench_h5_attr_str(g, "reason", "");
+    rc |= bench_h5_attr_int(g, "packages", count_type(topo, HWLOC_OBJ_PACKAGE));
+    rc |= bench_h5_attr_int(g, "cores", count_type(topo, HWLOC_OBJ_CORE));
+    rc |= bench_h5_attr_int(g, "pus", count_type(topo, HWLOC_OBJ_PU));
+    rc |= bench_h5_attr_int(g, "numa_nodes", count_type(topo, HWLOC_OBJ_NUMANODE));
     static const struct { hwloc_obj_type_t type; const char *name; } caches[] = {
         {HWLOC_OBJ_L1CACHE, "l1d"}, {HWLOC_OBJ_L1ICACHE, "l1i"}, {HWLOC_OBJ_L2CACHE, "l2"},
         {HWLOC_OBJ_L3CACHE, "l3"}, {HWLOC_OBJ_L4CACHE, "l4"},
@@ -204,17 +204,17 @@ static int write_hwloc(hid_t g, int *ngpus)
         char name[48];
         hwloc_obj_t c = hwloc_get_obj_by_type(topo, caches[i].type, 0);
         snprintf(name, sizeof name, "%s_caches", caches[i].name);
-        rc |= rb_h5_attr_int(g, name, count_type(topo, caches[i].type));
+        rc |= bench_h5_attr_int(g, name, count_type(topo, caches[i].type));
         snprintf(name, sizeof name, "%s_cache_bytes", caches[i].name);
-        rc |= rb_h5_attr_u64(g, name, c && c->attr ? (unsigned long long)c->attr->cache.size : 0);
+        rc |= bench_h5_attr_u64(g, name, c && c->attr ? (unsigned long long)c->attr->cache.size : 0);
     }
     hwloc_obj_t root = hwloc_get_root_obj(topo);
-    rc |= rb_h5_attr_u64(g, "memory_bytes", (unsigned long long)root->total_memory);
+    rc |= bench_h5_attr_u64(g, "memory_bytes", (unsigned long long)root->total_memory);
     const char *model = NULL;
     hwloc_obj_t pkg = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0);
     if (pkg)
         model = hwloc_obj_get_info_by_name(pkg, "CPUModel");
-    rc |= rb_h5_attr_str(g, "cpu_model", model ? model : "");
+    rc |= bench_h5_attr_str(g, "cpu_model", model ? model : "");
     /* OS devices: names of GPU-like ones (cuda0, nvml0, card0...) and all. */
     char gpus[1024] = "", osdevs[4096] = "";
     size_t go = 0, oo = 0;
@@ -232,13 +232,13 @@ static int write_hwloc(hid_t g, int *ngpus)
         unsigned cls = o->attr->pcidev.class_id, vendor = o->attr->pcidev.vendor_id;
         *ngpus += cls == 0x0302 || (cls == 0x0300 && (vendor == 0x10de || vendor == 0x1002));
     }
-    rc |= rb_h5_attr_int(g, "gpus", *ngpus);
-    rc |= rb_h5_attr_str(g, "gpu_devices", gpus);
-    rc |= rb_h5_attr_str(g, "os_devices", osdevs);
+    rc |= bench_h5_attr_int(g, "gpus", *ngpus);
+    rc |= bench_h5_attr_str(g, "gpu_devices", gpus);
+    rc |= bench_h5_attr_str(g, "os_devices", osdevs);
     char *xml = NULL;
     int xlen = 0;
     if (hwloc_topology_export_xmlbuffer(topo, &xml, &xlen, 0) == 0) {
-        rc |= rb_h5_dataset_str(g, "xml", xml);
+        rc |= bench_h5_dataset_str(g, "xml", xml);
         hwloc_free_xmlbuffer(topo, xml);
     } else {
         rc = -1;
@@ -250,13 +250,13 @@ static int write_hwloc(hid_t g, int *ngpus)
 static int write_hwloc(hid_t g, int *ngpus)
 {
     *ngpus = 0;
-    int rc = rb_h5_attr_int(g, "available", 0);
-    rc |= rb_h5_attr_str(g, "reason", "reducerbench was built without hwloc (configure found no hwloc.h)");
+    int rc = bench_h5_attr_int(g, "available", 0);
+    rc |= bench_h5_attr_str(g, "reason", "reducerbench was built without hwloc (configure found no hwloc.h)");
     return rc;
 }
 #endif
 
-int rb_topology_write(MPI_Comm comm, int root, hid_t file)
+int bench_topology_write(MPI_Comm comm, int root, hid_t file)
 {
     int rank, p;
     MPI_Comm_rank(comm, &rank);
@@ -270,14 +270,14 @@ int rb_topology_write(MPI_Comm comm, int root, hid_t file)
     mine.local_size = placement.local_size;
     snprintf(mine.local_rank_source, sizeof mine.local_rank_source, "%s", placement.source);
     gethostname(mine.host, sizeof mine.host - 1);
-    snprintf(mine.mode, sizeof mine.mode, "%s", rb_bind_name(placement.mode));
+    snprintf(mine.mode, sizeof mine.mode, "%s", bench_bind_name(placement.mode));
     snprintf(mine.target, sizeof mine.target, "%s", placement.target);
     affinity_list(mine.cpuset, sizeof mine.cpuset);
     binding_row *all = rank == root ? calloc((size_t)p, sizeof *all) : NULL;
     MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, root, comm);
     int rc = 0;
     if (rank == root) {
-        hid_t g = rb_h5_group(file, "/topology");
+        hid_t g = bench_h5_group(file, "/topology");
         int ngpus = 0;
         rc = g >= 0 && all ? write_hwloc(g, &ngpus) : -1;
         for (int r = 0; all && r < p; r++)

@@ -126,15 +126,15 @@ static herr_t first_name(hid_t g, const char *name, const H5L_info_t *info, void
 }
 
 /* The root's promises: format, version, complete, ranks. */
-static int check_root(hid_t f, rb_trace *t, char *err, size_t len)
+static int check_root(hid_t f, bench_trace *t, char *err, size_t len)
 {
     char fmt[64];
     int64_t version = 0, complete = 0, ranks = 0;
-    if (read_str_attr(f, "format", fmt, sizeof fmt) || strcmp(fmt, RB_TRACE_FORMAT))
-        return fail(err, len, "not a gradient trace (no format attribute \"" RB_TRACE_FORMAT "\")");
-    if (read_int_attr(f, "format_version", &version) || version != RB_TRACE_VERSION)
+    if (read_str_attr(f, "format", fmt, sizeof fmt) || strcmp(fmt, BENCH_TRACE_FORMAT))
+        return fail(err, len, "not a gradient trace (no format attribute \"" BENCH_TRACE_FORMAT "\")");
+    if (read_int_attr(f, "format_version", &version) || version != BENCH_TRACE_VERSION)
         return fail(err, len, "trace format_version %lld: this build reads version %d",
-                    (long long)version, RB_TRACE_VERSION);
+                    (long long)version, BENCH_TRACE_VERSION);
     if (read_int_attr(f, "complete", &complete) || complete != 1)
         return fail(err, len, "incomplete trace (complete != 1: the recording did not finish)");
     if (read_int_attr(f, "ranks", &ranks) || ranks < 1 || ranks > 1 << 20)
@@ -146,7 +146,7 @@ static int check_root(hid_t f, rb_trace *t, char *err, size_t len)
 }
 
 /* The layer's attributes and the shapes of its four datasets. */
-static int check_layer_shapes(hid_t g, rb_trace *t, uint64_t *total, char *err, size_t len)
+static int check_layer_shapes(hid_t g, bench_trace *t, uint64_t *total, char *err, size_t len)
 {
     int64_t rows = 0, cols = 0;
     if (read_int_attr(g, "rows", &rows) || read_int_attr(g, "cols", &cols) || rows < 1 || cols < 1)
@@ -166,10 +166,10 @@ static int check_layer_shapes(hid_t g, rb_trace *t, uint64_t *total, char *err, 
         return fail(err, len, "layer %s: values is %llux%llu, ids has %llu rows of %llu columns",
                     t->layer, (unsigned long long)dv[0], (unsigned long long)dv[1],
                     (unsigned long long)di[0], (unsigned long long)t->cols);
-    if ((double)di[0] * (8.0 + 4.0 * (double)t->cols) > (double)RB_TRACE_MAX_BYTES)
+    if ((double)di[0] * (8.0 + 4.0 * (double)t->cols) > (double)BENCH_TRACE_MAX_BYTES)
         return fail(err, len, "layer %s: %llu rows of %llu columns exceed the %llu bytes a trace may hold",
                     t->layer, (unsigned long long)di[0], (unsigned long long)t->cols,
-                    (unsigned long long)RB_TRACE_MAX_BYTES);
+                    (unsigned long long)BENCH_TRACE_MAX_BYTES);
     t->nsteps = (size_t)ds[0];
     *total = di[0];
     return 0;
@@ -177,7 +177,7 @@ static int check_layer_shapes(hid_t g, rb_trace *t, uint64_t *total, char *err, 
 
 /* counts -> offsets; ids in range and ascending within each (step, rank);
  * values finite.  The scale's power of two from the largest magnitude. */
-static int check_contents(rb_trace *t, const int64_t *counts, uint64_t total, char *err, size_t len)
+static int check_contents(bench_trace *t, const int64_t *counts, uint64_t total, char *err, size_t len)
 {
     size_t cells = t->nsteps * (size_t)t->ranks;
     t->offsets[0] = 0;
@@ -216,7 +216,7 @@ static int check_contents(rb_trace *t, const int64_t *counts, uint64_t total, ch
     return 0;
 }
 
-static int load_layer(hid_t f, const char *layer, rb_trace *t, char *err, size_t len)
+static int load_layer(hid_t f, const char *layer, bench_trace *t, char *err, size_t len)
 {
     if (H5Lexists(f, "layers", H5P_DEFAULT) <= 0)
         return fail(err, len, "trace without a /layers group");
@@ -260,7 +260,7 @@ out:
     return rc;
 }
 
-int rb_trace_load(const char *path, const char *layer, int run_ranks, rb_trace *t, char *err,
+int bench_trace_load(const char *path, const char *layer, int run_ranks, bench_trace *t, char *err,
                   size_t len)
 {
     memset(t, 0, sizeof *t);
@@ -288,24 +288,24 @@ int rb_trace_load(const char *path, const char *layer, int run_ranks, rb_trace *
         H5Fclose(f);
     }
     quiet_end(q);
-    if (!rc && rb_sha256_file(path, t->sha256))
+    if (!rc && bench_sha256_file(path, t->sha256))
         rc = fail(err, len, "%s: cannot read it to hash it", path);
     if (rc)
-        rb_trace_free(t);
+        bench_trace_free(t);
     return rc;
 }
 
-void rb_trace_free(rb_trace *t)
+void bench_trace_free(bench_trace *t)
 {
     free(t->steps), free(t->offsets), free(t->ids), free(t->values);
     t->steps = t->offsets = t->ids = NULL;
     t->values = NULL;
 }
 
-size_t rb_trace_fill(const void *step, int rank, int nranks, float *x)
+size_t bench_trace_fill(const void *step, int rank, int nranks, float *x)
 {
-    const rb_trace_step *s = step;
-    const rb_trace *t = s->t;
+    const bench_trace_step *s = step;
+    const bench_trace *t = s->t;
     size_t n = t->rows * t->cols, nnz = 0;
     memset(x, 0, n * sizeof *x);
     for (int tr = rank; tr < t->ranks; tr += nranks) {
@@ -332,7 +332,7 @@ typedef struct trace_layer {
     hsize_t nsteps, nrows;
 } trace_layer;
 
-struct rb_trace_writer {
+struct bench_trace_writer {
     hid_t file;
     int ranks, nlayers, capped;
     uint64_t max_bytes, bytes;
@@ -367,7 +367,7 @@ static int append_rows(hid_t d, hid_t mem_type, hsize_t have, hsize_t n, hsize_t
     return rc;
 }
 
-int rb_trace_create(const char *path, int force, const rb_trace_info *info, rb_trace_writer **w,
+int bench_trace_create(const char *path, int force, const bench_trace_info *info, bench_trace_writer **w,
                     char *err, size_t len)
 {
     struct stat st;
@@ -375,9 +375,9 @@ int rb_trace_create(const char *path, int force, const rb_trace_info *info, rb_t
     if (!stat(path, &st) && (!S_ISREG(st.st_mode) || !force))
         return fail(err, len, "%s: %s", path, S_ISREG(st.st_mode) ? "exists (--force overwrites it)"
                                                                     : "exists and is no regular file");
-    if (info->max_bytes > RB_TRACE_MAX_BYTES)
-        return fail(err, len, "a trace holds at most %llu bytes", (unsigned long long)RB_TRACE_MAX_BYTES);
-    rb_trace_writer *t = calloc(1, sizeof *t);
+    if (info->max_bytes > BENCH_TRACE_MAX_BYTES)
+        return fail(err, len, "a trace holds at most %llu bytes", (unsigned long long)BENCH_TRACE_MAX_BYTES);
+    bench_trace_writer *t = calloc(1, sizeof *t);
     if (!t)
         return fail(err, len, "out of memory");
     h5_quiet q = quiet_begin();
@@ -391,28 +391,28 @@ int rb_trace_create(const char *path, int force, const rb_trace_info *info, rb_t
     char when[32];
     time_t now = time(NULL);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    int rc = rb_h5_attr_str(t->file, "format", RB_TRACE_FORMAT) |
-             rb_h5_attr_int(t->file, "format_version", RB_TRACE_VERSION) |
-             rb_h5_attr_str(t->file, "model", info->model) |
-             rb_h5_attr_str(t->file, "source", info->source) |
-             rb_h5_attr_int(t->file, "ranks", info->ranks) |
-             rb_h5_attr_int(t->file, "record_every", info->record_every) |
-             rb_h5_attr_u64(t->file, "max_bytes", info->max_bytes) |
-             rb_h5_attr_int(t->file, "complete", 0) | rb_h5_attr_int(t->file, "capped", 0) |
-             rb_h5_attr_str(t->file, "created_utc", when);
+    int rc = bench_h5_attr_str(t->file, "format", BENCH_TRACE_FORMAT) |
+             bench_h5_attr_int(t->file, "format_version", BENCH_TRACE_VERSION) |
+             bench_h5_attr_str(t->file, "model", info->model) |
+             bench_h5_attr_str(t->file, "source", info->source) |
+             bench_h5_attr_int(t->file, "ranks", info->ranks) |
+             bench_h5_attr_int(t->file, "record_every", info->record_every) |
+             bench_h5_attr_u64(t->file, "max_bytes", info->max_bytes) |
+             bench_h5_attr_int(t->file, "complete", 0) | bench_h5_attr_int(t->file, "capped", 0) |
+             bench_h5_attr_str(t->file, "created_utc", when);
     *w = t;
     return rc ? fail(err, len, "%s: cannot write its attributes", path) : 0;
 }
 
-int rb_trace_add_layer(rb_trace_writer *w, const char *name, const char *kind, uint64_t rows,
+int bench_trace_add_layer(bench_trace_writer *w, const char *name, const char *kind, uint64_t rows,
                        uint64_t cols, char *err, size_t len)
 {
     if (w->nlayers == TRACE_MAX_LAYERS)
         return fail(err, len, "more than %d layers", TRACE_MAX_LAYERS);
     char path[128];
     snprintf(path, sizeof path, "layers/%s", name);
-    h5_quiet q = quiet_begin();   /* rb_h5_group tries to open it first */
-    hid_t g = rb_h5_group(w->file, path);
+    h5_quiet q = quiet_begin();   /* bench_h5_group tries to open it first */
+    hid_t g = bench_h5_group(w->file, path);
     quiet_end(q);
     if (g == H5I_INVALID_HID)
         return fail(err, len, "cannot create layer %s", name);
@@ -423,15 +423,15 @@ int rb_trace_add_layer(rb_trace_writer *w, const char *name, const char *kind, u
     l->counts = extendible(g, "counts", H5T_STD_I64LE, (hsize_t)w->ranks, 64);
     l->ids = extendible(g, "ids", H5T_STD_I64LE, 0, 4096);
     l->values = extendible(g, "values", H5T_IEEE_F32LE, cols, row_chunk);
-    int rc = rb_h5_attr_u64(g, "rows", rows) | rb_h5_attr_u64(g, "cols", cols) |
-             rb_h5_attr_str(g, "kind", kind);
+    int rc = bench_h5_attr_u64(g, "rows", rows) | bench_h5_attr_u64(g, "cols", cols) |
+             bench_h5_attr_str(g, "kind", kind);
     H5Gclose(g);
     if (rc || l->steps < 0 || l->counts < 0 || l->ids < 0 || l->values < 0)
         return fail(err, len, "cannot create the datasets of layer %s", name);
     return w->nlayers++;
 }
 
-int rb_trace_append(rb_trace_writer *w, int layer, int64_t step, const int64_t *counts,
+int bench_trace_append(bench_trace_writer *w, int layer, int64_t step, const int64_t *counts,
                     const int64_t *ids, const float *values, char *err, size_t len)
 {
     trace_layer *l = &w->L[layer];
@@ -453,12 +453,12 @@ int rb_trace_append(rb_trace_writer *w, int layer, int64_t step, const int64_t *
     return 1;
 }
 
-int rb_trace_close(rb_trace_writer *w, int complete, char *err, size_t len)
+int bench_trace_close(bench_trace_writer *w, int complete, char *err, size_t len)
 {
     if (!w)
         return 0;
-    int rc = rb_h5_attr_int(w->file, "complete", complete) |
-             rb_h5_attr_int(w->file, "capped", w->capped);
+    int rc = bench_h5_attr_int(w->file, "complete", complete) |
+             bench_h5_attr_int(w->file, "capped", w->capped);
     for (int i = 0; i < w->nlayers; i++) {
         trace_layer *l = &w->L[i];
         H5Dclose(l->steps), H5Dclose(l->counts), H5Dclose(l->ids), H5Dclose(l->values);

@@ -14,22 +14,22 @@
  *
  * T = the sum of counts.  Every program that writes one writes exactly
  * this; the reader refuses anything else with a message. */
-#ifndef RB_TRACE_H
-#define RB_TRACE_H
+#ifndef BENCH_TRACE_H
+#define BENCH_TRACE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define RB_TRACE_FORMAT "reducerbench-gradient-trace"
-#define RB_TRACE_VERSION 1
+#define BENCH_TRACE_FORMAT "reducerbench-gradient-trace"
+#define BENCH_TRACE_VERSION 1
 /* The largest layer (ids and values) the reader loads, and the largest
  * --record-max-bytes: a trace is a sample of steps, not a training log. */
-#define RB_TRACE_MAX_BYTES (1ULL << 30)
+#define BENCH_TRACE_MAX_BYTES (1ULL << 30)
 
 /* ---------------------------------------------------------- reading */
 
 /* One layer of a trace, loaded whole, and how it maps onto a run. */
-typedef struct rb_trace {
+typedef struct bench_trace {
     char path[4096], model[64], source[64], layer[64], kind[32], sha256[65];
     int ranks;                   /* recorded on */
     int run_ranks;               /* replayed on (<= ranks) */
@@ -40,7 +40,7 @@ typedef struct rb_trace {
     int64_t *ids;
     float *values;
     float scale;                 /* power of two applied to every value */
-} rb_trace;
+} bench_trace;
 
 /* Load layer (NULL or "": the first in name order) of the trace at path
  * for a run on run_ranks ranks, checking everything the layout promises.
@@ -49,45 +49,45 @@ typedef struct rb_trace {
  * scaled by a power of two (exact) so that the largest magnitude a run
  * rank can hold lies in (1/2, 1], as the synthetic gradients' do, so the
  * exact tolerance means the same.  0, or -1 with err filled (one line). */
-int rb_trace_load(const char *path, const char *layer, int run_ranks, rb_trace *t, char *err,
+int bench_trace_load(const char *path, const char *layer, int run_ranks, bench_trace *t, char *err,
                   size_t len);
-void rb_trace_free(rb_trace *t);
+void bench_trace_free(bench_trace *t);
 
-/* Which step rb_trace_fill reads. */
-typedef struct rb_trace_step {
-    const rb_trace *t;
+/* Which step bench_trace_fill reads. */
+typedef struct bench_trace_step {
+    const bench_trace *t;
     size_t step;
-} rb_trace_step;
+} bench_trace_step;
 
-/* rb_gradgen_source_fill over an rb_trace_step: rank of nranks's
+/* bench_gradgen_source_fill over an bench_trace_step: rank of nranks's
  * gradient (rows x cols, dense) into x; its non-zero count. */
-size_t rb_trace_fill(const void *step, int rank, int nranks, float *x);
+size_t bench_trace_fill(const void *step, int rank, int nranks, float *x);
 
 /* ---------------------------------------------------------- writing */
 
-typedef struct rb_trace_writer rb_trace_writer;
+typedef struct bench_trace_writer bench_trace_writer;
 
-typedef struct rb_trace_info {
+typedef struct bench_trace_info {
     const char *model, *source;
     int ranks;
     long record_every;
     uint64_t max_bytes;          /* of ids and values, all layers */
-} rb_trace_info;
+} bench_trace_info;
 
 /* Create path (refused when it exists unless force); 0, or -1 with err. */
-int rb_trace_create(const char *path, int force, const rb_trace_info *info, rb_trace_writer **w,
+int bench_trace_create(const char *path, int force, const bench_trace_info *info, bench_trace_writer **w,
                     char *err, size_t len);
 /* A layer of rows x cols; its index (0, 1, ...), or -1 with err. */
-int rb_trace_add_layer(rb_trace_writer *w, const char *name, const char *kind, uint64_t rows,
+int bench_trace_add_layer(bench_trace_writer *w, const char *name, const char *kind, uint64_t rows,
                        uint64_t cols, char *err, size_t len);
 /* Step step of layer: counts[ranks] rows per rank, their ids and values
  * (sum of counts rows).  1 written, 0 not written because the trace would
  * pass max_bytes (the trace is then capped: no later step is written), -1
  * with err. */
-int rb_trace_append(rb_trace_writer *w, int layer, int64_t step, const int64_t *counts,
+int bench_trace_append(bench_trace_writer *w, int layer, int64_t step, const int64_t *counts,
                     const int64_t *ids, const float *values, char *err, size_t len);
 /* Mark the trace complete (complete = 0: an aborted recording) and close;
  * 0, or -1 with err.  w is freed either way. */
-int rb_trace_close(rb_trace_writer *w, int complete, char *err, size_t len);
+int bench_trace_close(bench_trace_writer *w, int complete, char *err, size_t len);
 
 #endif

@@ -8,17 +8,20 @@
  *   micro_measure.c  one row: the reducer, warm-up and timed rb_reduce
  *                    calls, failures agreed by every rank
  *   micro_stats.c    the timed calls' per-rank figures -> the row's
- *                    statistics (rb_micro_row, harness/micro_row.h)
+ *                    statistics (micro_row, micro_row.h)
  *   micro_check.c    validation against the exact average
  *   micro_output.c   the row's writers: the stdout table, the archive
+ *   micro_row.c      the columns of /micro/results and the row's HDF5 type
+ *   micro_archive.c  the row, its samples and PAPI counts into the archive
+ *                    (/micro; the harness's archive owns the file)
  * and around it:
  *   micro_options.c  the command line (a bench_cli table) and its checks
+ *   micro_jsonl.c    -J: the finished archive's rows as JSON lines
  *   rb_micro.c       main: set-up, the sweep over reducers and sizes, the
  *                    exit status
  *
- * A new column: a field of rb_micro_row and of the archive's column table
- * (harness/archive.c), its value in micro_stats.c, its printing in
- * micro_output.c.  A new output format: a writer in micro_output.c that
+ * A new column: a field of micro_row and of the column table (micro_row.c),
+ * its value in micro_stats.c, its printing in micro_output.c.  A new output format: a writer in micro_output.c that
  * micro_write_row calls.  The room calls the harness and the library;
  * nothing below calls into it. */
 #ifndef RB_MICRO_H
@@ -32,9 +35,10 @@
 #include "harness/bench_cli.h"
 #include "harness/bench_papi.h"
 #include "harness/gradgen.h"
-#include "harness/micro_row.h"
 #include "harness/topology.h"
 #include "harness/trace.h"
+#include "micro_archive.h"
+#include "micro_row.h"
 #include "reducer.h"
 
 #define PROG "rb_micro"
@@ -54,8 +58,8 @@ typedef struct micro_opts {
     int repeat;                /* --repeat: repetitions of the whole sweep */
     double timeout;            /* --timeout: seconds; 0 = none */
     double density;
-    rb_layout layout;
-    rb_overlap overlap;
+    bench_layout layout;
+    bench_overlap overlap;
     double zipf_s;             /* --overlap zipf:S */
     const char *trace;         /* --input [rows,]trace:FILE.h5, or NULL */
     const char *trace_layer;   /* --trace-layer: NULL = the first */
@@ -68,7 +72,7 @@ typedef struct micro_opts {
     int quiet;
     rb_device device;
     const char *papi_events;   /* -P: NULL = default */
-    rb_bind_mode bind;
+    bench_bind_mode bind;
     double compute;            /* --compute: modelled compute seconds per call */
     double alpha, beta;        /* --alpha/--beta for the model; < 0: measured */
     uint64_t mem_limit;        /* -M: bytes a rank may hold; 0: from the node */
@@ -104,7 +108,7 @@ typedef struct micro_bufs {
     /* The gradient the input and truth were last made for: the next row
      * of the same shape and settings (every reducer of a sweep) reuses
      * them instead of making them again. */
-    rb_gradgen made;
+    bench_gradgen made;
     int have_made;
     size_t made_nnz;
     uint64_t made_union;
@@ -127,7 +131,7 @@ void micro_bufs_free(micro_bufs *b);
  * the union support; returns the union's non-zero count, its rows in
  * *union_rows.  Under SMPI rank 0 computes it once and the other ranks
  * point at it. */
-uint64_t micro_truth(const rb_gradgen *g, micro_bufs *b, MPI_Comm comm, uint64_t *union_rows);
+uint64_t micro_truth(const bench_gradgen *g, micro_bufs *b, MPI_Comm comm, uint64_t *union_rows);
 
 /* ---------------------------------------------------------- one row */
 
@@ -150,19 +154,19 @@ typedef struct micro_run {
     char mem_source[96];          /* where the limit comes from */
     int rank, p;
     micro_bufs *bufs;
-    rb_archive *archive;
-    rb_papi *papi;       /* counters per phase (hook of every reducer) */
+    bench_archive *archive;
+    bench_papi *papi;       /* counters per phase (hook of every reducer) */
     double *samples;     /* rank 0: iters x p */
     double *times;       /* this rank's time of each timed call */
     float *dev;          /* device copy of the gradient (-d cuda) */
-    const rb_trace *trace;   /* --input trace: (NULL: synthetic) */
+    const bench_trace *trace;   /* --input trace: (NULL: synthetic) */
     size_t trace_step;       /* the step the row replays */
 } micro_run;
 
 enum micro_row_status { ROW_OK = 0, ROW_WRONG = 1, ROW_ERROR = 2, ROW_TIMEOUT = 3 };
 
 /* Measure, validate and write one row (collective); a micro_row_status. */
-int micro_run_row(micro_run *c, const char *reducer, uint64_t rows, uint64_t cols, rb_micro_row *row);
+int micro_run_row(micro_run *c, const char *reducer, uint64_t rows, uint64_t cols, micro_row *row);
 
 /* ---------------------------------------------------------- memory */
 
@@ -180,7 +184,7 @@ double micro_memory_need(const micro_opts *o, int p, size_t max_n, const char *c
 void micro_probe_machine(micro_run *c, size_t max_n, micro_machine *m);
 /* The row's model time (t_model_us, NaN for a reducer without a model)
  * and measured / model; nnz_max: the largest input over ranks. */
-void micro_model_row(micro_run *c, const micro_machine *m, double nnz_max, rb_micro_row *row);
+void micro_model_row(micro_run *c, const micro_machine *m, double nnz_max, micro_row *row);
 
 /* ---------------------------------------------------------- statistics */
 
@@ -196,7 +200,7 @@ typedef struct micro_calls {
 void micro_calls_add(micro_calls *c, int i, double t, const rb_stats *st);
 /* Collective: the row's statistics from every rank's calls; the samples
  * (iteration x rank, microseconds) gathered into samples on rank 0. */
-void micro_summarise(const micro_calls *c, int iters, MPI_Comm comm, rb_micro_row *row,
+void micro_summarise(const micro_calls *c, int iters, MPI_Comm comm, micro_row *row,
                      double *samples);
 
 /* ---------------------------------------------------------- validation */
@@ -205,7 +209,7 @@ void micro_summarise(const micro_calls *c, int iters, MPI_Comm comm, rb_micro_ro
 double micro_exact_tolerance(int p);
 /* Collective: the result in c->bufs->work against the exact average of g
  * into the row's error columns (checked = 1). */
-void micro_validate(micro_run *c, const rb_gradgen *g, unsigned traits, rb_micro_row *row);
+void micro_validate(micro_run *c, const bench_gradgen *g, unsigned traits, micro_row *row);
 
 /* ---------------------------------------------------------- output */
 
@@ -218,6 +222,6 @@ void micro_print_preamble(const micro_opts *o, int p, int argc, char **argv);
 void micro_print_block_header(const char *reducer, unsigned traits, const micro_opts *o, int rep);
 /* Collective: the row to every writer (the table on rank 0, the archive
  * with its samples and PAPI counts); 0, or non-zero on every rank. */
-int micro_write_row(micro_run *c, const rb_micro_row *row, unsigned traits);
+int micro_write_row(micro_run *c, const micro_row *row, unsigned traits);
 
 #endif

@@ -16,7 +16,7 @@ typedef struct local_errors {
     uint64_t true_rows, hit_rows;  /* non-zero rows of the truth; of them, non-zero in the result */
 } local_errors;
 
-static local_errors errors_of(const micro_bufs *b, const rb_gradgen *g)
+static local_errors errors_of(const micro_bufs *b, const bench_gradgen *g)
 {
     size_t n = g->rows * g->cols;
     double tol = micro_exact_tolerance(g->nranks);
@@ -44,7 +44,7 @@ static local_errors errors_of(const micro_bufs *b, const rb_gradgen *g)
     return e;
 }
 
-void micro_validate(micro_run *c, const rb_gradgen *g, unsigned traits, rb_micro_row *row)
+void micro_validate(micro_run *c, const bench_gradgen *g, unsigned traits, micro_row *row)
 {
     size_t n = g->rows * g->cols;
     /* Test hook proving the validator catches a wrong value. */

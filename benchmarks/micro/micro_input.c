@@ -44,10 +44,10 @@ int micro_bufs_alloc(micro_bufs *b, size_t n, int check, int rows, int rank)
             return -1;
     }
     int shared_in = 0, shared_work = 0;
-    b->input = rb_sim_alloc(cap * sizeof(float), !check, &shared_in);
-    b->work = rb_sim_alloc(cap * sizeof(float), !check, &shared_work);
+    b->input = bench_sim_alloc(cap * sizeof(float), !check, &shared_in);
+    b->work = bench_sim_alloc(cap * sizeof(float), !check, &shared_work);
     b->shared = shared_in || shared_work;
-    b->truth_borrowed = check && rb_sim_is_simulated() && rank != 0;
+    b->truth_borrowed = check && bench_sim_is_simulated() && rank != 0;
     if (!check || b->truth_borrowed)
         return b->input && b->work ? 0 : -1;
     b->truth = calloc(cap, sizeof(float));
@@ -59,7 +59,7 @@ int micro_bufs_alloc(micro_bufs *b, size_t n, int check, int rows, int rank)
 
 void micro_bufs_free(micro_bufs *b)
 {
-    rb_sim_free(b->input, b->shared), rb_sim_free(b->work, b->shared);
+    bench_sim_free(b->input, b->shared), bench_sim_free(b->work, b->shared);
     if (!b->truth_borrowed)
         free(b->truth), free(b->union_mask);
     free(b->scratch), free(b->acc);
@@ -84,13 +84,13 @@ void micro_rows_of_input(micro_bufs *b, size_t n, size_t cols)
 }
 
 /* Double accumulation in rank order. */
-static uint64_t truth_here(const rb_gradgen *g, micro_bufs *b, uint64_t *union_rows)
+static uint64_t truth_here(const bench_gradgen *g, micro_bufs *b, uint64_t *union_rows)
 {
     size_t n = g->rows * g->cols;
     memset(b->acc, 0, n * sizeof *b->acc);
     memset(b->union_mask, 0, n);
     for (int r = 0; r < g->nranks; r++) {
-        rb_gradgen_fill(g, r, b->scratch);
+        bench_gradgen_fill(g, r, b->scratch);
         for (size_t i = 0; i < n; i++) {
             b->acc[i] += b->scratch[i];
             b->union_mask[i] |= (b->scratch[i] != 0.0f);
@@ -112,11 +112,11 @@ static uint64_t truth_here(const rb_gradgen *g, micro_bufs *b, uint64_t *union_r
     return k;
 }
 
-uint64_t micro_truth(const rb_gradgen *g, micro_bufs *b, MPI_Comm comm, uint64_t *union_rows)
+uint64_t micro_truth(const bench_gradgen *g, micro_bufs *b, MPI_Comm comm, uint64_t *union_rows)
 {
     *union_rows = 0;
     uint64_t k = b->truth_borrowed ? 0 : truth_here(g, b, union_rows);
-    if (!rb_sim_is_simulated())
+    if (!bench_sim_is_simulated())
         return k;
     /* One SMPI process: rank 0's buffers are readable by every rank.  They
      * stay valid until rank 0 leaves the validation's allreduce, which it

@@ -126,7 +126,7 @@ static int one_call(micro_run *c, rb_reducer *red, size_t n, rb_stats *st, doubl
         return rc;
     MPI_Barrier(c->comm);
     double t0 = MPI_Wtime();
-    rb_sim_compute(c->o->compute);  /* --compute: the training-iteration model */
+    bench_sim_compute(c->o->compute);  /* --compute: the training-iteration model */
     if (c->o->input_rows)
         rc = rb_reduce_rows(red, &c->bufs->rows, c->bufs->work, NULL, st);
     else
@@ -165,7 +165,7 @@ static int any_failed(MPI_Comm comm, int rc)
             fprintf(stderr, PROG ": rank %d: the reducer failed (%s: %s) while the other ranks "
                     "are still inside its exchange; aborting the job rather than hang\n",
                     me, rb_strerror(rc), rb_last_error());
-            MPI_Abort(comm, RB_EXIT_FAILED);
+            MPI_Abort(comm, BENCH_EXIT_FAILED);
         }
         usleep(1000);
     }
@@ -177,13 +177,13 @@ static int any_failed(MPI_Comm comm, int rc)
 
 /* What the row measures: its reducer, shape and settings. */
 static void describe_row(const micro_run *c, const char *reducer, uint64_t rows, uint64_t cols,
-                         rb_micro_row *row)
+                         micro_row *row)
 {
     const micro_opts *o = c->o;
     memset(row, 0, sizeof *row);
     snprintf(row->reducer, sizeof row->reducer, "%s", reducer);
-    snprintf(row->layout, sizeof row->layout, "%s", rb_layout_name(c->trace ? RB_LAYOUT_ROW : o->layout));
-    rb_gradgen_support_name(c->trace ? RB_OVERLAP_SOURCE : o->overlap, o->zipf_s, row->overlap,
+    snprintf(row->layout, sizeof row->layout, "%s", bench_layout_name(c->trace ? BENCH_LAYOUT_ROW : o->layout));
+    bench_gradgen_support_name(c->trace ? BENCH_OVERLAP_SOURCE : o->overlap, o->zipf_s, row->overlap,
                             sizeof row->overlap);
     snprintf(row->device, sizeof row->device, "%s", o->device == RB_DEVICE_CUDA ? "cuda" : "host");
     snprintf(row->input, sizeof row->input, "%s", o->input_rows ? "rows" : "dense");
@@ -199,10 +199,10 @@ static void describe_row(const micro_run *c, const char *reducer, uint64_t rows,
     row->repeat = c->repeat;
 }
 
-static int same_gradient(const rb_gradgen *a, const rb_gradgen *b)
+static int same_gradient(const bench_gradgen *a, const bench_gradgen *b)
 {
     /* A recorded gradient (a trace's step) is never taken for another. */
-    return a->overlap != RB_OVERLAP_SOURCE && b->overlap != RB_OVERLAP_SOURCE &&
+    return a->overlap != BENCH_OVERLAP_SOURCE && b->overlap != BENCH_OVERLAP_SOURCE &&
            a->rows == b->rows && a->cols == b->cols && a->density == b->density &&
            a->layout == b->layout && a->block == b->block && a->overlap == b->overlap &&
            a->nranks == b->nranks && a->seed == b->seed && a->zipf_s == b->zipf_s;
@@ -211,11 +211,11 @@ static int same_gradient(const rb_gradgen *a, const rb_gradgen *b)
 /* This rank's gradient into the input buffer; its non-zero count.  SMPI
  * shared buffers (--no-check, large sizes) are one memory for every rank:
  * rank 0 fills it and every rank counts rank 0's non-zeros. */
-static size_t fill_input(micro_run *c, const rb_gradgen *g)
+static size_t fill_input(micro_run *c, const bench_gradgen *g)
 {
     if (!c->bufs->shared)
-        return rb_gradgen_fill(g, c->rank, c->bufs->input);
-    uint64_t nnz = c->rank == 0 ? rb_gradgen_fill(g, 0, c->bufs->input) : 0;
+        return bench_gradgen_fill(g, c->rank, c->bufs->input);
+    uint64_t nnz = c->rank == 0 ? bench_gradgen_fill(g, 0, c->bufs->input) : 0;
     MPI_Bcast(&nnz, 1, MPI_UINT64_T, 0, c->comm);
     return (size_t)nnz;
 }
@@ -224,7 +224,7 @@ static size_t fill_input(micro_run *c, const rb_gradgen *g)
  * support (for the wire-byte bound) and the reference for validation.
  * Without validation (--no-check) it is not computed: nnz_union = -1
  * (unknown) and no bound. */
-static size_t prepare_input(micro_run *c, const rb_gradgen *g, unsigned traits, rb_micro_row *row)
+static size_t prepare_input(micro_run *c, const bench_gradgen *g, unsigned traits, micro_row *row)
 {
     int check = c->o->check, p = c->p;
     micro_bufs *b = c->bufs;
@@ -250,7 +250,7 @@ static size_t prepare_input(micro_run *c, const rb_gradgen *g, unsigned traits, 
 
 /* The workload columns from the inputs' non-zeros (nnz_max: the largest
  * rank's); a trace's density column is its mean input density. */
-static void describe_workload(const micro_run *c, double nnz_max, rb_micro_row *row)
+static void describe_workload(const micro_run *c, double nnz_max, micro_row *row)
 {
     double avg = row->nnz_local_avg;
     row->nnz_local_max = nnz_max;
@@ -262,10 +262,10 @@ static void describe_workload(const micro_run *c, double nnz_max, rb_micro_row *
 
 /* Whether any PAPI counter counts: the reducer hook is set only then,
  * since with one every phase change of a timed call reads the clock twice. */
-static int papi_counts(const rb_papi *p)
+static int papi_counts(const bench_papi *p)
 {
-    for (int i = 0; i < rb_papi_nevents(p); i++)
-        if (rb_papi_available(p, i))
+    for (int i = 0; i < bench_papi_nevents(p); i++)
+        if (bench_papi_available(p, i))
             return 1;
     return 0;
 }
@@ -281,7 +281,7 @@ static int create_reducer(micro_run *c, const char *reducer, uint64_t rows, uint
     cfg.cols = cols;
     cfg.device = c->o->device;
     cfg.opts = c->o->ropts;
-    cfg.hook = papi_counts(c->papi) ? rb_papi_reducer_hook : NULL;
+    cfg.hook = papi_counts(c->papi) ? bench_papi_reducer_hook : NULL;
     cfg.hook_ctx = c->papi;
     cfg.phase_times = c->o->phase_times;
     int rc = rb_create(&cfg, red);
@@ -338,11 +338,11 @@ static int save_result(micro_run *c, const char *path, size_t n)
 }
 
 /* Warm-up calls, then the timed calls into calls; a micro_row_status. */
-static int time_calls(micro_run *c, rb_reducer *red, const rb_micro_row *row, micro_calls *calls)
+static int time_calls(micro_run *c, rb_reducer *red, const micro_row *row, micro_calls *calls)
 {
     int timed_out = 0, mine = RB_OK;
     int rc = call_loop(c, red, row->count, c->o->warmup, NULL, &timed_out, &mine);
-    rb_papi_reset(c->papi);  /* count the timed calls only */
+    bench_papi_reset(c->papi);  /* count the timed calls only */
     if (rc == RB_OK)
         rc = call_loop(c, red, row->count, c->o->iters, calls, &timed_out, &mine);
     if (rc == RB_OK)
@@ -357,20 +357,20 @@ static int time_calls(micro_run *c, rb_reducer *red, const rb_micro_row *row, mi
     return ROW_ERROR;
 }
 
-int micro_run_row(micro_run *c, const char *reducer, uint64_t rows, uint64_t cols, rb_micro_row *row)
+int micro_run_row(micro_run *c, const char *reducer, uint64_t rows, uint64_t cols, micro_row *row)
 {
     const micro_opts *o = c->o;
     unsigned traits = 0;
     rb_reducer_traits_with(reducer, &o->ropts, &traits);
-    rb_gradgen g = {
+    bench_gradgen g = {
         .rows = rows, .cols = cols, .density = o->density, .layout = o->layout,
         .block = (size_t)o->ropts.block_size, .overlap = o->overlap, .nranks = c->p, .seed = o->seed,
         .zipf_s = o->zipf_s,
     };
-    rb_trace_step replay = {c->trace, c->trace_step};
-    if (c->trace) {   /* the recorded rows, summed as rb_trace_load says */
-        g.overlap = RB_OVERLAP_SOURCE, g.layout = RB_LAYOUT_ROW;
-        g.source_fill = rb_trace_fill, g.source = &replay;
+    bench_trace_step replay = {c->trace, c->trace_step};
+    if (c->trace) {   /* the recorded rows, summed as bench_trace_load says */
+        g.overlap = BENCH_OVERLAP_SOURCE, g.layout = BENCH_LAYOUT_ROW;
+        g.source_fill = bench_trace_fill, g.source = &replay;
     }
     describe_row(c, reducer, rows, cols, row);
     /* The nnz/rank column: counted here, untimed (reducers count only what

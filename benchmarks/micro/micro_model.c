@@ -110,13 +110,13 @@ void micro_probe_machine(micro_run *c, size_t max_n, micro_machine *m)
 static double run_length(const micro_opts *o, uint64_t cols)
 {
     switch (o->layout) {
-    case RB_LAYOUT_ROW: return (double)cols;
-    case RB_LAYOUT_BLOCK: return (double)o->ropts.block_size;
+    case BENCH_LAYOUT_ROW: return (double)cols;
+    case BENCH_LAYOUT_BLOCK: return (double)o->ropts.block_size;
     default: return 1.0;
     }
 }
 
-void micro_model_row(micro_run *c, const micro_machine *m, double nnz_max, rb_micro_row *row)
+void micro_model_row(micro_run *c, const micro_machine *m, double nnz_max, micro_row *row)
 {
     rb_model_input in;
     rb_model_input_default(&in);

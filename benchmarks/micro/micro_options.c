@@ -103,7 +103,7 @@ static int parse_device(const char *v, void *opts, char *msg, size_t len)
 
 static int parse_layout(const char *v, void *opts, char *msg, size_t len)
 {
-    if (!rb_layout_parse(v, &((micro_opts *)opts)->layout))
+    if (!bench_layout_parse(v, &((micro_opts *)opts)->layout))
         return 0;
     snprintf(msg, len, "'%s' is not element, row or block", v);
     return -1;
@@ -135,7 +135,7 @@ static int parse_input(const char *v, void *opts, char *msg, size_t len)
 static int parse_overlap(const char *v, void *opts, char *msg, size_t len)
 {
     micro_opts *o = opts;
-    if (!rb_overlap_parse_zipf(v, &o->overlap, &o->zipf_s))
+    if (!bench_overlap_parse_zipf(v, &o->overlap, &o->zipf_s))
         return 0;
     snprintf(msg, len, "'%s' is not random, all, none or zipf:S (0 < S <= 100)", v);
     return -1;
@@ -143,7 +143,7 @@ static int parse_overlap(const char *v, void *opts, char *msg, size_t len)
 
 static int parse_bind(const char *v, void *opts, char *msg, size_t len)
 {
-    if (!rb_bind_parse(v, &((micro_opts *)opts)->bind))
+    if (!bench_bind_parse(v, &((micro_opts *)opts)->bind))
         return 0;
     snprintf(msg, len, "'%s' is not none, core or socket", v);
     return -1;
@@ -316,7 +316,7 @@ static const bench_opt options[] = {
      .help = "PAPI events counted per phase, comma list, 'none'; counted even in VMs: "
              "sde:::reducerbench::EVENT, EVENT = cpu_time_ns minor_faults major_faults "
              "vol_ctx_switches invol_ctx_switches",
-     .def_text = RB_PAPI_DEFAULT_EVENTS},
+     .def_text = BENCH_PAPI_DEFAULT_EVENTS},
     {BENCH_OPT_CUSTOM, "bind", 0, "none|core|socket", .def = "none", .parse = parse_bind,
      .help = "bind each rank by its local rank"},
     {BENCH_OPT_FLAG, "full", 'f', NULL, F(full), .flag_value = 1,
@@ -358,7 +358,7 @@ static void check_combination(micro_opts *o, int ranks)
                           "nothing in that mode; use grad or both (rb_train mixes parameters)");
     if (o->shape_rows)
         o->cols = o->shape_cols;
-    if (o->layout == RB_LAYOUT_ROW && o->cols == 1 && !o->shape_rows)
+    if (o->layout == BENCH_LAYOUT_ROW && o->cols == 1 && !o->shape_rows)
         bench_usage_error(PROG, "--layout row needs --cols C (> 1) or --shape RxC");
     if (o->input_rows && o->device == RB_DEVICE_CUDA)
         bench_usage_error(PROG, "--input rows: rows are taken in host memory only (rb_reduce_rows); "
@@ -369,7 +369,7 @@ static void check_combination(micro_opts *o, int ranks)
         bench_usage_error(PROG, "--trace-layer: only with --input trace:FILE.h5");
     if (o->trace && o->shape_rows)
         bench_usage_error(PROG, "--input trace: the trace's layer sets the shape; not with --shape");
-    if (o->overlap == RB_OVERLAP_NONE && o->density * ranks > 1.0)
+    if (o->overlap == BENCH_OVERLAP_NONE && o->density * ranks > 1.0)
         bench_usage_error(PROG, "--overlap none: density %g x %d ranks exceeds 1", o->density, ranks);
 }
 

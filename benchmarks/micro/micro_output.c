@@ -37,10 +37,10 @@ void micro_print_preamble(const micro_opts *o, int p, int argc, char **argv)
         bench_printf0(" %s", argv[i]);
     bench_printf0("\n# MPI: %s\n# ranks: %d\n", lib, p);
     char support[32];
-    rb_gradgen_support_name(o->overlap, o->zipf_s, support, sizeof support);
+    bench_gradgen_support_name(o->overlap, o->zipf_s, support, sizeof support);
     if (!o->trace)
         bench_printf0("# data: density %g, layout %s, overlap %s, cols %llu, seed %llu, device %s, "
-                      "input %s\n", o->density, rb_layout_name(o->layout), support,
+                      "input %s\n", o->density, bench_layout_name(o->layout), support,
                       (unsigned long long)o->cols, (unsigned long long)o->seed,
                       o->device == RB_DEVICE_CUDA ? "cuda" : "host", o->input_rows ? "rows" : "dense");
     bench_printf0("# timing: %d warm-up + %d timed calls per size, back to back: reload the\n"
@@ -77,7 +77,7 @@ void micro_print_block_header(const char *reducer, unsigned traits, const micro_
 }
 
 /* One line of the table ("-" where a column does not apply). */
-static void print_row(const rb_micro_row *r, unsigned traits)
+static void print_row(const micro_row *r, unsigned traits)
 {
     char wrong[24], err[24], recall[24];
     if (!r->checked) {
@@ -118,9 +118,9 @@ static void print_row(const rb_micro_row *r, unsigned traits)
     fflush(stdout);
 }
 
-int micro_write_row(micro_run *c, const rb_micro_row *row, unsigned traits)
+int micro_write_row(micro_run *c, const micro_row *row, unsigned traits)
 {
     print_row(row, traits);
-    return rb_archive_micro_row(c->archive, row, &c->o->ropts, c->samples, c->o->iters, c->p)
-        || rb_archive_micro_papi(c->archive, c->papi);
+    return micro_archive_row(c->archive, row, &c->o->ropts, c->samples, c->o->iters, c->p)
+        || micro_archive_papi(c->archive, c->papi);
 }

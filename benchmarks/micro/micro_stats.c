@@ -19,7 +19,7 @@ void micro_calls_add(micro_calls *c, int i, double t, const rb_stats *st)
 /* Rank 0: the gathered samples arrive rank-major; the archive wants them
  * iteration-major in microseconds, and p50/p99 use the slowest rank of
  * each iteration. */
-static void iteration_quantiles(double *samples, int iters, int p, rb_micro_row *row)
+static void iteration_quantiles(double *samples, int iters, int p, micro_row *row)
 {
     double *per_iter = malloc((size_t)iters * sizeof *per_iter);
     double *tmp = malloc((size_t)iters * (size_t)p * sizeof *tmp);
@@ -41,7 +41,7 @@ static void iteration_quantiles(double *samples, int iters, int p, rb_micro_row 
     free(tmp);
 }
 
-void micro_summarise(const micro_calls *c, int iters, MPI_Comm comm, rb_micro_row *row,
+void micro_summarise(const micro_calls *c, int iters, MPI_Comm comm, micro_row *row,
                      double *samples)
 {
     int p = row->ranks, rank;

@@ -17,12 +17,12 @@
 #include "harness/memneed.h"
 #include "harness/bench_device.h"
 #include "harness/h5attr.h"
-#include "harness/jsonl.h"
+#include "micro_jsonl.h"
 
 /* Everything main sets up, and what it has to free. */
 typedef struct micro_setup {
     micro_opts o;
-    rb_trace trace;      /* --input trace: */
+    bench_trace trace;      /* --input trace: */
     micro_bufs bufs;
     micro_run run;
     uint64_t shapes[MICRO_MAX_SHAPES][2];
@@ -45,9 +45,9 @@ static int setup_device(micro_run *c, size_t max_n)
     if (rb_device_describe(desc, sizeof desc) != RB_OK)
         snprintf(desc, sizeof desc, "GPU %d (%s)", gpu, rb_last_error());
     bench_printf0("# device: %s\n# device timing: every call synchronises the device before it returns\n", desc);
-    hid_t f = rb_archive_file(c->archive);
+    hid_t f = bench_archive_file(c->archive);
     if (f != H5I_INVALID_HID)
-        rb_h5_attr_str(f, "device", desc);
+        bench_h5_attr_str(f, "device", desc);
     return 0;
 }
 
@@ -72,16 +72,16 @@ static size_t reducer_list(const micro_opts *o, const char **names, size_t max)
 static int record_machine(micro_run *c)
 {
     int rc = 0;
-    hid_t f = rb_archive_file(c->archive);
+    hid_t f = bench_archive_file(c->archive);
     if (c->rank == 0 && f >= 0) {
         const micro_machine *m = &c->machine;
-        rc |= rb_h5_attr_double(f, "model_alpha_s", m->alpha);
-        rc |= rb_h5_attr_double(f, "model_beta_s_per_byte", m->beta);
-        rc |= rb_h5_attr_double(f, "model_mem_bw_bytes_per_s", m->mem_bw);
-        rc |= rb_h5_attr_double(f, "model_coll_bw_bytes_per_s", m->coll_bw);
-        rc |= rb_h5_attr_double(f, "mem_need_bytes", c->mem_need);
-        rc |= rb_h5_attr_double(f, "mem_limit_bytes", c->mem_limit);
-        rc |= rb_h5_attr_str(f, "model_alpha_beta_source",
+        rc |= bench_h5_attr_double(f, "model_alpha_s", m->alpha);
+        rc |= bench_h5_attr_double(f, "model_beta_s_per_byte", m->beta);
+        rc |= bench_h5_attr_double(f, "model_mem_bw_bytes_per_s", m->mem_bw);
+        rc |= bench_h5_attr_double(f, "model_coll_bw_bytes_per_s", m->coll_bw);
+        rc |= bench_h5_attr_double(f, "mem_need_bytes", c->mem_need);
+        rc |= bench_h5_attr_double(f, "mem_limit_bytes", c->mem_limit);
+        rc |= bench_h5_attr_str(f, "model_alpha_beta_source",
                              m->alpha_given && m->beta_given ? "given" : m->alpha_given || m->beta_given
                              ? "given and measured" : "measured");
     }
@@ -130,12 +130,12 @@ static int same_file(const char *a, const char *b)
 static void check_json_not_archive(micro_run *c, const micro_opts *o)
 {
     char h5[PATH_MAX] = "";
-    if (rb_archive_path(c->archive))   /* rb_archive_close frees it */
-        snprintf(h5, sizeof h5, "%s", rb_archive_path(c->archive));
+    if (bench_archive_path(c->archive))   /* bench_archive_close frees it */
+        snprintf(h5, sizeof h5, "%s", bench_archive_path(c->archive));
     int clash = c->rank == 0 && o->json && h5[0] && same_file(o->json, h5);
     MPI_Bcast(&clash, 1, MPI_INT, 0, c->comm);
     if (clash) {
-        rb_archive_close(c->archive, 0);
+        bench_archive_close(c->archive, 0);
         bench_usage_error(PROG, "-J %s and the archive %s are the same file: the JSON lines would "
                           "replace the archive; give -J another name", o->json, h5);
     }
@@ -182,18 +182,18 @@ static void check_sizes(const micro_opts *o)
 static void load_trace(micro_setup *s)
 {
     micro_run *c = &s->run;
-    rb_trace *t = &s->trace;
+    bench_trace *t = &s->trace;
     char err[5400];
-    int rc = rb_trace_load(s->o.trace, s->o.trace_layer, c->p, t, err, sizeof err);
+    int rc = bench_trace_load(s->o.trace, s->o.trace_layer, c->p, t, err, sizeof err);
     if (!rc && t->rows * t->cols > UINT32_MAX) {
         snprintf(err, sizeof err, "%s: layer %s: %llu x %llu exceeds 2^32 - 1 elements", t->path,
                  t->layer, (unsigned long long)t->rows, (unsigned long long)t->cols);
-        rb_trace_free(t);
+        bench_trace_free(t);
         rc = -1;
     }
     if (rc) {
         bench_fail_on(c->rank == 0, BENCH_NO_CODE, "--input trace", "%s", err);
-        bench_exit(RB_EXIT_USAGE);
+        bench_exit(BENCH_EXIT_USAGE);
     }
     c->trace = t;
     s->nshapes = t->nsteps < MICRO_MAX_SHAPES ? t->nsteps : MICRO_MAX_SHAPES;
@@ -217,7 +217,7 @@ static void load_trace(micro_setup *s)
  * non-zero on every rank. */
 static int record_trace(micro_run *c)
 {
-    const rb_trace *t = c->trace;
+    const bench_trace *t = c->trace;
     char map[160];
     if (c->p == t->ranks)
         snprintf(map, sizeof map, "rank r replays trace rank r");
@@ -230,21 +230,21 @@ static int record_trace(micro_run *c)
                   t->nsteps < MICRO_MAX_SHAPES ? t->nsteps : MICRO_MAX_SHAPES, map, (double)t->scale,
                   c->o->input_rows ? "rows" : "dense", c->o->device == RB_DEVICE_CUDA ? "cuda" : "host");
     int rc = 0;
-    hid_t f = rb_archive_file(c->archive);
+    hid_t f = bench_archive_file(c->archive);
     if (c->rank == 0 && f >= 0) {
         int steps[MICRO_MAX_SHAPES];
         size_t n = t->nsteps < MICRO_MAX_SHAPES ? t->nsteps : MICRO_MAX_SHAPES;
         for (size_t i = 0; i < n; i++)
             steps[i] = (int)t->steps[i];
-        rc |= rb_h5_attr_str(f, "trace_file", t->path);
-        rc |= rb_h5_attr_str(f, "trace_sha256", t->sha256);
-        rc |= rb_h5_attr_str(f, "trace_model", t->model);
-        rc |= rb_h5_attr_str(f, "trace_source", t->source);
-        rc |= rb_h5_attr_str(f, "trace_layer", t->layer);
-        rc |= rb_h5_attr_int(f, "trace_ranks", t->ranks);
-        rc |= rb_h5_attr_int_array(f, "trace_steps", steps, n);
-        rc |= rb_h5_attr_double(f, "trace_value_scale", (double)t->scale);
-        rc |= rb_h5_attr_str(f, "trace_rank_map", map);
+        rc |= bench_h5_attr_str(f, "trace_file", t->path);
+        rc |= bench_h5_attr_str(f, "trace_sha256", t->sha256);
+        rc |= bench_h5_attr_str(f, "trace_model", t->model);
+        rc |= bench_h5_attr_str(f, "trace_source", t->source);
+        rc |= bench_h5_attr_str(f, "trace_layer", t->layer);
+        rc |= bench_h5_attr_int(f, "trace_ranks", t->ranks);
+        rc |= bench_h5_attr_int_array(f, "trace_steps", steps, n);
+        rc |= bench_h5_attr_double(f, "trace_value_scale", (double)t->scale);
+        rc |= bench_h5_attr_str(f, "trace_rank_map", map);
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, c->comm);
     if (rc)
@@ -267,13 +267,13 @@ static void setup(micro_setup *s, int argc, char **argv)
             s->max_n = s->shapes[i][0] * s->shapes[i][1];
     check_memory(s);
     /* Binding and counters first, so the archive records them. */
-    if (rb_bind(c->comm, o->bind))
-        bench_exit(RB_EXIT_FAILED);
+    if (bench_bind(c->comm, o->bind))
+        bench_exit(BENCH_EXIT_FAILED);
     static const char *const phase_names[RB_PHASE_COUNT_] = {"encode", "comm", "decode"};
-    if (rb_papi_open(c->comm, PROG, o->papi_events, RB_PHASE_COUNT_, phase_names, &c->papi))
-        bench_exit(RB_EXIT_USAGE);
-    if (rb_archive_open(c->comm, PROG, o->output, o->force, argc, argv, &c->archive))
-        bench_exit(RB_EXIT_USAGE);
+    if (bench_papi_open(c->comm, PROG, o->papi_events, RB_PHASE_COUNT_, phase_names, &c->papi))
+        bench_exit(BENCH_EXIT_USAGE);
+    if (bench_archive_open(c->comm, PROG, o->output, o->force, argc, argv, &c->archive))
+        bench_exit(BENCH_EXIT_USAGE);
     check_json_not_archive(c, o);
     int ok = micro_bufs_alloc(&s->bufs, s->max_n, o->check, o->input_rows, c->rank) == 0;
     c->bufs = &s->bufs;
@@ -283,21 +283,21 @@ static void setup(micro_setup *s, int argc, char **argv)
     char detail[96];
     snprintf(detail, sizeof detail, "out of memory for %zu-element buffers", s->max_n);
     if (bench_all_ok(c->comm, ok ? RB_OK : BENCH_NO_CODE, "buffers", detail) < 0) {
-        rb_archive_close(c->archive, 0);
-        bench_exit(RB_EXIT_FAILED);
+        bench_archive_close(c->archive, 0);
+        bench_exit(BENCH_EXIT_FAILED);
     }
     micro_print_preamble(o, c->p, argc, argv);
     micro_probe_machine(c, s->max_n, &c->machine);
     micro_print_machine(&c->machine);
     micro_print_memory(c);
     if (record_machine(c) || (c->trace && record_trace(c)))
-        bench_exit(RB_EXIT_FAILED);
+        bench_exit(BENCH_EXIT_FAILED);
     if (c->archive)
-        bench_printf0("# archive: %s\n", rb_archive_path(c->archive));
+        bench_printf0("# archive: %s\n", bench_archive_path(c->archive));
     bench_watchdog_start(o->timeout);
     if (o->device == RB_DEVICE_CUDA && setup_device(c, s->max_n) != 0) {
-        rb_archive_close(c->archive, 0);
-        bench_exit(RB_EXIT_FAILED);
+        bench_archive_close(c->archive, 0);
+        bench_exit(BENCH_EXIT_FAILED);
     }
 }
 
@@ -306,22 +306,22 @@ static void setup(micro_setup *s, int argc, char **argv)
 static int sweep_once(micro_setup *s, const char *const *names, size_t nred, int rep,
                       int *had_error)
 {
-    int exit_code = RB_EXIT_OK;
+    int exit_code = BENCH_EXIT_OK;
     s->run.repeat = rep;
     for (size_t ri = 0; ri < nred; ri++) {
         unsigned traits = 0;
         rb_reducer_traits_with(names[ri], &s->o.ropts, &traits);
         micro_print_block_header(names[ri], traits, &s->o, rep);
         for (size_t i = 0; i < s->nshapes; i++) {
-            rb_micro_row row;
+            micro_row row;
             s->run.trace_step = i;
             int st = micro_run_row(&s->run, names[ri], s->shapes[i][0], s->shapes[i][1], &row);
             if (st == ROW_TIMEOUT) {
                 bench_printf0("# time limit of %g s reached; stopping\n", s->o.timeout);
-                return RB_EXIT_TIMEOUT;
+                return BENCH_EXIT_TIMEOUT;
             }
             if (st != ROW_OK)
-                exit_code = RB_EXIT_FAILED;
+                exit_code = BENCH_EXIT_FAILED;
             if (st == ROW_ERROR) {
                 *had_error = 1;
                 break;
@@ -337,10 +337,10 @@ static int sweep(micro_setup *s, int *had_error)
 {
     const char *names[MICRO_MAX_REDUCERS];
     size_t nred = reducer_list(&s->o, names, MICRO_MAX_REDUCERS);
-    int exit_code = RB_EXIT_OK;
-    for (int rep = 0; rep < s->o.repeat && exit_code != RB_EXIT_TIMEOUT; rep++) {
+    int exit_code = BENCH_EXIT_OK;
+    for (int rep = 0; rep < s->o.repeat && exit_code != BENCH_EXIT_TIMEOUT; rep++) {
         int rc = sweep_once(s, names, nred, rep, had_error);
-        if (rc != RB_EXIT_OK)
+        if (rc != BENCH_EXIT_OK)
             exit_code = rc;
     }
     return exit_code;
@@ -351,7 +351,7 @@ static int sweep(micro_setup *s, int *had_error)
 static int export_json(micro_run *c, const char *h5path, const char *path)
 {
     char msg[4400] = "";
-    int rc = c->rank == 0 ? rb_jsonl_export(h5path, path, c->o->force, msg, sizeof msg) : 0;
+    int rc = c->rank == 0 ? micro_jsonl_export(h5path, path, c->o->force, msg, sizeof msg) : 0;
     MPI_Bcast(&rc, 1, MPI_INT, 0, c->comm);
     if (rc)
         bench_fail_on(c->rank == 0, BENCH_NO_CODE, "-J", "%s", msg);
@@ -365,7 +365,7 @@ static int export_json(micro_run *c, const char *h5path, const char *path)
 static void check_json_target(micro_run *c, const micro_opts *o)
 {
     char msg[4400] = "";
-    int rc = c->rank == 0 && o->json ? rb_jsonl_target_ok(o->json, o->force, msg, sizeof msg) : 0;
+    int rc = c->rank == 0 && o->json ? micro_jsonl_target_ok(o->json, o->force, msg, sizeof msg) : 0;
     MPI_Bcast(&rc, 1, MPI_INT, 0, c->comm);
     if (rc)
         bench_usage_error(PROG, "%s", msg);
@@ -377,10 +377,10 @@ static void check_json_target(micro_run *c, const micro_opts *o)
 static int say_timed_out(micro_setup *s)
 {
     micro_run *c = &s->run;
-    long rows = rb_archive_micro_rows(c->archive);
+    long rows = micro_archive_rows(c->archive);
     MPI_Bcast(&rows, 1, MPI_LONG, 0, c->comm);
     int keep = c->archive && rows > 0;
-    if (keep && rb_archive_mark(c->archive, "timed_out"))
+    if (keep && bench_archive_mark(c->archive, "timed_out"))
         bench_fail_on(c->rank == 0, BENCH_NO_CODE, "archive", "cannot mark the archive timed out");
     char kept[160];
     if (keep)
@@ -402,26 +402,26 @@ static _Noreturn void finish(micro_setup *s, int exit_code, int had_error)
     /* A run with validation failures is a complete measurement (the file
      * records #wrong); errors leave no complete-looking file; a timeout
      * keeps its rows, marked. */
-    int timed_out = exit_code == RB_EXIT_TIMEOUT;
+    int timed_out = exit_code == BENCH_EXIT_TIMEOUT;
     int keep = !had_error;
     if (timed_out)
         keep = say_timed_out(s) && keep;
-    /* rb_archive_close frees the archive: keep its path for the message. */
+    /* bench_archive_close frees the archive: keep its path for the message. */
     char written[4096] = "";
     if (c->archive && keep)
-        snprintf(written, sizeof written, "%s", rb_archive_path(c->archive));
-    if (rb_archive_close(c->archive, keep))
-        exit_code = RB_EXIT_FAILED, written[0] = '\0';
+        snprintf(written, sizeof written, "%s", bench_archive_path(c->archive));
+    if (bench_archive_close(c->archive, keep))
+        exit_code = BENCH_EXIT_FAILED, written[0] = '\0';
     else if (written[0])
         bench_printf0("# archive written%s: %s\n", timed_out ? " (timed out, partial)" : "", written);
     if (written[0] && !timed_out && s->o.json && export_json(c, written, s->o.json))
-        exit_code = RB_EXIT_FAILED;
+        exit_code = BENCH_EXIT_FAILED;
     bench_dev_free(c->dev);
     MPI_Comm_free(&c->agree);
-    rb_papi_close(c->papi);
+    bench_papi_close(c->papi);
     micro_bufs_free(&s->bufs);
     if (c->trace)
-        rb_trace_free(&s->trace);
+        bench_trace_free(&s->trace);
     free(c->times);
     free(c->samples);
     bench_exit(exit_code);

@@ -113,10 +113,10 @@ static size_t sketch_width(const sketch_args *a, double scale)
     return c < 1 ? 1 : c > 1e18 ? (size_t)1e18 : (size_t)c;
 }
 
-static int throughput(const sketch_args *a, const rb_gradgen *g, float *x, uint64_t *bm, double mbw)
+static int throughput(const sketch_args *a, const bench_gradgen *g, float *x, uint64_t *bm, double mbw)
 {
     size_t n = a->rows * a->cols;
-    size_t elems = rb_gradgen_fill(g, 0, x);
+    size_t elems = bench_gradgen_fill(g, 0, x);
     double t = now(), best_scan = 1e30;
     rb_bitmap_of_groups(x, n, a->cols, bm);   /* untimed: faults the bitmap in */
     for (int i = 0; i < a->iters; i++) {
@@ -181,13 +181,13 @@ static int throughput(const sketch_args *a, const rb_gradgen *g, float *x, uint6
 }
 
 /* One s2 step on a.ranks simulated ranks; errors against the exact average. */
-static int error_table(const sketch_args *a, rb_gradgen g, float *x, uint64_t *bm)
+static int error_table(const sketch_args *a, bench_gradgen g, float *x, uint64_t *bm)
 {
     size_t n = a->rows * a->cols, words = rb_bitmap_words(a->rows);
     g.nranks = a->ranks;
     float *avg = malloc(n * sizeof *avg), *est = calloc(n, sizeof *est);
     uint64_t *uni = calloc(words ? words : 1, sizeof *uni);
-    if (!avg || !est || !uni || rb_gradgen_average(&g, avg, x) != 0) {
+    if (!avg || !est || !uni || bench_gradgen_average(&g, avg, x) != 0) {
         bench_fail(BENCH_NO_CODE, "error table", "out of memory for the exact average of %zu floats", n);
         free(avg); free(est); free(uni);
         return -1;
@@ -221,7 +221,7 @@ static int error_table(const sketch_args *a, rb_gradgen g, float *x, uint64_t *b
             }
             memset(uni, 0, words * sizeof *uni);
             for (int k = 0; k < a->ranks; k++) {
-                rb_gradgen_fill(&g, k, x);
+                bench_gradgen_fill(&g, k, x);
                 rb_bitmap_of_groups(x, n, a->cols, bm);
                 rb_bitmap_or(uni, bm, words);
                 rb_cs_zero(&one);
@@ -300,13 +300,13 @@ int main(int argc, char **argv)
     sketch_parse_options(argc, argv, &a);
     check_memory(&a);
     size_t n = a.rows * a.cols;
-    rb_gradgen g = {.rows = a.rows, .cols = a.cols, .density = a.density, .layout = RB_LAYOUT_ROW,
-                    .overlap = RB_OVERLAP_RANDOM, .nranks = a.ranks, .seed = a.seed};
+    bench_gradgen g = {.rows = a.rows, .cols = a.cols, .density = a.density, .layout = BENCH_LAYOUT_ROW,
+                    .overlap = BENCH_OVERLAP_RANDOM, .nranks = a.ranks, .seed = a.seed};
     float *x = malloc(n * sizeof *x);
     uint64_t *bm = calloc(rb_bitmap_words(a.rows), sizeof *bm);
     if (!x || !bm) {
         bench_fail(BENCH_NO_CODE, "buffers", "out of memory for %zu floats", n);
-        bench_exit(RB_EXIT_FAILED);
+        bench_exit(BENCH_EXIT_FAILED);
     }
     printf("# rb_sketch: %zu x %zu floats, row density %g, c = rows*cols*density*%g, one core\n",
            (size_t)a.rows, (size_t)a.cols, a.density, a.ratio);
@@ -318,5 +318,5 @@ int main(int argc, char **argv)
         rc = error_table(&a, g, x, bm);
     free(x);
     free(bm);
-    bench_exit(rc == 0 ? RB_EXIT_OK : RB_EXIT_FAILED);
+    bench_exit(rc == 0 ? BENCH_EXIT_OK : BENCH_EXIT_FAILED);
 }

@@ -258,7 +258,7 @@ typedef struct train_run {
     double last_train_loss;
     double mem_need, mem_limit;  /* bytes per rank (train_memory.c); limit 0: unknown */
     /* --record-gradients (train_record.c) */
-    rb_trace_writer *rec;        /* rank 0's */
+    bench_trace_writer *rec;        /* rank 0's */
     int rec_capped;
     long rec_steps;
     size_t rec_cap;              /* rows rec_ids / rec_vals hold */

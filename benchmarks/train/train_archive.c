@@ -11,18 +11,18 @@
 #include "harness/h5attr.h"
 #include "train.h"
 
-#define C(member, kind) RB_H5_FIELD(train_curve_row, member, kind)
-static const rb_h5_field curve_fields[] = {
-    C(iteration, RB_H5_INT64), C(epoch, RB_H5_DOUBLE), C(wall_s, RB_H5_DOUBLE),
-    C(train_loss, RB_H5_DOUBLE), C(train_accuracy, RB_H5_DOUBLE), C(test_loss, RB_H5_DOUBLE),
-    C(test_accuracy, RB_H5_DOUBLE), C(val_perplexity, RB_H5_DOUBLE),
+#define C(member, kind) BENCH_H5_FIELD(train_curve_row, member, kind)
+static const bench_h5_field curve_fields[] = {
+    C(iteration, BENCH_H5_INT64), C(epoch, BENCH_H5_DOUBLE), C(wall_s, BENCH_H5_DOUBLE),
+    C(train_loss, BENCH_H5_DOUBLE), C(train_accuracy, BENCH_H5_DOUBLE), C(test_loss, BENCH_H5_DOUBLE),
+    C(test_accuracy, BENCH_H5_DOUBLE), C(val_perplexity, BENCH_H5_DOUBLE),
 };
 #undef C
-#define P(member, kind) RB_H5_FIELD(train_phase_row, member, kind)
-static const rb_h5_field phase_fields[] = {
-    P(iteration, RB_H5_INT64), P(forward_s, RB_H5_DOUBLE), P(backward_s, RB_H5_DOUBLE),
-    P(reduce_s, RB_H5_DOUBLE), P(update_s, RB_H5_DOUBLE), P(loss, RB_H5_DOUBLE),
-    P(bytes_sent, RB_H5_UINT64), P(bytes_recv, RB_H5_UINT64), P(embed_nnz, RB_H5_UINT64),
+#define P(member, kind) BENCH_H5_FIELD(train_phase_row, member, kind)
+static const bench_h5_field phase_fields[] = {
+    P(iteration, BENCH_H5_INT64), P(forward_s, BENCH_H5_DOUBLE), P(backward_s, BENCH_H5_DOUBLE),
+    P(reduce_s, BENCH_H5_DOUBLE), P(update_s, BENCH_H5_DOUBLE), P(loss, BENCH_H5_DOUBLE),
+    P(bytes_sent, BENCH_H5_UINT64), P(bytes_recv, BENCH_H5_UINT64), P(embed_nnz, BENCH_H5_UINT64),
 };
 #undef P
 
@@ -52,62 +52,62 @@ static int write_hyper(hid_t g, const train_opts *o, const train_summary *s,
                        const train_phase_row *phases, size_t nphases)
 {
     int rc = 0;
-    rc |= rb_h5_attr_str(g, "model", o->model);
-    rc |= rb_h5_attr_str(g, "data_path", s->data_path);
-    rc |= rb_h5_attr_str(g, "data_format", s->data_format);
-    rc |= rb_h5_attr_str(g, "reducer", o->reducer);
-    rc |= rb_h5_attr_str(g, "device", o->device);
-    rc |= rb_h5_attr_str(g, "device_description", o->device_desc);
-    rc |= rb_h5_attr_str(g, "sparsify", o->sparsify);
-    rc |= rb_h5_attr_int(g, "error_feedback", o->error_feedback);
-    rc |= rb_h5_attr_str(g, "shuffle", o->shuffle);
-    rc |= rb_h5_attr_str(g, "embed_input", o->embed_input);
-    rc |= rb_h5_attr_str(g, "schedule", o->schedule);
-    rc |= rb_h5_attr_int(g, "ranks", s->ranks);
-    rc |= rb_h5_attr_int(g, "batch_per_rank", o->batch);
-    rc |= rb_h5_attr_int(g, "global_batch", (int64_t)o->batch * s->ranks);
-    rc |= rb_h5_attr_double(g, "lr", o->lr);
-    rc |= rb_h5_attr_double(g, "momentum", o->momentum);
-    rc |= rb_h5_attr_double(g, "weight_decay", o->weight_decay);
-    rc |= rb_h5_attr_int(g, "warmup", o->warmup);
-    rc |= rb_h5_attr_int(g, "epochs", o->epochs);
-    rc |= rb_h5_attr_u64(g, "seed", o->seed);
-    rc |= rb_h5_attr_int(g, "threads", o->threads);
-    rc |= rb_h5_attr_u64(g, "train_samples", s->train_samples);
-    rc |= rb_h5_attr_u64(g, "test_samples", s->test_samples);
-    rc |= rb_h5_attr_int(g, "classes", s->classes);
-    rc |= rb_h5_attr_int(g, "input_c", s->in_c);
-    rc |= rb_h5_attr_int(g, "input_h", s->in_h);
-    rc |= rb_h5_attr_int(g, "input_w", s->in_w);
-    rc |= rb_h5_attr_u64(g, "dense_parameters", s->n_dense);
-    rc |= rb_h5_attr_u64(g, "embedding_parameters", s->n_embed);
+    rc |= bench_h5_attr_str(g, "model", o->model);
+    rc |= bench_h5_attr_str(g, "data_path", s->data_path);
+    rc |= bench_h5_attr_str(g, "data_format", s->data_format);
+    rc |= bench_h5_attr_str(g, "reducer", o->reducer);
+    rc |= bench_h5_attr_str(g, "device", o->device);
+    rc |= bench_h5_attr_str(g, "device_description", o->device_desc);
+    rc |= bench_h5_attr_str(g, "sparsify", o->sparsify);
+    rc |= bench_h5_attr_int(g, "error_feedback", o->error_feedback);
+    rc |= bench_h5_attr_str(g, "shuffle", o->shuffle);
+    rc |= bench_h5_attr_str(g, "embed_input", o->embed_input);
+    rc |= bench_h5_attr_str(g, "schedule", o->schedule);
+    rc |= bench_h5_attr_int(g, "ranks", s->ranks);
+    rc |= bench_h5_attr_int(g, "batch_per_rank", o->batch);
+    rc |= bench_h5_attr_int(g, "global_batch", (int64_t)o->batch * s->ranks);
+    rc |= bench_h5_attr_double(g, "lr", o->lr);
+    rc |= bench_h5_attr_double(g, "momentum", o->momentum);
+    rc |= bench_h5_attr_double(g, "weight_decay", o->weight_decay);
+    rc |= bench_h5_attr_int(g, "warmup", o->warmup);
+    rc |= bench_h5_attr_int(g, "epochs", o->epochs);
+    rc |= bench_h5_attr_u64(g, "seed", o->seed);
+    rc |= bench_h5_attr_int(g, "threads", o->threads);
+    rc |= bench_h5_attr_u64(g, "train_samples", s->train_samples);
+    rc |= bench_h5_attr_u64(g, "test_samples", s->test_samples);
+    rc |= bench_h5_attr_int(g, "classes", s->classes);
+    rc |= bench_h5_attr_int(g, "input_c", s->in_c);
+    rc |= bench_h5_attr_int(g, "input_h", s->in_h);
+    rc |= bench_h5_attr_int(g, "input_w", s->in_w);
+    rc |= bench_h5_attr_u64(g, "dense_parameters", s->n_dense);
+    rc |= bench_h5_attr_u64(g, "embedding_parameters", s->n_embed);
     if (!strcmp(o->model, "wordlm") || !strcmp(o->model, "embedlm")) {
-        rc |= rb_h5_attr_int(g, "context", o->ctx);
-        rc |= rb_h5_attr_int(g, "embed_dim", o->embed_dim);
-        rc |= rb_h5_attr_int(g, "hidden", o->hidden);
+        rc |= bench_h5_attr_int(g, "context", o->ctx);
+        rc |= bench_h5_attr_int(g, "embed_dim", o->embed_dim);
+        rc |= bench_h5_attr_int(g, "hidden", o->hidden);
     }
     if (!strcmp(o->model, "embedlm")) {   /* classes = out_vocab */
         uint64_t rows = o->embed_dim ? s->n_embed / (uint64_t)o->embed_dim : 0;
-        rc |= rb_h5_attr_u64(g, "embed_rows", rows);
-        rc |= rb_h5_attr_double(g, "embed_share",
+        rc |= bench_h5_attr_u64(g, "embed_rows", rows);
+        rc |= bench_h5_attr_double(g, "embed_share",
                                 (double)s->n_embed / (double)(s->n_embed + s->n_dense));
-        rc |= rb_h5_attr_double(g, "embed_row_density",
+        rc |= bench_h5_attr_double(g, "embed_row_density",
                                 embed_row_density(phases, nphases, s->n_embed));
     }
-    rc |= rb_h5_attr_double(g, "flops_per_sample_forward", s->flops_per_sample);
-    rc |= rb_h5_attr_int(g, "iterations", s->iterations);
-    rc |= rb_h5_attr_int(g, "steps_per_epoch", s->steps_per_epoch);
-    rc |= rb_h5_attr_double(g, "wall_s", s->wall_s);
-    rc |= rb_h5_attr_double(g, "model_gflops", s->model_gflops);
-    rc |= rb_h5_attr_double(g, "sgemm_gflops", s->sgemm_gflops);
-    rc |= rb_h5_attr_str(g, "blas_core", s->blas_core);
-    rc |= rb_h5_attr_double(g, "final_train_loss", s->final_train_loss);
-    rc |= rb_h5_attr_double(g, "final_test_accuracy", s->final_test_accuracy);
-    rc |= rb_h5_attr_double(g, "final_val_perplexity", s->final_val_perplexity);
-    rc |= rb_h5_attr_double(g, "target_accuracy", o->target_accuracy);
-    rc |= rb_h5_attr_double(g, "target_perplexity", o->target_perplexity);
-    rc |= rb_h5_attr_int(g, "reached_target", s->reached_target);
-    rc |= rb_h5_attr_int(g, "timed_out", s->timed_out);
+    rc |= bench_h5_attr_double(g, "flops_per_sample_forward", s->flops_per_sample);
+    rc |= bench_h5_attr_int(g, "iterations", s->iterations);
+    rc |= bench_h5_attr_int(g, "steps_per_epoch", s->steps_per_epoch);
+    rc |= bench_h5_attr_double(g, "wall_s", s->wall_s);
+    rc |= bench_h5_attr_double(g, "model_gflops", s->model_gflops);
+    rc |= bench_h5_attr_double(g, "sgemm_gflops", s->sgemm_gflops);
+    rc |= bench_h5_attr_str(g, "blas_core", s->blas_core);
+    rc |= bench_h5_attr_double(g, "final_train_loss", s->final_train_loss);
+    rc |= bench_h5_attr_double(g, "final_test_accuracy", s->final_test_accuracy);
+    rc |= bench_h5_attr_double(g, "final_val_perplexity", s->final_val_perplexity);
+    rc |= bench_h5_attr_double(g, "target_accuracy", o->target_accuracy);
+    rc |= bench_h5_attr_double(g, "target_perplexity", o->target_perplexity);
+    rc |= bench_h5_attr_int(g, "reached_target", s->reached_target);
+    rc |= bench_h5_attr_int(g, "timed_out", s->timed_out);
     return rc;
 }
 
@@ -124,7 +124,7 @@ static int write_reducer_options(hid_t g, const train_opts *o)
         char buf[128];
         if (rb_option_format(&o->ropts, i, buf, sizeof buf) != RB_OK)
             snprintf(buf, sizeof buf, "?");
-        rc |= rb_h5_attr_str(r, rb_option_info_at(i)->key, buf);
+        rc |= bench_h5_attr_str(r, rb_option_info_at(i)->key, buf);
     }
     H5Gclose(r);
     return rc;
@@ -137,16 +137,16 @@ int train_archive_write(hid_t file, const train_opts *o, const train_summary *s,
     hid_t g = H5Gcreate2(file, "train", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     char why[256];
     if (g < 0) {
-        bench_fail(BENCH_NO_CODE, "archive", "cannot create /train: %s", rb_h5_error_reason(why, sizeof why));
+        bench_fail(BENCH_NO_CODE, "archive", "cannot create /train: %s", bench_h5_error_reason(why, sizeof why));
         return -1;
     }
     int rc = write_hyper(g, o, s, phases, nphases) | write_reducer_options(g, o) |
-             rb_h5_table(g, "curves", curve_fields, sizeof curve_fields / sizeof *curve_fields,
+             bench_h5_table(g, "curves", curve_fields, sizeof curve_fields / sizeof *curve_fields,
                          sizeof *curve, curve, ncurve, NULL) |
-             rb_h5_table(g, "phases", phase_fields, sizeof phase_fields / sizeof *phase_fields,
+             bench_h5_table(g, "phases", phase_fields, sizeof phase_fields / sizeof *phase_fields,
                          sizeof *phases, phases, nphases, NULL);
     if (rc)
-        rb_h5_error_reason(why, sizeof why);
+        bench_h5_error_reason(why, sizeof why);
     H5Gclose(g);
     if (rc)
         bench_fail(BENCH_NO_CODE, "archive", "writing /train failed: %s", why);

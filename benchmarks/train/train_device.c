@@ -10,8 +10,8 @@
 _Noreturn void train_gpu_die(const char *what, const char *err)
 {
     bench_fail(BENCH_NO_CODE, what, "%s", err);
-    MPI_Abort(MPI_COMM_WORLD, RB_EXIT_FAILED);
-    bench_exit(RB_EXIT_FAILED);   /* not reached: MPI_Abort does not return */
+    MPI_Abort(MPI_COMM_WORLD, BENCH_EXIT_FAILED);
+    bench_exit(BENCH_EXIT_FAILED);   /* not reached: MPI_Abort does not return */
 }
 
 int train_setup_gpu(train_opts *o, model *m, trainer *t)

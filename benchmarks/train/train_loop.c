@@ -38,7 +38,7 @@ static void *grow(growable *g)
         void *nv = realloc(g->v, nc * g->size);
         if (!nv) {
             bench_fail(BENCH_NO_CODE, "log", "out of memory for the curve's rows");
-            MPI_Abort(MPI_COMM_WORLD, RB_EXIT_FAILED);
+            MPI_Abort(MPI_COMM_WORLD, BENCH_EXIT_FAILED);
         }
         g->v = nv, g->cap = nc;
     }

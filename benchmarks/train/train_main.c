@@ -19,7 +19,7 @@
 /* ---------------------------------------------------------- set-up */
 
 /* Every rank's shards; exits 2 (after one message) when any rank fails. */
-static void load_data(train_run *r, rb_archive *arch)
+static void load_data(train_run *r, bench_archive *arch)
 {
     const train_opts *o = &r->o;
     char err[4600] = "";
@@ -27,8 +27,8 @@ static void load_data(train_run *r, rb_archive *arch)
     int failed = train_load_data(o, r->fmt, r->rank, r->nranks, &r->tr, &r->te, &r->cor, err,
                                  sizeof err) != 0;
     if (bench_all_ok(MPI_COMM_WORLD, failed ? BENCH_NO_CODE : RB_OK, "data", err) < 0) {
-        rb_archive_close(arch, 0);
-        bench_exit(RB_EXIT_USAGE);
+        bench_archive_close(arch, 0);
+        bench_exit(BENCH_EXIT_USAGE);
     }
     const corpus *c = &r->cor;
     if (r->wordlm)
@@ -53,7 +53,7 @@ static model_shape shape_of(const train_run *r)
 }
 
 /* The model (on the GPU for -d cuda) and one reducer per gradient buffer. */
-static void build_model(train_run *r, rb_archive *arch)
+static void build_model(train_run *r, bench_archive *arch)
 {
     train_opts *o = &r->o;
     char err[4600] = "";
@@ -62,8 +62,8 @@ static void build_model(train_run *r, rb_archive *arch)
         BAD("%s", err);
     r->trn = (trainer){&r->m, NULL, 0};
     if (!strcmp(o->device, "cuda") && train_setup_gpu(o, &r->m, &r->trn) < 0) {
-        rb_archive_close(arch, 0);
-        bench_exit(RB_EXIT_FAILED);
+        bench_archive_close(arch, 0);
+        bench_exit(BENCH_EXIT_FAILED);
     }
     gpu_model *g = r->trn.g;
     model *m = &r->m;
@@ -74,8 +74,8 @@ static void build_model(train_run *r, rb_archive *arch)
                                 g ? nn_gpu_model_egrads(g) : m->egrads,
                                 g ? nn_gpu_model_eparams(g) : m->eparams, 0);
     if (rc != RB_OK) {
-        rb_archive_close(arch, 0);
-        bench_exit(rc == RB_ERR_ARG || rc == RB_ERR_UNKNOWN_REDUCER ? RB_EXIT_USAGE : RB_EXIT_FAILED);
+        bench_archive_close(arch, 0);
+        bench_exit(rc == RB_ERR_ARG || rc == RB_ERR_UNKNOWN_REDUCER ? BENCH_EXIT_USAGE : BENCH_EXIT_FAILED);
     }
     if (m->n_embed && !g && !strcmp(o->embed_input, "rows")) {
         size_t ids = (size_t)o->batch * (size_t)o->ctx;
@@ -84,8 +84,8 @@ static void build_model(train_run *r, rb_archive *arch)
         int failed = !r->embed_ids || !r->embed_rows;
         if (bench_all_ok(MPI_COMM_WORLD, failed ? BENCH_NO_CODE : RB_OK, "--embed-input rows",
                          "out of memory for the embedding's rows") < 0) {
-            rb_archive_close(arch, 0);
-            bench_exit(RB_EXIT_FAILED);
+            bench_archive_close(arch, 0);
+            bench_exit(BENCH_EXIT_FAILED);
         }
     }
     /* embedlm: the embedding's result stays in row form and updates by rows */
@@ -170,7 +170,7 @@ static double report(train_run *r, double sgemm, double wall)
 }
 
 /* /train on rank 0, then close the archive; the exit code. */
-static int archive_run(train_run *r, rb_archive *arch, double gflops, double sgemm, double wall)
+static int archive_run(train_run *r, bench_archive *arch, double gflops, double sgemm, double wall)
 {
     const dataset *tr = &r->tr;
     int lm = r->wordlm;
@@ -180,20 +180,20 @@ static int archive_run(train_run *r, rb_archive *arch, double gflops, double sge
                          lm ? NAN : r->last.accuracy, lm ? r->last.perplexity : NAN, r->reached,
                          r->timed_out, openblas_get_corename()};
     int aok = 0;
-    hid_t file = rb_archive_file(arch);
+    hid_t file = bench_archive_file(arch);
     if (r->rank == 0 && file != H5I_INVALID_HID)
         aok = train_archive_write(file, &r->o, &sum, r->curve.v, r->curve.n, r->phases.v, r->phases.n) |
-              rb_h5_attr_double(file, "mem_need_bytes", r->mem_need) |
-              rb_h5_attr_double(file, "mem_limit_bytes", r->mem_limit) |
-              (r->timed_out ? rb_archive_mark(arch, "timed_out") : 0) |
-              (r->diverged ? rb_archive_mark(arch, "diverged") : 0);
+              bench_h5_attr_double(file, "mem_need_bytes", r->mem_need) |
+              bench_h5_attr_double(file, "mem_limit_bytes", r->mem_limit) |
+              (r->timed_out ? bench_archive_mark(arch, "timed_out") : 0) |
+              (r->diverged ? bench_archive_mark(arch, "diverged") : 0);
     MPI_Bcast(&aok, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (aok)   /* rank 0's train_archive_write said what */
         bench_fail_on(0, BENCH_NO_CODE, "archive", "writing /train failed");
     char apath[4096] = "";
-    if (rb_archive_path(arch))
-        snprintf(apath, sizeof apath, "%s", rb_archive_path(arch));
-    int cok = rb_archive_close(arch, aok == 0);
+    if (bench_archive_path(arch))
+        snprintf(apath, sizeof apath, "%s", bench_archive_path(arch));
+    int cok = bench_archive_close(arch, aok == 0);
     if (r->rank == 0 && apath[0] && !cok && !aok)
         printf("archive: %s\n", apath);
     const char *kept = apath[0] && !cok && !aok ? "; the archive keeps the curve so far, marked " : "";
@@ -207,8 +207,8 @@ static int archive_run(train_run *r, rb_archive *arch, double gflops, double sge
                       "--timeout %g s reached after %ld iterations%s%s", r->o.time_limit, r->it, kept,
                       kept[0] ? "timed_out=1 (a partial curve)" : "");
     if (r->diverged)
-        return RB_EXIT_FAILED;
-    return r->timed_out ? RB_EXIT_TIMEOUT : aok || cok ? RB_EXIT_FAILED : RB_EXIT_OK;
+        return BENCH_EXIT_FAILED;
+    return r->timed_out ? BENCH_EXIT_TIMEOUT : aok || cok ? BENCH_EXIT_FAILED : BENCH_EXIT_OK;
 }
 
 static void free_run(train_run *r)
@@ -238,9 +238,9 @@ int main(int argc, char **argv)
         BAD("--device cuda: %s", nn_gpu_model_libraries());
     openblas_set_num_threads(r->o.threads);
     r->wordlm = !strcmp(r->o.model, "wordlm") || !strcmp(r->o.model, "embedlm");
-    rb_archive *arch = NULL;
-    if (rb_archive_open(MPI_COMM_WORLD, TRAIN_PROG, r->o.output, r->o.force, argc, argv, &arch) != 0)
-        bench_exit(RB_EXIT_USAGE);
+    bench_archive *arch = NULL;
+    if (bench_archive_open(MPI_COMM_WORLD, TRAIN_PROG, r->o.output, r->o.force, argc, argv, &arch) != 0)
+        bench_exit(BENCH_EXIT_USAGE);
     load_data(r, arch);
     model_shape shape = shape_of(r);
     train_check_memory(r, &shape);
@@ -256,13 +256,13 @@ int main(int argc, char **argv)
     if (r->o.record && !r->m.n_embed)
         BAD("--record-gradients: model %s has no embedding (dense layers are not recorded)", r->o.model);
     if (train_record_open(r)) {
-        rb_archive_close(arch, 0);
-        bench_exit(RB_EXIT_USAGE);
+        bench_archive_close(arch, 0);
+        bench_exit(BENCH_EXIT_USAGE);
     }
     train_loop(r);
     if (train_record_close(r, 1)) {
-        rb_archive_close(arch, 0);
-        bench_exit(RB_EXIT_FAILED);
+        bench_archive_close(arch, 0);
+        bench_exit(BENCH_EXIT_FAILED);
     }
     double wall = MPI_Wtime() - r->t_start;
     double gflops = report(r, sgemm, wall);

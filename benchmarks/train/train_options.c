@@ -270,7 +270,7 @@ void train_parse_options(int argc, char **argv, train_opts *o)
                           "embedded", o->out_vocab, o->vocab);
     if (o->record && !strcmp(o->device, "cuda"))
         bench_usage_error(PROG, "--record-gradients: host only (the gradient lives on the GPU under -d cuda)");
-    if (o->record && o->record_max_bytes > RB_TRACE_MAX_BYTES)
+    if (o->record && o->record_max_bytes > BENCH_TRACE_MAX_BYTES)
         bench_usage_error(PROG, "--record-max-bytes: at most %llu bytes",
-                          (unsigned long long)RB_TRACE_MAX_BYTES);
+                          (unsigned long long)BENCH_TRACE_MAX_BYTES);
 }

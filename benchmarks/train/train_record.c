@@ -21,7 +21,7 @@
 static _Noreturn void record_die(const char *detail)
 {
     bench_fail(BENCH_NO_CODE, "--record-gradients", "%s", detail);
-    MPI_Abort(MPI_COMM_WORLD, RB_EXIT_FAILED);
+    MPI_Abort(MPI_COMM_WORLD, BENCH_EXIT_FAILED);
     abort();
 }
 
@@ -41,9 +41,9 @@ int train_record_open(train_run *r)
     char err[4400] = "";
     int rc = RB_OK;
     if (r->rank == 0) {
-        rb_trace_info info = {o->model, TRAIN_PROG, r->nranks, o->record_every, o->record_max_bytes};
-        rc = rb_trace_create(o->record, o->force, &info, &r->rec, err, sizeof err) ||
-             rb_trace_add_layer(r->rec, "embedding", "embedding", r->ge.rows, r->ge.cols, err,
+        bench_trace_info info = {o->model, TRAIN_PROG, r->nranks, o->record_every, o->record_max_bytes};
+        rc = bench_trace_create(o->record, o->force, &info, &r->rec, err, sizeof err) ||
+             bench_trace_add_layer(r->rec, "embedding", "embedding", r->ge.rows, r->ge.cols, err,
                                 sizeof err) < 0 ? BENCH_NO_CODE : RB_OK;
     }
     if (bench_all_ok(MPI_COMM_WORLD, rc, "--record-gradients", err) < 0)
@@ -111,7 +111,7 @@ double train_record_step(train_run *r)
     int written = 1;
     if (r->rank == 0) {
         char err[512];
-        written = rb_trace_append(r->rec, 0, r->it + 1, counts, ids, vals, err, sizeof err);
+        written = bench_trace_append(r->rec, 0, r->it + 1, counts, ids, vals, err, sizeof err);
         if (written < 0)
             record_die(err);
         if (!written)
@@ -130,7 +130,7 @@ int train_record_close(train_run *r, int complete)
     if (!r->o.record)
         return 0;
     char err[512] = "";
-    int rc = r->rank == 0 && rb_trace_close(r->rec, complete, err, sizeof err) ? BENCH_NO_CODE : RB_OK;
+    int rc = r->rank == 0 && bench_trace_close(r->rec, complete, err, sizeof err) ? BENCH_NO_CODE : RB_OK;
     r->rec = NULL;
     free(r->rec_ids), free(r->rec_vals);
     if (bench_all_ok(MPI_COMM_WORLD, rc, "--record-gradients", err) < 0)

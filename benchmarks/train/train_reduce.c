@@ -76,5 +76,5 @@ void train_check_rb(int rc, const char *what)
     if (bench_peer_failure(rc, rb_last_error()))
         sleep(2);
     bench_fail(rc, full, "%s", rb_last_error());
-    MPI_Abort(MPI_COMM_WORLD, RB_EXIT_FAILED);
+    MPI_Abort(MPI_COMM_WORLD, BENCH_EXIT_FAILED);
 }

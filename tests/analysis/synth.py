@@ -1,7 +1,7 @@
 """Synthetic result archives with known values, in the layout the real
 writers use (results/README.md): root attributes as metadata.c writes
-them, /micro/results with the columns of benchmarks/harness/micro_row.h
-(archive.c's order and types), /train with rb_train's attributes and its
+them, /micro/results with the columns of benchmarks/micro/micro_row.h
+(micro_row.c's order and types), /train with rb_train's attributes and its
 curves and phases tables (benchmarks/train/train_archive.c).  The tests
 that use them know every value, so they can check the statistics exactly;
 verdict.sh and report.sh check the same code on files the real
@@ -21,7 +21,7 @@ ANALYSIS = os.path.join(os.environ.get("top_srcdir",
 sys.path.insert(0, ANALYSIS)
 
 NAME = "S16"
-# benchmarks/harness/archive.c: rb_micro's columns, in order.
+# benchmarks/micro/micro_row.c: rb_micro's columns, in order.
 MICRO_COLUMNS = [
     ("reducer", NAME), ("layout", NAME), ("overlap", NAME), ("device", NAME),
     ("size_bytes", "<u8"), ("count", "<u8"), ("rows", "<u8"), ("cols", "<u8"),

@@ -23,7 +23,7 @@ def exact_sum(trace, p):
     q = counts.shape[1]
     off = np.concatenate([[0], np.cumsum(counts.ravel())])
     dense = np.zeros((p, rows, cols), dtype=np.float32)
-    for tr in range(q):   # run rank r sums trace ranks r, r + p, ... (rb_trace_load)
+    for tr in range(q):   # run rank r sums trace ranks r, r + p, ... (bench_trace_load)
         dense[tr % p, ids[off[tr]:off[tr + 1]]] += vals[off[tr]:off[tr + 1]]
     nnz = [int(np.count_nonzero(d)) for d in dense]
     return dense.reshape(p, -1), nnz

@@ -1,5 +1,5 @@
-/* rb_micro -J: the finished archive as JSON lines (jsonl.h). */
-#include "jsonl.h"
+/* rb_micro -J: the finished archive as JSON lines (micro_jsonl.h). */
+#include "micro_jsonl.h"
 
 #include <errno.h>
 #include <math.h>
@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "archive.h"
-#include "h5attr.h"
-#include "tmpfiles.h"
+#include "harness/h5attr.h"
+#include "harness/tmpfiles.h"
+#include "micro_row.h"
 
 /* Root attributes left out of every line: the file exists only when the
  * run completed, so these say nothing. */
@@ -48,7 +48,7 @@ static void put_double(FILE *f, double v)
 static int is_column_name(const char *name)
 {
     size_t n;
-    const rb_micro_column *c = rb_micro_columns(&n);
+    const micro_column *c = micro_columns(&n);
     for (size_t i = 0; i < n; i++)
         if (!strcmp(c[i].name, name))
             return 1;
@@ -129,18 +129,18 @@ static herr_t put_attr(hid_t obj, const char *name, const H5A_info_t *info, void
     return 0;
 }
 
-static void put_row(FILE *f, const rb_micro_row *row)
+static void put_row(FILE *f, const micro_row *row)
 {
     size_t n;
-    const rb_micro_column *c = rb_micro_columns(&n);
+    const micro_column *c = micro_columns(&n);
     for (size_t i = 0; i < n; i++) {
         const char *p = (const char *)row + c[i].off;
         fprintf(f, ", \"%s\": ", c[i].name);
         switch (c[i].type) {
-        case RB_COL_NAME: put_string(f, p, RB_NAME_LEN); break;
-        case RB_COL_U64: { uint64_t v; memcpy(&v, p, sizeof v); fprintf(f, "%llu", (unsigned long long)v); break; }
-        case RB_COL_I32: { int32_t v; memcpy(&v, p, sizeof v); fprintf(f, "%d", (int)v); break; }
-        case RB_COL_I64: { int64_t v; memcpy(&v, p, sizeof v); fprintf(f, "%lld", (long long)v); break; }
+        case MICRO_COL_NAME: put_string(f, p, MICRO_NAME_LEN); break;
+        case MICRO_COL_U64: { uint64_t v; memcpy(&v, p, sizeof v); fprintf(f, "%llu", (unsigned long long)v); break; }
+        case MICRO_COL_I32: { int32_t v; memcpy(&v, p, sizeof v); fprintf(f, "%d", (int)v); break; }
+        case MICRO_COL_I64: { int64_t v; memcpy(&v, p, sizeof v); fprintf(f, "%lld", (long long)v); break; }
         default: { double v; memcpy(&v, p, sizeof v); put_double(f, v); break; }
         }
     }
@@ -152,15 +152,15 @@ static int write_lines(hid_t file, FILE *out, char *msg, size_t mlen)
     hid_t d = H5Dopen2(file, "/micro/results", H5P_DEFAULT);
     if (d < 0)
         return snprintf(msg, mlen, "the archive has no /micro/results"), -1;
-    hid_t sp = H5Dget_space(d), t = rb_micro_row_h5type();
+    hid_t sp = H5Dget_space(d), t = micro_row_h5type();
     hssize_t n = H5Sget_simple_extent_npoints(sp);
-    rb_micro_row *rows = calloc(n > 0 ? (size_t)n : 1, sizeof *rows);
+    micro_row *rows = calloc(n > 0 ? (size_t)n : 1, sizeof *rows);
     int rc = rows && (n == 0 || H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0) ? 0 : -1;
     if (rc)
         snprintf(msg, mlen, "cannot read /micro/results");
     for (hssize_t i = 0; i < n && !rc; i++) {
         meta_ctx m = {out, 0};
-        fprintf(out, "{\"schema\": \"%s\"", RB_JSONL_SCHEMA);
+        fprintf(out, "{\"schema\": \"%s\"", MICRO_JSONL_SCHEMA);
         hsize_t idx = 0;
         H5Aiterate2(file, H5_INDEX_NAME, H5_ITER_INC, &idx, put_attr, &m);
         fprintf(out, ", \"row\": %lld", (long long)i);
@@ -176,7 +176,7 @@ static int write_lines(hid_t file, FILE *out, char *msg, size_t mlen)
     return rc;
 }
 
-int rb_jsonl_target_ok(const char *path, int force, char *msg, size_t mlen)
+int micro_jsonl_target_ok(const char *path, int force, char *msg, size_t mlen)
 {
     struct stat st;
     if (!path || !*path)
@@ -190,10 +190,10 @@ int rb_jsonl_target_ok(const char *path, int force, char *msg, size_t mlen)
     return 0;
 }
 
-int rb_jsonl_export(const char *h5path, const char *path, int force, char *msg, size_t mlen)
+int micro_jsonl_export(const char *h5path, const char *path, int force, char *msg, size_t mlen)
 {
     char tmp[4200];
-    rb_tmp_name(path, tmp, sizeof tmp);
+    bench_tmp_name(path, tmp, sizeof tmp);
     FILE *out = fopen(tmp, "w");
     if (!out)
         return snprintf(msg, mlen, "-J: cannot write %s: %s", tmp, strerror(errno)), -1;
@@ -201,7 +201,7 @@ int rb_jsonl_export(const char *h5path, const char *path, int force, char *msg, 
     hid_t file = H5Fopen(h5path, H5F_ACC_RDONLY, H5P_DEFAULT);
     char why[256] = "";
     if (file < 0)
-        rb_h5_error_reason(why, sizeof why);
+        bench_h5_error_reason(why, sizeof why);
     int rc = file < 0 ? (snprintf(msg, mlen, "-J: cannot open %s: %s", h5path, why), -1)
                       : write_lines(file, out, msg, mlen);
     if (file >= 0)
@@ -209,7 +209,7 @@ int rb_jsonl_export(const char *h5path, const char *path, int force, char *msg, 
     if (fclose(out) != 0 && !rc)
         rc = -1, snprintf(msg, mlen, "-J: cannot write %s: %s", tmp, strerror(errno));
     /* Without --force never onto a file made meanwhile (another run). */
-    if (!rc && rb_tmp_commit(tmp, path, force) != 0) {
+    if (!rc && bench_tmp_commit(tmp, path, force) != 0) {
         rc = -1;
         if (errno == EEXIST)
             snprintf(msg, mlen, "-J: refusing to overwrite existing %s (use --force): it appeared "

@@ -1,18 +1,19 @@
 /* One row of rb_micro's results: what the stdout table prints and what
  * /micro/results stores (every column of the table plus error metrics). */
-#ifndef RB_MICRO_ROW_H
-#define RB_MICRO_ROW_H
+#ifndef MICRO_ROW_H
+#define MICRO_ROW_H
 
+#include <hdf5.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define RB_NAME_LEN 16
+#define MICRO_NAME_LEN 16
 
-typedef struct rb_micro_row {
-    char reducer[RB_NAME_LEN];
-    char layout[RB_NAME_LEN];      /* element | row | block */
-    char overlap[RB_NAME_LEN];     /* random | all | none | zipf:S | trace */
-    char device[RB_NAME_LEN];      /* host | cuda */
+typedef struct micro_row {
+    char reducer[MICRO_NAME_LEN];
+    char layout[MICRO_NAME_LEN];      /* element | row | block */
+    char overlap[MICRO_NAME_LEN];     /* random | all | none | zipf:S | trace */
+    char device[MICRO_NAME_LEN];      /* host | cuda */
     uint64_t size_bytes;           /* dense buffer size in bytes */
     uint64_t count;                /* elements (rows * cols) */
     uint64_t rows, cols;
@@ -42,7 +43,7 @@ typedef struct rb_micro_row {
     int32_t repeat;                /* rb_micro --repeat: the repetition, 0-based */
     double t_model_us;             /* cost model of one call (rb_model), NaN if none */
     double model_ratio;            /* t_avg_us / t_model_us */
-    char input[RB_NAME_LEN];       /* dense | rows (rb_micro --input) */
+    char input[MICRO_NAME_LEN];       /* dense | rows (rb_micro --input) */
     double t_floor_us;             /* memory floor: one read of the input + one write of the result */
     double msgs_sent_avg, msgs_sent_max;  /* messages sent per rank per call (rb_stats.msgs_sent) */
     /* The workload: the union's rows, how far the supports overlap, how
@@ -52,17 +53,20 @@ typedef struct rb_micro_row {
     double nnz_local_max;          /* the largest rank's input non-zeros */
     double imbalance;              /* nnz_local_max / nnz_local_avg */
     int64_t step;                  /* --input trace: the recorded step replayed; -1 synthetic */
-} rb_micro_row;
+} micro_row;
 
-/* The columns of /micro/results, in order (archive.c): name, offset in
- * rb_micro_row, type, units.  NAME is a NUL-padded char[RB_NAME_LEN]. */
-typedef enum { RB_COL_NAME, RB_COL_U64, RB_COL_I32, RB_COL_I64, RB_COL_F64 } rb_col_type;
-typedef struct rb_micro_column {
+/* The columns of /micro/results, in order (micro_row.c): name, offset in
+ * micro_row, type, units.  NAME is a NUL-padded char[MICRO_NAME_LEN]. */
+typedef enum { MICRO_COL_NAME, MICRO_COL_U64, MICRO_COL_I32, MICRO_COL_I64, MICRO_COL_F64 } micro_col_type;
+typedef struct micro_column {
     const char *name;
     size_t off;
-    int type;            /* rb_col_type */
+    int type;            /* micro_col_type */
     const char *units;
-} rb_micro_column;
-const rb_micro_column *rb_micro_columns(size_t *n);
+} micro_column;
+const micro_column *micro_columns(size_t *n);
+/* The HDF5 compound type of micro_row (/micro/results), one member per
+ * column; the caller closes it. */
+hid_t micro_row_h5type(void);
 
 #endif
