@@ -1,7 +1,7 @@
 # benchmarks/harness: what every program shares (harness.h says what lives
 # where).  Results archive, run metadata, PAPI, hwloc; SimGrid
 # SMPI support; synthetic gradients, device buffers, helpers.  One job per
-# file; libbench.a exports only bench_ names (tests/harness_symbols.sh).
+# file; libbench.a exports only bench_ names (tests/arch/harness_symbols.sh).
 benchmarks_libbench_a_SOURCES += \
 	benchmarks/harness/harness.h \
 	benchmarks/harness/h5attr.h benchmarks/harness/h5attr.c \

@@ -1,7 +1,7 @@
 # libnn: the neural-network library under rb_train (docs/architecture.md):
 # layers, their threads and AVX kernels, the models, the data loaders, and
 # the models' GPU mirror.  Every name it exports starts with nn_
-# (tests/nn_exports.sh).  Needs BLAS.  The GPU models (cuDNN, cuBLAS,
+# (tests/arch/nn_exports.sh).  Needs BLAS.  The GPU models (cuDNN, cuBLAS,
 # gpu_kernels.cu) are built when configure found all of CUDA, cuDNN and
 # cuBLAS; gpu_model_none.c else.
 NN_GPU_FILES = benchmarks/nn/gpu_model.c benchmarks/nn/gpu_model_none.c \

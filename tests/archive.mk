@@ -1,6 +1,6 @@
 # Results archive, metadata, PAPI, hwloc binding, rb-archive; no
 # litter and kills at any moment.
-ARCHIVE_TESTS = tests/archive_schema.sh tests/archive_atomic.sh tests/archive_papi.sh tests/archive_tool.sh \
-	tests/archive_litter.sh tests/kill_runs.sh tests/machine_load.sh
+ARCHIVE_TESTS = tests/archive/archive_schema.sh tests/archive/archive_atomic.sh tests/archive/archive_papi.sh tests/archive/archive_tool.sh \
+	tests/archive/archive_litter.sh tests/archive/kill_runs.sh tests/harness/machine_load.sh
 TESTS += $(ARCHIVE_TESTS)
-dist_check_SCRIPTS += $(ARCHIVE_TESTS) tests/archive_schema_check.py tests/archive_lib.sh
+dist_check_SCRIPTS += $(ARCHIVE_TESTS) tests/archive/archive_schema_check.py tests/archive/archive_lib.sh

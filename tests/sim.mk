@@ -1,5 +1,5 @@
 # tests/sim.mk: SimGrid SMPI; the test builds its own SMPI rb_micro.
-SIM_TESTS = tests/sim_smpi.sh tests/sim_claims.sh
+SIM_TESTS = tests/sim/sim_smpi.sh tests/sim/sim_claims.sh
 TESTS += $(SIM_TESTS)
 dist_check_SCRIPTS += $(SIM_TESTS)
 EXTRA_DIST += jobscripts/sim/rb-smpirun jobscripts/sim/platforms/thismachine.xml \

@@ -3,10 +3,10 @@
 # unique temporary directory and always stops it; they need root (else
 # skipped) and install slurmctld slurmd slurm-client munge with apt-get when
 # missing.  About 1 min each on 2 busy cores; they run in parallel.
-SLURM_TESTS = tests/slurm_jobs.sh tests/slurm_array.sh tests/slurm_cluster.sh
-TESTS += $(SLURM_TESTS) tests/jobscripts_args.sh
-dist_check_SCRIPTS += $(SLURM_TESTS) tests/jobscripts_args.sh
-EXTRA_DIST += tests/slurm_lib.sh jobscripts/lib.sh jobscripts/submit jobscripts/main.sh \
+SLURM_TESTS = tests/slurm/slurm_jobs.sh tests/slurm/slurm_array.sh tests/slurm/slurm_cluster.sh
+TESTS += $(SLURM_TESTS) tests/slurm/jobscripts_args.sh
+dist_check_SCRIPTS += $(SLURM_TESTS) tests/slurm/jobscripts_args.sh
+EXTRA_DIST += tests/slurm/slurm_lib.sh jobscripts/lib.sh jobscripts/submit jobscripts/main.sh \
 	jobscripts/local/start jobscripts/local/stop jobscripts/local/common.sh \
 	jobscripts/p100/micro.sbatch jobscripts/p100/train.sbatch jobscripts/p100/scaling.sbatch \
 	jobscripts/knl/micro.sbatch jobscripts/knl/train.sbatch jobscripts/knl/scaling.sbatch \

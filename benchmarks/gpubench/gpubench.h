@@ -15,7 +15,7 @@ typedef struct gpubench_opts {
     uint64_t iters;  /* timed repetitions per figure */
 } gpubench_opts;
 
-/* rb_gpubench's option table (for tests/test_cli). */
+/* rb_gpubench's option table (for tests/harness/test_cli). */
 extern const bench_cli gpubench_cli;
 /* Exits 2 with a message naming the option on bad input, 0 after --help. */
 void gpubench_parse_options(int argc, char **argv, gpubench_opts *o);

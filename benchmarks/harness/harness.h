@@ -3,7 +3,7 @@
  * The floors (docs/architecture.md): the library (src/, libreducer) at the
  * bottom, this harness above it, the programs (benchmarks/micro, train,
  * sketch, gpubench) on top.  A file includes only its own floor and the
- * floors below it; tests/include_graph.py fails `make check` on an upward
+ * floors below it; tests/arch/include_graph.py fails `make check` on an upward
  * include or an include circle.  Programs never include each other.
  *
  * One header per job, from the bottom of the harness up:
@@ -42,7 +42,7 @@
  *                     (/micro: benchmarks/micro/micro_archive.c; /train:
  *                     benchmarks/train/train_archive.c)
  * Every exported name starts with bench_ (the library owns rb_;
- * tests/harness_symbols.sh).  The harness may print (it serves programs)
+ * tests/arch/harness_symbols.sh).  The harness may print (it serves programs)
  * and returns status codes for the program to act on; it exits only in
  * bench_usage_error, bench_exit and the watchdog.
  *

@@ -82,7 +82,7 @@ typedef struct micro_opts {
                                   tables always are (nothing reads it) */
 } micro_opts;
 
-/* rb_micro's option table (for tests/test_cli). */
+/* rb_micro's option table (for tests/harness/test_cli). */
 extern const bench_cli micro_cli;
 /* Parse and check the command line; exits 2 with a message naming the
  * option on bad input, 0 after --help.  ranks: for the checks that

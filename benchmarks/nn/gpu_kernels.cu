@@ -5,7 +5,7 @@
 
 /* Everything but the extern "C" entry points is static: nvcc gives the
  * host stubs of kernels in an anonymous namespace external linkage, and
- * libnn.a exports nothing but nn_ names (tests/nn_exports.sh). */
+ * libnn.a exports nothing but nn_ names (tests/arch/nn_exports.sh). */
 
 static const int kThreads = 256;
 

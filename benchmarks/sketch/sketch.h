@@ -18,7 +18,7 @@ typedef struct sketch_args {
     uint64_t mem_limit;   /* -M: bytes this process may hold; 0: from the node */
 } sketch_args;
 
-/* rb_sketch's option table (for tests/test_cli). */
+/* rb_sketch's option table (for tests/harness/test_cli). */
 extern const bench_cli sketch_cli;
 /* Parse and check the command line; exits 2 with a message naming the
  * option on bad input, 0 after --help. */

@@ -62,7 +62,7 @@ typedef struct train_opts {
     rb_options ropts;
 } train_opts;
 
-/* rb_train's option table (for tests/test_cli). */
+/* rb_train's option table (for tests/harness/test_cli). */
 extern const bench_cli train_cli;
 /* Parse the command line into o, with the defaults that depend on the
  * model; exits 2 with a message naming the option on bad input, 0 after

@@ -1,6 +1,6 @@
 /* A minimal allreduce latency benchmark that takes osu_allreduce's options
  * (-T mpi_float, -m MIN:MAX, -i, -x, -M, -l, -z) and prints its output format,
- * so tests/osu_vs_dense.sh can run benchmarks/anchors/osu-vs-dense end to
+ * so tests/anchors/osu_vs_dense.sh can run benchmarks/anchors/osu-vs-dense end to
  * end where OSU Micro-Benchmarks is not installed (it is not packaged in
  * Debian).  Same loop as OSU 7.4: MPI_Wtime around MPI_Allreduce, then
  * MPI_Barrier; the mean over ranks of each rank's mean.  Not a substitute

@@ -1,11 +1,11 @@
 #!/bin/sh
 # benchmarks/anchors/osu-vs-dense: its argument checking, and whole runs
-# against tests/osu_format_allreduce, a stand-in with osu_allreduce's
+# against tests/anchors/osu_format_allreduce, a stand-in with osu_allreduce's
 # options and output format (OSU Micro-Benchmarks is not packaged in
-# Debian; tests/osu_vs_dense_real.sh runs the real one when RB_OSU_DIR
+# Debian; tests/anchors/osu_vs_dense_real.sh runs the real one when RB_OSU_DIR
 # names an OSU source tree or build).
 script="${top_srcdir}/benchmarks/anchors/osu-vs-dense"
-stub="${top_builddir}/tests/osu_format_allreduce"
+stub="${top_builddir}/tests/anchors/osu_format_allreduce"
 [ -x "$stub" ] || { echo "osu_vs_dense.sh: $stub not built" >&2; exit 99; }
 [ -x "${top_builddir}/benchmarks/rb_micro" ] || { echo "osu_vs_dense.sh: rb_micro not built" >&2; exit 99; }
 RB_MPIRUN=mpirun RB_MPIRUN_ARGS="--bind-to none --mca btl self,vader"

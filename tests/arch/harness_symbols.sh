@@ -5,7 +5,7 @@
 # Fails on any other global symbol libbench.a defines.  Left out: names
 # starting with __ (the compiler's: sanitizer and coverage instrumentation)
 # and weak C++ copies (DW.ref., _Z: what a compiler puts in every object
-# that needs them, as tests/nn_exports.sh leaves them out).
+# that needs them, as tests/arch/nn_exports.sh leaves them out).
 # Usage: harness_symbols.sh [LIBRARY.a]  (default: the built libbench.a)
 lib=${1:-$top_builddir/benchmarks/libbench.a}
 command -v nm >/dev/null 2>&1 || { echo "SKIP: no nm to list the symbols of libbench.a"; exit 77; }

@@ -2,7 +2,7 @@
 # The neural-network library benchmarks/nn/libnn.a is a library of its own
 # (docs/architecture.md): every name it exports starts with nn_, and it
 # needs nothing that rb_train's own files or the harness (libbench.a)
-# define.  tests/include_graph.py checks the same layering in the source
+# define.  tests/arch/include_graph.py checks the same layering in the source
 # text; this reads what the compiler made of it.
 lib="$top_builddir/benchmarks/nn/libnn.a"
 if [ ! -f "$lib" ]; then

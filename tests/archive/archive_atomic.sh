@@ -5,7 +5,7 @@
 # device, FIFO, symbolic link or empty path is refused even with --force, an
 # unwritable path fails before any measurement, and the default path
 # follows the Slurm job id.
-. "$top_srcdir/tests/archive_lib.sh"
+. "$top_srcdir/tests/archive/archive_lib.sh"
 small="--reducer dense -m 4K:4K -i 2 -x 0 -q"
 # Long enough to be interrupted (minutes; 4K calls once finished 400000
 # iterations inside the 1 s limit of the --timeout case on a fast machine).
@@ -70,7 +70,7 @@ else
 fi
 
 # --- --timeout (exit 124) before the first row: no file at all (a run
-# with rows keeps them, marked timed_out = 1: tests/hostile.sh)
+# with rows keeps them, marked timed_out = 1: tests/harness/hostile.sh)
 to="$tmp/timeout.h5"
 "$MPIRUN" 2 "$micro" $long --timeout 1 -o "$to" >"$tmp/to.log" 2>&1
 rc=$?

@@ -2,7 +2,7 @@
 micro="$top_builddir/benchmarks/rb_micro"
 rbarchive="$top_srcdir/analysis/rb-archive"
 schema="$top_srcdir/results/README.md"
-check="$top_srcdir/tests/archive_schema_check.py"
+check="$top_srcdir/tests/archive/archive_schema_check.py"
 PY=/usr/bin/python3
 fail=0
 tmp=$(mktemp -d) || exit 99

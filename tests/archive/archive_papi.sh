@@ -6,7 +6,7 @@
 # be counted here (reducerbench's libsde software events): per rank and
 # phase, consistent with the measured times.  (3) Unknown and malformed
 # event lists.
-. "$top_srcdir/tests/archive_lib.sh"
+. "$top_srcdir/tests/archive/archive_lib.sh"
 # Without PAPI the unavailable path is still checked (reason: not built).
 
 # --- (1) default events, 2 ranks

@@ -4,7 +4,7 @@
 # loads into pandas, and the schema checker itself catches deviations.
 # Tiny rb_train runs (lenet, --bench-sgemm, gossip, wordlm) check the
 # /train tables the same way.
-. "$top_srcdir/tests/archive_lib.sh"
+. "$top_srcdir/tests/archive/archive_lib.sh"
 
 out="$tmp/run.h5"
 # Binding needs hwloc; without it the file must say why the topology is absent.

@@ -5,7 +5,7 @@
 # object), merges merged files, refuses incomplete files, unknown schema
 # versions, a run given twice (also a copy: same run_id) and an existing
 # output (a FIFO or link even with --force), writing nothing then.
-. "$top_srcdir/tests/archive_lib.sh"
+. "$top_srcdir/tests/archive/archive_lib.sh"
 
 "$MPIRUN" 2 "$micro" --reducer dense -m 4K:8K -i 2 -x 0 -q -o "$tmp/a.h5" >"$tmp/a.log" 2>&1 || bad "run a failed"
 "$MPIRUN" 3 "$micro" --reducer s2 -m 4K:4K -i 2 -x 0 -q -P none -o "$tmp/b.h5" >"$tmp/b.log" 2>&1 || bad "run b failed"

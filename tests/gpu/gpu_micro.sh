@@ -1,7 +1,7 @@
 #!/bin/sh
 # rb_micro -d cuda validates every reducer on device buffers (2 ranks on
 # one GPU: staged transport), and every reducer over NCCL on one rank.
-if ! "$top_builddir/tests/gpu_kernels" --probe 2>/tmp/gpu_micro_probe.$$; then
+if ! "$top_builddir/tests/gpu/gpu_kernels" --probe 2>/tmp/gpu_micro_probe.$$; then
     cat /tmp/gpu_micro_probe.$$ >&2; rm -f /tmp/gpu_micro_probe.$$
     echo "SKIP: rb_micro -d cuda needs a GPU" >&2
     exit 77

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Each program's --help lists exactly the options of its parser table
-# (tests/test_cli list PROG), each once, and those are the options the
+# (tests/harness/test_cli list PROG), each once, and those are the options the
 # program had before its command line moved to the table: none lost, none
 # added but -h/--help where it was accepted or missing, and the changes
 # said below.  Every option the help text names anywhere (prose and
@@ -44,7 +44,7 @@ check() {  # PROG FOREIGN OPTIONS-BEFORE...: FOREIGN: the other programs' option
     fi
     "$bin" --help >"$tmp/help" 2>&1 || { echo "FAIL: $prog --help exited $?"; fail=1; return; }
     help_options "$tmp/help" >"$tmp/from-help"
-    "$top_builddir/tests/test_cli" list "$prog" | sort >"$tmp/from-table" || { fail=1; return; }
+    "$top_builddir/tests/harness/test_cli" list "$prog" | sort >"$tmp/from-table" || { fail=1; return; }
     printf '%s\n' "$@" | sort >"$tmp/before"
     if ! cmp -s "$tmp/from-help" "$tmp/from-table"; then
         echo "FAIL: $prog: --help (<) and the parser table (>) list different options:"
@@ -54,7 +54,7 @@ check() {  # PROG FOREIGN OPTIONS-BEFORE...: FOREIGN: the other programs' option
         echo "FAIL: $prog: the table (<) and the options before (>) differ:"
         diff "$tmp/from-table" "$tmp/before"; fail=1
     fi
-    "$top_builddir/tests/test_cli" moved "$prog" >"$tmp/moved" || { fail=1; return; }
+    "$top_builddir/tests/harness/test_cli" moved "$prog" >"$tmp/moved" || { fail=1; return; }
     named_options "$tmp/help" | while read -r before opt; do
         if grep -qxe "$opt" "$tmp/from-table"; then
             continue

@@ -5,7 +5,7 @@
 # non-zero with one stderr line "PROG: rank R: ..." -- once per job, not
 # once per rank -- that quotes rb_strerror's text when a library code was
 # involved.  Codes no command line reaches are listed with the reason, and
-# checked by tests/test_strerror (a distinct, non-empty text each).
+# checked by tests/lib/test_strerror (a distinct, non-empty text each).
 set -u
 bin="$top_builddir/benchmarks"
 tmp=$(mktemp -d) || exit 99
@@ -13,7 +13,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 
-"$top_builddir/tests/test_strerror" >"$tmp/codes" || bad "test_strerror: rb_strerror texts"
+"$top_builddir/tests/lib/test_strerror" >"$tmp/codes" || bad "test_strerror: rb_strerror texts"
 text() { sed -n "s/^$1 //p" "$tmp/codes"; }   # RB_ERR_X -> rb_strerror(RB_ERR_X)
 reached=""
 

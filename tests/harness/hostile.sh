@@ -13,7 +13,7 @@
 #               non-integer `complete`, unknown tool, no /micro, /micro/results
 #               not a table, conflicting copies, merge onto an input;
 #   environment: SLURM_JOB_ID with '/', bad SLURM_MEM_PER_NODE, -M 0, -P BOGUS.
-. "$top_srcdir/tests/archive_lib.sh"
+. "$top_srcdir/tests/archive/archive_lib.sh"
 train="$top_builddir/benchmarks/rb_train"
 rbreport="$top_srcdir/analysis/rb-report"
 small="--reducer dense -m 4K:4K -i 2 -x 0 -q -P none"

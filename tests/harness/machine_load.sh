@@ -2,7 +2,7 @@
 # Every archive says how busy its machine was: the load probe's attributes
 # are there with values in range, and CPU burnt by other processes during
 # the run is seen as other work (while this run's own ranks are not).
-. "$top_srcdir/tests/archive_lib.sh"
+. "$top_srcdir/tests/archive/archive_lib.sh"
 small="--reducer dense -m 64K:64K -i 200 -x 2 --no-check -q"
 
 attrs() {  # the machine_* attributes of $1 as name=value lines

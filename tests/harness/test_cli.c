@@ -3,7 +3,7 @@
  *
  *   test_cli              check every table (exit 0, or 1 naming what failed)
  *   test_cli list PROG    the option spellings of PROG's table, one a line
- *                         (tests/cli_help.sh compares them with PROG --help)
+ *                         (tests/harness/cli_help.sh compares them with PROG --help)
  *   test_cli moved PROG   the old spellings PROG refuses (BENCH_OPT_MOVED)
  *
  * Checks per table: no name or letter twice; the defaults parse; --help

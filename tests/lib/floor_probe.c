@@ -2,7 +2,7 @@
  * measured by hand with rb_reduce_rows and its comm phase beside it;
  * rb_micro reports a floor in every run (its floor(us) column: one read
  * pass of the input).  Built with the tests
- * (make tests/floor_probe), run by hand: a measurement, no pass or fail.
+ * (make tests/lib/floor_probe), run by hand: a measurement, no pass or fail.
  *
  * Per size (bytes of the dense float buffer, x2 steps), on the synthetic
  * gradients rb_micro uses (element layout, overlap random, seed 1), every
@@ -22,7 +22,7 @@
  * docs/rows.md sets its target on (<= 1.3);
  * ratio_rows = dense / (memcpy + rows), the rows run counted whole.
  *
- * Usage: mpirun -np 2 tests/floor_probe [-m MIN:MAX] [-i ITERS] [-d DENSITY]
+ * Usage: mpirun -np 2 tests/lib/floor_probe [-m MIN:MAX] [-i ITERS] [-d DENSITY]
  *                                       [-r REDUCER,...] [-c COLS] [-O KEY=VALUE]
  * -c COLS: rows of COLS floats, row layout (density = fraction of rows);
  * -s RxC: one gradient of R rows x C floats, e.g. -s 32317x1024 -d 0.02

@@ -2,7 +2,7 @@
 # gossip-run.sh MODE NP...: run test_gossip MODE on each rank count.
 # Exit 0 when all pass, 99 when the program cannot run, else 1.
 mode=$1; shift
-prog="${top_builddir:?}/tests/test_gossip"
+prog="${top_builddir:?}/tests/lib/test_gossip"
 [ -x "$prog" ] || { echo "missing $prog" >&2; exit 99; }
 # A broken schedule deadlocks (partners that do not match): bound each run.
 limit=

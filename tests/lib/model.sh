@@ -1,7 +1,7 @@
 #!/bin/sh
 # The cost model's bytes against real calls of every reducer on 1, 2, 3, 4,
-# 5, 7 and 8 ranks (tests/test_model.c).
-prog="${top_builddir}/tests/test_model"
+# 5, 7 and 8 ranks (tests/lib/test_model.c).
+prog="${top_builddir}/tests/lib/test_model"
 [ -x "$prog" ] || { echo "model.sh: $prog not built" >&2; exit 99; }
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 export ASAN_OPTIONS

@@ -1,7 +1,7 @@
 #!/bin/sh
 # rb_reduce_rows against rb_reduce for every reducer on 1, 2, 3, 5 and 8
-# ranks (tests/test_rows.c says what is checked).
-prog="${top_builddir:-.}/tests/test_rows"
+# ranks (tests/lib/test_rows.c says what is checked).
+prog="${top_builddir:-.}/tests/lib/test_rows"
 [ -x "$prog" ] || { echo "rows.sh: $prog not built" >&2; exit 99; }
 # Open MPI's libraries have no frame pointers: LeakSanitizer needs the slow
 # unwinder to attribute their allocations (and match tests/lsan.supp).

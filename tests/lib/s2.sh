@@ -1,6 +1,6 @@
 #!/bin/sh
-# The s2 reducer on 1..8 ranks (tests/test_s2.c says what is checked).
-prog="${top_builddir:-.}/tests/test_s2"
+# The s2 reducer on 1..8 ranks (tests/lib/test_s2.c says what is checked).
+prog="${top_builddir:-.}/tests/lib/test_s2"
 [ -x "$prog" ] || { echo "s2.sh: $prog not built" >&2; exit 99; }
 # test_s2 caps one rank's address space to make a growth fail: under ASan
 # that must return NULL as malloc does, not end the process.

@@ -1,5 +1,5 @@
 /* rb_reduce_rows (row-sparse input) against rb_reduce (dense input), run by
- * tests/rows.sh on 1, 2, 3, 5 and 8 ranks:
+ * tests/lib/rows.sh on 1, 2, 3, 5 and 8 ranks:
  *
  *   - every reducer and the algorithm variants of sparcml / parallax /
  *     omnireduce / s2: the rows result (dense output and row form, each
@@ -354,7 +354,7 @@ static void check_refusals(void)
 }
 
 /* Under LeakSanitizer, check for leaks before MPI_Finalize (as
- * tests/test_reducers.c does). */
+ * tests/lib/test_reducers.c does). */
 extern void __lsan_do_leak_check(void) __attribute__((weak));
 
 int main(int argc, char **argv)

@@ -1,4 +1,4 @@
-/* Multi-rank tests of the s2 reducer, run by tests/s2.sh on 1..8 ranks:
+/* Multi-rank tests of the s2 reducer, run by tests/lib/s2.sh on 1..8 ranks:
  *  - the OR-reduced bitmap gives exactly the true union of non-zero rows;
  *  - with a sketch wide enough that no two union elements collide (checked
  *    here with the sketch's own hashes), s2 equals the exact average and the

@@ -1,6 +1,6 @@
 /* Every libreducer error code has its own non-empty rb_strerror text (the
  * named failure lines quote it).  Prints "RB_ERR_NAME text" per code for
- * tests/fail_named.sh, which looks the texts up here. */
+ * tests/harness/fail_named.sh, which looks the texts up here. */
 #include "reducer.h"
 
 #include <stdio.h>
@@ -11,7 +11,7 @@ static const char *const code_names[] = {
     "RB_ERR_UNKNOWN_REDUCER", "RB_ERR_UNSUPPORTED", "RB_ERR_DEVICE", "RB_ERR_STATE",
 };
 _Static_assert(sizeof code_names / sizeof code_names[0] == RB_ERR_COUNT_,
-               "a new error code: name it here and walk it in tests/fail_named.sh");
+               "a new error code: name it here and walk it in tests/harness/fail_named.sh");
 
 int main(void)
 {

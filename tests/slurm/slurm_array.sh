@@ -3,7 +3,7 @@
 # each; resubmitted (submit --resume) after one archive was marked
 # incomplete: the two complete configurations are skipped (files untouched),
 # only the third runs again.
-. "$top_srcdir/tests/slurm_lib.sh"
+. "$top_srcdir/tests/slurm/slurm_lib.sh"
 slurm_start
 
 j=$("$JS/submit" knl micro --reducers dense,agsparse,sparcml --sizes 4K --iterations 2 --warmup 1 \

@@ -3,7 +3,7 @@
 # the same daemons), two clusters run side by side, stop ends only its own
 # daemons (by pid) and leaves none behind.  Meanwhile the training and
 # scaling scripts run once each, and submit --dry-run sizes arrays right.
-. "$top_srcdir/tests/slurm_lib.sh"
+. "$top_srcdir/tests/slurm/slurm_lib.sh"
 pids() { cat "$1/slurmctld.pid" "$1/slurmd.pid" "$1/munge/munged.pid" 2>/dev/null | tr '\n' ' '; }
 alive() { local p; for p in $1; do kill -0 "$p" 2>/dev/null || return 1; done; }
 dead() { local p; for p in $1; do ! kill -0 "$p" 2>/dev/null || return 1; done; }

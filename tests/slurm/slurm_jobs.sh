@@ -2,8 +2,8 @@
 # The real job scripts on a real (local, single-node) Slurm: the p100 and
 # knl microbenchmark scripts with 4 tasks, a failing job, scancel during a
 # run, then stopping the cluster leaves no daemon.  (Job arrays and resume:
-# tests/slurm_array.sh.)
-. "$top_srcdir/tests/slurm_lib.sh"
+# tests/slurm/slurm_array.sh.)
+. "$top_srcdir/tests/slurm/slurm_lib.sh"
 slurm_start
 sinfo -h -o %P | tr '\n' ' ' | grep -q 'debug\* p100 knl' || fail "partitions: $(sinfo -h -o %P | tr '\n' ' ')"
 

@@ -99,6 +99,6 @@ for path in sys.argv[1:]:
     assert (p.bytes_sent > 0).all(), p
 PY
 # the archive's layout is the one results/README.md documents
-/usr/bin/python3 "${top_srcdir:-.}/tests/archive_schema_check.py" "${top_srcdir:-.}/results/README.md" \
+/usr/bin/python3 "${top_srcdir:-.}/tests/archive/archive_schema_check.py" "${top_srcdir:-.}/results/README.md" \
     "$tmp/dense.h5" "$tmp/agsparse.h5" || bad "embedlm archives do not conform to results/README.md"
 exit $fail
