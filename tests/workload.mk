@@ -11,7 +11,7 @@ dist_check_SCRIPTS += $(WORKLOAD_TESTS) tests/workload/trace_check.py tests/work
 EXTRA_DIST += benchmarks/anchors/s2-authors
 # Ok-Topk's global top-k (oktopk_select=topk) against the exact top-k, and
 # against its authors' code when RB_OKTOPK_AUTHORS names a checkout.
-OKTOPK_TESTS = tests/oktopk/topk.sh tests/workload/anchors_oktopk.sh
+OKTOPK_TESTS = tests/lib/oktopk_topk.sh tests/workload/anchors_oktopk.sh
 TESTS += $(OKTOPK_TESTS)
-dist_check_SCRIPTS += $(OKTOPK_TESTS) tests/oktopk/topk_check.py
+dist_check_SCRIPTS += $(OKTOPK_TESTS) tests/lib/oktopk_topk_check.py
 EXTRA_DIST += benchmarks/anchors/oktopk-authors

@@ -4,13 +4,13 @@
 # than k non-zeros, so each sends all of them (local threshold 0) and the
 # kept set is the top-k of the exact sum by magnitude on the first,
 # re-estimating call, the top-(k-1) on the next (the strict test against
-# the k-th largest: the authors' rule).  topk_check.py recomputes the set,
+# the k-th largest: the authors' rule).  oktopk_topk_check.py recomputes the set,
 # the values (sum / p) and the relative error from the saved result; the
 # union mode stays exact on the same input.  Then rb_train with
 # oktopk_select=topk and error_feedback=on trains (2 ranks).
 micro="$top_builddir/benchmarks/rb_micro"
 train="$top_builddir/benchmarks/rb_train"
-check="$top_srcdir/tests/oktopk/topk_check.py"
+check="$top_srcdir/tests/lib/oktopk_topk_check.py"
 gen="$top_srcdir/tests/workload/gradgen_trace.py"
 py=/usr/bin/python3
 fo=/usr/share/games/fortunes

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""topk_check.py TRACE.h5 RESULT.bin ARCHIVE.h5 P K RULE: rb_micro's
+"""oktopk_topk_check.py TRACE.h5 RESULT.bin ARCHIVE.h5 P K RULE: rb_micro's
 oktopk with oktopk_select=topk on a trace whose every rank holds fewer
 than K non-zeros (so each rank sends them all: the algorithm is exact up
 to the global selection).  RULE first: the first call (re-estimating)
