@@ -8,6 +8,10 @@ dist_check_SCRIPTS += tests/arch/include_graph.py
 # libbench.a.
 TESTS += tests/arch/harness_symbols.sh
 dist_check_SCRIPTS += tests/arch/harness_symbols.sh
+# The checker itself fails where it must (an empty or wrong path, an
+# upward include, a circle), on small trees the test makes.
+TESTS += tests/arch/include_graph_fails.sh
+dist_check_SCRIPTS += tests/arch/include_graph_fails.sh
 
 # The programs' option tables (benchmarks/harness/bench_cli.h): the parser
 # and --help against each table, in-process (test_cli), and each program's

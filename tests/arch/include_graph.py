@@ -29,7 +29,8 @@ CUDA).  The same rooms hold for calls, and the module graph of calls
 has no circle either (core.c once called sparse.c, which called back
 into core.c for its allocator).
 
-Usage: include_graph.py [TOP_SRCDIR]  (default: $top_srcdir, else .)
+Usage: include_graph.py [TOP_SRCDIR]  (default: $top_srcdir, else .); an empty
+or wrong path fails.
 """
 import os
 import re
@@ -154,8 +155,24 @@ def check_calls(top, paths, errors):
     return n
 
 
+def wrong_top(top):
+    """Why top is no source tree, or "".  An empty path would silently
+    read the current folder, and a folder without src/ and benchmarks/
+    would pass as a clean graph of nothing."""
+    if top == "":
+        return "an empty path given as the top source folder"
+    missing = [d for d in SEARCH if not os.path.isdir(os.path.join(top, d))]
+    if missing:
+        return f"{top} has no {' or '.join(missing)} folder: wrong path?"
+    return ""
+
+
 def main():
     top = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("top_srcdir", ".")
+    why = wrong_top(top)
+    if why:
+        print("FAIL:", why)
+        return 1
     graph, errors, nfiles, nedges = {}, [], 0, 0
     for path in sources(top):
         nfiles += 1
