@@ -1,0 +1,113 @@
+#!/usr/bin/python3
+"""analysis/rbanalysis/load.py, function by function, on run metadata as
+the archives hold it (root attributes, benchmarks/harness/metadata.c):
+busy (the machine_* attributes against the busy rule, -1 or absent as
+unknown), combine_busy over the runs of a point, oversubscription, and
+where a run's numbers come from (platform, run_machine)."""
+
+import os
+import sys
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from run_pytest import main
+    sys.exit(main(__file__))
+
+import pytest
+
+from rbanalysis import load
+
+QUIET = {"tool": "rb_micro", "ranks": 2, "machine_cores": 2.0, "machine_load_before": 0.1,
+         "machine_load_after": 0.2, "machine_other_cpu_before": 0.05,
+         "machine_other_cpu_during": 0.1, "machine_steal_during": 0.0}
+
+
+def meta(**attrs):
+    """The normalised metadata of a run with these root attributes."""
+    return load.normalise_meta(dict(QUIET, **attrs))
+
+
+# ------------------------------------------------------------------ busy
+
+def test_busy_rule_constants():
+    assert (load.BUSY_OTHER_CPU, load.BUSY_STEAL) == (0.5, 0.05)
+
+
+@pytest.mark.parametrize("attrs, want", [
+    ({}, "no"),
+    ({"machine_other_cpu_during": 0.6}, "yes"),    # other processes during the run
+    ({"machine_other_cpu_before": 1.4}, "yes"),    # ... or just before it
+    ({"machine_other_cpu_during": 0.5}, "no"),     # half a core is still quiet
+    ({"machine_steal_during": 0.06}, "yes"),       # the hypervisor took > 5%
+    ({"machine_steal_during": 0.05}, "no"),
+    ({"machine_load_before": 7.0}, "no"),          # the load average alone is no rule
+])
+def test_busy(attrs, want):
+    assert load.busy(meta(**attrs)) == want
+
+
+def test_busy_unknown_when_nothing_was_recorded():
+    unknown = {k: -1.0 for k in ("machine_other_cpu_before", "machine_other_cpu_during",
+                                 "machine_steal_during")}
+    assert load.busy(meta(**unknown)) == "unknown"
+    old = {k: v for k, v in QUIET.items() if not k.startswith("machine_")}
+    assert load.busy(load.normalise_meta(old)) == "unknown"
+    assert load.busy(meta(machine_other_cpu_during="n/a", machine_other_cpu_before=float("nan"),
+                          machine_steal_during=-1)) == "unknown"
+
+
+def test_busy_one_recorded_value_decides():
+    partly = {"machine_other_cpu_before": -1.0, "machine_steal_during": -1.0}
+    assert load.busy(meta(**partly)) == "no"
+    assert load.busy(meta(**dict(partly, machine_other_cpu_during=0.9))) == "yes"
+
+
+def test_a_simulated_run_is_never_busy():
+    assert load.busy(meta(simulated=1, machine_other_cpu_during=1.9)) == "no"
+    assert load.busy(meta(simulated=0, machine_other_cpu_during=1.9)) == "yes"
+
+
+@pytest.mark.parametrize("flags, want", [
+    (["no", "no"], "no"),
+    (["no", "yes", "unknown"], "yes"),
+    (["no", "unknown"], "unknown"),
+    ([], "unknown"),
+])
+def test_combine_busy(flags, want):
+    assert load.combine_busy(flags) == want
+
+
+# ------------------------------------------------------- oversubscription
+
+def test_oversubscribed():
+    assert load.oversubscribed(dict(meta(ranks=4), pus=2)) is True
+    assert load.oversubscribed(dict(meta(ranks=2), pus=2)) is False
+    assert load.oversubscribed(dict(meta(ranks=8, nodes=4), pus=2)) is False
+    assert load.oversubscribed(dict(meta(ranks=4), pus=None)) is False      # not known
+    assert load.oversubscribed(dict(meta(ranks=128, simulated=1), pus=2)) is False
+
+
+def test_ranks_per_node_rounds_up():
+    assert load.ranks_per_node(meta(ranks=5, nodes=2)) == 3
+    assert load.ranks_per_node(meta(ranks=None)) is None
+
+
+# ------------------------------------------------ where the numbers come from
+
+def test_platform():
+    assert load.platform(meta(ranks=1)) == "this machine, 1 rank"
+    assert load.platform(meta(ranks=4)) == "this machine, 4 ranks"
+    sim = meta(ranks=128, simulated=1, sim_platform_path="/x/platforms/p100-ib-edr.xml",
+               sim_platform="<?xml version='1.0'?><platform/>")
+    assert load.platform(sim) == "p100-ib-edr, 128 ranks (simulated)"
+    named = meta(ranks=64, simulated=1, sim_platform="knl-aries")
+    assert load.platform(named) == "knl-aries, 64 ranks (simulated)"
+
+
+def test_run_machine():
+    assert load.run_machine(meta(hostname="node7")) == "node7"
+    assert load.run_machine(meta(hostname="node7", slurm_partition="gpu")) == "partition gpu"
+    assert load.run_machine(meta(hostname="n", slurm_partition="gpu",
+                                 slurm_cluster_name="daint")) == "daint/gpu"
+    assert load.run_machine(meta(simulated=1, sim_platform_path="eth1g.xml",
+                                 hostname="laptop")) == "eth1g (simulated)"

@@ -1,0 +1,206 @@
+#!/usr/bin/python3
+"""analysis/rbanalysis/validate.py, the archive rules rb-report and
+rb-archive share, rule by rule: the root attributes (schema version,
+complete, tool, stopped early, ranks), the values of /micro/results, the
+final figures of /train, the status word of a listing, and the content
+digest that tells copies of one run apart.  Small HDF5 files are made in
+memory (h5py's core driver); the real writers' files are checked by
+tests/archive/ and tests/analysis/report.sh."""
+
+import os
+import sys
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from run_pytest import main
+    sys.exit(main(__file__))
+
+import itertools
+
+import h5py
+import numpy as np
+import pytest
+
+from rbanalysis import validate
+
+GOOD = {"schema_version": "1.0", "complete": 1, "tool": "rb_micro", "ranks": 2}
+_files = itertools.count()
+
+
+def attrs(**changes):
+    a = dict(GOOD, **changes)
+    return {k: v for k, v in a.items() if v is not None}
+
+
+def invalid(fn, *args):
+    """The reason fn(*args) gives for refusing the run."""
+    with pytest.raises(validate.Invalid) as e:
+        fn(*args)
+    return str(e.value)
+
+
+# ------------------------------------------------------ root attributes
+
+def test_good_attributes_give_the_tool():
+    assert validate.check_attrs(attrs()) == "rb_micro"
+    assert validate.check_attrs(attrs(tool="rb_train", schema_version=1)) == "rb_train"
+    assert validate.check_attrs(attrs(complete=np.int32(1), ranks=np.int64(1))) == "rb_micro"
+    assert validate.check_attrs(attrs(complete=1.0, ranks="4")) == "rb_micro"
+
+
+@pytest.mark.parametrize("changes, reason", [
+    ({"schema_version": None}, "no schema_version attribute"),
+    ({"schema_version": "v1"}, "is not a version number"),
+    ({"schema_version": "2.0"}, "unknown schema version 2.0"),
+    ({"complete": None}, "marked incomplete (complete=absent)"),
+    ({"complete": 0}, "marked incomplete (complete=0)"),
+    ({"complete": "yes"}, "not an integer"),
+    ({"complete": 0.5}, "not an integer"),
+    ({"tool": "rb_other"}, "unknown tool 'rb_other'"),
+    ({"tool": None}, "unknown tool ''"),
+    ({"timed_out": 1}, "stopped by its time limit"),
+    ({"diverged": 1}, "diverged"),
+    ({"ranks": 0}, "ranks = 0"),
+    ({"ranks": "many"}, "ranks = many"),
+])
+def test_refused_attributes_say_why(changes, reason):
+    assert reason in invalid(validate.check_attrs, attrs(**changes))
+
+
+def test_flags_that_are_zero_do_not_refuse():
+    assert validate.check_attrs(attrs(timed_out=0, diverged=0)) == "rb_micro"
+
+
+def test_schema_major():
+    assert [validate.schema_major(v) for v in ("1", 1, "1.2", b"3.0", "x", None)] == \
+        [1, 1, 1, 3, None, None]
+
+
+# ------------------------------------------------------- /micro/results
+
+MICRO = [("reducer", "S16"), ("size_bytes", "<u8"), ("ranks", "<i4"), ("iters", "<i4"),
+         ("t_avg_us", "<f8"), ("t_min_us", "<f8"), ("t_model_us", "<f8"), ("wrong", "<i8"),
+         ("nnz_union", "<f8"), ("density", "<f8"), ("recall", "<f8"), ("checked", "<i4")]
+GOOD_ROW = (b"dense", 4096, 2, 100, 12.5, 10.0, np.nan, 0, -1.0, 0.01, np.nan, 1)
+
+
+def micro_rows(**second):
+    """Two rows: a good one and one with the given values."""
+    arr = np.array([GOOD_ROW, GOOD_ROW], dtype=MICRO)
+    arr[1]["reducer"] = b"s2"
+    for col, v in second.items():
+        arr[1][col] = v
+    return arr
+
+
+def test_good_rows_pass():
+    validate.check_micro_values(micro_rows())
+    validate.check_micro_values(micro_rows(recall=1.0, nnz_union=10, t_model_us=0.0))
+
+
+@pytest.mark.parametrize("col, value, why", [
+    ("t_avg_us", -1.0, "times are finite and >= 0"),
+    ("t_avg_us", np.nan, "times are finite and >= 0"),
+    ("t_min_us", np.inf, "times are finite and >= 0"),
+    ("t_model_us", -3.0, "or NaN when unknown"),
+    ("ranks", 0, "at least 1 rank"),
+    ("iters", 0, "= 0 is a value no run can have"),
+    ("wrong", -1, "counts are finite and >= 0"),
+    ("nnz_union", -2.0, "counts are finite and >= 0"),
+    ("density", 1.5, "a fraction: 0..1"),
+    ("density", np.nan, "a fraction: 0..1"),
+    ("recall", 1.01, "a fraction: 0..1"),
+    ("checked", 2, "(0 or 1)"),
+])
+def test_impossible_values_are_refused_naming_the_row(col, value, why):
+    reason = invalid(validate.check_micro_values, micro_rows(**{col: value}))
+    assert reason.startswith("/micro/results row 1 (s2, 4096 bytes): %s = " % col)
+    assert why in reason
+
+
+# ------------------------------------------------------------- /train
+
+class Group:
+    """What check_train reads of /train: its attributes."""
+    def __init__(self, **a):
+        self.attrs = a
+
+
+@pytest.mark.parametrize("a, reason", [
+    ({"final_train_loss": float("inf")}, "diverged: the final training loss is inf"),
+    ({"final_train_loss": float("nan")}, "diverged"),
+    ({"final_test_accuracy": 101.0}, "an accuracy is 0..100%"),
+    ({"final_test_accuracy": -0.5}, "an accuracy is 0..100%"),
+    ({"final_val_perplexity": 0.9}, "a perplexity is finite and >= 1"),
+    ({"final_val_perplexity": float("inf")}, "a perplexity is finite and >= 1"),
+    ({"final_test_accuracy": float("nan"), "final_val_perplexity": float("nan")},
+     "neither a test accuracy nor a validation perplexity"),
+    ({"timed_out": 1}, "timed_out=1 in /train"),
+])
+def test_train_refusals(a, reason):
+    assert reason in invalid(validate.check_train, Group(**a))
+
+
+def test_train_image_and_language_models_pass():
+    validate.check_train(Group(final_train_loss=0.3, final_test_accuracy=88.0,
+                               final_val_perplexity=float("nan")))
+    validate.check_train(Group(final_train_loss=4.1, final_test_accuracy=float("nan"),
+                               final_val_perplexity=120.0))
+
+
+# ----------------------------------------------- whole runs, in HDF5 files
+
+def h5(root=None, rows=None, train=None):
+    """An in-memory HDF5 file: root attributes, /micro/results rows, or a
+    /train group with these attributes."""
+    f = h5py.File("validate-%d.h5" % next(_files), "w", driver="core", backing_store=False)
+    for k, v in (attrs() if root is None else root).items():
+        f.attrs[k] = v
+    if rows is not None:
+        f.create_group("micro").create_dataset("results", data=rows)
+    if train is not None:
+        g = f.create_group("train")
+        for k, v in train.items():
+            g.attrs[k] = v
+    return f
+
+
+@pytest.mark.parametrize("root, rows, train, word", [
+    (None, "good", None, "complete"),
+    (attrs(timed_out=1), "good", None, "TIMED-OUT"),
+    (attrs(diverged=1), "good", None, "DIVERGED"),
+    (attrs(complete=0), "good", None, "INCOMPLETE"),
+    (None, "bad", None, "INVALID"),
+    (None, None, None, "INVALID"),                     # rb_micro without /micro
+    (attrs(tool="rb_train"), None, {"final_train_loss": 0.2}, "complete"),
+    (attrs(tool="rb_train"), None, {"final_train_loss": float("inf")}, "DIVERGED"),
+    (attrs(tool="rb_train"), "good", None, "INVALID"),  # rb_train without /train
+])
+def test_status_words(root, rows, train, word):
+    arr = {"good": micro_rows(), "bad": micro_rows(t_avg_us=-1.0), None: None}[rows]
+    with h5(root, arr, train) as f:
+        got, reason = validate.status(f)
+    assert got == word
+    assert (reason == "") == (word == "complete")
+
+
+def test_micro_results_must_be_a_compound_table_with_the_columns():
+    with h5() as f:
+        f.create_group("micro").create_group("results")
+        assert "is not a table" in invalid(validate.check_run, f)
+    with h5() as f:
+        f.create_group("micro").create_dataset("results", data=np.zeros(3))
+        assert "not a compound table" in invalid(validate.check_run, f)
+    with h5() as f:
+        f.create_group("micro").create_dataset(
+            "results", data=np.zeros(1, dtype=[("reducer", "S8"), ("ranks", "<i4")]))
+        assert "lacks the column(s) size_bytes, t_avg_us" in invalid(validate.check_run, f)
+
+
+def test_content_digest_tells_copies_apart():
+    with h5(rows=micro_rows()) as a, h5(rows=micro_rows()) as b, \
+            h5(rows=micro_rows(t_avg_us=12.6)) as c, h5(attrs(ranks=3), micro_rows()) as d:
+        b.attrs["source_file"] = "elsewhere/run.h5"   # where a copy came from: not content
+        assert validate.content_digest(a) == validate.content_digest(b)
+        assert validate.content_digest(a) != validate.content_digest(c)   # one value
+        assert validate.content_digest(a) != validate.content_digest(d)   # one attribute
