@@ -1,6 +1,7 @@
 #!/bin/sh
 # The whole test suite from a clean checkout: install missing packages,
-# build out of tree (warnings are errors), run `make check`, print the totals
+# build out of tree (warnings are errors), run `make check`, print each test,
+# the counts per folder of tests/ (its rooms: tests/lib, tests/micro...), the totals
 # as one line "N passed, N failed" and exit non-zero on any failure.
 #   RB_BUILD_DIR   build directory (default: build-tests in the checkout)
 #   RB_CONFIGURE   extra configure arguments (e.g. --enable-sanitizers)
@@ -20,6 +21,16 @@ make -j"$(nproc)" >make.out 2>&1 || { tail -50 make.out; echo "0 passed, 1 faile
 rc=0
 make -j"$(nproc)" check >check.out 2>&1 || rc=$?
 grep -E '^(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR):' check.out || true
+# The same per folder of tests/ (the rooms of the code: tests/lib, ...).
+grep -E '^(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR): ' check.out | awk '
+    { room = $2; sub(/\/[^\/]*$/, "", room); what = $1; sub(/:$/, "", what)
+      n[room, what]++; rooms[room] = 1 }
+    END { for (room in rooms) {
+              line = ""
+              split("PASS SKIP FAIL ERROR XFAIL XPASS", order, " ")
+              for (i = 1; i <= 6; i++)
+                  if (n[room, order[i]]) line = line (line == "" ? "" : ", ") n[room, order[i]] " " order[i]
+              print room ": " line } }' | sort || true
 sed -n '/^=====/,/^=====/p; /^# [A-Z]*: /p' check.out | grep '^# ' || true
 if [ $rc -ne 0 ]; then
     for log in $(grep -lE '^(FAIL|ERROR)' $(find . -name '*.log' -path '*tests*' ! -name test-suite.log) 2>/dev/null); do
