@@ -48,8 +48,13 @@ class DatasetError(Exception):
 
 
 def _micro_key(r):
+    # A simulated point names its platform: the same configuration simulated
+    # on two platforms is two points, not one seen twice.
+    kind = r["kind"]
+    if kind == "simulated" and str(r.get("platform", "") or ""):
+        kind = "%s on %s" % (kind, r["platform"])
     return ("%s | %s%s | %s/%s | density %g | %d ranks | cols %s | %s | malloc: %s%s | %d B"
-            % (r["kind"], r["device"], " | rows input" if r.get("input") == "rows" else "",
+            % (kind, r["device"], " | rows input" if r.get("input") == "rows" else "",
                r["layout"], r["overlap"], float(r["density"]),
                int(r["ranks"]), r["cols"], r["timing"], r["malloc"],
                " | oversubscribed" if r["oversubscribed"] in (True,) else "", int(r["size_bytes"])))
