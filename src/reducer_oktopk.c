@@ -202,6 +202,21 @@ static void split_by_region(rb_reducer *r, size_t k)
     rb_exchange_split(&s->x, r->size, s->send, k, region_first_index, s);
 }
 
+/* Every oktopk_repartition calls, new region bounds from the k local
+ * pairs (a COMM phase); then this call's pairs split by region. */
+static int rebalance_and_split(rb_reducer *r, rb_stats *st, size_t k)
+{
+    oktopk_state *s = r->impl;
+    if (balancing(r)) {
+        rb_phase_start(r, st, RB_PHASE_COMM);
+        RB_TRY(estimate_bounds(r, st, s->send, k));
+        rb_phase_start(r, st, RB_PHASE_ENCODE);
+    }
+    s->calls++;
+    split_by_region(r, k);
+    return RB_OK;
+}
+
 /* The accumulator and its bitmap cover the owned region (zero-filled when
  * they grow; kept zero between calls by take_reduced). */
 static int reserve_region(oktopk_state *s, size_t len)
@@ -322,13 +337,7 @@ static int union_reduce(rb_reducer *r, float *grad, rb_stats *st)
     rb_phase_start(r, st, RB_PHASE_ENCODE);
     RB_TRY(rb_pack_nonzero_grow(grad, r->n, &s->send, &s->send_cap, &k));
     st->nnz_local = k;
-    if (balancing(r)) {
-        rb_phase_start(r, st, RB_PHASE_COMM);
-        RB_TRY(estimate_bounds(r, st, s->send, k));
-        rb_phase_start(r, st, RB_PHASE_ENCODE);
-    }
-    s->calls++;
-    split_by_region(r, k);
+    RB_TRY(rebalance_and_split(r, st, k));
 
     rb_phase_start(r, st, RB_PHASE_COMM);
     RB_TRY(split_and_reduce(r, st, &u));
@@ -505,13 +514,7 @@ static int topk_reduce(rb_reducer *r, float *grad, rb_stats *st)
     s->t_local = t;
     nudge(&s->t_local, m, s->k, 5.0 / 4.0, 1.012);
     st->nnz_local = m;
-    if (balancing(r)) {
-        rb_phase_start(r, st, RB_PHASE_COMM);
-        RB_TRY(estimate_bounds(r, st, s->send, m));
-        rb_phase_start(r, st, RB_PHASE_ENCODE);
-    }
-    s->calls++;
-    split_by_region(r, m);
+    RB_TRY(rebalance_and_split(r, st, m));
 
     rb_phase_start(r, st, RB_PHASE_COMM);
     RB_TRY(split_and_reduce(r, st, &u));
