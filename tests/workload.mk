@@ -8,6 +8,7 @@ WORKLOAD_TESTS = tests/workload/zipf.sh tests/workload/trace_replay.sh \
 TESTS += $(WORKLOAD_TESTS)
 dist_check_SCRIPTS += $(WORKLOAD_TESTS) tests/workload/trace_check.py tests/workload/gradgen_trace.py \
 	tests/workload/report_workload_check.py
+dist_check_DATA += tests/workload/workload_lib.sh
 EXTRA_DIST += benchmarks/anchors/s2-authors
 # Ok-Topk's global top-k (oktopk_select=topk) against the exact top-k, and
 # against its authors' code when RB_OKTOPK_AUTHORS names a checkout.

@@ -8,17 +8,11 @@
 # the values (sum / p) and the relative error from the saved result; the
 # union mode stays exact on the same input.  Then rb_train with
 # oktopk_select=topk and error_feedback=on trains (2 ranks).
-micro="$top_builddir/benchmarks/rb_micro"
-train="$top_builddir/benchmarks/rb_train"
+. "$top_srcdir/tests/workload/workload_lib.sh"
+need_micro
+need_python "h5py, numpy" python3-h5py/numpy
 check="$top_srcdir/tests/lib/oktopk_topk_check.py"
 gen="$top_srcdir/tests/workload/gradgen_trace.py"
-py=/usr/bin/python3
-fo=/usr/share/games/fortunes
-fail=0
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
-[ -x "$micro" ] || { echo "SKIP: $micro not built" >&2; exit 77; }
-$py -c 'import h5py, numpy' 2>/dev/null || { echo "SKIP: Debian python3-h5py/numpy missing" >&2; exit 77; }
 
 n=20000 k=200   # oktopk_density 0.01; inputs at density 0.006: ~120 < k per rank
 topk="-O oktopk_select=topk -O oktopk_density=0.01"

@@ -8,21 +8,16 @@
 # reducer must be exact, their sketch and rb's s2 within a factor 1.5 of
 # each other's error at the same width (both near sqrt(U/c)).
 # Ok-Topk's authors' anchor is tests/workload/anchors_oktopk.sh.
-micro="$top_builddir/benchmarks/rb_micro"
-train="$top_builddir/benchmarks/rb_train"
+. "$top_srcdir/tests/workload/workload_lib.sh"
 anchor="$top_srcdir/benchmarks/anchors/s2-authors"
-py=/usr/bin/python3
-fo=/usr/share/games/fortunes
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
-$py -c 'import torch' 2>/dev/null || { echo "SKIP: PyTorch missing (Debian python3-torch)" >&2; exit 77; }
-$py -c 'import h5py, numpy' 2>/dev/null || { echo "SKIP: Debian python3-h5py/numpy missing" >&2; exit 77; }
+need_torch
+need_python "h5py, numpy" python3-h5py/numpy
 [ -n "${RB_S2_AUTHORS:-}" ] ||
     { echo "SKIP: RB_S2_AUTHORS is not set (a checkout of github.com/GeKeShi/Sparse_Sketch_Reducer)" >&2; exit 77; }
 [ -d "$RB_S2_AUTHORS/GNMT/seq2seq/train" ] ||
     { echo "SKIP: RB_S2_AUTHORS=$RB_S2_AUTHORS holds no GNMT/seq2seq/train" >&2; exit 77; }
-[ -x "$micro" ] && [ -x "$train" ] || { echo "SKIP: rb_micro or rb_train not built" >&2; exit 77; }
-[ -r "$fo/fortunes" ] || { echo "SKIP: $fo/fortunes missing (Debian fortunes)" >&2; exit 77; }
+need_micro
+need_train
 
 "$MPIRUN" 2 "$train" --model wordlm --data "$fo" --vocab 2000 --batch 32 --iterations 1 -o none \
     --record-gradients "$tmp/t.h5" >"$tmp/rec" 2>&1 || { echo "FAIL: recording"; cat "$tmp/rec"; exit 1; }

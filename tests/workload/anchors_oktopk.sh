@@ -10,23 +10,16 @@
 # anchor's exit status 0 and its lines): the same kept index set on the
 # re-estimating call 0 and on the last threshold call, bytes per rank
 # within 5% on the threshold calls.
-micro="$top_builddir/benchmarks/rb_micro"
-train="$top_builddir/benchmarks/rb_train"
+. "$top_srcdir/tests/workload/workload_lib.sh"
 anchor="$top_srcdir/benchmarks/anchors/oktopk-authors"
-py=/usr/bin/python3
-fo=/usr/share/games/fortunes
-fail=0
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
 [ -n "${RB_OKTOPK_AUTHORS:-}" ] ||
     { echo "SKIP: RB_OKTOPK_AUTHORS is not set (a checkout of github.com/Shigangli/Ok-Topk)" >&2; exit 77; }
 [ -f "$RB_OKTOPK_AUTHORS/VGG/allreducer.py" ] ||
     { echo "SKIP: RB_OKTOPK_AUTHORS=$RB_OKTOPK_AUTHORS holds no VGG/allreducer.py" >&2; exit 77; }
-$py -c 'import torch' 2>/dev/null || { echo "SKIP: PyTorch missing (Debian python3-torch)" >&2; exit 77; }
-$py -c 'import mpi4py' 2>/dev/null || { echo "SKIP: mpi4py missing (Debian python3-mpi4py)" >&2; exit 77; }
-$py -c 'import h5py, numpy, scipy' 2>/dev/null ||
-    { echo "SKIP: Debian python3-h5py/numpy/scipy missing" >&2; exit 77; }
-[ -x "$micro" ] || { echo "SKIP: rb_micro not built" >&2; exit 77; }
+need_torch
+need_python mpi4py python3-mpi4py
+need_python "h5py, numpy, scipy" python3-h5py/numpy/scipy
+need_micro
 
 run_anchor() {   # what, then the anchor's arguments
     what=$1; shift

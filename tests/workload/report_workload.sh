@@ -4,20 +4,12 @@
 # the same reducers at its shape and about its density): the section, its
 # tables and figures are there and report_workload_check.py finds the
 # archives' union, imbalance and fastest times in them.
-micro="$top_builddir/benchmarks/rb_micro"
-train="$top_builddir/benchmarks/rb_train"
+. "$top_srcdir/tests/workload/workload_lib.sh"
+need_micro
+need_train
+need_python "h5py, numpy, pandas, matplotlib" python3-h5py/numpy/pandas/matplotlib
 report="$top_srcdir/analysis/rb-report"
 check="$top_srcdir/tests/workload/report_workload_check.py"
-py=/usr/bin/python3
-fo=/usr/share/games/fortunes
-fail=0
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
-[ -x "$micro" ] || { echo "SKIP: $micro not built" >&2; exit 77; }
-[ -x "$train" ] || { echo "SKIP: $train not built (no BLAS)" >&2; exit 77; }
-[ -r "$fo/fortunes" ] || { echo "SKIP: $fo/fortunes missing (Debian fortunes)" >&2; exit 77; }
-$py -c 'import h5py, numpy, pandas, matplotlib' 2>/dev/null ||
-    { echo "SKIP: Debian python3-h5py/numpy/pandas/matplotlib missing" >&2; exit 77; }
 
 "$MPIRUN" 2 "$train" --model wordlm --data "$fo" --vocab 2000 --batch 16 --iterations 2 -o none \
     --record-gradients "$tmp/t.h5" >"$tmp/rec" 2>&1 || { echo "FAIL: recording"; cat "$tmp/rec"; exit 1; }

@@ -4,17 +4,13 @@
 # a gradient trace, replayed by rb_micro through every reducer on 3 ranks
 # (exact reducers' #wrong 0) and checked against the file
 # (trace_check.py).  Skipped, saying why, without PyTorch or h5py.
-micro="$top_builddir/benchmarks/rb_micro"
+. "$top_srcdir/tests/workload/workload_lib.sh"
+need_micro
+need_torch
+need_python "h5py, numpy" python3-h5py/numpy
+[ -d "$fo" ] || skip "no text to train on (Debian fortunes)"
 exporter="$top_srcdir/analysis/rb-torch-trace"
 check="$top_srcdir/tests/workload/trace_check.py"
-py=/usr/bin/python3
-fail=0
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
-[ -x "$micro" ] || { echo "SKIP: $micro not built" >&2; exit 77; }
-$py -c 'import torch' 2>/dev/null || { echo "SKIP: PyTorch missing (Debian python3-torch)" >&2; exit 77; }
-$py -c 'import h5py, numpy' 2>/dev/null || { echo "SKIP: Debian python3-h5py/numpy missing" >&2; exit 77; }
-[ -d /usr/share/games/fortunes ] || { echo "SKIP: no text to train on (Debian fortunes)" >&2; exit 77; }
 
 "$exporter" -o "$tmp/t.h5" --ranks 3 --steps 3 --batch 16 >"$tmp/exp" 2>&1
 rc=$?

@@ -5,13 +5,9 @@
 # file that is no trace, an incomplete recording, a row id out of range,
 # ids out of order, a non-finite value, counts that do not add up, a
 # missing layer, and more ranks than the trace was recorded on.
-micro="$top_builddir/benchmarks/rb_micro"
-py=/usr/bin/python3
-fail=0
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
-[ -x "$micro" ] || { echo "SKIP: $micro not built" >&2; exit 77; }
-$py -c 'import h5py, numpy' 2>/dev/null || { echo "SKIP: Debian python3-h5py/numpy missing" >&2; exit 77; }
+. "$top_srcdir/tests/workload/workload_lib.sh"
+need_micro
+need_python "h5py, numpy" python3-h5py/numpy
 
 # A valid 2-rank trace written by hand in the documented layout, and its
 # broken variants (one defect each).

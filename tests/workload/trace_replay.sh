@@ -6,18 +6,11 @@
 # (trace_check.py: nnz, union per step from the file itself), the
 # provenance (file, sha256, model, steps) in the archive.  rb_train's own
 # refusals: a model without an embedding, an existing file, and the cap.
-micro="$top_builddir/benchmarks/rb_micro"
-train="$top_builddir/benchmarks/rb_train"
+. "$top_srcdir/tests/workload/workload_lib.sh"
+need_micro
+need_train
+need_python "h5py, numpy" python3-h5py/numpy
 check="$top_srcdir/tests/workload/trace_check.py"
-py=/usr/bin/python3
-fo=/usr/share/games/fortunes
-fail=0
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
-[ -x "$micro" ] || { echo "SKIP: $micro not built" >&2; exit 77; }
-[ -x "$train" ] || { echo "SKIP: $train not built (no BLAS)" >&2; exit 77; }
-[ -r "$fo/fortunes" ] || { echo "SKIP: $fo/fortunes missing (Debian fortunes)" >&2; exit 77; }
-$py -c 'import h5py, numpy' 2>/dev/null || { echo "SKIP: Debian python3-h5py/numpy missing" >&2; exit 77; }
 
 lm="--model wordlm --data $fo --vocab 2000 --batch 16 --iterations 6 -o none"
 "$MPIRUN" 3 "$train" $lm --record-gradients "$tmp/t.h5" --record-every 2 >"$tmp/rec" 2>&1

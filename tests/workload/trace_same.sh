@@ -6,13 +6,10 @@
 # union, bytes, #wrong (0) and errors (s2's sketch error included, bit for
 # bit); only the times may differ.  The replay path changes what the
 # reducers are given, nothing else.
-micro="$top_builddir/benchmarks/rb_micro"
+. "$top_srcdir/tests/workload/workload_lib.sh"
+need_micro
+need_python "h5py, numpy" python3-h5py/numpy
 gen="$top_srcdir/tests/workload/gradgen_trace.py"
-py=/usr/bin/python3
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
-[ -x "$micro" ] || { echo "SKIP: $micro not built" >&2; exit 77; }
-$py -c 'import h5py, numpy' 2>/dev/null || { echo "SKIP: Debian python3-h5py/numpy missing" >&2; exit 77; }
 $py "$gen" "$tmp/g.h5" 3000 32 0.03 3 1 || { echo "FAIL: cannot write the trace"; exit 1; }
 opts="-q -i 2 -x 1 --reducer dense,agsparse,sparcml,parallax,omnireduce,oktopk,zen,s2"
 "$MPIRUN" 3 "$micro" $opts --shape 3000x32 --layout row --density 0.03 -o "$tmp/syn.h5" >"$tmp/s" 2>&1 ||

@@ -4,12 +4,8 @@
 # skew does (the union of Zipf batches is smaller than that of uniform
 # draws at the same density, the ranks' loads are uneven); the same seed
 # gives the same gradient, another seed another; the archive records them.
-micro="$top_builddir/benchmarks/rb_micro"
-py=/usr/bin/python3
-fail=0
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
-[ -x "$micro" ] || { echo "SKIP: $micro not built" >&2; exit 77; }
+. "$top_srcdir/tests/workload/workload_lib.sh"
+need_micro
 
 common="-q -i 2 -x 1 --layout row --cols 16 -m 256K:256K --density 0.05"
 "$MPIRUN" 3 "$micro" $common --overlap zipf:1.1 -o "$tmp/z.h5" >"$tmp/z" 2>&1
