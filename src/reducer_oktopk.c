@@ -353,33 +353,6 @@ static int union_reduce(rb_reducer *r, float *grad, rb_stats *st)
 
 /* ---- oktopk_select=topk: the authors' global top-k (header comment) ---- */
 
-/* The k-th largest (1-based) of v[0..n), 1 <= k <= n; reorders v. */
-static float kth_largest(float *v, size_t n, size_t k)
-{
-    size_t lo = 0, hi = n - 1, want = k - 1;
-    while (lo < hi) {   /* Hoare partition, descending */
-        float pivot = v[lo + (hi - lo) / 2];
-        size_t i = lo, j = hi;
-        for (;;) {
-            while (v[i] > pivot)
-                i++;
-            while (v[j] < pivot)
-                j--;
-            if (i >= j)
-                break;
-            float t = v[i];
-            v[i++] = v[j];
-            v[j--] = t;
-        }
-        /* v[lo..j] >= pivot >= v[j+1..hi] */
-        if (want <= j)
-            hi = j;
-        else
-            lo = j + 1;
-    }
-    return v[want];
-}
-
 /* The pairs |g| > t in index order into s->send, as many as fit in it
  * (s->send_cap bytes); returns how many pass (more than fit: s->send incomplete).
  * Counting and selecting in one pass: the gradient is read once. */
@@ -424,7 +397,7 @@ static int select_local(rb_reducer *r, const float *g, int reestimate, double *t
     if (reestimate) {
         for (size_t i = 0; i < n; i++)
             s->mag[i] = fabsf(g[i]);
-        *t = kth_largest(s->mag, n, k);
+        *t = rb_kth_largest(s->mag, n, k);
         return select_all(s, g, n, (float)*t, m);
     }
     *t = s->t_local;
@@ -463,7 +436,7 @@ static size_t global_topk(rb_reducer *r, size_t all)
         return 0;
     for (size_t i = 0; i < all; i++)
         s->mag[i] = fabsf(s->result[i].val);
-    float t = kth_largest(s->mag, all, kk);
+    float t = rb_kth_largest(s->mag, all, kk);
     size_t above = 0;
     for (size_t i = 0; i < all; i++)
         above += fabsf(s->result[i].val) > t;

@@ -681,3 +681,30 @@ void rb_rows_to_dense(const rb_rows *in, float *x, size_t rows)
     }
     memset(x + done, 0, (rows * cols - done) * sizeof *x);
 }
+
+/* Hoare's quickselect, descending. */
+float rb_kth_largest(float *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1, want = k - 1;
+    while (lo < hi) {   /* Hoare partition, descending */
+        float pivot = v[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        for (;;) {
+            while (v[i] > pivot)
+                i++;
+            while (v[j] < pivot)
+                j--;
+            if (i >= j)
+                break;
+            float t = v[i];
+            v[i++] = v[j];
+            v[j--] = t;
+        }
+        /* v[lo..j] >= pivot >= v[j+1..hi] */
+        if (want <= j)
+            hi = j;
+        else
+            lo = j + 1;
+    }
+    return v[want];
+}

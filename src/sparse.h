@@ -77,6 +77,11 @@ static inline unsigned rb_popcount64(uint64_t x)
     x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
     x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
     return (unsigned)((x * 0x0101010101010101ULL) >> 56);
+/* The k-th largest (1-based) of v[0..n), 1 <= k <= n; reorders v.  The
+ * exact top-k threshold of oktopk_select=topk and of rb_train's
+ * --sparsify topk. */
+float rb_kth_largest(float *v, size_t n, size_t k);
+
 #endif
 }
 
@@ -137,5 +142,10 @@ int rb_rows_pack_grow(const struct rb_rows *in, rb_pair **buf, size_t *cap, size
 /* x (rows x cols) = in with every row not listed zero: each element
  * written once. */
 void rb_rows_to_dense(const struct rb_rows *in, float *x, size_t rows);
+
+/* The k-th largest (1-based) of v[0..n), 1 <= k <= n; reorders v.  The
+ * exact top-k threshold of oktopk_select=topk and of rb_train's
+ * --sparsify topk. */
+float rb_kth_largest(float *v, size_t n, size_t k);
 
 #endif

@@ -6,36 +6,7 @@
 
 #include <math.h>
 
-/* k-th largest of v[0..n) (0-based), partially reordering v. */
-static float kth_largest(float *v, size_t n, size_t k)
-{
-    size_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        float pivot = v[lo + (hi - lo) / 2];
-        size_t i = lo, j = hi;
-        while (i <= j) {
-            while (v[i] > pivot)
-                i++;
-            while (v[j] < pivot)
-                j--;
-            if (i <= j) {
-                float t = v[i];
-                v[i] = v[j], v[j] = t;
-                i++;
-                if (j == 0)
-                    break;
-                j--;
-            }
-        }
-        if (k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
-        else
-            break;
-    }
-    return v[k];
-}
+#include "sparse.h"
 
 /* g += residual; keep entries selected by top-k / threshold; residual =
  * what was dropped (error feedback) or 0. */
@@ -53,7 +24,7 @@ static void sparsify(const train_opts *o, float *g, float *residual, float *scra
             k = 1;
         for (size_t i = 0; i < n; i++)
             scratch[i] = fabsf(g[i]);
-        thr = kth_largest(scratch, n, k - 1);
+        thr = rb_kth_largest(scratch, n, k);
         if (thr == 0.0f)
             thr = 1e-38f;   /* never send zeros as selected entries */
     }
