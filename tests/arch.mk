@@ -29,3 +29,9 @@ dist_check_SCRIPTS += tests/harness/cli_help.sh
 # rb_train or the harness (read by nm from libnn.a).
 TESTS += tests/arch/nn_exports.sh
 dist_check_SCRIPTS += tests/arch/nn_exports.sh
+
+# The documents' references resolve: links and their anchors, named
+# sections (docs/X.md "Section"), paths of the tree; and the checker fails
+# where it must.
+TESTS += tests/arch/doc_links.py tests/arch/doc_links_fails.sh
+dist_check_SCRIPTS += tests/arch/doc_links.py tests/arch/doc_links_fails.sh
