@@ -1,4 +1,4 @@
-dnl RB_CHECK_CUDA: CUDA toolkit, NCCL and cuDNN (issue 9).
+dnl RB_CHECK_CUDA: CUDA toolkit, NCCL and cuDNN for device buffers (docs/gpu.md).
 dnl
 dnl   --with-cuda[=DIR]        toolkit prefix (default: the prefix of the nvcc
 dnl                            on PATH, else /usr/local/cuda, when nvcc exists)

@@ -1,4 +1,4 @@
-dnl RB_CHECK_SIMGRID: SimGrid SMPI build (issue 10).
+dnl RB_CHECK_SIMGRID: SimGrid SMPI build: rb_micro and rb_train under simulated clusters (docs/simgrid.md).
 dnl
 dnl   SMPI_PRETEND_CC=1 ./configure --with-simgrid CC=smpicc
 dnl
