@@ -10,9 +10,12 @@
 #   RB_REPEAT      repetitions inside each launch, interleaved over the
 #                  reducers (default 2)
 #   RB_SEEDS       rb_train runs (seeds 1..N) per reducer and model (default 5:
-#                  the accuracy-parity test pairs each reducer with dense by seed)
+#                  the accuracy-parity test pairs each reducer with dense by seed;
+#                  RB_TRAIN_REPEAT, its old name, is still read)
 #   RB_OUT         results directory (default results/main-<UTC time>)
 #   RB_BUILD_DIR   build directory (default build-main in the checkout)
+#   RB_SMPI_BUILD_DIR  SimGrid (smpicc) build directory (default build-smpi
+#                  in the checkout)
 #   RB_EMBEDLM_REDUCERS  reducers trained on embedlm (default: none dense
 #                  agsparse sparcml parallax omnireduce s2 gossip)
 #   RB_LENET_REDUCERS    reducers trained on lenet (default: none dense gossip)

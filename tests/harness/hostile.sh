@@ -292,6 +292,7 @@ sizes() {   # sizes CASE ARGS PATTERN
 }
 sizes "-m 3" "-m 3" "smallest size measurable is 4 bytes"
 sizes "-b 4097 -e 8195" "-b 4097 -e 8195" "MIN 4097 bytes is not a whole number of 4-byte elements .*give 4096 or 4100"
+sizes "--cols 3 -m 4K:6K" "--cols 3 -m 4K:6K" "MIN 4096 bytes is not a whole number of rows of --cols 4-byte elements (12 bytes each): give 4092 or 4104"
 sizes "--layout row --cols 100000 -m 4K:16K" "--layout row --cols 100000 -m 4K:16K" "smallest size measurable with these --cols is 400000 bytes"
 sizes "--shape 0x5" "--shape 0x5" "smallest shape is 1x5"
 sizes "-m 4K:16K --stepfactor 1.0000001" "-m 4K:16K --stepfactor 1.0000001" "more than 64 sizes .* use --stepfactor"
