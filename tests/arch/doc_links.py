@@ -18,6 +18,8 @@ Read from every .md file of the tree (README.md, docs/, results/, analysis/
     of a program the build makes from it (X.c, X.sh, X.py, X.in).
 The same checks hold for the dated logs' links and named sections: a log
 is not edited, so a heading or file it names must not be renamed away.
+And nothing is unfindable: docs/README.md, the index, links every document
+of docs/ and every entry of docs/measurements/.
 
 Usage: doc_links.py [TOP_SRCDIR]  (default: $top_srcdir, else .); exits 1
 with a FAIL: line per broken reference.
@@ -163,6 +165,24 @@ def check_document(top, doc):
     return problems
 
 
+def check_index(top):
+    """The entries of docs/ and docs/measurements/ that docs/README.md
+    does not link."""
+    index = os.path.join(top, "docs", "README.md")
+    if not os.path.isfile(index):
+        return ["docs/README.md: no index of the documents"]
+    with open(index, encoding="utf-8") as f:
+        linked = {os.path.normpath(t.partition("#")[0].rstrip("/"))
+                  for t in LINK.findall(strip_code_blocks(f.read()))}
+    wanted = [n for n in os.listdir(os.path.join(top, "docs"))
+              if n.endswith(".md") and n != "README.md"]
+    meas = os.path.join(top, "docs", "measurements")
+    if os.path.isdir(meas):
+        wanted += ["measurements/" + n for n in os.listdir(meas)]
+    return ["docs/README.md: %s is not in the index" % n for n in sorted(wanted)
+            if n not in linked and os.path.join(n, "README.md") not in linked]
+
+
 def main():
     top = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("top_srcdir", ".")
     if not top or not os.path.isfile(os.path.join(top, "README.md")) \
@@ -170,7 +190,7 @@ def main():
         print("FAIL: %r is not the top of the source tree (no README.md and docs/)" % top)
         return 1
     docs = list(markdown_files(top))
-    problems = [p for doc in docs for p in check_document(top, doc)]
+    problems = [p for doc in docs for p in check_document(top, doc)] + check_index(top)
     for p in problems:
         print("FAIL: " + p)
     if problems:
