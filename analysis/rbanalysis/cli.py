@@ -52,8 +52,10 @@ def parse_args(argv):
     p.add_argument("--compare", nargs=2, metavar=("A", "B"),
                    help="compare two data sets (results directories or rb-report output "
                         "directories) instead of writing a report: list every difference "
-                        "one calls significant whose sign differs in the other, and every "
-                        "headline number whose intervals in A and B do not overlap")
+                        "between two reducers that both call significant (and beyond 5%%) in "
+                        "opposite directions, and every headline number whose intervals in A "
+                        "and B do not overlap with medians more than 5%% apart, or that only "
+                        "one of them has")
     p.add_argument("-o", "--output", default="report", metavar="DIR",
                    help="output directory (created; default: report)")
     p.add_argument("--target-accuracy", type=float, metavar="A",

@@ -203,6 +203,8 @@ static void epilogue(FILE *out)
                                                                           : info->choices);
     }
     fprintf(out, "\n" BENCH_MALLOC_HELP);
+    fprintf(out, "  RB_TEST_CORRUPT_RESULT=1  for the tests: rank 0 adds 1 to one element of every\n"
+                 "                        result before validation, which must then fail (exit 1).\n");
     fprintf(out, "\nExit status: 0 ok, 1 validation failure or error, 2 usage error, 124 timeout.\n");
 }
 

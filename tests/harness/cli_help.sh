@@ -66,6 +66,15 @@ check() {  # PROG FOREIGN OPTIONS-BEFORE...: FOREIGN: the other programs' option
         echo "FAIL: $prog: --help names $opt (after '$before'), which $prog does not take"
         echo x >>"$tmp/failed"
     done
+    # Every environment variable the program's own folder reads is in its
+    # --help (the harness's are the harness's: RB_MALLOC is in both
+    # programs' help through BENCH_MALLOC_HELP, RB_SIM_* are rb-smpirun's).
+    dir=${prog#rb_}   # rb_micro's folder is benchmarks/micro
+    [ -d "$top_srcdir/benchmarks/$dir" ] || { echo "FAIL: no benchmarks/$dir for $prog"; fail=1; }
+    for var in $(cat "$top_srcdir"/benchmarks/"$dir"/*.c 2>/dev/null |
+                 grep -oE 'getenv\("[A-Za-z0-9_]+"' | sed -E 's/getenv\("//; s/"$//' | sort -u); do
+        grep -qw "$var" "$tmp/help" || { echo "FAIL: $prog reads $var (benchmarks/$dir), which --help does not name"; fail=1; }
+    done
     twice=$(default_twice "$tmp/help")
     [ -z "$twice" ] || { echo "FAIL: $prog: entries giving their default twice:"; echo "$twice"; fail=1; }
     while read -r old; do
