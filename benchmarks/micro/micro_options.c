@@ -220,7 +220,7 @@ static const bench_opt options[] = {
      .help = "fraction of non-zero units per rank, 0..1", .expect = "a number in [0, 1]"},
     {BENCH_OPT_CUSTOM, "layout", 0, "element|row|block", .def = "element", .parse = parse_layout,
      .help = "non-zero units: elements, rows of --cols, or blocks of block_size elements"},
-    {BENCH_OPT_CUSTOM, "input", 0, "dense|rows[,trace:FILE.h5]", .def = "dense", .parse = parse_input,
+    {BENCH_OPT_CUSTOM, "input", 0, "dense|rows|[rows,]trace:FILE.h5", .def = "dense", .parse = parse_input,
      .help = "how the gradient is handed over: a dense buffer (rb_reduce), or its non-zero rows "
      "as row ids and rows (rb_reduce_rows, as PyTorch's sparse embedding gradient and TensorFlow's "
      "IndexedSlices hold it; the result into the dense buffer, validated alike); with trace:FILE.h5 "
