@@ -156,7 +156,8 @@ static const bench_opt options[] = {
      .choices = "dense|rows",
      .help = "wordlm: hand the embedding gradient to the reducer as the rows the batch touched "
      "(rb_reduce_rows, as PyTorch's sparse embedding gradient) or as the dense table (rb_reduce); "
-     "the same result bit for bit; rows on host buffers only (-d cuda: dense)"},
+     "the same result bit for bit; rows on host buffers only (-d cuda: dense); embedlm takes rows "
+     "only"},
     SECTION("Run control and output:"),
     {BENCH_OPT_LONG, "eval-every", 0, "N", F(eval_every), 0, ITERS, NULL,
      .help = "evaluate every N iterations", .def_text = "0 = every epoch; embedlm 100"},
