@@ -7,8 +7,9 @@ Read from every .md file of the tree (README.md, docs/, results/, analysis/
   - a Markdown link [text](target) that is not a URL names a file or folder
     that exists (relative to the document), and its #anchor, if any, is the
     GitHub slug of a heading of the target;
-  - a named section, `FILE.md "Section"` or `FILE.md, "Section"` (the
-    house style for "see that section"), names a heading of FILE.md that
+  - a named section, `FILE.md "Section"`, `FILE.md, "Section"` or
+    `FILE.md, *Section*` (the house styles for "see that section"), or a
+    link to FILE.md followed by one, names a heading of FILE.md that
     contains the quoted text (FILE relative to the document, else to the
     top);
   - in the reference documents (all but the dated logs under
@@ -33,7 +34,7 @@ SKIP_DIRS = {".git", "build", "autom4te.cache", "build-aux"}
 TREE_ROOTS = ("src", "docs", "benchmarks", "tests", "jobscripts", "analysis",
               "results", "m4")
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
-SECTION = re.compile(r"([\w./-]+\.md)`?,?\s+\"([^\"\n]+)\"")
+SECTION = re.compile(r"([\w./-]+\.md)(?:\]\([^)\s]*\))?`?\)?,?\s+(?:\"([^\"\n]+)\"|\*([^*]+)\*)")
 TREE_PATH = re.compile(r"(?<![\w./$-])((?:%s)/[\w./+*-]*[\w/*])" % "|".join(TREE_ROOTS))
 # What a path mentioned in prose may be besides a file as written: the
 # source of a program or script the build makes, or a template.
@@ -153,10 +154,11 @@ def check_document(top, doc):
         if why:
             problems.append("%s:%d: link (%s): %s" % (rel, line_of(text, m.start()), target, why))
     for m in SECTION.finditer(text):
-        why = check_section(top, doc, m.group(1), m.group(2))
+        section = " ".join((m.group(2) or m.group(3)).split())
+        why = check_section(top, doc, m.group(1), section)
         if why:
             problems.append("%s:%d: section %s \"%s\": %s"
-                            % (rel, line_of(text, m.start()), m.group(1), m.group(2), why))
+                            % (rel, line_of(text, m.start()), m.group(1), section, why))
     if not rel.startswith("docs/measurements/"):
         for m in TREE_PATH.finditer(raw):
             why = check_tree_path(top, m.group(1))

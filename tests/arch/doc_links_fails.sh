@@ -48,6 +48,10 @@ printf 'See docs/a.md "Figures".\n' >>"$tmp/t/README.md"
 expect 1 "a named section no heading holds" 'contains "Figures"'
 sed -i 's/"Figures"/"Shared data"/' "$tmp/t/README.md"
 expect 0 "a named section that is a list item's label"
+printf 'And [a](docs/a.md), *The\nmissing one*.\n' >>"$tmp/t/README.md"
+expect 1 "a linked section in italics that no heading holds" 'contains "The missing one"'
+sed -i 's/\*The$/*The/; s/^missing one\*/call*/' "$tmp/t/README.md"
+expect 0 "a linked section in italics, over two lines"
 
 printf 'Run `tests/lib/gone.sh`.\n' >>"$tmp/t/docs/b.md"
 expect 1 "a path of the tree that does not exist" "tests/lib/gone.sh"
