@@ -132,6 +132,8 @@ def required(e, ctx):
         return ctx["rows"] > 0
     if w == "option":
         return False
+    if w == "simulated":
+        return ctx["simulated"]
     return w == ctx["tool"]  # a benchmark's own group, e.g. rb_train
 
 
@@ -154,6 +156,7 @@ def check_tree(root, entries, label, merged=False):
     model = root["train"].attrs.get("model", "") if tool == "rb_train" and "train" in root else ""
     ctx = {"hwloc": int(root["topology"].attrs.get("available", 0)) == 1 if "topology" in root else False,
            "micro": tool == "rb_micro", "rows": nrows, "tool": tool,
+           "simulated": int(root.attrs.get("simulated", 0)) == 1,
            "wordlm": (model.decode() if isinstance(model, bytes) else model) == "wordlm",
            "embedlm": (model.decode() if isinstance(model, bytes) else model) == "embedlm"}
     for kind, path, member, value in items:

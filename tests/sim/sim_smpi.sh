@@ -3,7 +3,8 @@
 # build directory, (1) validates every exact reducer (-c) at 64 simulated
 # ranks, (2) shows gossip's wire bytes per rank per step independent of the
 # rank count (16 vs 128 simulated ranks), (3) writes an archive marked
-# simulated = 1 with the platform's content and sha256.
+# simulated = 1 with the platform's content and sha256, as results/README.md
+# documents it.
 # Any rank count: (4) every reducer validates at 96 ranks, where
 # the ompi selector's alltoall(v) would be SimGrid's power-of-two-only pair,
 # and at 1 rank, and the archive records the algorithms rb-smpirun chose;
@@ -58,6 +59,10 @@ assert s("sim_calibration"), "no calibration text"
 assert "smpi/coll-selector:ompi" in s("sim_smpi_options"), "sim_smpi_options: " + s("sim_smpi_options")
 print("archive: simulated=1,", s("simgrid_version"), s("sim_platform_sha256")[:12])
 PY
+# ... and it follows results/README.md, whose tables document the sim_*
+# attributes a simulated archive carries (they were missing once).
+/usr/bin/python3 "$src/tests/archive/archive_schema_check.py" "$src/results/README.md" "$bdir/v.h5" ||
+  fail "the simulated archive does not follow results/README.md"
 
 # (2) gossip: bytes sent per rank per call at 16 and 128 ranks (unchecked,
 # shared buffers not needed at this size).
