@@ -27,7 +27,7 @@ static const bench_opt options[] = {
     {BENCH_OPT_FLAG, "no-error", 0, NULL, F(error), .flag_value = 0, .help = "skip the error table"},
     {BENCH_OPT_SIZE, "mem-limit", 'M', "BYTES", F(mem_limit),
      .help = "bytes the run may hold (K/M/G suffixes): refused before allocating when its need "
-     "(printed) is larger", .def_text = "SLURM_MEM_PER_CPU / SLURM_MEM_PER_NODE when set, else MemAvailable",
+     "(printed) is larger", .def_text = "SLURM_MEM_PER_CPU x SLURM_CPUS_PER_TASK when set, else SLURM_MEM_PER_NODE or MemAvailable",
      .min = 1, .expect = "a size of at least 1 byte (K/M/G suffixes; leave -M out for the limit of the node)"},
     {BENCH_OPT_ACTION, "help", 'h', .action = bench_cli_help_action, .help = "this help"},
     {.type = BENCH_OPT_END},
