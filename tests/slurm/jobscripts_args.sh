@@ -35,6 +35,10 @@ grep -q -- "-i 7 -x 1 .*--timeout 5" "$tmp/em.log" || bad "micro arguments: $(gr
 # (main.sh --help used to start apt and a build).
 sh "$JS/main.sh" --help >"$tmp/h" 2>&1 && grep -q RB_RANKS "$tmp/h" || bad "main.sh --help: $(head -3 "$tmp/h")"
 grep -q "=== \[1\]" "$tmp/h" && bad "main.sh --help started the job"
+# ... and names every RB_ variable main.sh reads (RB_SMPI_BUILD_DIR was once left out).
+for v in $(grep -oE '\$\{RB_[A-Z_]+' "$JS/main.sh" | sed 's/^..//' | sort -u); do
+    grep -qw "$v" "$tmp/h" || bad "main.sh reads $v, which its --help does not name"
+done
 sh "$JS/main.sh" --frobnicate >/dev/null 2>&1; [ $? -eq 2 ] || bad "main.sh with an argument: not exit 2"
 sh "$JS/sim/rb-smpirun" --help >"$tmp/h" 2>&1 && grep -q PLATFORM "$tmp/h" || bad "rb-smpirun --help"
 sh "$JS/sim/rb-smpirun" eth1g >/dev/null 2>&1; [ $? -eq 2 ] || bad "rb-smpirun with too few arguments: not exit 2"
