@@ -51,6 +51,8 @@ def markdown_files(top):
     for folder, dirs, files in os.walk(top):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS
                          and not d.startswith("build-") and not d.startswith("."))
+        if os.path.relpath(folder, top) == "results":
+            dirs[:] = []   # runs' outputs (rb-report's report.md), not documents
         for name in sorted(files):
             if name.endswith(".md"):
                 yield os.path.join(folder, name)
