@@ -50,7 +50,7 @@ NOT_OURS = re.compile(r"(_X\b|/X\b|^src/smpi/)")
 def markdown_files(top):
     for folder, dirs, files in os.walk(top):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS
-                         and not d.startswith("build-") and not d.startswith("."))
+                         and not d.startswith("build") and not d.startswith("."))
         if os.path.relpath(folder, top) == "results":
             dirs[:] = []   # runs' outputs (rb-report's report.md), not documents
         for name in sorted(files):
