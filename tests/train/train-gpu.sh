@@ -3,9 +3,9 @@
 # run is refused with its message and exit 2 (a build without the GPU
 # models) or 1 (no GPU), never a crash; then SKIP (77).  Any other failure
 # of the first GPU run fails the test.
-# With a GPU: lenet and wordlm train on the GPU to the same result as on
-# the CPU from the same seed: final training loss within 2% and test
-# accuracy within 1.5 points (lenet), validation perplexity within 2%
+# With a GPU: lenet, mlp and wordlm train on the GPU to the same result as
+# on the CPU from the same seed: final training loss within 2% and test
+# accuracy within 1.5 points (lenet, mlp), validation perplexity within 2%
 # (wordlm); FP32 sums in another order drift over 150 SGD steps, so the
 # bound is loose on purpose but far below what a wrong layer gives
 # (loss 2.30, accuracy 10%).  Also 2 ranks sharing the GPU, reducing
@@ -33,17 +33,25 @@ if [ $rc -ne 0 ]; then
     exit 77
 fi
 grep "^device:" "$tmp/gpu"
-"$MPIRUN" 1 "$train" -o none --model lenet $small >"$tmp/cpu" 2>&1 || bad "lenet on the CPU exits $?"
 close() {   # close WHAT A B REL: |A - B| <= REL * |B|
     awk -v a="$2" -v b="$3" -v r="$4" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b;
         exit !(a != "" && b != "" && d <= r * m) }' || bad "$1: gpu $2 vs cpu $3 (allowed $4 relative)"
     echo "$1: gpu $2 cpu $3"
 }
-close "lenet train loss" "$(field train_loss "$tmp/gpu")" "$(field train_loss "$tmp/cpu")" 0.02
-ga=$(field test_accuracy "$tmp/gpu") ca=$(field test_accuracy "$tmp/cpu")
-awk -v a="$ga" -v b="$ca" 'BEGIN { d = a - b; exit !(a != "" && d <= 1.5 && d >= -1.5 && a > 50) }' ||
-    bad "lenet test accuracy: gpu $ga vs cpu $ca (allowed 1.5 points, > 50%)"
-echo "lenet test accuracy: gpu $ga cpu $ca"
+# image_agrees MODEL GPU-LOG: MODEL trained on the CPU from the same seed
+# ends within the bounds above.
+image_agrees() {
+    "$MPIRUN" 1 "$train" -o none --model "$1" $small >"$tmp/cpu" 2>&1 || bad "$1 on the CPU exits $?"
+    close "$1 train loss" "$(field train_loss "$2")" "$(field train_loss "$tmp/cpu")" 0.02
+    ga=$(field test_accuracy "$2") ca=$(field test_accuracy "$tmp/cpu")
+    awk -v a="$ga" -v b="$ca" 'BEGIN { d = a - b; exit !(a != "" && d <= 1.5 && d >= -1.5 && a > 50) }' ||
+        bad "$1 test accuracy: gpu $ga vs cpu $ca (allowed 1.5 points, > 50%)"
+    echo "$1 test accuracy: gpu $ga cpu $ca"
+}
+image_agrees lenet "$tmp/gpu"
+"$MPIRUN" 1 "$train" -o none --model mlp $small -d cuda >"$tmp/mlpg" 2>&1 ||
+    { cat "$tmp/mlpg"; bad "mlp -d cuda exits $?"; }
+image_agrees mlp "$tmp/mlpg"
 
 lm="--model wordlm --data $fo --vocab 2000 --train-limit 20000 --test-limit 3000 --batch 32 --lr 0.1 --iterations 150 --eval-every 150"
 "$MPIRUN" 1 "$train" -o none $lm -d cuda >"$tmp/lmg" 2>&1 || { cat "$tmp/lmg"; bad "wordlm -d cuda exits $?"; }
