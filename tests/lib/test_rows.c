@@ -9,7 +9,8 @@
  *     width, dense stages);
  *   - element, row and block layouts at densities 0 .. 1, overlaps random,
  *     all and none; ranks with no rows (odd ranks, or all ranks); all-zero
- *     rows listed in the input change nothing;
+ *     rows listed in the input change nothing; shapes from no element, one,
+ *     fewer than ranks and one row of 13 to rows over several blocks;
  *   - the row form lists increasing ids in range and every row where the
  *     result is non-zero;
  *   - bad input on one rank (unsorted ids, an id out of range, a negative
@@ -369,6 +370,8 @@ int main(int argc, char **argv)
     check_refusals();
     sweep_shape(0, 5);
     sweep_shape(1, 1);
+    sweep_shape(nranks > 1 ? (size_t)nranks - 1 : 1, 1);   /* fewer elements than ranks */
+    sweep_shape(1, 13);      /* one row */
     sweep_shape(300, 1);     /* element layout as rows of one float */
     sweep_shape(77, 13);     /* rows shorter than a 64-float mask */
     sweep_shape(40, 100);    /* rows longer than one, not a multiple */
