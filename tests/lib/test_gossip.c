@@ -331,7 +331,7 @@ static void spread_case(int schedule, int rotate)
     spread(x, mean, n, &maxr);
     if (rank == 0)
         printf("spread p=%d %s rotate=%d: D %.4g -> %.4g, max_r %.4g -> %.4g after %d cycles; "
-               "worst cycle ratio %.4f <= bound %.4f\n", nranks, sched_name[schedule], rotate,
+               "worst cycle ratio %.4f <= bound %.6f\n", nranks, sched_name[schedule], rotate,
                d0, prev, max0, maxr, cycles, worst_ratio, rho);
     free(x), free(mean0), free(mean);
     rb_destroy(r);
