@@ -68,6 +68,13 @@
  *   error_feedback=on: the residual r (n floats, zero at creation) is added
  *           to the gradient first, r = that sum, then zeroed where the rank
  *           sent an element that was kept (theirs: update_residuals).
+ * A threshold of 0 (a re-estimating call with fewer than k non-zeros, or
+ * none at all: a layer without gradient on the first step) is a fixed
+ * point of the factors above, and theirs would then send and gather every
+ * non-zero until the next re-estimate.  Here (not in theirs) t_l = 0 is
+ * re-estimated as on a re-estimating call when more than floor(4k/3) pass
+ * it, and t_g = 0 when more than 4k/3 sums come back (the exact top-k of
+ * those, the same on every rank).
  * Non-finite values (docs/values.md): a NaN ranks as the largest magnitude
  * (an infinity) and the thresholds stay finite (at most FLT_MAX), so NaN and
  * inf are selected first and reach the result; compared as they are, a NaN
@@ -399,6 +406,16 @@ static int select_all(oktopk_state *s, const float *g, size_t n, float t, size_t
     return RB_OK;
 }
 
+/* Their ratio2threshold: *t = the k-th largest magnitude of g, and the
+ * pairs above it. */
+static int select_above_kth(oktopk_state *s, const float *g, size_t n, double *t, size_t *m)
+{
+    for (size_t i = 0; i < n; i++)
+        s->mag[i] = magnitude(g[i]);
+    *t = finite_threshold(rb_kth_largest(s->mag, n, s->k));
+    return select_all(s, g, n, (float)*t, m);
+}
+
 /* This call's local threshold *t (their ratio2threshold on a re-estimating
  * call, add2residual otherwise) and the m pairs above it in s->send.  The
  * buffer holds floor(4k/3) + 1 pairs at least, so add2residual's count
@@ -413,13 +430,17 @@ static int select_local(rb_reducer *r, const float *g, int reestimate, double *t
         *m = 0;
         return RB_OK;
     }
-    if (reestimate) {
-        for (size_t i = 0; i < n; i++)
-            s->mag[i] = magnitude(g[i]);
-        *t = finite_threshold(rb_kth_largest(s->mag, n, k));
-        return select_all(s, g, n, (float)*t, m);
-    }
+    if (reestimate)
+        return select_above_kth(s, g, n, t, m);
     *t = s->t_local;
+    if (*t == 0.0) {   /* no factor moves 0 (header comment) */
+        size_t c = select_fitting(s, g, n, 0.0f);
+        if (c <= most) {
+            *m = c;
+            return RB_OK;
+        }
+        return select_above_kth(s, g, n, t, m);
+    }
     for (int loops = 0; loops < 5; loops++) {
         size_t c = select_fitting(s, g, n, (float)*t);
         if (c <= most) {   /* all fitted */
@@ -516,8 +537,11 @@ static int topk_reduce(rb_reducer *r, float *grad, rb_stats *st)
     RB_TRY(gather_regions(r, st, u, &all));
 
     rb_phase_start(r, st, RB_PHASE_DECODE);
-    if (reestimate) {
-        all = global_topk(r, all);   /* all <= n: distinct indices */
+    if (reestimate || (s->t_global == 0.0 && 3 * all > 4 * s->k)) {
+        /* all <= n: distinct indices.  A t_g of 0 is re-estimated: no
+         * factor moves it (header comment); every rank gathered the same
+         * sums, so every rank decides alike. */
+        all = global_topk(r, all);
     } else {
         nudge(&s->t_global, all, s->k, 4.0 / 3.0, 1.008);
     }

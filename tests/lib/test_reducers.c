@@ -14,7 +14,8 @@
  *     sums that overflow, denormals and -0.0 (check_special_values says
  *     what each must give; docs/values.md), and finite calls after them;
  *   - oktopk_select=topk keeps the top-min(k, union) sums on any rank
- *     count where every rank sends all its non-zeros;
+ *     count where every rank sends all its non-zeros, and sends and keeps
+ *     at most 4k/3 after a first call without non-zeros;
  *   - stats: nnz_local, where the reducer counts it, is the rank's
  *     non-zero count;
  *   - wire bytes of agsparse and sparcml (recdbl and rsag) within 10% of the
@@ -828,6 +829,42 @@ static void check_topk_bounds(void)
     free_bufs(&b);
 }
 
+/* oktopk_select=topk after a first call without non-zeros (a layer with
+ * no gradient on step 0): its thresholds come out 0, which no factor
+ * moves; they must be re-estimated, not left to send and gather every
+ * non-zero until the next re-estimating call (docs/oktopk-zen.md). */
+static void check_topk_after_zero(void)
+{
+    const size_t n = 3000, k = 150;   /* oktopk_density 0.05 */
+    bench_gradgen g = {.rows = n, .cols = 1, .density = 0.5, .layout = BENCH_LAYOUT_ELEMENT,
+                       .overlap = BENCH_OVERLAP_RANDOM, .nranks = nranks};
+    float *x = malloc(n * sizeof *x);
+    variant v = {.name = "oktopk", .opts = {"oktopk_select=topk", "oktopk_density=0.05"}};
+    rb_reducer *r = NULL;
+    if (!x || create(&v, n, 1, &r) != RB_OK) {
+        FAIL("topk after zero: setup: %s", rb_last_error());
+        free(x);
+        return;
+    }
+    for (int call = 0; call < 4; call++) {
+        g.seed = 40 + (uint64_t)call;
+        if (call == 0)
+            memset(x, 0, n * sizeof *x);
+        else
+            bench_gradgen_fill(&g, rank, x);
+        rb_stats st;
+        if (rb_reduce(r, x, &st) != RB_OK) {
+            FAIL("topk after zero, call %d: %s", call, rb_last_error());
+            break;
+        }
+        if (3 * st.nnz_local > 4 * k || 3 * st.nnz_result > 4 * k)
+            FAIL("topk after zero, call %d: sent %llu, kept %llu, k = %zu: want at most 4k/3",
+                 call, (unsigned long long)st.nnz_local, (unsigned long long)st.nnz_result, k);
+    }
+    rb_destroy(r);
+    free(x);
+}
+
 /* Every reducer refuses ranks that disagree on the shape, on every rank. */
 static void check_shape_mismatch_everywhere(void)
 {
@@ -927,6 +964,7 @@ int main(int argc, char **argv)
     sweep_shape(v, nv, 1, 13, SKEW_NONE);                                   /* one row */
     check_special_values();
     check_topk_bounds();
+    check_topk_after_zero();
     if (!small) {
         check_node_rank();
         check_bytes();
