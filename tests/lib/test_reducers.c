@@ -127,17 +127,24 @@ static size_t fill_input(const bench_gradgen *g, skew kind, int r, float *x)
 }
 
 /* Exact average (double) and sum of |x_r| per element, from every rank's
- * input. */
-static void reference(const bench_gradgen *g, skew kind, double *avg, double *absum, float *scratch)
+ * input; ordered (if not NULL): agsparse's float sum, each rank's value
+ * times 1/p added in rank order (its order is fixed: bit for bit). */
+static void reference(const bench_gradgen *g, skew kind, double *avg, double *absum, float *scratch,
+                      float *ordered)
 {
     size_t n = g->rows * g->cols;
+    const float inv_p = 1.0f / (float)g->nranks;
     memset(avg, 0, n * sizeof *avg);
     memset(absum, 0, n * sizeof *absum);
+    if (ordered)
+        memset(ordered, 0, n * sizeof *ordered);
     for (int r = 0; r < g->nranks; r++) {
         fill_input(g, kind, r, scratch);
         for (size_t i = 0; i < n; i++) {
             avg[i] += scratch[i];
             absum[i] += fabs(scratch[i]);
+            if (ordered && scratch[i] != 0.0f)
+                ordered[i] += scratch[i] * inv_p;
         }
     }
     for (size_t i = 0; i < n; i++)
@@ -145,8 +152,9 @@ static void reference(const bench_gradgen *g, skew kind, double *avg, double *ab
 }
 
 typedef struct bufs {
-    float *own, *work, *scratch;
+    float *own, *work, *scratch, *ordered;
     double *avg, *absum;
+    int has_ordered;   /* ordered holds this input's rank-order sum */
 } bufs;
 
 static int alloc_bufs(bufs *b, size_t n)
@@ -155,9 +163,11 @@ static int alloc_bufs(bufs *b, size_t n)
     b->own = malloc(m * sizeof(float));
     b->work = malloc(m * sizeof(float));
     b->scratch = malloc(m * sizeof(float));
+    b->ordered = malloc(m * sizeof(float));
     b->avg = malloc(m * sizeof(double));
     b->absum = malloc(m * sizeof(double));
-    return b->own && b->work && b->scratch && b->avg && b->absum ? 0 : -1;
+    b->has_ordered = 0;
+    return b->own && b->work && b->scratch && b->ordered && b->avg && b->absum ? 0 : -1;
 }
 
 static void free_bufs(bufs *b)
@@ -165,6 +175,7 @@ static void free_bufs(bufs *b)
     free(b->own);
     free(b->work);
     free(b->scratch);
+    free(b->ordered);
     free(b->avg);
     free(b->absum);
 }
@@ -173,6 +184,31 @@ static void describe(char *buf, size_t len, const bench_gradgen *g, skew kind)
 {
     snprintf(buf, len, "%zux%zu density %g layout %s overlap %s%s", g->rows, g->cols, g->density,
              bench_layout_name(g->layout), bench_overlap_name(g->overlap), skew_names[kind]);
+}
+
+/* Where the summation order is fixed, bit for bit: dense is MPI_Allreduce
+ * of the floats times 1/p, agsparse the rank-order sum of b->ordered
+ * (zeros compared by value: agsparse leaves a -0.0 outside the union). */
+static void check_fixed_order(const char *name, const bufs *b, size_t n, const char *what)
+{
+    int dense = !strcmp(name, "dense");
+    if ((!dense && (strcmp(name, "agsparse") || !b->has_ordered)) || n == 0)
+        return;
+    const float *want = b->ordered;
+    if (dense) {
+        const float inv_p = 1.0f / (float)nranks;
+        memcpy(b->scratch, b->own, n * sizeof(float));
+        MPI_Allreduce(MPI_IN_PLACE, b->scratch, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        for (size_t i = 0; i < n; i++)
+            b->scratch[i] *= inv_p;
+        want = b->scratch;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(&b->work[i], &want[i], sizeof(float)) && !(b->work[i] == 0.0f && want[i] == 0.0f)) {
+            FAIL("%s, %s: [%zu] = %a, the %s sum gives %a", name, what, i, (double)b->work[i],
+                 dense ? "MPI_Allreduce" : "rank-order", (double)want[i]);
+            return;
+        }
 }
 
 /* One reduction on r of this rank's input (b->own), checked against ref. */
@@ -204,6 +240,8 @@ static void check_one(rb_reducer *r, const variant *v, const bench_gradgen *g, s
     if (wrong)
         FAIL("%s, %s: %zu wrong values, first [%zu] = %g, expected %g", v->label, what, wrong,
              first, (double)b->work[first], b->avg[first]);
+    if (!v->opts[0])
+        check_fixed_order(v->name, b, n, what);
 }
 
 static const double densities[] = {0.0, 1e-4, 1e-2, 0.3, 1.0};
@@ -233,7 +271,8 @@ static void sweep_shape(const variant *v, int nv, size_t rows, size_t cols, skew
                                 .layout = (bench_layout)layout, .block = 16,
                                 .overlap = (bench_overlap)overlap, .nranks = nranks,
                                 .seed = 1000 + d * 10 + (uint64_t)layout * 3 + (uint64_t)overlap};
-                reference(&g, kind, b.avg, b.absum, b.scratch);
+                reference(&g, kind, b.avg, b.absum, b.scratch, b.ordered);
+                b.has_ordered = 1;
                 size_t own_nnz = fill_input(&g, kind, rank, b.own);
                 for (int i = 0; i < nv; i++)
                     if (red[i])
@@ -801,7 +840,7 @@ static void check_topk_bounds(void)
         free_bufs(&b);
         return;
     }
-    reference(&g, SKEW_NONE, b.avg, b.absum, b.scratch);
+    reference(&g, SKEW_NONE, b.avg, b.absum, b.scratch, NULL);
     bench_gradgen_fill(&g, rank, b.work);
     rb_stats st;
     if (rb_reduce(r, b.work, &st) != RB_OK) {
