@@ -751,6 +751,10 @@ static void check_special_case(rb_reducer *r, const variant *v, unsigned traits,
     size_t nnz = 0;
     for (size_t i = 0; i < n; i++)
         nnz += own[i] != 0.0f;
+    uint64_t counted = 0;
+    if (rb_count_nonzeros(r, own, &counted) != RB_OK || counted != nnz)
+        FAIL("%s, %s: rb_count_nonzeros %llu, %zu elements != 0.0f", v->label, value_names[c],
+             (unsigned long long)counted, nnz);
     /* (lossy reducers count what they send: the top-k, g + residual) */
     if ((traits & RB_TRAIT_EXACT) && (st.counted & RB_COUNTED_NNZ_LOCAL) && st.nnz_local != nnz)
         FAIL("%s, %s: nnz_local %llu, %zu elements != 0.0f", v->label, value_names[c],
