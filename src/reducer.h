@@ -4,9 +4,11 @@
  * gradient shape rows x cols, device, options) and then called once per step
  * on a dense float buffer, which it replaces in place with the aggregate:
  * the average over ranks for exact and sketch reducers, the partner mix for
- * gossip.  Every call fills an rb_stats record.  The library never prints
- * and never exits: every function returns an RB_* code, rb_strerror() names
- * it and rb_last_error() gives the detail of the most recent failure.
+ * gossip.  NaN and inf are summed as IEEE floats, not refused; -0.0 is a
+ * zero (docs/values.md).  Every call fills an rb_stats record.  The
+ * library never prints and never exits: every function returns an RB_*
+ * code, rb_strerror() names it and rb_last_error() gives the detail of the
+ * most recent failure.
  */
 #ifndef REDUCER_H
 #define REDUCER_H

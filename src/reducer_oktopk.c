@@ -68,12 +68,25 @@
  *   error_feedback=on: the residual r (n floats, zero at creation) is added
  *           to the gradient first, r = that sum, then zeroed where the rank
  *           sent an element that was kept (theirs: update_residuals).
+ * A threshold of 0 (a re-estimating call with fewer than k non-zeros, or
+ * none at all: a layer without gradient on the first step) is a fixed
+ * point of the factors above, and theirs would then send and gather every
+ * non-zero until the next re-estimate.  Here (not in theirs) t_l = 0 is
+ * re-estimated as on a re-estimating call when more than floor(4k/3) pass
+ * it, and t_g = 0 when more than 4k/3 sums come back (the exact top-k of
+ * those, the same on every rank).
+ * Non-finite values (docs/values.md): a NaN ranks as the largest magnitude
+ * (an infinity) and the thresholds stay finite (at most FLT_MAX), so NaN and
+ * inf are selected first and reach the result; compared as they are, a NaN
+ * threshold kept nothing on any rank.  The residual keeps finite values
+ * only: a NaN or inf is not carried into the next calls.
  * The thresholds persist in the reducer object between calls, as the
  * authors' dictionaries do. */
 #include "exchange.h"
 #include "rb_internal.h"
 #include "sparse.h"
 
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -353,6 +366,19 @@ static int union_reduce(rb_reducer *r, float *grad, rb_stats *st)
 
 /* ---- oktopk_select=topk: the authors' global top-k (header comment) ---- */
 
+/* |v| for the selection, a NaN counted as an infinity (header comment). */
+static inline float magnitude(float v)
+{
+    return v != v ? INFINITY : fabsf(v);
+}
+
+/* A threshold of inf (k non-finite magnitudes, or a nudge past FLT_MAX)
+ * would pass none of them under the strict test: FLT_MAX passes them all. */
+static double finite_threshold(double t)
+{
+    return t < FLT_MAX ? t : FLT_MAX;
+}
+
 /* The pairs |g| > t in index order into s->send, as many as fit in it
  * (s->send_cap bytes); returns how many pass (more than fit: s->send incomplete).
  * Counting and selecting in one pass: the gradient is read once. */
@@ -360,7 +386,7 @@ static size_t select_fitting(oktopk_state *s, const float *g, size_t n, float t)
 {
     size_t c = 0, cap = s->send_cap / sizeof(rb_pair);
     for (size_t i = 0; i < n; i++)
-        if (fabsf(g[i]) > t) {
+        if (magnitude(g[i]) > t) {
             if (c < cap)
                 s->send[c] = (rb_pair){(uint32_t)i, g[i]};
             c++;
@@ -380,6 +406,16 @@ static int select_all(oktopk_state *s, const float *g, size_t n, float t, size_t
     return RB_OK;
 }
 
+/* Their ratio2threshold: *t = the k-th largest magnitude of g, and the
+ * pairs above it. */
+static int select_above_kth(oktopk_state *s, const float *g, size_t n, double *t, size_t *m)
+{
+    for (size_t i = 0; i < n; i++)
+        s->mag[i] = magnitude(g[i]);
+    *t = finite_threshold(rb_kth_largest(s->mag, n, s->k));
+    return select_all(s, g, n, (float)*t, m);
+}
+
 /* This call's local threshold *t (their ratio2threshold on a re-estimating
  * call, add2residual otherwise) and the m pairs above it in s->send.  The
  * buffer holds floor(4k/3) + 1 pairs at least, so add2residual's count
@@ -394,20 +430,24 @@ static int select_local(rb_reducer *r, const float *g, int reestimate, double *t
         *m = 0;
         return RB_OK;
     }
-    if (reestimate) {
-        for (size_t i = 0; i < n; i++)
-            s->mag[i] = fabsf(g[i]);
-        *t = rb_kth_largest(s->mag, n, k);
-        return select_all(s, g, n, (float)*t, m);
-    }
+    if (reestimate)
+        return select_above_kth(s, g, n, t, m);
     *t = s->t_local;
+    if (*t == 0.0) {   /* no factor moves 0 (header comment) */
+        size_t c = select_fitting(s, g, n, 0.0f);
+        if (c <= most) {
+            *m = c;
+            return RB_OK;
+        }
+        return select_above_kth(s, g, n, t, m);
+    }
     for (int loops = 0; loops < 5; loops++) {
         size_t c = select_fitting(s, g, n, (float)*t);
         if (c <= most) {   /* all fitted */
             *m = c;
             return RB_OK;
         }
-        *t *= 1.03;
+        *t = finite_threshold(*t * 1.03);
     }
     return select_all(s, g, n, (float)*t, m);
 }
@@ -420,7 +460,7 @@ static size_t keep_reduced(oktopk_state *s, size_t u, int reestimate)
     size_t j = 0;
     for (size_t i = 0; i < u; i++) {
         float v = s->reduced[i].val;
-        if (reestimate ? v != 0.0f : fabsf(v) > t)
+        if (reestimate ? v != 0.0f : magnitude(v) > t)
             s->reduced[j++] = s->reduced[i];
     }
     return j;
@@ -435,18 +475,18 @@ static size_t global_topk(rb_reducer *r, size_t all)
     if (kk == 0)
         return 0;
     for (size_t i = 0; i < all; i++)
-        s->mag[i] = fabsf(s->result[i].val);
+        s->mag[i] = magnitude(s->result[i].val);
     float t = rb_kth_largest(s->mag, all, kk);
     size_t above = 0;
     for (size_t i = 0; i < all; i++)
-        above += fabsf(s->result[i].val) > t;
+        above += magnitude(s->result[i].val) > t;
     size_t ties = kk - above, j = 0;
     for (size_t i = 0; i < all; i++) {
-        float a = fabsf(s->result[i].val);
+        float a = magnitude(s->result[i].val);
         if (a > t || (a == t && ties > 0 && ties--))
             s->result[j++] = s->result[i];
     }
-    s->t_global = t;
+    s->t_global = finite_threshold(t);
     return j;
 }
 
@@ -468,7 +508,7 @@ static void nudge(double *t, size_t got, size_t k, double high, double factor)
     if ((double)got < 2.0 * (double)k / 3.0)
         *t /= factor;
     else if ((double)got > high * (double)k)
-        *t *= factor;
+        *t = finite_threshold(*t * factor);
 }
 
 static int topk_reduce(rb_reducer *r, float *grad, rb_stats *st)
@@ -480,7 +520,7 @@ static int topk_reduce(rb_reducer *r, float *grad, rb_stats *st)
     if (s->residual)
         for (size_t i = 0; i < n; i++) {
             grad[i] += s->residual[i];
-            s->residual[i] = grad[i];
+            s->residual[i] = isfinite(grad[i]) ? grad[i] : 0.0f;
         }
     double t;
     RB_TRY(select_local(r, grad, reestimate, &t, &m));
@@ -497,8 +537,11 @@ static int topk_reduce(rb_reducer *r, float *grad, rb_stats *st)
     RB_TRY(gather_regions(r, st, u, &all));
 
     rb_phase_start(r, st, RB_PHASE_DECODE);
-    if (reestimate) {
-        all = global_topk(r, all);   /* all <= n: distinct indices */
+    if (reestimate || (s->t_global == 0.0 && 3 * all > 4 * s->k)) {
+        /* all <= n: distinct indices.  A t_g of 0 is re-estimated: no
+         * factor moves it (header comment); every rank gathered the same
+         * sums, so every rank decides alike. */
+        all = global_topk(r, all);
     } else {
         nudge(&s->t_global, all, s->k, 4.0 / 3.0, 1.008);
     }

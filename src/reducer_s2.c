@@ -16,7 +16,10 @@
  * to the next call's gradient.  With feedback on, the hashes change every
  * call (seed of call t = seed ^ (t * 0x9e3779b97f4a7c15), the same on all
  * ranks): with one fixed hash, whatever lies in the kernel of the sketch
- * would stay in the residual for ever.  docs/s2.md discusses stability. */
+ * would stay in the residual for ever.  docs/s2.md discusses stability.
+ * The residual keeps finite values only (docs/values.md): a NaN or inf in
+ * g', or in an estimate it shares a bucket with, is 0 in the residual, or
+ * it would spread through the buckets of every later call. */
 #include "countsketch.h"
 #include "rb_device.h"
 #include "sparse.h"
@@ -190,8 +193,10 @@ static void residual_run(void *vctx, size_t first, size_t count)
     size_t lo = first * c->cols, len = count * c->cols;
     float *e = c->s->residual + lo;
     rb_cs_query_run(&c->s->cs, lo, e, len);
-    for (size_t i = 0; i < len; i++)
-        e[i] = c->grad[lo + i] - e[i];
+    for (size_t i = 0; i < len; i++) {
+        float d = c->grad[lo + i] - e[i];
+        e[i] = isfinite(d) ? d : 0.0f;
+    }
 }
 
 static void flush_decodes(run_ctx *c)
@@ -477,7 +482,7 @@ static int s2_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
     const size_t n = r->n, nrows = r->cfg.rows, cols = r->cfg.cols;
 
     rb_phase_start(r, st, RB_PHASE_ENCODE);
-    if (d->residual) {   /* g' = g + residual (NaN kept, as on the host), residual = 0 */
+    if (d->residual) {   /* g' = g + residual, residual = 0 */
         RB_DEV(rbk_add(dgrad, d->residual, n, stream));
         RB_TRY(rb_device_zero(r, d->residual, n * sizeof(float)));
     }
@@ -491,7 +496,7 @@ static int s2_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
     RB_TRY(device_sketch_for_step(r, st, nnz, &sk));
     s->calls++;
     RB_DEV(rbk_cs_insert(&sk, d->table, dgrad, n, 0, stream));
-    if (d->residual) {   /* residual = g' - this rank's own estimate, on its rows */
+    if (d->residual) {   /* residual = g' - this rank's own estimate, on its rows (finite) */
         RB_DEV(rbk_cs_decode(&sk, d->table, d->residual, n, cols, d->bitmap, 0, 1.0f, stream));
         RB_DEV(rbk_subtract_from(d->residual, dgrad, n, stream));
     }

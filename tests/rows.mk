@@ -1,5 +1,5 @@
 # tests/rows.mk: rb_reduce_rows (row-sparse input) against rb_reduce on
-# 1, 2, 3, 5 and 8 ranks.
+# 1, 2, 3, 5, 6, 8 and 11 ranks (11: 1/p is inexact, more ranks than cores).
 check_PROGRAMS += tests/lib/test_rows
 TESTS += tests/lib/rows.sh
 dist_check_SCRIPTS += tests/lib/rows.sh

@@ -29,11 +29,15 @@ __global__ void scale_kernel(float *x, size_t n, float s)
         x[i] *= s;
 }
 
+/* y = x - y, a non-finite difference as 0: the s2 residual keeps finite
+ * values only, as on the host (reducer_s2.c). */
 __global__ void subtract_from_kernel(float *y, const float *x, size_t n)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
-        y[i] = x[i] - y[i];
+         i += (size_t)gridDim.x * blockDim.x) {
+        float d = x[i] - y[i];
+        y[i] = isfinite(d) ? d : 0.0f;
+    }
 }
 
 /* The gossip mixes, rounded like the host code (no fused multiply-add):

@@ -4,23 +4,36 @@
  *
  *   - result == exact average for densities {0, 1e-4, 1e-2, 0.3, 1},
  *     layouts {element, row, block}, overlaps {random, all, none}, sizes
- *     {0, 1, 1001} (and with --big, 2^22 elements for every variant).
+ *     {0, 1, p - 1 (fewer elements than ranks), 13 (one row of 13), 1001}
+ *     (and with --big, 2^22 elements for every variant); every non-zero on
+ *     one rank, in one window, or on the even ranks only.  Reducers persist
+ *     over a sweep: state between calls meets changing supports.
  *     Tolerance per element: |x - ref| <= 1e-5 * (1 + sum_r |x_r|) / p,
  *     ref = the average computed in double;
+ *   - every reducer (s2, oktopk topk, gossip and none too) on NaN, +-inf,
+ *     sums that overflow, denormals and -0.0 (check_special_values says
+ *     what each must give; docs/values.md), and finite calls after them;
+ *   - oktopk_select=topk keeps the top-min(k, union) sums on any rank
+ *     count where every rank sends all its non-zeros, and sends and keeps
+ *     at most 4k/3 after a first call without non-zeros;
  *   - stats: nnz_local, where the reducer counts it, is the rank's
  *     non-zero count;
  *   - wire bytes of agsparse and sparcml (recdbl and rsag) within 10% of the
  *     formulas of docs/wire-bytes.md, on a case whose union is known
  *     (overlap all: every rank has the same support);
  *   - ranks disagreeing on rows, options or reducer name get RB_ERR_MISMATCH
- *     on every rank; a bad option value gives RB_ERR_ARG naming the key;
+ *     on every rank (rows and cols for every reducer, 4x3 against 6x2
+ *     too); a bad option value gives RB_ERR_ARG naming the key;
  *   - rb_node_rank refuses an inherited SLURM_LOCALID and world values on a
  *     sub-communicator, and keeps a valid permutation.
  *
- * Usage: test_reducers [--big].  Exit 0 when every rank passed, 1 otherwise. */
+ * Usage: test_reducers [--big | --small]; --small: the agreement checks, the
+ * shapes of fewer than 14 elements and the value edges only (for many
+ * oversubscribed ranks).  Exit 0 when every rank passed, 1 otherwise. */
 #include "harness/gradgen.h"
 #include "reducer.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,8 +107,9 @@ static int create(const variant *v, size_t rows, size_t cols, rb_reducer **r)
 /* Inputs the generator's overlaps do not give: every non-zero on one rank
  * (the last), or every rank's non-zeros in a window of 1/16 of the rows
  * starting half-way (even index ranges put it all in one range). */
-typedef enum { SKEW_NONE, SKEW_ONE_RANK, SKEW_WINDOW } skew;
-static const char *const skew_names[] = {"", " on one rank", " in a window"};
+typedef enum { SKEW_NONE, SKEW_ONE_RANK, SKEW_WINDOW, SKEW_ODD_EMPTY } skew;
+static const char *const skew_names[] = {"", " on one rank", " in a window",
+                                         ", odd ranks empty"};
 
 static size_t fill_input(const bench_gradgen *g, skew kind, int r, float *x)
 {
@@ -105,23 +119,32 @@ static size_t fill_input(const bench_gradgen *g, skew kind, int r, float *x)
     memset(x, 0, n * sizeof *x);
     if (kind == SKEW_ONE_RANK)
         return r == g->nranks - 1 ? bench_gradgen_fill(g, r, x) : 0;
+    if (kind == SKEW_ODD_EMPTY)
+        return r % 2 ? 0 : bench_gradgen_fill(g, r, x);
     bench_gradgen w = *g;
     w.rows = g->rows / 16 ? g->rows / 16 : g->rows;
     return bench_gradgen_fill(&w, r, x + g->rows / 2 * g->cols);
 }
 
 /* Exact average (double) and sum of |x_r| per element, from every rank's
- * input. */
-static void reference(const bench_gradgen *g, skew kind, double *avg, double *absum, float *scratch)
+ * input; ordered (if not NULL): agsparse's float sum, each rank's value
+ * times 1/p added in rank order (its order is fixed: bit for bit). */
+static void reference(const bench_gradgen *g, skew kind, double *avg, double *absum, float *scratch,
+                      float *ordered)
 {
     size_t n = g->rows * g->cols;
+    const float inv_p = 1.0f / (float)g->nranks;
     memset(avg, 0, n * sizeof *avg);
     memset(absum, 0, n * sizeof *absum);
+    if (ordered)
+        memset(ordered, 0, n * sizeof *ordered);
     for (int r = 0; r < g->nranks; r++) {
         fill_input(g, kind, r, scratch);
         for (size_t i = 0; i < n; i++) {
             avg[i] += scratch[i];
             absum[i] += fabs(scratch[i]);
+            if (ordered && scratch[i] != 0.0f)
+                ordered[i] += scratch[i] * inv_p;
         }
     }
     for (size_t i = 0; i < n; i++)
@@ -129,8 +152,9 @@ static void reference(const bench_gradgen *g, skew kind, double *avg, double *ab
 }
 
 typedef struct bufs {
-    float *own, *work, *scratch;
+    float *own, *work, *scratch, *ordered;
     double *avg, *absum;
+    int has_ordered;   /* ordered holds this input's rank-order sum */
 } bufs;
 
 static int alloc_bufs(bufs *b, size_t n)
@@ -139,9 +163,11 @@ static int alloc_bufs(bufs *b, size_t n)
     b->own = malloc(m * sizeof(float));
     b->work = malloc(m * sizeof(float));
     b->scratch = malloc(m * sizeof(float));
+    b->ordered = malloc(m * sizeof(float));
     b->avg = malloc(m * sizeof(double));
     b->absum = malloc(m * sizeof(double));
-    return b->own && b->work && b->scratch && b->avg && b->absum ? 0 : -1;
+    b->has_ordered = 0;
+    return b->own && b->work && b->scratch && b->ordered && b->avg && b->absum ? 0 : -1;
 }
 
 static void free_bufs(bufs *b)
@@ -149,6 +175,7 @@ static void free_bufs(bufs *b)
     free(b->own);
     free(b->work);
     free(b->scratch);
+    free(b->ordered);
     free(b->avg);
     free(b->absum);
 }
@@ -157,6 +184,31 @@ static void describe(char *buf, size_t len, const bench_gradgen *g, skew kind)
 {
     snprintf(buf, len, "%zux%zu density %g layout %s overlap %s%s", g->rows, g->cols, g->density,
              bench_layout_name(g->layout), bench_overlap_name(g->overlap), skew_names[kind]);
+}
+
+/* Where the summation order is fixed, bit for bit: dense is MPI_Allreduce
+ * of the floats times 1/p, agsparse the rank-order sum of b->ordered
+ * (zeros compared by value: agsparse leaves a -0.0 outside the union). */
+static void check_fixed_order(const char *name, const bufs *b, size_t n, const char *what)
+{
+    int dense = !strcmp(name, "dense");
+    if ((!dense && (strcmp(name, "agsparse") || !b->has_ordered)) || n == 0)
+        return;
+    const float *want = b->ordered;
+    if (dense) {
+        const float inv_p = 1.0f / (float)nranks;
+        memcpy(b->scratch, b->own, n * sizeof(float));
+        MPI_Allreduce(MPI_IN_PLACE, b->scratch, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        for (size_t i = 0; i < n; i++)
+            b->scratch[i] *= inv_p;
+        want = b->scratch;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(&b->work[i], &want[i], sizeof(float)) && !(b->work[i] == 0.0f && want[i] == 0.0f)) {
+            FAIL("%s, %s: [%zu] = %a, the %s sum gives %a", name, what, i, (double)b->work[i],
+                 dense ? "MPI_Allreduce" : "rank-order", (double)want[i]);
+            return;
+        }
 }
 
 /* One reduction on r of this rank's input (b->own), checked against ref. */
@@ -188,6 +240,8 @@ static void check_one(rb_reducer *r, const variant *v, const bench_gradgen *g, s
     if (wrong)
         FAIL("%s, %s: %zu wrong values, first [%zu] = %g, expected %g", v->label, what, wrong,
              first, (double)b->work[first], b->avg[first]);
+    if (!v->opts[0])
+        check_fixed_order(v->name, b, n, what);
 }
 
 static const double densities[] = {0.0, 1e-4, 1e-2, 0.3, 1.0};
@@ -217,7 +271,8 @@ static void sweep_shape(const variant *v, int nv, size_t rows, size_t cols, skew
                                 .layout = (bench_layout)layout, .block = 16,
                                 .overlap = (bench_overlap)overlap, .nranks = nranks,
                                 .seed = 1000 + d * 10 + (uint64_t)layout * 3 + (uint64_t)overlap};
-                reference(&g, kind, b.avg, b.absum, b.scratch);
+                reference(&g, kind, b.avg, b.absum, b.scratch, b.ordered);
+                b.has_ordered = 1;
                 size_t own_nnz = fill_input(&g, kind, rank, b.own);
                 for (int i = 0; i < nv; i++)
                     if (red[i])
@@ -590,6 +645,297 @@ static void check_mismatch(void)
     rb_destroy(r);
 }
 
+/* ---- every reducer at the edges of its values (docs/values.md) ----
+ * Non-zero means x != 0.0f: -0.0 is zero, a NaN, an inf and a denormal
+ * are non-zeros.  The library passes NaN and inf through as IEEE sums do:
+ * an exact reducer's result is NaN or inf where the average in double is,
+ * +-inf where the float sum overflows, the average elsewhere; a denormal
+ * average is not flushed to zero.  Lossy reducers (s2, oktopk topk) deliver
+ * a NaN or inf element as NaN or inf; with error feedback their residual
+ * does not carry one into the next calls. */
+
+/* Every registered reducer with its defaults, and the variants that keep
+ * state between calls or change what a value does. */
+static int make_all_variants(variant *v)
+{
+    int nv = 0;
+    for (size_t i = 0; i < rb_reducer_count(); i++)
+        add_variant(v, &nv, rb_reducer_name_at(i), NULL, NULL);
+    add_variant(v, &nv, "oktopk", "oktopk_select=topk", "oktopk_density=0.2");
+    add_variant(v, &nv, "oktopk", "oktopk_select=topk", "error_feedback=on");
+    add_variant(v, &nv, "s2", "error_feedback=on", NULL);
+    add_variant(v, &nv, "s2", "sketch_rows=3", NULL);
+    add_variant(v, &nv, "sparcml", "sparcml_algo=rsag", NULL);
+    add_variant(v, &nv, "omnireduce", "block_size=4", NULL);
+    add_variant(v, &nv, "parallax", "parallax_servers=1", NULL);
+    add_variant(v, &nv, "gossip", "gossip_schedule=dissemination", "gossip_rotate=on");
+    return nv;
+}
+
+/* Overflow last: a residual may rightly keep 3e38, whose sums overflow. */
+typedef enum {
+    VAL_PLAIN, VAL_DENORMAL, VAL_NEGZERO, VAL_NAN, VAL_INF, VAL_INF_BOTH, VAL_OVERFLOW, VAL_COUNT
+} value_case;
+static const char *const value_names[VAL_COUNT] = {
+    "plain", "denormals only", "-0.0 everywhere, one 1 on rank 0", "a NaN on rank 0",
+    "+inf on the last rank", "-inf on rank 0, +inf on the last", "3e38 and -3e38 on every rank"};
+#define SPECIAL_AT 5   /* the element a NaN or inf is put at */
+
+/* Rank r's input of case c: plain values at every third element, then the
+ * case's special values. */
+static void fill_special(value_case c, int r, int p, float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = i % 3 ? 0.0f : (float)(0.25 + 0.125 * r - 0.01 * (double)i);
+    if (c == VAL_NAN && r == 0)
+        x[SPECIAL_AT] = NAN;
+    if ((c == VAL_INF || c == VAL_INF_BOTH) && r == p - 1)
+        x[SPECIAL_AT] = INFINITY;
+    if (c == VAL_INF_BOTH && r == 0 && p > 1)
+        x[SPECIAL_AT] = -INFINITY;
+    if (c == VAL_OVERFLOW) {
+        x[7] = 3e38f;
+        x[8] = -3e38f;
+    }
+    if (c == VAL_DENORMAL)
+        for (size_t i = 0; i < n; i++)
+            x[i] = i % 2 ? 1e-40f * (float)(1 + (i + (size_t)r) % 3) : 0.0f;
+    if (c == VAL_NEGZERO) {
+        for (size_t i = 0; i < n; i++)
+            x[i] = -0.0f;
+        if (r == 0)
+            x[3] = 1.0f;
+    }
+}
+
+/* An exact reducer's element against the average in double (ref) and the
+ * float sum's overflow: NaN where ref is, the same inf, +-inf where
+ * |sum| > FLT_MAX (a reducer that scales before it sums may get ref),
+ * a denormal within (p + 2) ulps and not flushed, else the tolerance. */
+static int exact_value_ok(float got, double ref, double absum)
+{
+    if (isnan(ref))
+        return isnan(got);
+    if (isinf(ref))
+        return got == (float)ref;
+    if (fabs(ref * nranks) > FLT_MAX && got == (ref > 0 ? INFINITY : -INFINITY))
+        return 1;
+    if (ref != 0 && fabs(ref) < FLT_MIN)
+        return got != 0.0f && fabs((double)got - ref) <= (nranks + 2) * 0x1p-149;
+    return fabs((double)got - ref) <= TOL * (1.0 + absum) / nranks;
+}
+
+static void check_special_case(rb_reducer *r, const variant *v, unsigned traits, value_case c,
+                               float *x, float *own, double *avg, double *absum, size_t n)
+{
+    memset(avg, 0, n * sizeof *avg);
+    memset(absum, 0, n * sizeof *absum);
+    for (int q = 0; q < nranks; q++) {
+        fill_special(c, q, nranks, x, n);
+        for (size_t i = 0; i < n; i++) {
+            avg[i] += x[i];
+            absum[i] += fabs((double)x[i]);
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        avg[i] /= nranks;
+    fill_special(c, rank, nranks, own, n);
+    memcpy(x, own, n * sizeof *x);
+    rb_stats st;
+    int rc = rb_reduce(r, x, &st);
+    if (rc != RB_OK) {
+        FAIL("%s, %s: rb_reduce -> %s (%s)", v->label, value_names[c], rb_strerror(rc),
+             rb_last_error());
+        return;
+    }
+    size_t nnz = 0;
+    for (size_t i = 0; i < n; i++)
+        nnz += own[i] != 0.0f;
+    uint64_t counted = 0;
+    if (rb_count_nonzeros(r, own, &counted) != RB_OK || counted != nnz)
+        FAIL("%s, %s: rb_count_nonzeros %llu, %zu elements != 0.0f", v->label, value_names[c],
+             (unsigned long long)counted, nnz);
+    /* (lossy reducers count what they send: the top-k, g + residual) */
+    if ((traits & RB_TRAIT_EXACT) && (st.counted & RB_COUNTED_NNZ_LOCAL) && st.nnz_local != nnz)
+        FAIL("%s, %s: nnz_local %llu, %zu elements != 0.0f", v->label, value_names[c],
+             (unsigned long long)st.nnz_local, nnz);
+    if (traits & RB_TRAIT_NOCOMM) {
+        if (memcmp(x, own, n * sizeof *x))
+            FAIL("%s, %s: the input changed", v->label, value_names[c]);
+        return;
+    }
+    if (traits & RB_TRAIT_EXACT) {
+        for (size_t i = 0; i < n; i++)
+            if (!exact_value_ok(x[i], avg[i], absum[i])) {
+                FAIL("%s, %s: [%zu] = %a, the average is %a", v->label, value_names[c], i,
+                     (double)x[i], avg[i]);
+                return;
+            }
+        return;
+    }
+    /* lossy: the NaN or inf element itself comes out as it is averaged */
+    if ((traits & RB_TRAIT_LOSSY) && (c == VAL_NAN || c == VAL_INF || c == VAL_INF_BOTH) &&
+        !(isnan(avg[SPECIAL_AT]) ? isnan(x[SPECIAL_AT]) : x[SPECIAL_AT] == (float)avg[SPECIAL_AT]))
+        FAIL("%s, %s: [%d] = %g, the average is %g", v->label, value_names[c], SPECIAL_AT,
+             (double)x[SPECIAL_AT], avg[SPECIAL_AT]);
+}
+
+/* Every case on one reducer object per variant; after the NaN and inf
+ * cases finite calls: no state (a residual, a threshold) may carry a NaN
+ * or inf into them. */
+static void check_special_values(void)
+{
+    const size_t n = 40;
+    variant v[MAX_VARIANTS];
+    int nv = make_all_variants(v);
+    float x[40], own[40];
+    double avg[40], absum[40];
+    for (int i = 0; i < nv; i++) {
+        rb_reducer *r = NULL;
+        unsigned traits = 0;
+        rb_options o;
+        rb_options_default(&o);
+        for (int k = 0; k < 2; k++)
+            if (v[i].opts[k])
+                rb_options_set(&o, v[i].opts[k]);
+        rb_reducer_traits_with(v[i].name, &o, &traits);
+        int rc = create(&v[i], n, 1, &r);
+        if (rc != RB_OK) {
+            FAIL("%s: rb_create -> %s (%s)", v[i].label, rb_strerror(rc), rb_last_error());
+            continue;
+        }
+        for (value_case c = VAL_PLAIN; c < VAL_OVERFLOW; c++)
+            check_special_case(r, &v[i], traits, c, x, own, avg, absum, n);
+        for (int call = 0; call < 3; call++) {
+            fill_special(VAL_PLAIN, rank, nranks, x, n);
+            if ((rc = rb_reduce(r, x, NULL)) != RB_OK) {
+                FAIL("%s, finite call %d after the special values: %s", v[i].label, call,
+                     rb_strerror(rc));
+                break;
+            }
+            for (size_t e = 0; e < n; e++)
+                if (!isfinite(x[e])) {
+                    FAIL("%s, finite call %d after the special values: [%zu] = %g", v[i].label,
+                         call, e, (double)x[e]);
+                    break;
+                }
+        }
+        check_special_case(r, &v[i], traits, VAL_OVERFLOW, x, own, avg, absum, n);
+        rb_destroy(r);
+    }
+}
+
+/* oktopk_select=topk at any rank count where its result is known: every
+ * rank holds fewer than k non-zeros, so on the first (re-estimating) call
+ * each sends them all and the result is the top-min(k, union) of the sums
+ * by magnitude, divided by p (docs/oktopk-zen.md).  Checked against sums in
+ * double: the count, the kept values, and no dropped sum above a kept one
+ * (beyond the float order's tolerance). */
+static void check_topk_bounds(void)
+{
+    const size_t n = 3000, k = 150;   /* oktopk_density 0.05 */
+    bench_gradgen g = {.rows = n, .cols = 1, .density = 0.02, .layout = BENCH_LAYOUT_ELEMENT,
+                       .overlap = BENCH_OVERLAP_RANDOM, .nranks = nranks, .seed = 31};
+    bufs b;
+    variant v = {.name = "oktopk", .opts = {"oktopk_select=topk", "oktopk_density=0.05"}};
+    rb_reducer *r = NULL;
+    if (alloc_bufs(&b, n) || create(&v, n, 1, &r) != RB_OK) {
+        FAIL("topk bounds: setup: %s", rb_last_error());
+        free_bufs(&b);
+        return;
+    }
+    reference(&g, SKEW_NONE, b.avg, b.absum, b.scratch, NULL);
+    bench_gradgen_fill(&g, rank, b.work);
+    rb_stats st;
+    if (rb_reduce(r, b.work, &st) != RB_OK) {
+        FAIL("topk bounds: rb_reduce: %s", rb_last_error());
+    } else {
+        size_t uni = 0, kept = 0, bad = 0;
+        double min_kept = INFINITY, max_dropped = 0, tol = TOL * 2.0;
+        for (size_t i = 0; i < n; i++) {
+            uni += b.absum[i] != 0;
+            if (b.work[i] != 0.0f) {
+                kept++;
+                min_kept = fmin(min_kept, fabs(b.avg[i]));
+                bad += !(fabs((double)b.work[i] - b.avg[i]) <= TOL * (1.0 + b.absum[i]) / nranks);
+            } else {
+                max_dropped = fmax(max_dropped, fabs(b.avg[i]));
+            }
+        }
+        size_t want = uni < k ? uni : k;
+        if (kept != want || st.nnz_result != want || bad || (kept && max_dropped > min_kept + tol))
+            FAIL("topk bounds: kept %zu (nnz_result %llu) of a union of %zu, want %zu; %zu wrong "
+                 "values; largest dropped |avg| %g, smallest kept %g", kept,
+                 (unsigned long long)st.nnz_result, uni, want, bad, max_dropped, min_kept);
+    }
+    rb_destroy(r);
+    free_bufs(&b);
+}
+
+/* oktopk_select=topk after a first call without non-zeros (a layer with
+ * no gradient on step 0): its thresholds come out 0, which no factor
+ * moves; they must be re-estimated, not left to send and gather every
+ * non-zero until the next re-estimating call (docs/oktopk-zen.md). */
+static void check_topk_after_zero(void)
+{
+    const size_t n = 3000, k = 150;   /* oktopk_density 0.05 */
+    bench_gradgen g = {.rows = n, .cols = 1, .density = 0.5, .layout = BENCH_LAYOUT_ELEMENT,
+                       .overlap = BENCH_OVERLAP_RANDOM, .nranks = nranks};
+    float *x = malloc(n * sizeof *x);
+    variant v = {.name = "oktopk", .opts = {"oktopk_select=topk", "oktopk_density=0.05"}};
+    rb_reducer *r = NULL;
+    if (!x || create(&v, n, 1, &r) != RB_OK) {
+        FAIL("topk after zero: setup: %s", rb_last_error());
+        free(x);
+        return;
+    }
+    for (int call = 0; call < 4; call++) {
+        g.seed = 40 + (uint64_t)call;
+        if (call == 0)
+            memset(x, 0, n * sizeof *x);
+        else
+            bench_gradgen_fill(&g, rank, x);
+        rb_stats st;
+        if (rb_reduce(r, x, &st) != RB_OK) {
+            FAIL("topk after zero, call %d: %s", call, rb_last_error());
+            break;
+        }
+        if (3 * st.nnz_local > 4 * k || 3 * st.nnz_result > 4 * k)
+            FAIL("topk after zero, call %d: sent %llu, kept %llu, k = %zu: want at most 4k/3",
+                 call, (unsigned long long)st.nnz_local, (unsigned long long)st.nnz_result, k);
+    }
+    rb_destroy(r);
+    free(x);
+}
+
+/* Every reducer refuses ranks that disagree on the shape, on every rank. */
+static void check_shape_mismatch_everywhere(void)
+{
+    if (nranks < 2)
+        return;
+    for (size_t i = 0; i < rb_reducer_count(); i++) {
+        const char *name = rb_reducer_name_at(i);
+        expect_mismatch("rows", name, rank == nranks - 1 ? 12 : 13, NULL);
+        rb_config cfg;
+        rb_config_default(&cfg);
+        cfg.name = name;
+        cfg.rows = 6;
+        cfg.cols = rank == 0 ? 2 : 3;
+        rb_reducer *r = NULL;
+        int rc = rb_create(&cfg, &r);
+        if (rc != RB_ERR_MISMATCH || r)
+            FAIL("mismatch (cols) for %s: rb_create -> %d (%s)", name, rc, rb_last_error());
+        rb_destroy(r);
+        cfg.rows = rank == 0 ? 4 : 6;   /* 4 x 3 and 6 x 2: the same 12 elements */
+        cfg.cols = rank == 0 ? 3 : 2;
+        rc = rb_create(&cfg, &r);
+        if (rc != RB_ERR_MISMATCH || r)
+            FAIL("mismatch (4x3 against 6x2) for %s: rb_create -> %d (%s)", name, rc,
+                 rb_last_error());
+        rb_destroy(r);
+    }
+}
+
 /* Under LeakSanitizer, check for leaks before MPI_Finalize: Open MPI
  * unloads its components at finalize, and leaks reported from unloaded
  * modules can be neither symbolised nor suppressed (tests/lsan.supp). */
@@ -648,22 +994,32 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     int big = argc > 1 && !strcmp(argv[1], "--big");
+    int small = argc > 1 && !strcmp(argv[1], "--small");
     variant v[MAX_VARIANTS];
     int nv = make_variants(v);
     double t0 = MPI_Wtime();
 
-    check_node_rank();
     check_mismatch();
-    check_bytes();
-    check_peer_bytes();
+    check_shape_mismatch_everywhere();
     sweep_shape(v, nv, 0, 13, SKEW_NONE);
     sweep_shape(v, nv, 1, 1, SKEW_NONE);
-    sweep_shape(v, nv, 77, 13, SKEW_NONE);
-    for (skew kind = SKEW_ONE_RANK; kind <= SKEW_WINDOW; kind++) {
-        sweep_shape(v, nv, 77, 13, kind);
-        sweep_shape(v, nv, 3001, 1, kind);
+    sweep_shape(v, nv, nranks > 1 ? (size_t)nranks - 1 : 1, 1, SKEW_NONE);   /* n < p */
+    sweep_shape(v, nv, 1, 13, SKEW_NONE);                                   /* one row */
+    check_special_values();
+    check_topk_bounds();
+    check_topk_after_zero();
+    if (!small) {
+        check_node_rank();
+        check_bytes();
+        check_peer_bytes();
+        sweep_shape(v, nv, 77, 13, SKEW_NONE);
+        for (skew kind = SKEW_ONE_RANK; kind <= SKEW_WINDOW; kind++) {
+            sweep_shape(v, nv, 77, 13, kind);
+            sweep_shape(v, nv, 3001, 1, kind);
+        }
+        sweep_shape(v, nv, 77, 13, SKEW_ODD_EMPTY);
+        check_balance();
     }
-    check_balance();
     if (big)
         big_case(v, nv);
 
@@ -671,7 +1027,7 @@ int main(int argc, char **argv)
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
         printf("test_reducers: %d ranks, %d variants%s: %d failure(s), %.1f s\n", nranks, nv,
-               big ? " (+2^22 elements)" : "", total, MPI_Wtime() - t0);
+               big ? " (+2^22 elements)" : small ? " (--small)" : "", total, MPI_Wtime() - t0);
     if (__lsan_do_leak_check)
         __lsan_do_leak_check();
     MPI_Finalize();
