@@ -8,8 +8,9 @@ it.  A run is refused, with the reason, when:
   - its `complete` attribute is not the integer 1 (the run did not finish,
     failed, or the attribute is not a number);
   - its tool is unknown, or it holds no data for its tool (rb_micro:
-    /micro/results, a compound table with the columns below; rb_train: a
-    /train group with its curves);
+    /micro/results, a compound table of at least one row with the columns
+    below, numbers where numbers belong; rb_train: a /train group with its
+    curves);
   - it stopped early: timed_out = 1 (--timeout: a partial sweep or curve, not
     comparable with finished runs) or diverged = 1 (a loss became NaN);
   - a value no run can have: ranks < 1, a time that is negative, NaN or
@@ -147,9 +148,31 @@ def check_micro(g):
     missing = [c for c in MICRO_REQUIRED if c not in d.dtype.names]
     if missing:
         raise Invalid("/micro/results lacks the column(s) %s" % ", ".join(missing))
+    check_micro_types(d.dtype)
+    if d.shape == () or len(d) == 0:
+        # rb_micro keeps no archive without a row (a failure or a timeout
+        # before the first leaves none): an empty table was not written by it
+        raise Invalid("/micro/results holds no rows: no size was measured")
     arr = d[...]
     check_micro_values(arr)
     return arr
+
+
+def micro_numeric_columns(names):
+    """The columns of /micro/results that hold numbers (of those present)."""
+    numeric = (("size_bytes", "ranks", "iters", "nnz_union", "checked") + MICRO_TIMES
+               + MICRO_MODEL_TIMES + MICRO_COUNTS + MICRO_FRACTIONS)
+    return [c for c in numeric if c in names]
+
+
+def check_micro_types(dtype):
+    """A column meant for numbers that holds text (or anything else) is
+    named, rather than failing later in a comparison."""
+    for col in micro_numeric_columns(dtype.names):
+        t = dtype[col]
+        if not (np.issubdtype(t, np.number) or np.issubdtype(t, np.bool_)) or t.shape:
+            raise Invalid("/micro/results column %s is of type %s, not a number: not written "
+                          "by reducerbench" % (col, t))
 
 
 def _bad_rows(arr, col, ok):

@@ -197,6 +197,28 @@ def test_micro_results_must_be_a_compound_table_with_the_columns():
         assert "lacks the column(s) size_bytes, t_avg_us" in invalid(validate.check_run, f)
 
 
+def test_micro_results_with_no_row_is_refused():
+    with h5(rows=micro_rows()[:0]) as f:
+        assert "/micro/results holds no rows" in invalid(validate.check_run, f)
+        assert validate.status(f)[0] == "INVALID"
+
+
+@pytest.mark.parametrize("col, kind", [("ranks", "S8"), ("t_avg_us", "S8"), ("density", "O")])
+def test_micro_column_of_text_is_named(col, kind):
+    """A column of text where a number belongs: named, not a TypeError from
+    comparing text with a number."""
+    dtype = [(n, (kind if n == col else t)) for n, t in MICRO]
+    if kind == "O":
+        dtype = [(n, (h5py.string_dtype() if n == col else t)) for n, t in MICRO]
+    rows = np.zeros(2, dtype=dtype)
+    for n, _ in MICRO:
+        rows[n] = b"two" if n == col else np.array([GOOD_ROW], dtype=MICRO)[n][0]
+    with h5(rows=rows) as f:
+        reason = invalid(validate.check_run, f)
+    assert reason.startswith("/micro/results column %s is of type " % col), reason
+    assert "not a number" in reason
+
+
 def test_content_digest_tells_copies_apart():
     with h5(rows=micro_rows()) as a, h5(rows=micro_rows()) as b, \
             h5(rows=micro_rows(t_avg_us=12.6)) as c, h5(attrs(ranks=3), micro_rows()) as d:
