@@ -12,7 +12,8 @@
 #   archives:   NaN/Inf, ranks=-3, negative times, recall=7, #wrong=-1, a
 #               non-integer `complete`, unknown tool, no /micro, /micro/results
 #               not a table, conflicting copies, merge onto an input;
-#   environment: SLURM_JOB_ID with '/', bad SLURM_MEM_PER_NODE, -M 0, -P BOGUS.
+#   environment: SLURM_JOB_ID with '/', bad SLURM_MEM_PER_NODE, -M 0, -P BOGUS;
+#               a bad Slurm memory setting on one rank only (MPMD), 2 and 3 ranks.
 . "$top_srcdir/tests/archive/archive_lib.sh"
 train="$top_builddir/benchmarks/rb_train"
 rbreport="$top_srcdir/analysis/rb-report"
@@ -326,6 +327,31 @@ for v in abc -5 1e30; do
     SLURM_MEM_PER_NODE=$v "$MPIRUN" 2 -x SLURM_MEM_PER_NODE "$micro" $small -o none >"$tmp/o" 2>&1
     expect "SLURM_MEM_PER_NODE=$v" "$tmp/o" $? 2 "SLURM_MEM_PER_NODE='$v' is not a memory size"
 done
+# One rank's environment differs (each node's Slurm; here an MPMD launch):
+# that rank names it, every rank exits 2 -- none waits in a collective
+# for a rank that already left (they hung until killed).
+mpmd() { $T mpirun --bind-to none --mca btl self,vader "$@"; }
+sketch="$top_builddir/benchmarks/rb_sketch"
+tiny="--rows 100 --cols 10 -i 1 --no-error"
+mpmd -np 1 "$micro" $small -o none : -np 1 -x SLURM_MEM_PER_NODE=abc "$micro" $small -o none >"$tmp/o" 2>&1
+expect "rb_micro: SLURM_MEM_PER_NODE=abc on rank 1 of 2 only" "$tmp/o" $? 2 \
+    "rb_micro: rank 1: memory limit: SLURM_MEM_PER_NODE='abc' is not a memory size"
+mpmd -np 2 "$micro" $small -o none : -np 1 -x SLURM_MEM_PER_CPU=-5 "$micro" $small -o none >"$tmp/o" 2>&1
+expect "rb_micro: SLURM_MEM_PER_CPU=-5 on rank 2 of 3 only" "$tmp/o" $? 2 \
+    "rb_micro: rank 2: memory limit: SLURM_MEM_PER_CPU='-5' is not a memory size"
+mpmd -np 1 -x SLURM_MEM_PER_CPU=100 -x SLURM_CPUS_PER_TASK=2x "$micro" $small -o none : \
+    -np 1 -x SLURM_MEM_PER_CPU=100 "$micro" $small -o none >"$tmp/o" 2>&1
+expect "rb_micro: SLURM_CPUS_PER_TASK=2x on rank 0 (was read as 2)" "$tmp/o" $? 2 \
+    "rb_micro: rank 0: memory limit: SLURM_CPUS_PER_TASK='2x' is not a number of CPUs"
+mpmd -np 1 "$sketch" $tiny : -np 1 -x SLURM_MEM_PER_NODE=abc "$sketch" $tiny >"$tmp/o" 2>&1
+expect "rb_sketch: SLURM_MEM_PER_NODE=abc on rank 1 of 2 only" "$tmp/o" $? 2 \
+    "rb_sketch: rank 1: memory limit: SLURM_MEM_PER_NODE='abc'"
+if [ -x "$train" ]; then
+    tt="--model mlp --data $tmp/img28 --train-limit 256 --test-limit 64 --batch 16 --iterations 2 -o none"
+    mpmd -np 1 "$train" $tt : -np 1 -x SLURM_MEM_PER_NODE=abc "$train" $tt >"$tmp/o" 2>&1
+    expect "rb_train: SLURM_MEM_PER_NODE=abc on rank 1 of 2 only" "$tmp/o" $? 2 \
+        "rb_train: rank 1: memory limit: SLURM_MEM_PER_NODE='abc'"
+fi
 
 # ------------------------------------------------------------------ paths
 n250=$(printf 'n%.0s' $(seq 1 246)).h5
