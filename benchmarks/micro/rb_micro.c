@@ -185,7 +185,9 @@ static void load_trace(micro_setup *s)
     bench_trace *t = &s->trace;
     char err[5400];
     int rc = bench_trace_load(s->o.trace, s->o.trace_layer, c->p, t, err, sizeof err);
-    if (!rc && t->rows * t->cols > UINT32_MAX) {
+    /* Divided, not multiplied: rows x cols of a hostile trace (2^62 x 4)
+     * wraps to 0 in 64 bits, and the replay then wrote past its buffer. */
+    if (!rc && t->rows > UINT32_MAX / t->cols) {
         snprintf(err, sizeof err, "%s: layer %s: %llu x %llu exceeds 2^32 - 1 elements", t->path,
                  t->layer, (unsigned long long)t->rows, (unsigned long long)t->cols);
         bench_trace_free(t);
