@@ -22,7 +22,9 @@ rbanalysis/__init__.py next to it (under $(pkgdatadir)), not the rest.
 """
 
 import hashlib
+import os
 import re
+import stat
 
 import numpy as np
 
@@ -45,6 +47,21 @@ MICRO_FRACTIONS = ("density", "recall")
 
 class Invalid(Exception):
     """The run must not be used; str() is the reason."""
+
+
+def file_problem(path):
+    """Why path cannot be read as an archive without opening it (None if
+    it can): opening a FIFO named *.h5 waits for a writer forever, and a
+    device or socket is no archive."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        return "cannot read it: %s" % (e.strerror or e)
+    if stat.S_ISREG(mode):
+        return None
+    kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "a device")
+    return "not a regular file (%s): not read" % kind
 
 
 def text(v):

@@ -11,7 +11,8 @@
 #               more sizes than rb_micro holds, --timeout keeping the rows;
 #   archives:   NaN/Inf, ranks=-3, negative times, recall=7, #wrong=-1, a
 #               non-integer `complete`, unknown tool, no /micro, /micro/results
-#               not a table, conflicting copies, merge onto an input;
+#               not a table, conflicting copies, merge onto an input, a FIFO
+#               named *.h5 (rb-archive list, merge, rb-report);
 #   environment: SLURM_JOB_ID with '/', bad SLURM_MEM_PER_NODE, -M 0, -P BOGUS;
 #               a bad Slurm memory setting on one rank only (MPMD), 2 and 3 ranks.
 . "$top_srcdir/tests/archive/archive_lib.sh"
@@ -243,6 +244,21 @@ why=""
 [ $? -eq 2 ] && grep -q "conflicting copies" "$tmp/l" || why="$why; merge: $(cat "$tmp/l")"
 check "conflicting copies (one run_id, different contents)" "$([ -z "$why" ]; echo $?)" "$why"
 
+# A FIFO named *.h5 (in a directory, or given): named and skipped by
+# rb-archive list, refused by merge; opening it waited for a writer forever.
+mkdir "$tmp/withfifo"; cp "$good" "$tmp/withfifo/"; mkfifo "$tmp/withfifo/fifo.h5"
+$T "$rbarchive" list "$tmp/withfifo" >"$tmp/l" 2>&1
+rc=$?
+why=$(named "$tmp/l" $rc 1 "fifo.h5: not a regular file (a FIFO)") || true
+grep -q "complete .*good.h5" "$tmp/l" || why="$why; the good archive beside it not listed"
+check "rb-archive list: a directory holding a FIFO named *.h5" "$([ -z "$why" ]; echo $?)" "$why"
+$T "$rbarchive" merge -o "$tmp/mfifo.h5" "$good" "$tmp/withfifo/fifo.h5" >"$tmp/l" 2>&1
+rc=$?
+why=$(named "$tmp/l" $rc 2 "fifo.h5: not a regular file (a FIFO)") || true
+[ -e "$tmp/mfifo.h5" ] && why="$why; merge wrote $tmp/mfifo.h5"
+check "rb-archive merge: a FIFO among the inputs" "$([ -z "$why" ]; echo $?)" "$why"
+refused "rb-report: a FIFO named *.h5 in a directory" "fifo.h5: not a regular file (a FIFO)"
+
 # merge onto one of its inputs with --force: refused, the input unchanged.
 cp "$good" "$tmp/self.h5"; cp "$good" "$tmp/self.copy"
 "$rbarchive" merge -o "$tmp/self.h5" --force "$tmp/self.h5" >"$tmp/l" 2>&1
@@ -372,7 +388,9 @@ expect "a long directory that does not exist" "$tmp/o" $? 2 "cannot write .*x.h5
 "$MPIRUN" 2 "$micro" $small -o "$tmp/sound.h5" >/dev/null 2>&1 || bad "no sound archive"
 mkdir "$tmp/all"
 for f in "$tmp"/*.h5; do ln -s "$f" "$tmp/all/"; done
-"$rbreport" "$tmp/all" -o "$tmp/rep" >"$tmp/r" 2>&1
+mkfifo "$tmp/all/fifo.h5"
+# Bounded: a FIFO it opened would wait for a writer until killed.
+timeout 600 "$rbreport" "$tmp/all" -o "$tmp/rep" >"$tmp/r" 2>&1
 rc=$?
 why=""
 [ $rc -eq 0 ] || why="exit $rc"
