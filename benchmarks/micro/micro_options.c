@@ -298,7 +298,7 @@ static const bench_opt options[] = {
      .help = "HDF5 archive; 'none' writes no archive; a device, FIFO or link is refused",
      .def_text = "under Slurm results/<job id>.h5, results/<job id>_<task>.h5 in an array; else "
                  "results/rb_micro-<UTC time>-<pid>.h5"},
-    {BENCH_OPT_FLAG, "force", 0, NULL, F(force), .help = "overwrite an existing archive (and -J file)",
+    {BENCH_OPT_FLAG, "force", 0, NULL, F(force), .help = "overwrite an existing archive (and -J, --save-result file)",
      .flag_value = 1},
     {BENCH_OPT_SIZE, "mem-limit", 'M', "BYTES", F(mem_limit),
      .help = "bytes a rank may hold (K/M/G suffixes, as OSU's -M): the run is refused before "

@@ -5,6 +5,7 @@
 #include "train.h"
 
 #include <cblas.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "harness/archive.h"
 #include "harness/bench_common.h"
 #include "harness/h5attr.h"
+#include "harness/tmpfiles.h"
 
 #define BAD(...) bench_usage_error(TRAIN_PROG, __VA_ARGS__)
 
@@ -223,6 +225,24 @@ static void free_run(train_run *r)
     nn_corpus_free(&r->cor);
 }
 
+/* --record-gradients naming the archive: the trace, written as the run
+ * goes, and the archive, renamed onto its path at the end, are one file;
+ * without --force the archive was refused after the whole training, with
+ * it the trace replaced.  Refused before the data is loaded (exit 2). */
+static void check_record_not_archive(const train_run *r, bench_archive *arch)
+{
+    const char *h5 = bench_archive_path(arch);
+    int clash = r->rank == 0 && r->o.record && h5 && bench_same_file(r->o.record, h5);
+    MPI_Bcast(&clash, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!clash)
+        return;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s", h5);   /* bench_archive_close frees it */
+    bench_archive_close(arch, 0);
+    BAD("--record-gradients %s and the archive %s are the same file: the archive would replace "
+        "the trace; give --record-gradients another name", r->o.record, path);
+}
+
 int main(int argc, char **argv)
 {
     static train_run run;   /* zero-initialised */
@@ -241,6 +261,7 @@ int main(int argc, char **argv)
     bench_archive *arch = NULL;
     if (bench_archive_open(MPI_COMM_WORLD, TRAIN_PROG, r->o.output, r->o.force, argc, argv, &arch) != 0)
         bench_exit(BENCH_EXIT_USAGE);
+    check_record_not_archive(r, arch);
     load_data(r, arch);
     model_shape shape = shape_of(r);
     train_check_memory(r, &shape);

@@ -7,6 +7,9 @@
 #               divergence, --timeout;
 #   full disk:  rb_micro, rb_train, rb-archive merge on a 40 KiB tmpfs (root only);
 #   writers:    two runs racing for one -o, -J naming the archive, long names;
+#               --save-result, -J and -o naming one file, another run's
+#               file, /proc, a missing directory, a read-only file system,
+#               the trace replayed; rb_train -o naming its --record-gradients;
 #   sizes:      -m 3, -b 4097 -e 8195, rows wider than the size, --shape 0x5,
 #               more sizes than rb_micro holds, --timeout keeping the rows;
 #   archives:   NaN/Inf, ranks=-3, negative times, recall=7, #wrong=-1, a
@@ -142,6 +145,20 @@ PY
     "$rbarchive" merge -o "$tmp/ttm.h5" "$tmp/tt.h5" >/dev/null 2>&1 && why="$why; rb-archive merged it"
     check "rb_train --timeout 1 (rb_train, rb-archive)" "$([ -z "$why" ]; echo $?)" "$why"
     refused "rb-report: the timed-out training" "tt.h5: stopped by its time limit"
+
+    # -o x.h5 --record-gradients x.h5: refused before the data is read; the
+    # whole training ran, then the archive was refused (the trace took its
+    # place), or with --force replaced the trace.
+    d="$tmp/words"; mkdir "$d" "$tmp/rec"
+    words 400 >"$d/train.tokens"; words 100 >"$d/valid.tokens"; words 100 >"$d/test.tokens"
+    for force in "" --force; do
+        $T "$MPIRUN" 2 "$train" $lm --data "$d" --record-gradients "$tmp/rec/./x.h5" \
+            -o "$tmp/rec/x.h5" $force >"$tmp/o" 2>&1
+        rc=$?
+        why=$(named "$tmp/o" $rc 2 "--record-gradients .*x.h5 and the archive .*x.h5 are the same file") || true
+        [ -z "$(ls -A "$tmp/rec" 2>/dev/null)" ] || why="$why; left: $(ls -A "$tmp/rec")"
+        check "rb_train -o x.h5 --record-gradients x.h5 $force" "$([ -z "$why" ]; echo $?)" "$why"
+    done
 else
     echo "note: no rb_train (built without BLAS): its cases are not run"
 fi
@@ -298,6 +315,75 @@ for j in "$tmp/same.h5" "$tmp/./same.h5"; do
     [ -e "$tmp/same.h5" ] && why="$why; $tmp/same.h5 written"
     check "-o same.h5 -J $(basename "$(dirname "$j")")/same.h5" "$([ -z "$why" ]; echo $?)" "$why"
 done
+
+# --save-result, -J and -o: the same file, a file another run wrote, a
+# place no file can be made in, the trace being replayed -- each refused
+# (exit 2) before anything is measured, nothing written or replaced.  They
+# were found only after the sweep (exit 1), --save-result's raw floats left
+# at the archive's path or over another run's archive, and -o --force
+# replaced the trace it replayed.
+# outputs CASE NP PATTERN ARGS...: refused, no row measured.
+outputs() {
+    name=$1 np=$2 pattern=$3
+    shift 3
+    $T "$MPIRUN" "$np" "$micro" $small "$@" >"$tmp/o" 2>&1
+    rc=$?
+    why=$(named "$tmp/o" $rc 2 "$pattern") || true
+    [ "$(table_rows "$tmp/o")" -eq 0 ] || why="$why; measured before refusing"
+}
+mkdir "$tmp/out"
+outputs "--save-result x.h5 -o x.h5" 2 "--save-result .*x.h5 and the archive .*x.h5 are the same file" \
+    -o "$tmp/out/x.h5" --save-result "$tmp/out/./x.h5"
+[ -z "$(ls -A "$tmp/out")" ] || why="$why; left: $(ls -A "$tmp/out")"
+check "--save-result x.h5 -o x.h5 (2 ranks)" "$([ -z "$why" ]; echo $?)" "$why"
+outputs "--save-result r -J r" 3 "--save-result .*r and -J .*r are the same file" \
+    -o "$tmp/out/y.h5" -J "$tmp/out/r" --save-result "$tmp/out/r"
+[ -z "$(ls -A "$tmp/out")" ] || why="$why; left: $(ls -A "$tmp/out")"
+check "--save-result r -J r (3 ranks)" "$([ -z "$why" ]; echo $?)" "$why"
+cp "$good" "$tmp/out/other.h5"
+outputs "--save-result onto another run's archive" 1 "--save-result: refusing to overwrite existing .*other.h5 (use --force)" \
+    -o none --save-result "$tmp/out/other.h5"
+cmp -s "$good" "$tmp/out/other.h5" || why="$why; the other run's archive was overwritten"
+check "--save-result onto an existing file, no --force (1 rank)" "$([ -z "$why" ]; echo $?)" "$why"
+outputs "--save-result in a missing directory" 2 "--save-result: cannot write .*/nodir/r: directory .*nodir does not exist" \
+    -o none --save-result "$tmp/nodir/r"
+check "--save-result in a missing directory" "$([ -z "$why" ]; echo $?)" "$why"
+outputs "--save-result a directory" 2 "--save-result: .*out exists and is not a regular file" \
+    -o none --save-result "$tmp/out"
+check "--save-result naming a directory" "$([ -z "$why" ]; echo $?)" "$why"
+for opt in --save-result -J; do
+    outputs "$opt /proc/x" 2 "$opt: cannot write /proc/x: No such file or directory" \
+        -o "$tmp/out/p.h5" $opt /proc/x
+    [ -e "$tmp/out/p.h5" ] && why="$why; the archive was written"
+    check "$opt /proc/x (no file can be made there)" "$([ -z "$why" ]; echo $?)" "$why"
+done
+$PY "$top_srcdir/tests/workload/gradgen_trace.py" "$tmp/out/t.h5" 100 4 0.1 2 7
+cp "$tmp/out/t.h5" "$tmp/out/t.copy"
+for opt in -o --save-result; do
+    $T "$MPIRUN" 2 "$micro" -q -i 1 -x 0 -P none --input "trace:$tmp/out/t.h5" --force \
+        $([ $opt = -o ] || echo "-o none") $opt "$tmp/out/t.h5" >"$tmp/o" 2>&1
+    rc=$?
+    why=$(named "$tmp/o" $rc 2 "is the trace replayed (--input trace:.*t.h5)") || true
+    cmp -s "$tmp/out/t.h5" "$tmp/out/t.copy" || why="$why; the trace was replaced"
+    check "$opt naming the trace replayed, with --force" "$([ -z "$why" ]; echo $?)" "$why"
+done
+if [ -n "$full" ]; then
+    # A read-only file system (a read-only tmpfs): named before measuring.
+    mkdir "$tmp/ro"
+    if mount -t tmpfs -o size=40k,ro tmpfs "$tmp/ro" 2>/dev/null; then
+        trap 'umount "$full" 2>/dev/null; umount "$tmp/ro" 2>/dev/null; rm -rf "$tmp"' EXIT
+        for opt in -J --save-result; do
+            outputs "$opt on a read-only file system" 2 "$opt: cannot write .*ro/x: Read-only file system" \
+                -o "$tmp/out/ro.h5" $opt "$tmp/ro/x"
+            [ -e "$tmp/out/ro.h5" ] && why="$why; the archive was written"
+            check "$opt on a read-only file system" "$([ -z "$why" ]; echo $?)" "$why"
+        done
+        outputs "-o on a read-only file system" 2 "archive: cannot write .*ro/x.h5.*: Read-only file system" \
+            -o "$tmp/ro/x.h5"
+        check "-o on a read-only file system" "$([ -z "$why" ]; echo $?)" "$why"
+        umount "$tmp/ro"
+    fi
+fi
 
 # Sizes that cannot be measured: refused naming the smallest legal size.
 sizes() {   # sizes CASE ARGS PATTERN
