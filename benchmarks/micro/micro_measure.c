@@ -307,9 +307,12 @@ static int call_loop(micro_run *c, rb_reducer *red, size_t n, int iters, micro_c
     int rc = RB_OK;
     for (int i = 0; i < iters && rc == RB_OK; i++) {
         rc = one_call(c, red, n, &st, &t);
-        if (rc != RB_OK || !calls)
+        if (rc != RB_OK)
             continue;
-        micro_calls_add(calls, i, t, &st);
+        if (calls)
+            micro_calls_add(calls, i, t, &st);
+        /* The warm-up too: a long one (-x) ran past --timeout until the
+         * hard watchdog killed the run, losing the rows finished. */
         if (c->o->timeout > 0 && bench_deadline_passed(c->comm)) {
             *timed_out = 1;
             break;
@@ -343,7 +346,7 @@ static int time_calls(micro_run *c, rb_reducer *red, const micro_row *row, micro
     int timed_out = 0, mine = RB_OK;
     int rc = call_loop(c, red, row->count, c->o->warmup, NULL, &timed_out, &mine);
     bench_papi_reset(c->papi);  /* count the timed calls only */
-    if (rc == RB_OK)
+    if (rc == RB_OK && !timed_out)
         rc = call_loop(c, red, row->count, c->o->iters, calls, &timed_out, &mine);
     if (rc == RB_OK)
         return timed_out ? ROW_TIMEOUT : ROW_OK;

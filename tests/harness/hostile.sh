@@ -11,7 +11,8 @@
 #               file, /proc, a missing directory, a read-only file system,
 #               the trace replayed; rb_train -o naming its --record-gradients;
 #   sizes:      -m 3, -b 4097 -e 8195, rows wider than the size, --shape 0x5,
-#               more sizes than rb_micro holds, --timeout keeping the rows;
+#               more sizes than rb_micro holds, --timeout keeping the rows,
+#               --timeout in a long warm-up;
 #   archives:   NaN/Inf, ranks=-3, negative times, recall=7, #wrong=-1, a
 #               non-integer `complete`, unknown tool, no /micro, /micro/results
 #               not a table, conflicting copies, merge onto an input, a FIFO
@@ -415,6 +416,19 @@ sys.exit(0 if f.attrs["timed_out"] == 1 and len(f["micro/results"]) >= 1 else 1)
 "$rbarchive" list "$tmp/to.h5" | grep -q TIMED-OUT || why="$why; rb-archive list does not say TIMED-OUT"
 check "rb_micro --timeout 2 keeps its rows" "$([ -z "$why" ]; echo $?)" "$why"
 refused "rb-report: rb_micro --timeout 2" "to.h5: stopped by its time limit"
+# --timeout in a long warm-up (-x): stopped at the limit between calls, as
+# in the timed calls, not 1.25 x SEC + 10 s later by the hard watchdog
+# (which left the archive's temporary behind and the rows finished lost).
+mkdir "$tmp/wu"
+start=$(date +%s)
+$T "$MPIRUN" 2 "$micro" --reducer dense -m 4K:4K -i 1 -x 100000000 -q -P none --timeout 2 \
+    -o "$tmp/wu/x.h5" >"$tmp/o" 2>&1
+rc=$?
+took=$(($(date +%s) - start))
+why=$(named "$tmp/o" $rc 124 "rb_micro: rank 0: time limit: --timeout 2 s reached before the sweep ended") || true
+[ $took -lt 12 ] || why="$why; took $took s (the hard watchdog's 12.5 s?)"
+[ -z "$(ls -A "$tmp/wu")" ] || why="$why; left: $(ls -A "$tmp/wu")"
+check "rb_micro -x 100000000 --timeout 2: stopped in the warm-up" "$([ -z "$why" ]; echo $?)" "$why"
 
 # ------------------------------------------------------------------ environment
 mkdir -p "$tmp/cwd/a/b"
