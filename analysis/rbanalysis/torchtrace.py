@@ -15,7 +15,8 @@ Use it with your own model:
 
 Every nn.Embedding(sparse=True) of the model gets a hook on its weight that
 keeps the gradient of the last backward pass; capture() stores it, coalesced
-(row ids ascending, duplicates summed), as rank's rows at step.  Ranks here
+(row ids ascending, duplicates summed), as rank's rows at step (a gradient
+that is not finite raises TraceError: the reader refuses such a trace).  Ranks here
 are batches: p batches of one step recorded as p data-parallel ranks (what
 p processes under torch.distributed would each hold before their
 allreduce), so no process group is needed.  Only torch, numpy and h5py are
@@ -61,6 +62,7 @@ class TraceRecorder:
     def capture(self, step, rank):
         """The gradients of the last backward pass as rank's at step; False
         when the step is not recorded (record_every) or the trace is capped."""
+        import numpy as np
         if step % self.record_every or self.capped:
             return False
         rows = {}
@@ -74,6 +76,12 @@ class TraceRecorder:
             ids = g.indices()[0].cpu().numpy().astype("int64")
             vals = g.values().detach().cpu().numpy().astype("float32").reshape(len(ids),
                                                                                layer["cols"])
+            if not np.isfinite(vals).all():
+                # rb_micro refuses such a trace; one marked complete would
+                # claim a recording that cannot be replayed
+                raise TraceError("the gradient of embedding %s at step %d, rank %d is not finite "
+                                 "(NaN or Inf: the training diverged; try a smaller learning rate)"
+                                 % (name, step, rank))
             keep = (vals != 0).any(axis=1)   # rows whose gradient cancelled are not non-zero
             rows[name] = (ids[keep], vals[keep])
             size += int(keep.sum()) * (8 + 4 * layer["cols"])

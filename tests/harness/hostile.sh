@@ -16,7 +16,9 @@
 #   archives:   NaN/Inf, ranks=-3, negative times, recall=7, #wrong=-1, a
 #               non-integer `complete`, unknown tool, no /micro, /micro/results
 #               not a table, conflicting copies, merge onto an input, a FIFO
-#               named *.h5 (rb-archive list, merge, rb-report);
+#               named *.h5 (rb-archive list, merge, rb-report), merge -o /proc;
+#   analysis:   rb-report's targets nan/-5/inf; rb-torch-trace --lr nan or
+#               diverging, --text a device, -o in a missing directory;
 #   environment: SLURM_JOB_ID with '/', bad SLURM_MEM_PER_NODE, -M 0, -P BOGUS;
 #               a bad Slurm memory setting on one rank only (MPMD), 2 and 3 ranks.
 . "$top_srcdir/tests/archive/archive_lib.sh"
@@ -481,6 +483,44 @@ deep="$tmp"
 while [ ${#deep} -lt 1500 ]; do deep="$deep/dddddddddddddddddddddddddddddddddddddddddddddddd"; done
 "$MPIRUN" 1 "$micro" $small -o "$deep/x.h5" >"$tmp/o" 2>&1
 expect "a long directory that does not exist" "$tmp/o" $? 2 "cannot write .*x.h5: directory .* does not exist$"
+
+# ------------------------------------------------------------------ analysis tools' arguments
+# rb-report's targets: nan was taken (no run reached it), -5 reached by
+# every run at its start; refused (exit 2) before anything is read.
+for v in nan -5 101 abc; do
+    $T "$rbreport" "$good" -o "$tmp/rep-t" --target-accuracy "$v" >"$tmp/o" 2>&1
+    expect "rb-report --target-accuracy $v" "$tmp/o" $? 2 "argument --target-accuracy: '$v' is not a"
+done
+for v in nan inf 0.5; do
+    $T "$rbreport" "$good" -o "$tmp/rep-t" --target-perplexity "$v" >"$tmp/o" 2>&1
+    expect "rb-report --target-perplexity $v" "$tmp/o" $? 2 "argument --target-perplexity: '$v' is not a perplexity"
+done
+# rb-archive merge -o /proc/x.h5: root may "write" there by access(); the
+# merge read every input, then failed (exit 1).  Now refused first.
+$T "$rbarchive" merge -o /proc/m.h5 "$good" >"$tmp/o" 2>&1
+expect "rb-archive merge -o /proc/m.h5" "$tmp/o" $? 2 "cannot write /proc/m.h5: No such file or directory"
+# rb-torch-trace: a learning rate that is no number, a diverging one (the
+# trace was written, marked complete, with NaN values rb_micro refuses), a
+# --text that is a device (a traceback), an output in a missing directory
+# (found after training, exit 1).
+if $PY -c 'import torch' 2>/dev/null; then
+    tt="$top_srcdir/analysis/rb-torch-trace"
+    mkdir "$tmp/tt"
+    $T $PY "$tt" -o "$tmp/tt/a.h5" --lr nan --steps 1 >"$tmp/o" 2>&1
+    expect "rb-torch-trace --lr nan" "$tmp/o" $? 2 "--lr must be a finite number > 0"
+    $T $PY "$tt" -o "$tmp/tt/b.h5" --lr 1e30 --steps 3 >"$tmp/o" 2>&1
+    rc=$?
+    why=$(named "$tmp/o" $rc 1 "is not finite (NaN or Inf: the training diverged") || true
+    [ -e "$tmp/tt/b.h5" ] && why="$why; a trace was written"
+    check "rb-torch-trace --lr 1e30 (diverges)" "$([ -z "$why" ]; echo $?)" "$why"
+    $T $PY "$tt" -o "$tmp/tt/c.h5" --text /dev/null --steps 1 >"$tmp/o" 2>&1
+    expect "rb-torch-trace --text /dev/null" "$tmp/o" $? 2 "--text /dev/null is neither a file nor a directory"
+    $T $PY "$tt" -o "$tmp/tt/no/d.h5" --steps 1 >"$tmp/o" 2>&1
+    expect "rb-torch-trace -o in a missing directory" "$tmp/o" $? 2 "cannot write .*d.h5: directory .*no does not exist"
+    [ -z "$(ls -A "$tmp/tt")" ] || bad "rb-torch-trace: left behind: $(ls -A "$tmp/tt")"
+else
+    echo "note: no PyTorch for /usr/bin/python3 (Debian python3-torch): rb-torch-trace's cases are not run"
+fi
 
 # ------------------------------------------------------------------ rb-report, once
 # Over every archive above and one sound run: that run is reported, each
