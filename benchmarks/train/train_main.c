@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "harness/archive.h"
 #include "harness/bench_common.h"
@@ -243,6 +244,38 @@ static void check_record_not_archive(const train_run *r, bench_archive *arch)
         "the trace; give --record-gradients another name", r->o.record, path);
 }
 
+/* --write-corpus DIR: rank 0 writes DIR/{train,valid,test}.tokens.  One
+ * that exists is refused without --force (it was replaced silently), and
+ * DIR being --data (or --data one of those files) always: the corpus read
+ * would be replaced by its --vocab-limited copy, words beyond the
+ * vocabulary gone to <unk>.  Refused before the data is read (exit 2). */
+static void check_corpus_target(const train_run *r)
+{
+    const train_opts *o = &r->o;
+    char msg[2 * PATH_MAX + 256] = "", why[PATH_MAX + 256];
+    static const char *const names[3] = {"train.tokens", "valid.tokens", "test.tokens"};
+    struct stat st;
+    int bad = 0;
+    if (r->rank == 0 && o->write_corpus && bench_same_file(o->write_corpus, o->data)) {
+        bad = 1;
+        snprintf(msg, sizeof msg, "--write-corpus %s is the --data directory: the corpus would be "
+                 "replaced by its --vocab-limited copy; give another directory", o->write_corpus);
+    }
+    for (int i = 0; r->rank == 0 && o->write_corpus && !bad && i < 3; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", o->write_corpus, names[i]);
+        if (bench_same_file(path, o->data))
+            bad = 1, snprintf(msg, sizeof msg, "--write-corpus would replace %s, the --data read; "
+                              "give another directory", path);
+        /* a directory not made yet is made when the corpus is written */
+        else if (stat(o->write_corpus, &st) == 0 && bench_output_ok(path, o->force, why, sizeof why))
+            bad = 1, snprintf(msg, sizeof msg, "--write-corpus: %s", why);
+    }
+    MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (bad)
+        BAD("%s", msg);
+}
+
 int main(int argc, char **argv)
 {
     static train_run run;   /* zero-initialised */
@@ -254,6 +287,7 @@ int main(int argc, char **argv)
     if (!bench_argv_agree(MPI_COMM_WORLD, argc, argv))
         BAD("ranks were started with different command lines");
     train_parse_options(argc, argv, &r->o);
+    check_corpus_target(r);
     if (!strcmp(r->o.device, "cuda") && !nn_gpu_model_available())
         BAD("--device cuda: %s", nn_gpu_model_libraries());
     openblas_set_num_threads(r->o.threads);

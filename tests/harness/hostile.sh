@@ -9,7 +9,8 @@
 #   writers:    two runs racing for one -o, -J naming the archive, long names;
 #               --save-result, -J and -o naming one file, another run's
 #               file, /proc, a missing directory, a read-only file system,
-#               the trace replayed; rb_train -o naming its --record-gradients;
+#               the trace replayed; rb_train -o naming its --record-gradients,
+#               --write-corpus over a corpus or onto its own --data;
 #   sizes:      -m 3, -b 4097 -e 8195, rows wider than the size, --shape 0x5,
 #               more sizes than rb_micro holds, --timeout keeping the rows,
 #               --timeout in a long warm-up;
@@ -162,6 +163,18 @@ PY
         [ -z "$(ls -A "$tmp/rec" 2>/dev/null)" ] || why="$why; left: $(ls -A "$tmp/rec")"
         check "rb_train -o x.h5 --record-gradients x.h5 $force" "$([ -z "$why" ]; echo $?)" "$why"
     done
+    # --write-corpus: an existing corpus replaced silently; onto its own
+    # --data, replaced by its --vocab-limited copy (every rarer word <unk>).
+    $T "$MPIRUN" 2 "$train" $lm --data "$d" -o none --write-corpus "$tmp/wc" >"$tmp/o" 2>&1 ||
+        bad "rb_train --write-corpus: $(head -c 400 "$tmp/o")"
+    cat "$tmp/wc"/*.tokens >"$tmp/wc.before"
+    $T "$MPIRUN" 2 "$train" $lm --data "$d" -o none --write-corpus "$tmp/wc" >"$tmp/o" 2>&1
+    expect "rb_train --write-corpus onto an existing corpus, no --force" "$tmp/o" $? 2 \
+        "--write-corpus: refusing to overwrite existing .*wc/train.tokens (use --force)"
+    $T "$MPIRUN" 2 "$train" $lm --vocab 5 --data "$tmp/wc" -o none --write-corpus "$tmp/./wc" --force >"$tmp/o" 2>&1
+    expect "rb_train --write-corpus onto its own --data, --force" "$tmp/o" $? 2 \
+        "--write-corpus .*wc is the --data directory"
+    cat "$tmp/wc"/*.tokens | cmp -s - "$tmp/wc.before" || bad "rb_train --write-corpus: the corpus was changed"
 else
     echo "note: no rb_train (built without BLAS): its cases are not run"
 fi
