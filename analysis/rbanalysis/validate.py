@@ -15,7 +15,10 @@ it.  A run is refused, with the reason, when:
     comparable with finished runs) or diverged = 1 (a loss became NaN);
   - a value no run can have: ranks < 1, a time that is negative, NaN or
     infinite, a recall outside 0..1, a density outside 0..1, a negative
-    count (#wrong, bytes, iterations), a non-finite training loss.
+    count (#wrong, bytes, iterations), a non-finite training loss; in a
+    training curve an accuracy outside 0..100, a perplexity below 1, a
+    negative loss or time, iterations that go back; a curve table with no
+    row; text where the report reads a number.
 
 Only h5py and numpy are needed: rb-archive is installed with this file and
 rbanalysis/__init__.py next to it (under $(pkgdatadir)), not the rest.
@@ -271,6 +274,82 @@ def check_train(g):
                       "(an empty test or validation split?)")
 
 
+# Columns a training curve may have (rb_train's /train/curves) and what
+# each may hold: NaN is "not measured" (an image model has no perplexity).
+TRAIN_CURVE_RULES = {
+    "iteration": ("a count", lambda v: np.isfinite(v) & (v >= 0)),
+    "epoch": ("a count", lambda v: np.isfinite(v) & (v >= 0)),
+    "wall_s": ("a time: >= 0, or NaN", lambda v: np.isnan(v) | (np.isfinite(v) & (v >= 0))),
+    "train_loss": ("a loss: >= 0, or NaN", lambda v: np.isnan(v) | (np.isfinite(v) & (v >= 0))),
+    "test_loss": ("a loss: >= 0, or NaN", lambda v: np.isnan(v) | (np.isfinite(v) & (v >= 0))),
+    "train_accuracy": ("an accuracy: 0..100, or NaN", lambda v: np.isnan(v) | ((v >= 0) & (v <= 100))),
+    "test_accuracy": ("an accuracy: 0..100, or NaN", lambda v: np.isnan(v) | ((v >= 0) & (v <= 100))),
+    "val_perplexity": ("a perplexity: finite and >= 1, or NaN",
+                       lambda v: np.isnan(v) | (np.isfinite(v) & (v >= 1))),
+}
+# Columns that make a table a curve (load.py's CURVE_MARKERS).
+TRAIN_CURVE_MARKERS = ("test_accuracy", "val_perplexity", "accuracy", "perplexity", "train_loss")
+# Attributes of /train (and of groups under it) the report reads as
+# numbers: (name, must be a whole number, least value).
+TRAIN_NUMBER_ATTRS = (("ranks", True, 1), ("embedding_parameters", True, 0), ("embed_dim", True, 0),
+                      ("target_accuracy", False, 0), ("target_perplexity", False, 0))
+
+
+def _check_train_attrs(grp, where):
+    for name, whole, least in TRAIN_NUMBER_ATTRS:
+        if name not in grp.attrs:
+            continue
+        v = _number(grp.attrs[name])
+        if v is None or not np.isfinite(v) or v < least or (whole and not float(v).is_integer()):
+            raise Invalid("%s attribute %s = %s is not %s >= %d" % (
+                where, name, text(grp.attrs[name]), "a whole number" if whole else "a number", least))
+
+
+def _check_curve(ds, where):
+    """One curve table: numbers where numbers belong, at least one row,
+    values a run can have, iterations that never go back."""
+    for col in TRAIN_CURVE_RULES:
+        if col in ds.dtype.names:
+            t = ds.dtype[col]
+            if not (np.issubdtype(t, np.number) or np.issubdtype(t, np.bool_)) or t.shape:
+                raise Invalid("%s column %s is of type %s, not a number: not written by "
+                              "reducerbench" % (where, col, t))
+    if ds.shape == () or len(ds) == 0:
+        raise Invalid("%s holds no rows: nothing was evaluated" % where)
+    arr = ds[...]
+    for col, (what, ok) in TRAIN_CURVE_RULES.items():
+        if col not in arr.dtype.names:
+            continue
+        v = arr[col].astype(float)
+        good = ok(v)
+        if not good.all():
+            i = int(np.flatnonzero(~good)[0])
+            raise Invalid("%s row %d: %s = %s is a value no run can have (%s)"
+                          % (where, i, col, text(arr[col][i]), what))
+    if "iteration" in arr.dtype.names and (np.diff(arr["iteration"].astype(float)) < 0).any():
+        raise Invalid("%s: the iterations go back (not in the order a run evaluates)" % where)
+
+
+def check_train_tables(g):
+    """The tables of /train (an h5py group) and of the groups under it: every
+    curve table checked (_check_curve), the numeric attributes numbers.  (A
+    /train with no curve at all is left to the report, which uses no
+    record without one.)"""
+    import h5py
+
+    def visit(grp, where):
+        _check_train_attrs(grp, where)
+        for key in sorted(grp):
+            obj = grp[key]
+            if isinstance(obj, h5py.Group):
+                if key != "reducer_options":
+                    visit(obj, "%s/%s" % (where, key))
+            elif obj.dtype.names and any(c in obj.dtype.names for c in TRAIN_CURVE_MARKERS):
+                _check_curve(obj, "%s/%s" % (where, key))
+
+    visit(g, "/train")
+
+
 # ---------------------------------------------------------------- whole runs
 
 def check_run(run):
@@ -285,6 +364,7 @@ def check_run(run):
         raise Invalid("an rb_train run without /train")
     else:
         check_train(run["train"])
+        check_train_tables(run["train"])
     return tool
 
 

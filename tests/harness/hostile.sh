@@ -18,7 +18,8 @@
 #               non-integer `complete`, unknown tool, no /micro, /micro/results
 #               not a table, conflicting copies, merge onto an input, a FIFO
 #               named *.h5 (rb-archive list, merge, rb-report), merge -o /proc;
-#   analysis:   rb-report's targets nan/-5/inf; rb-torch-trace --lr nan or
+#   analysis:   rb_train archives with text for a number or an accuracy of -40;
+#               rb-report's targets nan/-5/inf; rb-torch-trace --lr nan or
 #               diverging, --text a device, -o in a missing directory;
 #   environment: SLURM_JOB_ID with '/', bad SLURM_MEM_PER_NODE, -M 0, -P BOGUS;
 #               a bad Slurm memory setting on one rank only (MPMD), 2 and 3 ranks.
@@ -114,7 +115,7 @@ except OSError:
 
     # Divergence: stopped, exit 1, named, archive marked; both tools say so.
     d="$tmp/img28"; mkidx "$d" train 256 28 28; mkidx "$d" t10k 64 28 28
-    $T "$MPIRUN" 2 "$train" --model mlp --data "$d" --train-limit 256 --test-limit 64 --batch 16 \
+    $T "$MPIRUN" 2 "$train" --model mlp --data "$tmp/img28" --train-limit 256 --test-limit 64 --batch 16 \
         --epochs 3 --lr 1e6 --lr-warmup 0 -o "$tmp/div.h5" >"$tmp/o" 2>&1
     why=$(named "$tmp/o" $? 1 "rb_train: rank 0: training: diverged: the .* loss is not finite") &&
         $PY -c 'import sys,h5py; sys.exit(0 if h5py.File(sys.argv[1]).attrs.get("diverged") == 1 else 1)' "$tmp/div.h5" ||
@@ -142,13 +143,39 @@ PY
 
     # --timeout: named line, exit 124, archive keeps the curve marked timed_out;
     # rb-archive and rb-report both treat it as timed out.
-    $T "$MPIRUN" 2 "$train" --model mlp --data "$d" --train-limit 256 --test-limit 64 --batch 16 \
+    $T "$MPIRUN" 2 "$train" --model mlp --data "$tmp/img28" --train-limit 256 --test-limit 64 --batch 16 \
         --epochs 100000 --lr 0.01 --timeout 1 -o "$tmp/tt.h5" >"$tmp/o" 2>&1
     why=$(named "$tmp/o" $? 124 "rb_train: rank 0: time limit: --timeout 1 s reached") || true
     "$rbarchive" list "$tmp/tt.h5" | grep -q "TIMED-OUT" || why="$why; rb-archive list does not say TIMED-OUT"
     "$rbarchive" merge -o "$tmp/ttm.h5" "$tmp/tt.h5" >/dev/null 2>&1 && why="$why; rb-archive merged it"
     check "rb_train --timeout 1 (rb_train, rb-archive)" "$([ -z "$why" ]; echo $?)" "$why"
     refused "rb-report: the timed-out training" "tt.h5: stopped by its time limit"
+
+    # rb_train archives with text where the report reads a number (it
+    # stopped with an internal error, exit 3) or a curve no run can have
+    # (used silently): refused by rb-archive list and rb-report, named.
+    $T "$MPIRUN" 2 "$train" --model mlp --data "$tmp/img28" --train-limit 256 --test-limit 64 --batch 16 \
+        --iterations 4 --lr-warmup 0 -o "$tmp/trsrc.h5" >"$tmp/o" 2>&1 || bad "no rb_train archive: $(head -c 400 "$tmp/o")"
+    $PY - "$tmp" <<'PY'
+import shutil, sys, h5py
+d = sys.argv[1]
+for name in ("trranks", "trneg"):
+    shutil.copy(d + "/trsrc.h5", "%s/%s.h5" % (d, name))
+    with h5py.File("%s/%s.h5" % (d, name), "a") as f:
+        f.attrs["run_id"] = name
+        if name == "trranks":
+            f["train"].attrs["ranks"] = "many"
+        else:
+            c = f["train/curves"][...]
+            c["test_accuracy"][-1] = -40
+            f["train/curves"][...] = c
+PY
+    for x in "trranks:/train attribute ranks = many is not a whole number" \
+             "trneg:/train/curves row [0-9]*: test_accuracy = -40"; do
+        "$rbarchive" list "$tmp/${x%%:*}.h5" 2>&1 | grep -q "INVALID.*${x#*:}" &&
+            case_ok "rb-archive list: ${x%%:*}.h5" || bad "rb-archive list: ${x%%:*}.h5: $("$rbarchive" list "$tmp/${x%%:*}.h5" 2>&1 | tail -c 300)"
+        refused "rb-report: ${x%%:*}.h5" "${x%%:*}.h5: ${x#*:}"
+    done
 
     # -o x.h5 --record-gradients x.h5: refused before the data is read; the
     # whole training ran, then the archive was refused (the trace took its

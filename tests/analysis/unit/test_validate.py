@@ -219,6 +219,61 @@ def test_micro_column_of_text_is_named(col, kind):
     assert "not a number" in reason
 
 
+CURVE = [("iteration", "<i8"), ("epoch", "<f8"), ("wall_s", "<f8"), ("train_loss", "<f8"),
+         ("test_accuracy", "<f8"), ("val_perplexity", "<f8")]
+
+
+def train_run(curve=None, **train_attrs):
+    """An rb_train run whose /train holds curve (None: a good one of two
+    evaluations; False: no curve at all) and these attributes."""
+    f = h5(attrs(tool="rb_train"), train=dict({"final_train_loss": 0.5, "ranks": 2}, **train_attrs))
+    if curve is None:
+        curve = np.array([(5, 0.5, 0.1, 0.9, 60.0, np.nan), (10, 1.0, 0.2, 0.5, 70.0, np.nan)],
+                         dtype=CURVE)
+    if curve is not False:
+        f["train"].create_dataset("curves", data=curve)
+    return f
+
+
+def curve_with(col, value, row=1):
+    c = np.array([(5, 0.5, 0.1, 0.9, 60.0, np.nan), (10, 1.0, 0.2, 0.5, 70.0, np.nan)], dtype=CURVE)
+    c[row][col] = value
+    return c
+
+
+def test_train_run_with_a_good_curve_passes():
+    with train_run() as f:
+        assert validate.status(f) == ("complete", "")
+
+
+@pytest.mark.parametrize("curve, reason", [
+    (np.zeros(0, dtype=CURVE), "/train/curves holds no rows"),
+    (curve_with("test_accuracy", -40.0), "row 1: test_accuracy = -40.0 is a value no run can have"),
+    (curve_with("test_accuracy", 140.0), "an accuracy: 0..100"),
+    (curve_with("wall_s", -5.0), "row 1: wall_s = -5.0"),
+    (curve_with("wall_s", np.inf), "wall_s = inf"),
+    (curve_with("train_loss", -3.0), "a loss: >= 0"),
+    (curve_with("val_perplexity", 0.5), "a perplexity: finite and >= 1"),
+    (curve_with("iteration", 1), "the iterations go back"),
+])
+def test_train_curves_a_run_cannot_have_are_refused(curve, reason):
+    with train_run(curve) as f:
+        assert reason in invalid(validate.check_run, f)
+        assert validate.status(f)[0] == "INVALID"
+
+
+def test_train_text_where_a_number_is_read_is_named():
+    """rb-report stopped with an internal error (int('many'), a text
+    column compared with numbers); now the run is refused, named."""
+    with train_run(ranks="many") as f:
+        assert "/train attribute ranks = many is not a whole number >= 1" in invalid(validate.check_run, f)
+    with train_run(target_accuracy="high") as f:
+        assert "target_accuracy = high is not a number" in invalid(validate.check_run, f)
+    text_col = np.zeros(2, dtype=[(n, "S8" if n == "test_accuracy" else t) for n, t in CURVE])
+    with train_run(text_col) as f:
+        assert "/train/curves column test_accuracy is of type" in invalid(validate.check_run, f)
+
+
 def test_content_digest_tells_copies_apart():
     with h5(rows=micro_rows()) as a, h5(rows=micro_rows()) as b, \
             h5(rows=micro_rows(t_avg_us=12.6)) as c, h5(attrs(ranks=3), micro_rows()) as d:
