@@ -175,7 +175,29 @@ def check_micro(g):
         raise Invalid("/micro/results holds no rows: no size was measured")
     arr = d[...]
     check_micro_values(arr)
+    check_micro_samples(g)
     return arr
+
+
+def check_micro_samples(g):
+    """/micro/samples/<row>: each call's time on each rank (us), which the
+    report's per-iteration quartiles come from: numbers, finite, >= 0."""
+    import h5py
+    if "samples" not in g or not isinstance(g["samples"], h5py.Group):
+        return
+    for key in sorted(g["samples"]):
+        ds = g["samples"][key]
+        if not isinstance(ds, h5py.Dataset):
+            continue
+        where = "/micro/samples/%s" % key
+        if not np.issubdtype(ds.dtype, np.number) or ds.dtype.names:
+            raise Invalid("%s is of type %s, not per-call times: not written by reducerbench"
+                          % (where, ds.dtype))
+        v = np.asarray(ds[...], dtype=float)
+        bad = ~(np.isfinite(v) & (v >= 0))
+        if bad.any():
+            raise Invalid("%s: a per-call time = %s is a value no run can have (times are finite "
+                          "and >= 0)" % (where, text(v[bad].reshape(-1)[0])))
 
 
 def micro_numeric_columns(names):

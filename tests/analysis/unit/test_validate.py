@@ -219,6 +219,22 @@ def test_micro_column_of_text_is_named(col, kind):
     assert "not a number" in reason
 
 
+@pytest.mark.parametrize("sample, reason", [
+    (np.array([[1.0, 2.0], [-5.0, 2.0]]), "/micro/samples/0: a per-call time = -5.0 is a value no run"),
+    (np.array([[1.0, np.nan]]), "a per-call time = nan"),
+    (np.array([[b"a", b"b"]]), "/micro/samples/0 is of type |S1, not per-call times"),
+])
+def test_micro_samples_a_run_cannot_have_are_refused(sample, reason):
+    """The report's per-iteration quartiles came silently from negative or
+    NaN samples; text was 'unreadable data (ValueError)'."""
+    with h5(rows=micro_rows()) as f:
+        f["micro"].create_group("samples").create_dataset("0", data=sample)
+        assert reason in invalid(validate.check_run, f)
+    with h5(rows=micro_rows()) as f:
+        f["micro"].create_group("samples").create_dataset("0", data=np.ones((3, 2)))
+        assert validate.status(f) == ("complete", "")
+
+
 CURVE = [("iteration", "<i8"), ("epoch", "<f8"), ("wall_s", "<f8"), ("train_loss", "<f8"),
          ("test_accuracy", "<f8"), ("val_perplexity", "<f8")]
 
