@@ -365,7 +365,7 @@ static int export_json(micro_run *c, const char *h5path, const char *path)
     int rc = c->rank == 0 ? micro_jsonl_export(h5path, path, c->o->force, msg, sizeof msg) : 0;
     MPI_Bcast(&rc, 1, MPI_INT, 0, c->comm);
     if (rc)
-        bench_fail_on(c->rank == 0, BENCH_NO_CODE, "-J", "%s", msg);
+        bench_fail_on(c->rank == 0, BENCH_NO_CODE, "-J", "%s", strncmp(msg, "-J: ", 4) ? msg : msg + 4);
     else
         bench_printf0("# JSON lines written: %s\n", path);
     return rc;

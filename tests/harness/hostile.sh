@@ -5,7 +5,8 @@
 # report.  One line per case: "ok CASE" or "FAIL: CASE: why".
 #   train data: test images of another size, FIFOs, an empty split,
 #               divergence, --timeout;
-#   full disk:  rb_micro, rb_train, rb-archive merge on a 40 KiB tmpfs (root only);
+#   full disk:  rb_micro (-o, --save-result, -J), rb_train, rb-archive merge on a
+#               40 KiB tmpfs (root only);
 #   writers:    two runs racing for one -o, -J naming the archive, long names;
 #               --save-result, -J and -o naming one file, another run's
 #               file, /proc, a missing directory, a read-only file system,
@@ -223,6 +224,21 @@ if [ -n "$full" ]; then
     [ -z "$(ls -A "$full")" ] || why="$why; left behind: $(ls -A "$full")"
     check "rb_micro -o on a full disk" "$([ -z "$why" ]; echo $?)" "$why"
     rm -f "$full"/*
+    # --save-result and -J on a full disk: named with the system's reason
+    # (it was "invalid argument"), no partial file left (a 4 KiB piece of
+    # the 64 KiB result stayed).
+    for opt in --save-result -J; do
+        dd if=/dev/zero of="$full/filler" bs=1k count=64 2>/dev/null   # to the brim
+        out=none; [ $opt = -J ] && out="$tmp/fullj.h5"
+        $T "$MPIRUN" 2 "$micro" --reducer dense -m 64K:64K -i 2 -x 0 -q -P none -o "$out" \
+            $opt "$full/r" >"$tmp/o" 2>&1
+        rc=$?
+        why=$(named "$tmp/o" $rc 1 "rb_micro: rank 0: .*: cannot write .*No space left on device") || true
+        grep -q -- "-J: -J:\|invalid argument" "$tmp/o" && why="$why; message: $(grep "^rb_micro: " "$tmp/o")"
+        [ "$(ls -A "$full")" = filler ] || why="$why; left behind: $(ls -A "$full")"
+        check "rb_micro $opt on a full disk" "$([ -z "$why" ]; echo $?)" "$why"
+        rm -f "$full"/*
+    done
     if [ -x "$train" ]; then
         # 16 KiB taken: the metadata written at the start fits, the whole
         # archive (about 27 KiB) does not.
