@@ -315,7 +315,9 @@ int main(int argc, char **argv)
         bench_exit(BENCH_EXIT_USAGE);
     }
     train_loop(r);
-    if (train_record_close(r, 1)) {
+    /* A diverged run's trace ends in non-finite gradients: not kept (it
+     * was kept, marked complete, and rb_micro refused it). */
+    if (train_record_close(r, !r->diverged)) {
         bench_archive_close(arch, 0);
         bench_exit(BENCH_EXIT_FAILED);
     }

@@ -152,6 +152,18 @@ PY
     check "rb_train --timeout 1 (rb_train, rb-archive)" "$([ -z "$why" ]; echo $?)" "$why"
     refused "rb-report: the timed-out training" "tt.h5: stopped by its time limit"
 
+    w="$tmp/words"; mkdir "$w" "$tmp/rec"
+    words 400 >"$w/train.tokens"; words 100 >"$w/valid.tokens"; words 100 >"$w/test.tokens"
+    # A diverging run records non-finite gradients: no trace is left (one
+    # was, marked complete, which rb_micro then refused).
+    $T "$MPIRUN" 2 "$train" $lm --data "$tmp/words" --iterations 50 --lr 1e6 -o none \
+        --record-gradients "$tmp/divtrace.h5" >"$tmp/o" 2>&1
+    rc=$?
+    why=$(named "$tmp/o" $rc 1 "rb_train: rank 0: training: diverged") || true
+    grep -q "trace: .*divtrace.h5 not written: the training diverged" "$tmp/o" || why="$why; no line saying the trace is not written"
+    ls "$tmp"/divtrace.h5* >/dev/null 2>&1 && why="$why; left: $(ls "$tmp"/divtrace.h5*)"
+    check "rb_train --lr 1e6 --record-gradients: no trace of a diverged run" "$([ -z "$why" ]; echo $?)" "$why"
+
     # rb_train archives with text where the report reads a number (it
     # stopped with an internal error, exit 3) or a curve no run can have
     # (used silently): refused by rb-archive list and rb-report, named.
@@ -181,8 +193,7 @@ PY
     # -o x.h5 --record-gradients x.h5: refused before the data is read; the
     # whole training ran, then the archive was refused (the trace took its
     # place), or with --force replaced the trace.
-    d="$tmp/words"; mkdir "$d" "$tmp/rec"
-    words 400 >"$d/train.tokens"; words 100 >"$d/valid.tokens"; words 100 >"$d/test.tokens"
+    d="$tmp/words"
     for force in "" --force; do
         $T "$MPIRUN" 2 "$train" $lm --data "$d" --record-gradients "$tmp/rec/./x.h5" \
             -o "$tmp/rec/x.h5" $force >"$tmp/o" 2>&1
@@ -251,6 +262,17 @@ if [ -n "$full" ]; then
         why=$(named "$tmp/o" $rc 1 "archive: .*No space left on device") || true
         [ "$(ls -A "$full")" = filler ] || why="$why; left behind: $(ls -A "$full")"
         check "rb_train -o on a full disk" "$([ -z "$why" ]; echo $?)" "$why"
+        rm -f "$full"/*
+        # --record-gradients on a full disk: HDF5's exit handler crashed
+        # (SIGSEGV) on the trace whose close failed, its error stack was
+        # printed, and a broken trace was left at the path.
+        $T "$MPIRUN" 2 "$train" $lm --data "$tmp/words" --iterations 20 -o none \
+            --record-gradients "$full/t.h5" >"$tmp/o" 2>&1
+        rc=$?
+        why=$(named "$tmp/o" $rc 1 "rb_train: rank 0: --record-gradients: .*t.h5: cannot finish the trace file") || true
+        grep -q "HDF5-DIAG" "$tmp/o" && why="$why; HDF5's error stack printed"
+        [ -z "$(ls -A "$full")" ] || why="$why; left behind: $(ls -A "$full")"
+        check "rb_train --record-gradients on a full disk" "$([ -z "$why" ]; echo $?)" "$why"
         rm -f "$full"/*
     fi
 fi
