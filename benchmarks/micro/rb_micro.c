@@ -166,6 +166,7 @@ static void check_sizes(const micro_opts *o)
     }
     ull row = 4ULL * o->cols;
     const char *unit = o->cols > 1 ? "row of --cols 4-byte elements" : "4-byte element";
+    const char *units = o->cols > 1 ? "rows of --cols 4-byte elements" : "4-byte elements";
     if (o->min_bytes < row)
         bench_usage_error(PROG, "-m/--message-size: %llu bytes is less than one %s; the smallest "
                           "size measurable%s is %llu bytes", (ull)o->min_bytes, unit,
@@ -173,9 +174,9 @@ static void check_sizes(const micro_opts *o)
     const ull bounds[2] = {o->min_bytes, o->max_bytes};
     for (int i = 0; i < 2; i++)
         if (bounds[i] % row)
-            bench_usage_error(PROG, "-m/--message-size: %s %llu bytes is not a whole number of %ss "
+            bench_usage_error(PROG, "-m/--message-size: %s %llu bytes is not a whole number of %s "
                               "(%llu bytes each): give %llu or %llu", i ? "MAX" : "MIN", bounds[i],
-                              unit, row, bounds[i] / row * row, (bounds[i] / row + 1) * row);
+                              units, row, bounds[i] / row * row, (bounds[i] / row + 1) * row);
     static uint64_t probe[MICRO_MAX_SHAPES + 1][2];
     if (micro_shapes(o, probe, MICRO_MAX_SHAPES + 1) > MICRO_MAX_SHAPES) {
         double least = pow((double)o->max_bytes / (double)o->min_bytes, 1.0 / (MICRO_MAX_SHAPES - 1));

@@ -14,6 +14,7 @@
 #               --write-corpus over a corpus or onto its own --data;
 #   sizes:      -m 3, -b 4097 -e 8195, rows wider than the size, --shape 0x5,
 #               more sizes than rb_micro holds, --timeout keeping the rows,
+#               a reducer named twice, an unregistered sde:::reducerbench:: event,
 #               --timeout in a long warm-up;
 #   archives:   NaN/Inf, ranks=-3, negative times, recall=7, #wrong=-1, a
 #               non-integer `complete`, unknown tool, no /micro, /micro/results
@@ -481,6 +482,14 @@ sizes "--shape 0x5" "--shape 0x5" "smallest shape is 1x5"
 sizes "-m 4K:16K --stepfactor 1.0000001" "-m 4K:16K --stepfactor 1.0000001" "more than 64 sizes .* use --stepfactor"
 sizes "-M 0" "-m 4K -M 0" "mem-limit: '0' is not a size of at least 1 byte"
 sizes "-P BOGUS_EVENT" "-m 4K -P BOGUS_EVENT" "unknown PAPI event BOGUS_EVENT"
+# A reducer named twice was measured twice (the report took the rows for
+# repetitions); an sde:::reducerbench:: name not registered counted 0.
+sizes "--reducer dense,s2,dense" "-m 4K --reducer dense,s2,dense" "--reducer: 'dense,s2,dense' names dense twice"
+sizes "--layout row --cols 3 -m 4K" "--layout row --cols 3 -m 4K" "MIN 4096 bytes is not a whole number of rows of --cols 4-byte elements (12 bytes each): give 4092 or 4104"
+if grep -q '^#define HAVE_PAPI_SDE 1' "$top_builddir/config.h"; then
+    sizes "-P sde:::reducerbench::bogus" "-m 4K -P sde:::reducerbench::bogus" \
+        "unknown PAPI event sde:::reducerbench::bogus (not one of reducerbench's counters"
+fi
 
 # --timeout: a named line, exit 124, the rows measured kept (marked timed_out).
 # (The first row takes ~0.1 s, 0.5 s under the sanitizers; all of them
