@@ -106,9 +106,32 @@ def flag(attrs, name):
                   % (name, text(v)))
 
 
+# Root attributes the report reads as one value (load.py's META_ALIASES and
+# machine_* names): an array there ended rb-report in a traceback.
+SCALAR_ROOT_ATTRS = ("tool", "tool_name", "version", "tool_version", "schema_version",
+                     "git_revision", "git_rev", "hostname", "host", "slurm_cluster_name",
+                     "cluster", "slurm_job_id", "slurm_jobid", "job_id", "slurm_array_task_id",
+                     "array_task_id", "slurm_partition", "partition", "ranks", "nranks", "nodes",
+                     "nnodes", "start_time", "date", "end_time", "simulated", "complete",
+                     "command_line", "cmdline", "malloc_policy", "sim_platform",
+                     "sim_platform_path", "run_id", "machine_cores", "machine_load_before",
+                     "machine_load_after", "machine_other_cpu_before", "machine_other_cpu_during",
+                     "machine_steal_during", "timed_out", "diverged")
+
+
+def check_scalar_attrs(attrs):
+    for name in SCALAR_ROOT_ATTRS:
+        if name in attrs:
+            v = attrs[name]
+            if isinstance(v, np.ndarray) and v.size != 1:
+                raise Invalid("root attribute %s holds %d values, not one: not written by "
+                              "reducerbench" % (name, v.size))
+
+
 def check_attrs(attrs):
     """The run's root attributes (a mapping: h5py attrs or a dict).  Raises
     Invalid with the reason; returns the tool's name."""
+    check_scalar_attrs(attrs)
     if "schema_version" not in attrs:
         raise Invalid("no schema_version attribute: not a reducerbench archive, "
                       "or one too old to read")

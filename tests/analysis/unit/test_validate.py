@@ -67,6 +67,17 @@ def test_refused_attributes_say_why(changes, reason):
     assert reason in invalid(validate.check_attrs, attrs(**changes))
 
 
+@pytest.mark.parametrize("name", ["malloc_policy", "hostname", "start_time", "machine_cores"])
+def test_root_attribute_with_several_values_is_refused(name):
+    """rb-report stopped with a traceback ('list' has no 'split')."""
+    reason = invalid(validate.check_attrs, attrs(**{name: np.array([1, 2, 3])}))
+    assert reason == "root attribute %s holds 3 values, not one: not written by reducerbench" % name
+
+
+def test_trace_steps_may_hold_several_values():
+    assert validate.check_attrs(attrs(trace_steps=np.array([1, 2, 3]))) == "rb_micro"
+
+
 def test_flags_that_are_zero_do_not_refuse():
     assert validate.check_attrs(attrs(timed_out=0, diverged=0)) == "rb_micro"
 
