@@ -22,7 +22,8 @@
 #               named *.h5 (rb-archive list, merge, rb-report), merge -o /proc;
 #   analysis:   rb_train archives with text for a number or an accuracy of -40;
 #               rb-report's targets nan/-5/inf; rb-torch-trace --lr nan or
-#               diverging, --text a device, -o in a missing directory;
+#               diverging, --text a device, -o in a missing directory or on a
+#               full disk;
 #   environment: SLURM_JOB_ID with '/', bad SLURM_MEM_PER_NODE, -M 0, -P BOGUS;
 #               a bad Slurm memory setting on one rank only (MPMD), 2 and 3 ranks.
 . "$top_srcdir/tests/archive/archive_lib.sh"
@@ -609,6 +610,16 @@ if $PY -c 'import torch' 2>/dev/null; then
     $T $PY "$tt" -o "$tmp/tt/no/d.h5" --steps 1 >"$tmp/o" 2>&1
     expect "rb-torch-trace -o in a missing directory" "$tmp/o" $? 2 "cannot write .*d.h5: directory .*no does not exist"
     [ -z "$(ls -A "$tmp/tt")" ] || bad "rb-torch-trace: left behind: $(ls -A "$tmp/tt")"
+    if [ -n "$full" ]; then
+        # A full disk: HDF5 crashed the process at exit (SIGSEGV) and left a
+        # partial trace; now named, nothing left.
+        $T $PY "$tt" -o "$full/t.h5" --steps 2 >"$tmp/o" 2>&1
+        rc=$?
+        why=$(named "$tmp/o" $rc 1 "rb-torch-trace: cannot write .*t.h5: No space left on device") || true
+        [ -z "$(ls -A "$full")" ] || why="$why; left behind: $(ls -A "$full")"
+        check "rb-torch-trace -o on a full disk" "$([ -z "$why" ]; echo $?)" "$why"
+        rm -f "$full"/*
+    fi
 else
     echo "note: no PyTorch for /usr/bin/python3 (Debian python3-torch): rb-torch-trace's cases are not run"
 fi
