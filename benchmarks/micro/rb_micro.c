@@ -203,8 +203,21 @@ static void load_trace(micro_setup *s)
         bench_trace_free(t);
         rc = -1;
     }
-    if (rc) {
-        bench_fail_on(c->rank == 0, BENCH_NO_CODE, "--input trace", "%s", err);
+    /* Every rank reads the file itself (a path relative to each rank's
+     * directory, a node-local copy): one rank failing alone left the
+     * others waiting in a collective, and ranks reading different traces
+     * replayed different gradients, reported as the reducer's validation
+     * failure.  The rank that failed names it; then the SHA-256s agree. */
+    if (bench_all_ok(c->comm, rc ? BENCH_NO_CODE : RB_OK, "--input trace", err) < 0)
+        bench_exit(BENCH_EXIT_USAGE);
+    char first[sizeof t->sha256];
+    memcpy(first, t->sha256, sizeof first);
+    MPI_Bcast(first, (int)sizeof first, MPI_CHAR, 0, c->comm);
+    int differs = memcmp(first, t->sha256, sizeof first) != 0;
+    snprintf(err, sizeof err, "%s: this rank read a file with SHA-256 %.16s..., rank 0 one with "
+             "%.16s...: every rank must replay the same trace", t->path, t->sha256, first);
+    if (bench_all_ok(c->comm, differs ? BENCH_NO_CODE : RB_OK, "--input trace", err) < 0) {
+        bench_trace_free(t);
         bench_exit(BENCH_EXIT_USAGE);
     }
     c->trace = t;

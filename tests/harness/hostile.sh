@@ -25,7 +25,8 @@
 #               diverging, --text a device, -o in a missing directory or on a
 #               full disk;
 #   environment: SLURM_JOB_ID with '/', bad SLURM_MEM_PER_NODE, -M 0, -P BOGUS;
-#               a bad Slurm memory setting on one rank only (MPMD), 2 and 3 ranks.
+#               a bad Slurm memory setting on one rank only (MPMD), 2 and 3 ranks;
+#               ranks reading different --input traces, or one missing it.
 . "$top_srcdir/tests/archive/archive_lib.sh"
 train="$top_builddir/benchmarks/rb_train"
 rbreport="$top_srcdir/analysis/rb-report"
@@ -549,6 +550,20 @@ mpmd -np 1 -x SLURM_MEM_PER_CPU=100 -x SLURM_CPUS_PER_TASK=2x "$micro" $small -o
     -np 1 -x SLURM_MEM_PER_CPU=100 "$micro" $small -o none >"$tmp/o" 2>&1
 expect "rb_micro: SLURM_CPUS_PER_TASK=2x on rank 0 (was read as 2)" "$tmp/o" $? 2 \
     "rb_micro: rank 0: memory limit: SLURM_CPUS_PER_TASK='2x' is not a number of CPUs"
+# --input trace:t.h5 read relative to each rank's directory: ranks reading
+# different traces replayed different gradients (reported as the reducer's
+# validation failure); a trace missing on one rank hung the others.
+mkdir "$tmp/ta" "$tmp/tb" "$tmp/tc"
+$PY "$top_srcdir/tests/workload/gradgen_trace.py" "$tmp/ta/t.h5" 100 4 0.1 3 7
+$PY "$top_srcdir/tests/workload/gradgen_trace.py" "$tmp/tb/t.h5" 100 4 0.1 3 8
+rt="-q -i 1 -x 0 -P none -o none --reducer dense --input trace:t.h5"
+mpmd -np 1 -wdir "$tmp/ta" "$micro" $rt : -np 1 -wdir "$tmp/tb" "$micro" $rt >"$tmp/o" 2>&1
+expect "--input trace: ranks reading different traces (2 ranks)" "$tmp/o" $? 2 \
+    "rb_micro: rank 1: --input trace: t.h5: this rank read a file with SHA-256 .*every rank must replay the same trace"
+mpmd -np 2 -wdir "$tmp/ta" "$micro" $rt : -np 1 -wdir "$tmp/tc" "$micro" $rt >"$tmp/o" 2>&1
+expect "--input trace: the trace missing on rank 2 of 3" "$tmp/o" $? 2 \
+    "rb_micro: rank 2: --input trace: t.h5: no such regular file"
+
 # rb_sketch runs on one process: on 2 or 3 (each its own benchmark, the
 # tables interleaved; with other options only rank 0's shown) refused.
 mpmd -np 1 "$sketch" $tiny : -np 1 -x SLURM_MEM_PER_NODE=abc "$sketch" $tiny --rows 200 >"$tmp/o" 2>&1
