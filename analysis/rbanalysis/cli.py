@@ -36,6 +36,30 @@ def _import_heavy():
     Document, fmt = document.Document, formatting.number
 
 
+def _float(text):
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not a number" % text)
+
+
+def _accuracy(text):
+    """--target-accuracy: a percentage above 0 (nan was taken, and no run
+    reached it; -5 was reached by every run at its start)."""
+    v = _float(text)
+    if not 0 < v <= 100:
+        raise argparse.ArgumentTypeError("%r is not an accuracy in (0, 100] percent" % text)
+    return v
+
+
+def _perplexity(text):
+    """--target-perplexity: finite and >= 1, the least a perplexity can be."""
+    v = _float(text)
+    if not 1 <= v < float("inf"):
+        raise argparse.ArgumentTypeError("%r is not a perplexity (finite, >= 1)" % text)
+    return v
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(
         prog="rb-report",
@@ -58,12 +82,12 @@ def parse_args(argv):
                         "one of them has")
     p.add_argument("-o", "--output", default="report", metavar="DIR",
                    help="output directory (created; default: report)")
-    p.add_argument("--target-accuracy", type=float, metavar="A",
+    p.add_argument("--target-accuracy", type=_accuracy, metavar="A",
                    help="time-to-target test accuracy, in the runs' unit (rb_train: "
                         "percent).  Default: the runs' own --target-accuracy when they "
                         "agree, else the lowest best accuracy of the runs compared, so "
                         "that every run reaches it")
-    p.add_argument("--target-perplexity", type=float, metavar="P",
+    p.add_argument("--target-perplexity", type=_perplexity, metavar="P",
                    help="time-to-target validation perplexity (default: the runs' own "
                         "target, else the highest best perplexity)")
     p.add_argument("--version", action="version", version="rb-report " + __version__)

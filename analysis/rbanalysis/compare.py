@@ -82,20 +82,48 @@ def verdict_points(agg, summ):
     return pd.DataFrame(rows, columns=POINT_COLUMNS + EXTRA_COLUMNS)
 
 
+def _read_table(path, csv):
+    """A table of a report directory; a file cut short (it does not end
+    with the newline pandas ends every table with) is a damaged report, not
+    one with fewer points."""
+    with open(csv, "rb") as f:
+        data = f.read()
+    if data and not data.endswith(b"\n"):
+        raise DatasetError("%s: %s ends mid-line: a truncated or damaged report; run rb-report "
+                           "on its results again" % (path, os.path.relpath(csv, path)))
+    return pd.read_csv(csv, keep_default_na=False, na_values=[""])
+
+
+NUMERIC_POINT_COLUMNS = ("median", "ci_low", "ci_high", "n")
+
+
+def _check_numbers(path, points):
+    """The columns compared as numbers hold numbers (or nothing): text there
+    ended --compare in a TypeError, exit 1, which reads as 'contradiction'."""
+    for col in NUMERIC_POINT_COLUMNS:
+        v = pd.to_numeric(points[col], errors="coerce")
+        bad = v.isna() & points[col].notna()
+        if bad.any():
+            raise DatasetError("%s: tables/verdict_points.csv: column %s holds %r, not a number: "
+                               "a damaged report" % (path, col, points[col][bad].iloc[0]))
+        points[col] = v
+
+
 def dataset(path):
     """(points, claims table, description) of one side of the comparison."""
     tables = os.path.join(path, "tables")
     vp, ct = os.path.join(tables, "verdict_points.csv"), os.path.join(tables, "claims.csv")
     if os.path.isfile(vp) and os.path.isfile(ct):
         try:
-            points = pd.read_csv(vp, keep_default_na=False, na_values=[""])
-            ctab = pd.read_csv(ct, keep_default_na=False, na_values=[""])
+            points = _read_table(path, vp)
+            ctab = _read_table(path, ct)
         except (OSError, ValueError) as e:
             raise DatasetError("%s: cannot read its tables: %s" % (path, e))
         missing = set(POINT_COLUMNS) - set(points.columns) | {"setting", "oversubscribed"} - set(ctab.columns)
         if missing:
             raise DatasetError("%s: a report from an older rb-report (no %s): run rb-report on "
                                "its results again" % (path, ", ".join(sorted(missing))))
+        _check_numbers(path, points)
         for col, default in (("busy", "unknown"), ("unit", "")):
             if col not in points:
                 points[col] = default

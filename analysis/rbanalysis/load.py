@@ -132,7 +132,8 @@ class RunRefused(Exception):
 
 def find_files(paths):
     """Expand files and directories (recursively, *.h5 / *.hdf5, skipping
-    temporary *.tmp* names) into a sorted list; missing paths are refusals."""
+    temporary *.tmp* names) into a sorted list; missing paths, and files
+    that are no regular file (a FIFO would block the open), are refusals."""
     files, refusals = [], []
     for p in paths:
         if os.path.isdir(p):
@@ -144,9 +145,16 @@ def find_files(paths):
                         continue
                     if n.endswith((".h5", ".hdf5")):
                         found.append(os.path.join(root, n))
-            files.extend(sorted(found))
+            for f in sorted(found):
+                problem = validate.file_problem(f) if os.path.exists(f) else None
+                if problem:   # a dangling link is left to the open to name
+                    refusals.append(Refusal(f, "", problem))
+                else:
+                    files.append(f)
         elif os.path.isfile(p):
             files.append(p)
+        elif os.path.exists(p):
+            refusals.append(Refusal(p, "", validate.file_problem(p)))
         else:
             refusals.append(Refusal(p, "", "no such file or directory"))
     seen, unique = set(), []

@@ -15,7 +15,8 @@ Use it with your own model:
 
 Every nn.Embedding(sparse=True) of the model gets a hook on its weight that
 keeps the gradient of the last backward pass; capture() stores it, coalesced
-(row ids ascending, duplicates summed), as rank's rows at step.  Ranks here
+(row ids ascending, duplicates summed), as rank's rows at step (a gradient
+that is not finite raises TraceError: the reader refuses such a trace).  Ranks here
 are batches: p batches of one step recorded as p data-parallel ranks (what
 p processes under torch.distributed would each hold before their
 allreduce), so no process group is needed.  Only torch, numpy and h5py are
@@ -61,6 +62,7 @@ class TraceRecorder:
     def capture(self, step, rank):
         """The gradients of the last backward pass as rank's at step; False
         when the step is not recorded (record_every) or the trace is capped."""
+        import numpy as np
         if step % self.record_every or self.capped:
             return False
         rows = {}
@@ -74,6 +76,12 @@ class TraceRecorder:
             ids = g.indices()[0].cpu().numpy().astype("int64")
             vals = g.values().detach().cpu().numpy().astype("float32").reshape(len(ids),
                                                                                layer["cols"])
+            if not np.isfinite(vals).all():
+                # rb_micro refuses such a trace; one marked complete would
+                # claim a recording that cannot be replayed
+                raise TraceError("the gradient of embedding %s at step %d, rank %d is not finite "
+                                 "(NaN or Inf: the training diverged; try a smaller learning rate)"
+                                 % (name, step, rank))
             keep = (vals != 0).any(axis=1)   # rows whose gradient cancelled are not non-zero
             rows[name] = (ids[keep], vals[keep])
             size += int(keep.sum()) * (8 + 4 * layer["cols"])
@@ -86,12 +94,44 @@ class TraceRecorder:
         return True
 
     def write(self, path, force=False):
+        """Write the trace to path: to PATH.tmp.HOST.PID first, renamed when
+        whole, so a failure (a full disk) leaves nothing at path."""
         import os
-        import h5py
-        import numpy as np
+        import socket
         if os.path.exists(path) and not force:
             raise TraceError("%s exists (force=True overwrites it)" % path)
-        with h5py.File(path, "w") as f:
+        tmp = "%s.tmp.%s.%d" % (path, socket.gethostname().replace("/", "_") or "unknown-host",
+                                os.getpid())
+        try:
+            # Built in memory and written with plain file I/O, as rb-archive
+            # merge does: HDF5 meeting a full disk crashed the process at exit
+            # (SIGSEGV); a failing write() says ENOSPC and is cleaned up.
+            import io
+            image = io.BytesIO()
+            self._write_file(image)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            with os.fdopen(fd, "wb") as w:
+                w.write(image.getbuffer())
+                w.flush()
+                os.fsync(w.fileno())
+            if force:
+                os.replace(tmp, path)
+            else:
+                os.link(tmp, path)   # never over a file made meanwhile
+                os.unlink(tmp)
+        except BaseException as e:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            if isinstance(e, FileExistsError):
+                raise TraceError("%s appeared while recording (force=True overwrites it)" % path)
+            if isinstance(e, (OSError, ValueError)):
+                raise TraceError("cannot write %s: %s" % (path, getattr(e, "strerror", None) or e))
+            raise
+
+    def _write_file(self, target):
+        import h5py
+        import numpy as np
+        with h5py.File(target, "w") as f:
             f.attrs["format"] = FORMAT
             f.attrs["format_version"] = np.int64(VERSION)
             f.attrs["model"] = self.model_name

@@ -8,20 +8,26 @@ it.  A run is refused, with the reason, when:
   - its `complete` attribute is not the integer 1 (the run did not finish,
     failed, or the attribute is not a number);
   - its tool is unknown, or it holds no data for its tool (rb_micro:
-    /micro/results, a compound table with the columns below; rb_train: a
-    /train group with its curves);
+    /micro/results, a compound table of at least one row with the columns
+    below, numbers where numbers belong; rb_train: a /train group with its
+    curves);
   - it stopped early: timed_out = 1 (--timeout: a partial sweep or curve, not
     comparable with finished runs) or diverged = 1 (a loss became NaN);
   - a value no run can have: ranks < 1, a time that is negative, NaN or
     infinite, a recall outside 0..1, a density outside 0..1, a negative
-    count (#wrong, bytes, iterations), a non-finite training loss.
+    count (#wrong, bytes, iterations), a non-finite training loss; in a
+    training curve an accuracy outside 0..100, a perplexity below 1, a
+    negative loss or time, iterations that go back; a curve table with no
+    row; text where the report reads a number.
 
 Only h5py and numpy are needed: rb-archive is installed with this file and
 rbanalysis/__init__.py next to it (under $(pkgdatadir)), not the rest.
 """
 
 import hashlib
+import os
 import re
+import stat
 
 import numpy as np
 
@@ -44,6 +50,21 @@ MICRO_FRACTIONS = ("density", "recall")
 
 class Invalid(Exception):
     """The run must not be used; str() is the reason."""
+
+
+def file_problem(path):
+    """Why path cannot be read as an archive without opening it (None if
+    it can): opening a FIFO named *.h5 waits for a writer forever, and a
+    device or socket is no archive."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        return "cannot read it: %s" % (e.strerror or e)
+    if stat.S_ISREG(mode):
+        return None
+    kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "a device")
+    return "not a regular file (%s): not read" % kind
 
 
 def text(v):
@@ -85,9 +106,32 @@ def flag(attrs, name):
                   % (name, text(v)))
 
 
+# Root attributes the report reads as one value (load.py's META_ALIASES and
+# machine_* names): an array there ended rb-report in a traceback.
+SCALAR_ROOT_ATTRS = ("tool", "tool_name", "version", "tool_version", "schema_version",
+                     "git_revision", "git_rev", "hostname", "host", "slurm_cluster_name",
+                     "cluster", "slurm_job_id", "slurm_jobid", "job_id", "slurm_array_task_id",
+                     "array_task_id", "slurm_partition", "partition", "ranks", "nranks", "nodes",
+                     "nnodes", "start_time", "date", "end_time", "simulated", "complete",
+                     "command_line", "cmdline", "malloc_policy", "sim_platform",
+                     "sim_platform_path", "run_id", "machine_cores", "machine_load_before",
+                     "machine_load_after", "machine_other_cpu_before", "machine_other_cpu_during",
+                     "machine_steal_during", "timed_out", "diverged")
+
+
+def check_scalar_attrs(attrs):
+    for name in SCALAR_ROOT_ATTRS:
+        if name in attrs:
+            v = attrs[name]
+            if isinstance(v, np.ndarray) and v.size != 1:
+                raise Invalid("root attribute %s holds %d values, not one: not written by "
+                              "reducerbench" % (name, v.size))
+
+
 def check_attrs(attrs):
     """The run's root attributes (a mapping: h5py attrs or a dict).  Raises
     Invalid with the reason; returns the tool's name."""
+    check_scalar_attrs(attrs)
     if "schema_version" not in attrs:
         raise Invalid("no schema_version attribute: not a reducerbench archive, "
                       "or one too old to read")
@@ -147,9 +191,53 @@ def check_micro(g):
     missing = [c for c in MICRO_REQUIRED if c not in d.dtype.names]
     if missing:
         raise Invalid("/micro/results lacks the column(s) %s" % ", ".join(missing))
+    check_micro_types(d.dtype)
+    if d.shape == () or len(d) == 0:
+        # rb_micro keeps no archive without a row (a failure or a timeout
+        # before the first leaves none): an empty table was not written by it
+        raise Invalid("/micro/results holds no rows: no size was measured")
     arr = d[...]
     check_micro_values(arr)
+    check_micro_samples(g)
     return arr
+
+
+def check_micro_samples(g):
+    """/micro/samples/<row>: each call's time on each rank (us), which the
+    report's per-iteration quartiles come from: numbers, finite, >= 0."""
+    import h5py
+    if "samples" not in g or not isinstance(g["samples"], h5py.Group):
+        return
+    for key in sorted(g["samples"]):
+        ds = g["samples"][key]
+        if not isinstance(ds, h5py.Dataset):
+            continue
+        where = "/micro/samples/%s" % key
+        if not np.issubdtype(ds.dtype, np.number) or ds.dtype.names:
+            raise Invalid("%s is of type %s, not per-call times: not written by reducerbench"
+                          % (where, ds.dtype))
+        v = np.asarray(ds[...], dtype=float)
+        bad = ~(np.isfinite(v) & (v >= 0))
+        if bad.any():
+            raise Invalid("%s: a per-call time = %s is a value no run can have (times are finite "
+                          "and >= 0)" % (where, text(v[bad].reshape(-1)[0])))
+
+
+def micro_numeric_columns(names):
+    """The columns of /micro/results that hold numbers (of those present)."""
+    numeric = (("size_bytes", "ranks", "iters", "nnz_union", "checked") + MICRO_TIMES
+               + MICRO_MODEL_TIMES + MICRO_COUNTS + MICRO_FRACTIONS)
+    return [c for c in numeric if c in names]
+
+
+def check_micro_types(dtype):
+    """A column meant for numbers that holds text (or anything else) is
+    named, rather than failing later in a comparison."""
+    for col in micro_numeric_columns(dtype.names):
+        t = dtype[col]
+        if not (np.issubdtype(t, np.number) or np.issubdtype(t, np.bool_)) or t.shape:
+            raise Invalid("/micro/results column %s is of type %s, not a number: not written "
+                          "by reducerbench" % (col, t))
 
 
 def _bad_rows(arr, col, ok):
@@ -231,6 +319,82 @@ def check_train(g):
                       "(an empty test or validation split?)")
 
 
+# Columns a training curve may have (rb_train's /train/curves) and what
+# each may hold: NaN is "not measured" (an image model has no perplexity).
+TRAIN_CURVE_RULES = {
+    "iteration": ("a count", lambda v: np.isfinite(v) & (v >= 0)),
+    "epoch": ("a count", lambda v: np.isfinite(v) & (v >= 0)),
+    "wall_s": ("a time: >= 0, or NaN", lambda v: np.isnan(v) | (np.isfinite(v) & (v >= 0))),
+    "train_loss": ("a loss: >= 0, or NaN", lambda v: np.isnan(v) | (np.isfinite(v) & (v >= 0))),
+    "test_loss": ("a loss: >= 0, or NaN", lambda v: np.isnan(v) | (np.isfinite(v) & (v >= 0))),
+    "train_accuracy": ("an accuracy: 0..100, or NaN", lambda v: np.isnan(v) | ((v >= 0) & (v <= 100))),
+    "test_accuracy": ("an accuracy: 0..100, or NaN", lambda v: np.isnan(v) | ((v >= 0) & (v <= 100))),
+    "val_perplexity": ("a perplexity: finite and >= 1, or NaN",
+                       lambda v: np.isnan(v) | (np.isfinite(v) & (v >= 1))),
+}
+# Columns that make a table a curve (load.py's CURVE_MARKERS).
+TRAIN_CURVE_MARKERS = ("test_accuracy", "val_perplexity", "accuracy", "perplexity", "train_loss")
+# Attributes of /train (and of groups under it) the report reads as
+# numbers: (name, must be a whole number, least value).
+TRAIN_NUMBER_ATTRS = (("ranks", True, 1), ("embedding_parameters", True, 0), ("embed_dim", True, 0),
+                      ("target_accuracy", False, 0), ("target_perplexity", False, 0))
+
+
+def _check_train_attrs(grp, where):
+    for name, whole, least in TRAIN_NUMBER_ATTRS:
+        if name not in grp.attrs:
+            continue
+        v = _number(grp.attrs[name])
+        if v is None or not np.isfinite(v) or v < least or (whole and not float(v).is_integer()):
+            raise Invalid("%s attribute %s = %s is not %s >= %d" % (
+                where, name, text(grp.attrs[name]), "a whole number" if whole else "a number", least))
+
+
+def _check_curve(ds, where):
+    """One curve table: numbers where numbers belong, at least one row,
+    values a run can have, iterations that never go back."""
+    for col in TRAIN_CURVE_RULES:
+        if col in ds.dtype.names:
+            t = ds.dtype[col]
+            if not (np.issubdtype(t, np.number) or np.issubdtype(t, np.bool_)) or t.shape:
+                raise Invalid("%s column %s is of type %s, not a number: not written by "
+                              "reducerbench" % (where, col, t))
+    if ds.shape == () or len(ds) == 0:
+        raise Invalid("%s holds no rows: nothing was evaluated" % where)
+    arr = ds[...]
+    for col, (what, ok) in TRAIN_CURVE_RULES.items():
+        if col not in arr.dtype.names:
+            continue
+        v = arr[col].astype(float)
+        good = ok(v)
+        if not good.all():
+            i = int(np.flatnonzero(~good)[0])
+            raise Invalid("%s row %d: %s = %s is a value no run can have (%s)"
+                          % (where, i, col, text(arr[col][i]), what))
+    if "iteration" in arr.dtype.names and (np.diff(arr["iteration"].astype(float)) < 0).any():
+        raise Invalid("%s: the iterations go back (not in the order a run evaluates)" % where)
+
+
+def check_train_tables(g):
+    """The tables of /train (an h5py group) and of the groups under it: every
+    curve table checked (_check_curve), the numeric attributes numbers.  (A
+    /train with no curve at all is left to the report, which uses no
+    record without one.)"""
+    import h5py
+
+    def visit(grp, where):
+        _check_train_attrs(grp, where)
+        for key in sorted(grp):
+            obj = grp[key]
+            if isinstance(obj, h5py.Group):
+                if key != "reducer_options":
+                    visit(obj, "%s/%s" % (where, key))
+            elif obj.dtype.names and any(c in obj.dtype.names for c in TRAIN_CURVE_MARKERS):
+                _check_curve(obj, "%s/%s" % (where, key))
+
+    visit(g, "/train")
+
+
 # ---------------------------------------------------------------- whole runs
 
 def check_run(run):
@@ -245,6 +409,7 @@ def check_run(run):
         raise Invalid("an rb_train run without /train")
     else:
         check_train(run["train"])
+        check_train_tables(run["train"])
     return tool
 
 

@@ -90,6 +90,9 @@ static long long sde_rusage(void *arg)
     default: return ru.ru_nivcsw;
     }
 }
+#define SDE_PREFIX "sde:::reducerbench::"
+static const char *const sde_names[] = {"cpu_time_ns", "minor_faults", "major_faults",
+                                        "vol_ctx_switches", "invol_ctx_switches"};
 static void register_sde_events(void)
 {
     static int done;
@@ -98,11 +101,22 @@ static void register_sde_events(void)
     done = 1;
     papi_handle_t h = papi_sde_init("reducerbench");
     const int mode = PAPI_SDE_RO | PAPI_SDE_DELTA;
-    papi_sde_register_counter_cb(h, "cpu_time_ns", mode, PAPI_SDE_long_long, sde_cpu_time_ns, NULL);
-    static const char *const ru_names[] = {"minor_faults", "major_faults", "vol_ctx_switches",
-                                           "invol_ctx_switches"};
+    papi_sde_register_counter_cb(h, sde_names[0], mode, PAPI_SDE_long_long, sde_cpu_time_ns, NULL);
     for (intptr_t i = 0; i < 4; i++)
-        papi_sde_register_counter_cb(h, ru_names[i], mode, PAPI_SDE_long_long, sde_rusage, (void *)i);
+        papi_sde_register_counter_cb(h, sde_names[i + 1], mode, PAPI_SDE_long_long, sde_rusage, (void *)i);
+}
+
+/* PAPI takes any sde:::reducerbench::NAME (SDE counters may be registered
+ * later) and counts 0 for one never registered: a typo measured nothing,
+ * silently.  Only the names registered above are counters. */
+static int sde_name_unknown(const char *name)
+{
+    if (strncmp(name, SDE_PREFIX, strlen(SDE_PREFIX)))
+        return 0;
+    for (size_t i = 0; i < sizeof sde_names / sizeof *sde_names; i++)
+        if (!strcmp(name + strlen(SDE_PREFIX), sde_names[i]))
+            return 0;
+    return 1;
 }
 #endif
 
@@ -142,6 +156,14 @@ static papi_set *set_for_component(bench_papi *p, int cid, int *created)
 
 static void add_event(bench_papi *p, int e)
 {
+#ifdef HAVE_PAPI_SDE
+    if (sde_name_unknown(p->names[e])) {
+        snprintf(p->reason[e], BENCH_PAPI_REASON_LEN, "not one of reducerbench's counters: "
+                 "cpu_time_ns minor_faults major_faults vol_ctx_switches invol_ctx_switches");
+        p->unknown[e] = 1;
+        return;
+    }
+#endif
     int code = 0, rc = PAPI_event_name_to_code(p->names[e], &code);
     if (rc != PAPI_OK) {
         set_reason(p, e, "PAPI_event_name_to_code", rc, -1);

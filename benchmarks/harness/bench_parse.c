@@ -5,9 +5,16 @@
 #include <math.h>
 #include <stdlib.h>
 
+/* strtoull skips leading blanks and then negates a '-': " -1" would be
+ * 2^64 - 1.  An unsigned value must start with a digit. */
+static int starts_with_digit(const char *s)
+{
+    return s && *s >= '0' && *s <= '9';
+}
+
 int bench_parse_u64(const char *s, uint64_t *out)
 {
-    if (!s || !*s || *s == '-' || *s == '+')
+    if (!starts_with_digit(s))
         return -1;
     char *end = NULL;
     errno = 0;
@@ -46,7 +53,7 @@ int bench_parse_double(const char *s, double min, double max, double *out)
 
 int bench_parse_size(const char *s, uint64_t *out)
 {
-    if (!s || !*s || *s == '-' || *s == '+')
+    if (!starts_with_digit(s))
         return -1;
     char *end = NULL;
     errno = 0;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_agree.h"
 #include "bench_fail.h"
 #include "bench_usage.h"
 
@@ -51,35 +52,61 @@ static double mem_available(void)
 }
 
 /* A Slurm memory setting in MB (a whole number, optionally with Slurm's
- * unit suffix K, M, G or T), 0 if unset.  Anything else (a typo, a
- * negative number, 1e30) is refused: a limit silently dropped or absurd
- * would let the run meet the OOM killer instead of a clear refusal. */
-static double slurm_mb(const char *name)
+ * unit suffix K, M, G or T) into *mb, 0 if unset; 0, or -1 with the
+ * reason in why.  Anything else (a typo, a negative number, 1e30) is
+ * refused: a limit silently dropped or absurd would let the run meet the
+ * OOM killer instead of a clear refusal. */
+static int slurm_mb(const char *name, double *mb, char *why, size_t wlen)
 {
     const char *v = getenv(name);
+    *mb = 0.0;
     if (!v || !*v)
-        return 0.0;
+        return 0;
     char *end;
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
-    double mb = (double)n;
+    double x = (double)n;
     switch (*end) {
-    case 'K': case 'k': mb /= 1024.0, end++; break;
+    case 'K': case 'k': x /= 1024.0, end++; break;
     case 'M': case 'm': end++; break;
-    case 'G': case 'g': mb *= 1024.0, end++; break;
-    case 'T': case 't': mb *= 1024.0 * 1024.0, end++; break;
+    case 'G': case 'g': x *= 1024.0, end++; break;
+    case 'T': case 't': x *= 1024.0 * 1024.0, end++; break;
     default: break;
     }
     /* 2^30 MB = 1 PiB: no node holds more.  0 is Slurm's "the whole node". */
-    if (v[0] < '0' || v[0] > '9' || errno || *end || mb > 1073741824.0)
-        bench_usage_error(bench_prog(), "%s='%s' is not a memory size (a whole number of MB "
-                          "from 1 to 2^30, optionally with K, M, G or T, as Slurm sets it); "
-                          "unset it, or give -M", name, v);
-    return mb;
+    if (v[0] < '0' || v[0] > '9' || errno || *end || x > 1073741824.0) {
+        snprintf(why, wlen, "%s='%s' is not a memory size (a whole number of MB from 1 to 2^30, "
+                 "optionally with K, M, G or T, as Slurm sets it); unset it, or give -M", name, v);
+        return -1;
+    }
+    *mb = x;
+    return 0;
 }
 
-/* This rank's limit (see bench_mem_limit). */
-static double rank_limit(MPI_Comm comm, uint64_t override, char *source, size_t slen)
+/* SLURM_CPUS_PER_TASK: 1 when unset; 0, or -1 with the reason in why
+ * (atoi read "2x" as 2 and "abc" as 1: a limit multiplied silently). */
+static int slurm_cpus(int *cpus, char *why, size_t wlen)
+{
+    const char *v = getenv("SLURM_CPUS_PER_TASK");
+    *cpus = 1;
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (v[0] < '0' || v[0] > '9' || errno || *end || n < 1 || n > 1 << 20) {
+        snprintf(why, wlen, "SLURM_CPUS_PER_TASK='%s' is not a number of CPUs (a whole number "
+                 "from 1); unset it, or give -M", v);
+        return -1;
+    }
+    *cpus = (int)n;
+    return 0;
+}
+
+/* This rank's limit (see bench_mem_limit); why non-empty when this rank's
+ * Slurm settings cannot be read. */
+static double rank_limit(MPI_Comm comm, uint64_t override, char *source, size_t slen, char *why,
+                         size_t wlen)
 {
     if (override) {
         snprintf(source, slen, "-M");
@@ -90,10 +117,13 @@ static double rank_limit(MPI_Comm comm, uint64_t override, char *source, size_t 
     MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     MPI_Comm_size(node, &on_node);
     MPI_Comm_free(&node);
-    double cpu = slurm_mb("SLURM_MEM_PER_CPU"), nodemb = slurm_mb("SLURM_MEM_PER_NODE");
+    double cpu = 0.0, nodemb = 0.0;
+    if (slurm_mb("SLURM_MEM_PER_CPU", &cpu, why, wlen) || slurm_mb("SLURM_MEM_PER_NODE", &nodemb, why, wlen))
+        return 0.0;
     if (cpu > 0) {
-        const char *c = getenv("SLURM_CPUS_PER_TASK");
-        int cpus = c && atoi(c) > 0 ? atoi(c) : 1;
+        int cpus = 1;
+        if (slurm_cpus(&cpus, why, wlen))
+            return 0.0;
         snprintf(source, slen, "SLURM_MEM_PER_CPU x %d cpu(s) per task", cpus);
         return cpu * 1024.0 * 1024.0 * cpus;
     }
@@ -108,7 +138,13 @@ static double rank_limit(MPI_Comm comm, uint64_t override, char *source, size_t 
 
 double bench_mem_limit(MPI_Comm comm, uint64_t override, char *source, size_t slen)
 {
-    double mine = rank_limit(comm, override, source, slen), least = mine;
+    char why[512] = "";
+    double mine = rank_limit(comm, override, source, slen, why, sizeof why), least = mine;
+    /* The environment may differ between ranks (each node's Slurm, an
+     * MPMD launch): the rank that cannot read its own names it, and every
+     * rank exits, none left waiting in a collective. */
+    if (bench_all_ok(comm, why[0] ? BENCH_NO_CODE : RB_OK, "memory limit", why) < 0)
+        bench_exit(BENCH_EXIT_USAGE);
     MPI_Allreduce(&mine, &least, 1, MPI_DOUBLE, MPI_MIN, comm);
     return least;
 }

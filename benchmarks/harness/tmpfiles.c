@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* SimGrid's smpicc maps getpid to smpi_getpid, a simulated rank's number
@@ -160,4 +161,43 @@ int bench_tmp_clean_stale(const char *path, char *report, size_t rlen)
     }
     closedir(d);
     return removed;
+}
+
+int bench_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char da[PATH_MAX], db[PATH_MAX], ba[PATH_MAX], bb[PATH_MAX], ra[PATH_MAX], rb[PATH_MAX];
+    snprintf(da, sizeof da, "%s", a), snprintf(db, sizeof db, "%s", b);
+    snprintf(ba, sizeof ba, "%s", a), snprintf(bb, sizeof bb, "%s", b);
+    if (!realpath(dirname(da), ra) || !realpath(dirname(db), rb))
+        return !strcmp(a, b);
+    return !strcmp(ra, rb) && !strcmp(basename(ba), basename(bb));
+}
+
+int bench_output_ok(const char *path, int force, char *msg, size_t mlen)
+{
+    struct stat st;
+    if (!path || !*path)
+        return snprintf(msg, mlen, "the path is empty"), -1;
+    if (lstat(path, &st) == 0) {
+        if (!S_ISREG(st.st_mode))
+            return snprintf(msg, mlen, "%s exists and is not a regular file", path), -1;
+        if (!force)
+            return snprintf(msg, mlen, "refusing to overwrite existing %s (use --force)", path), -1;
+    }
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    const char *d = dirname(dir);
+    if (stat(d, &st) != 0 || !S_ISDIR(st.st_mode))
+        return snprintf(msg, mlen, "cannot write %s: directory %s does not exist", path, d), -1;
+    char tmp[PATH_MAX + 320];
+    bench_tmp_name(path, tmp, sizeof tmp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    if (fd < 0)
+        return snprintf(msg, mlen, "cannot write %s: %s", path, strerror(errno)), -1;
+    close(fd);
+    unlink(tmp);
+    return 0;
 }

@@ -25,4 +25,16 @@ int bench_tmp_parse(const char *name, const char *base, char *host, size_t hlen,
  * rlen).  Returns how many were removed. */
 int bench_tmp_clean_stale(const char *path, char *report, size_t rlen);
 
+/* Whether two paths name one file: the same inode when both exist, else
+ * the same resolved directory and base name ("x.h5", "./x.h5" and a link
+ * to the directory are one file before either is written). */
+int bench_same_file(const char *a, const char *b);
+/* Before a run measures anything: 0 if an output file (-J, --save-result,
+ * a gradient trace) may be written at path: not empty, absent or (with
+ * force) a regular file, and a file can be created in its directory (a
+ * temporary of this process is created and removed: a missing, read-only
+ * or full directory, or one like /proc, is named now, not after the run).
+ * Else -1 with the reason in msg. */
+int bench_output_ok(const char *path, int force, char *msg, size_t mlen);
+
 #endif

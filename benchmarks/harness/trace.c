@@ -2,6 +2,7 @@
  * replays from. */
 #include "trace.h"
 
+#include <errno.h>
 #include <hdf5.h>
 #include <math.h>
 #include <stdarg.h>
@@ -10,9 +11,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "h5attr.h"
 #include "sha256.h"
+#include "tmpfiles.h"
 
 static int fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char *err, size_t len, const char *fmt, ...)
@@ -334,7 +337,9 @@ typedef struct trace_layer {
 
 struct bench_trace_writer {
     hid_t file;
-    int ranks, nlayers, capped;
+    char path[4096], tmp[4096 + 320];   /* written to tmp, renamed onto path */
+    int force, ranks, nlayers, capped;
+    h5_quiet quiet;                     /* HDF5's error printing, restored at close */
     uint64_t max_bytes, bytes;
     trace_layer L[TRACE_MAX_LAYERS];
 };
@@ -380,10 +385,19 @@ int bench_trace_create(const char *path, int force, const bench_trace_info *info
     bench_trace_writer *t = calloc(1, sizeof *t);
     if (!t)
         return fail(err, len, "out of memory");
-    h5_quiet q = quiet_begin();
-    t->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    quiet_end(q);
+    /* Written as PATH.tmp.HOST.PID and renamed when complete: a recording
+     * that fails (a full disk) or is killed leaves no file at path.  HDF5
+     * quiet throughout (its error stack was printed on every failed write,
+     * the failure is named here instead), and its exit handler off: it
+     * crashed (SIGSEGV) closing a file whose close had failed. */
+    snprintf(t->path, sizeof t->path, "%s", path);
+    bench_tmp_name(path, t->tmp, sizeof t->tmp);
+    t->force = force;
+    H5dont_atexit();
+    t->quiet = quiet_begin();
+    t->file = H5Fcreate(t->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (t->file < 0) {
+        quiet_end(t->quiet);
         free(t);
         return fail(err, len, "%s: cannot create it", path);
     }
@@ -411,9 +425,7 @@ int bench_trace_add_layer(bench_trace_writer *w, const char *name, const char *k
         return fail(err, len, "more than %d layers", TRACE_MAX_LAYERS);
     char path[128];
     snprintf(path, sizeof path, "layers/%s", name);
-    h5_quiet q = quiet_begin();   /* bench_h5_group tries to open it first */
-    hid_t g = bench_h5_group(w->file, path);
-    quiet_end(q);
+    hid_t g = bench_h5_group(w->file, path);   /* quiet: it tries to open it first */
     if (g == H5I_INVALID_HID)
         return fail(err, len, "cannot create layer %s", name);
     trace_layer *l = &w->L[w->nlayers];
@@ -461,9 +473,20 @@ int bench_trace_close(bench_trace_writer *w, int complete, char *err, size_t len
              bench_h5_attr_int(w->file, "capped", w->capped);
     for (int i = 0; i < w->nlayers; i++) {
         trace_layer *l = &w->L[i];
-        H5Dclose(l->steps), H5Dclose(l->counts), H5Dclose(l->ids), H5Dclose(l->values);
+        rc |= (H5Dclose(l->steps) < 0) | (H5Dclose(l->counts) < 0) | (H5Dclose(l->ids) < 0) |
+              (H5Dclose(l->values) < 0);
     }
     rc |= H5Fclose(w->file) < 0;
+    quiet_end(w->quiet);
+    if (rc)
+        fail(err, len, "%s: cannot finish the trace file (a full disk?); nothing is left at that path",
+             w->path);
+    else if (complete && bench_tmp_commit(w->tmp, w->path, w->force) != 0)
+        rc = fail(err, len, "%s: %s", w->path, errno == EEXIST ? "appeared during the run "
+                  "(another run writing it?); this trace is discarded (--force replaces it)"
+                  : strerror(errno));
+    if (rc || !complete)
+        unlink(w->tmp);
     free(w);
-    return rc ? fail(err, len, "cannot finish the trace file") : 0;
+    return rc ? -1 : 0;
 }

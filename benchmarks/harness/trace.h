@@ -74,7 +74,9 @@ typedef struct bench_trace_info {
     uint64_t max_bytes;          /* of ids and values, all layers */
 } bench_trace_info;
 
-/* Create path (refused when it exists unless force); 0, or -1 with err. */
+/* Create path (refused when it exists unless force): written to
+ * PATH.tmp.HOST.PID, renamed onto path by a complete bench_trace_close;
+ * 0, or -1 with err. */
 int bench_trace_create(const char *path, int force, const bench_trace_info *info, bench_trace_writer **w,
                     char *err, size_t len);
 /* A layer of rows x cols; its index (0, 1, ...), or -1 with err. */
@@ -86,8 +88,10 @@ int bench_trace_add_layer(bench_trace_writer *w, const char *name, const char *k
  * with err. */
 int bench_trace_append(bench_trace_writer *w, int layer, int64_t step, const int64_t *counts,
                     const int64_t *ids, const float *values, char *err, size_t len);
-/* Mark the trace complete (complete = 0: an aborted recording) and close;
- * 0, or -1 with err.  w is freed either way. */
+/* Close the trace: complete, it is renamed onto its path (without force
+ * never over a file made meanwhile); not complete (an aborted recording, a
+ * diverged training) or failing to close, it is removed -- no file is left
+ * at path.  0, or -1 with err.  w is freed either way. */
 int bench_trace_close(bench_trace_writer *w, int complete, char *err, size_t len);
 
 #endif

@@ -2,6 +2,7 @@
 #include "micro_jsonl.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,16 +179,11 @@ static int write_lines(hid_t file, FILE *out, char *msg, size_t mlen)
 
 int micro_jsonl_target_ok(const char *path, int force, char *msg, size_t mlen)
 {
-    struct stat st;
-    if (!path || !*path)
-        return snprintf(msg, mlen, "-J: the path is empty"), -1;
-    if (lstat(path, &st) != 0)
+    char why[PATH_MAX + 512];
+    if (bench_output_ok(path, force, why, sizeof why) == 0)
         return 0;
-    if (!S_ISREG(st.st_mode))
-        return snprintf(msg, mlen, "-J: %s exists and is not a regular file", path), -1;
-    if (!force)
-        return snprintf(msg, mlen, "-J: refusing to overwrite existing %s (use --force)", path), -1;
-    return 0;
+    snprintf(msg, mlen, "-J: %s", why);
+    return -1;
 }
 
 int micro_jsonl_export(const char *h5path, const char *path, int force, char *msg, size_t mlen)

@@ -12,7 +12,9 @@
 
 #define MICRO_JSONL_SCHEMA "reducerbench-jsonl/1"
 
-/* 0 if FILE may be written: absent, or (with force) a regular file. */
+/* 0 if FILE may be written (bench_output_ok: absent or, with force, a
+ * regular file, in a directory a file can be made in); else -1 with
+ * "-J: why" in msg. */
 int micro_jsonl_target_ok(const char *path, int force, char *msg, size_t mlen);
 /* The archive at h5path (complete) into path, never replacing a file
  * that appeared meanwhile unless force; 0, or -1 with msg. */

@@ -3,6 +3,8 @@
  * writers (micro.h gives the order). */
 #include "micro.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include "harness/bench_common.h"
 #include "harness/bench_device.h"
 #include "harness/simmeta.h"
+#include "harness/tmpfiles.h"
 
 /* Seconds a rank whose call failed waits for the others to agree. */
 #define AGREE_TIMEOUT_S 30.0
@@ -307,9 +310,12 @@ static int call_loop(micro_run *c, rb_reducer *red, size_t n, int iters, micro_c
     int rc = RB_OK;
     for (int i = 0; i < iters && rc == RB_OK; i++) {
         rc = one_call(c, red, n, &st, &t);
-        if (rc != RB_OK || !calls)
+        if (rc != RB_OK)
             continue;
-        micro_calls_add(calls, i, t, &st);
+        if (calls)
+            micro_calls_add(calls, i, t, &st);
+        /* The warm-up too: a long one (-x) ran past --timeout until the
+         * hard watchdog killed the run, losing the rows finished. */
         if (c->o->timeout > 0 && bench_deadline_passed(c->comm)) {
             *timed_out = 1;
             break;
@@ -319,19 +325,38 @@ static int call_loop(micro_run *c, rb_reducer *red, size_t n, int iters, micro_c
     return any_failed(c->agree, rc);
 }
 
-/* --save-result: rank 0 writes its result; the ranks agree on failure. */
+/* --save-result: rank 0 writes its result to a temporary and renames it
+ * onto path, so that a failure (a full disk) leaves the last whole result,
+ * or nothing, never a partial one; without --force not over a file that
+ * appeared since the start (another run's).  The ranks agree on failure;
+ * rank 0 names it with the system's reason. */
 static int save_result(micro_run *c, const char *path, size_t n)
 {
+    static int saved;   /* path is this run's own file after the first row */
     int rc = RB_OK;
     if (c->rank == 0) {
-        FILE *f = fopen(path, "wb");
-        if (!f || fwrite(c->bufs->work, sizeof(float), n, f) != n)
-            rc = call_failed(RB_ERR_ARG, "--save-result: cannot write the result");
-        if (f && fclose(f) != 0 && rc == RB_OK)
-            rc = call_failed(RB_ERR_ARG, "--save-result: cannot write the result");
+        char tmp[PATH_MAX + 320], detail[256];
+        bench_tmp_name(path, tmp, sizeof tmp);
+        errno = 0;
+        FILE *f = fopen(tmp, "wb");
+        int err = f ? 0 : errno;
+        if (f && fwrite(c->bufs->work, sizeof(float), n, f) != n)
+            err = errno ? errno : EIO;
+        if (f && fclose(f) != 0 && !err)
+            err = errno;
+        if (!err && bench_tmp_commit(tmp, path, c->o->force || saved) != 0)
+            err = errno;
+        if (err) {
+            unlink(tmp);
+            snprintf(detail, sizeof detail, "--save-result: cannot write the result: %s%s",
+                     strerror(err), err == EEXIST ? " (it appeared during the run; use --force)" : "");
+            rc = call_failed(RB_ERR_ARG, detail);
+        }
+        saved |= !err;
     }
     if (any_failed(c->comm, rc) != RB_OK) {
-        bench_all_ok(c->comm, rc, path, call_detail);
+        /* no library code: the reason is the system's */
+        bench_all_ok(c->comm, rc == RB_OK ? RB_OK : BENCH_NO_CODE, path, call_detail);
         return RB_ERR_ARG;
     }
     return RB_OK;
@@ -343,7 +368,7 @@ static int time_calls(micro_run *c, rb_reducer *red, const micro_row *row, micro
     int timed_out = 0, mine = RB_OK;
     int rc = call_loop(c, red, row->count, c->o->warmup, NULL, &timed_out, &mine);
     bench_papi_reset(c->papi);  /* count the timed calls only */
-    if (rc == RB_OK)
+    if (rc == RB_OK && !timed_out)
         rc = call_loop(c, red, row->count, c->o->iters, calls, &timed_out, &mine);
     if (rc == RB_OK)
         return timed_out ? ROW_TIMEOUT : ROW_OK;

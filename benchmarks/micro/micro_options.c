@@ -28,6 +28,8 @@ static int parse_reducers(const char *v, void *opts, char *msg, size_t len)
     }
     if (strcmp(v, "all")) {
         char buf[sizeof o->reducers];
+        const char *seen[MICRO_MAX_REDUCERS + 1];
+        size_t nseen = 0;
         snprintf(buf, sizeof buf, "%s", v);
         for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
             unsigned t;
@@ -35,6 +37,16 @@ static int parse_reducers(const char *v, void *opts, char *msg, size_t len)
                 snprintf(msg, len, "unknown reducer '%s'", tok);
                 return -1;
             }
+            /* twice in the list: measured twice, its rows counted as two
+             * repetitions by the report (--repeat N is the way to repeat) */
+            for (size_t i = 0; i < nseen; i++)
+                if (!strcmp(seen[i], tok)) {
+                    snprintf(msg, len, "'%s' names %s twice (use --repeat N to repeat a "
+                             "measurement)", v, tok);
+                    return -1;
+                }
+            if (nseen < MICRO_MAX_REDUCERS)
+                seen[nseen++] = tok;
         }
         if (!v[0] || v[0] == ',' || strstr(v, ",,") || v[strlen(v) - 1] == ',') {
             snprintf(msg, len, "'%s' is not a comma list of names", v);
@@ -300,7 +312,7 @@ static const bench_opt options[] = {
      .help = "HDF5 archive; 'none' writes no archive; a device, FIFO or link is refused",
      .def_text = "under Slurm results/<job id>.h5, results/<job id>_<task>.h5 in an array; else "
                  "results/rb_micro-<UTC time>-<pid>.h5"},
-    {BENCH_OPT_FLAG, "force", 0, NULL, F(force), .help = "overwrite an existing archive (and -J file)",
+    {BENCH_OPT_FLAG, "force", 0, NULL, F(force), .help = "overwrite an existing archive (and -J, --save-result file)",
      .flag_value = 1},
     {BENCH_OPT_SIZE, "mem-limit", 'M', "BYTES", F(mem_limit),
      .help = "bytes a rank may hold (K/M/G suffixes, as OSU's -M): the run is refused before "

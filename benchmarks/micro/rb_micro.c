@@ -5,18 +5,17 @@
  * this one sets the run up, sweeps and exits. */
 #include "micro.h"
 
-#include <libgen.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "harness/bench_common.h"
 #include "harness/memneed.h"
 #include "harness/bench_device.h"
 #include "harness/h5attr.h"
+#include "harness/tmpfiles.h"
 #include "micro_jsonl.h"
 
 /* Everything main sets up, and what it has to free. */
@@ -108,36 +107,46 @@ static void check_memory(micro_setup *s)
     bench_mem_refuse_if(PROG, c->mem_need, least, c->mem_source, what, "a rank", advice);
 }
 
-/* Whether two paths name one file: the same inode when both exist, else
- * the same resolved directory and base name (so "x.h5" and "./x.h5" or a
- * link to the directory are caught before anything is written). */
-static int same_file(const char *a, const char *b)
+/* Two of the files a run writes (archive, -J, --save-result), or one of
+ * them and the trace it replays, that are one file: the first pair found
+ * named in msg, -1; 0 when all are distinct.  Rank 0. */
+static int clashing_outputs(const micro_opts *o, const char *h5, char *msg, size_t len)
 {
-    struct stat sa, sb;
-    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
-        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-    char da[PATH_MAX], db[PATH_MAX], ba[PATH_MAX], bb[PATH_MAX], ra[PATH_MAX], rb[PATH_MAX];
-    snprintf(da, sizeof da, "%s", a), snprintf(db, sizeof db, "%s", b);
-    snprintf(ba, sizeof ba, "%s", a), snprintf(bb, sizeof bb, "%s", b);
-    if (!realpath(dirname(da), ra) || !realpath(dirname(db), rb))
-        return !strcmp(a, b);
-    return !strcmp(ra, rb) && !strcmp(basename(ba), basename(bb));
+    const char *paths[3] = {h5[0] ? h5 : NULL, o->json, o->save_result};
+    static const char *const names[3] = {"the archive", "-J", "--save-result"};
+    for (int j = 0; j < 3; j++) {
+        if (!paths[j])
+            continue;
+        for (int i = 0; i < j; i++)
+            if (paths[i] && bench_same_file(paths[i], paths[j])) {
+                snprintf(msg, len, "%s %s and %s %s are the same file: one would replace the "
+                         "other; give %s another name", names[j], paths[j], names[i], paths[i],
+                         names[j]);
+                return -1;
+            }
+        if (o->trace && bench_same_file(paths[j], o->trace)) {
+            snprintf(msg, len, "%s %s is the trace replayed (--input trace:%s): it would be "
+                     "replaced; give %s another name", names[j], paths[j], o->trace, names[j]);
+            return -1;
+        }
+    }
+    return 0;
 }
 
-/* -J and the archive may not be one file: the JSON lines would replace
- * the archive they are made from.  Checked once the archive's path is
- * known (the default one too), before anything is measured. */
-static void check_json_not_archive(micro_run *c, const micro_opts *o)
+/* The archive, -J and --save-result may not be one file, nor the trace
+ * replayed: one would replace another (-J the archive it is made from).
+ * Checked once the archive's path is known (the default one too), before
+ * anything is measured. */
+static void check_outputs_distinct(micro_run *c, const micro_opts *o)
 {
-    char h5[PATH_MAX] = "";
+    char h5[PATH_MAX] = "", msg[4 * PATH_MAX + 512] = "";
     if (bench_archive_path(c->archive))   /* bench_archive_close frees it */
         snprintf(h5, sizeof h5, "%s", bench_archive_path(c->archive));
-    int clash = c->rank == 0 && o->json && h5[0] && same_file(o->json, h5);
+    int clash = c->rank == 0 && clashing_outputs(o, h5, msg, sizeof msg);
     MPI_Bcast(&clash, 1, MPI_INT, 0, c->comm);
     if (clash) {
         bench_archive_close(c->archive, 0);
-        bench_usage_error(PROG, "-J %s and the archive %s are the same file: the JSON lines would "
-                          "replace the archive; give -J another name", o->json, h5);
+        bench_usage_error(PROG, "%s", msg);
     }
 }
 
@@ -186,14 +195,29 @@ static void load_trace(micro_setup *s)
     bench_trace *t = &s->trace;
     char err[5400];
     int rc = bench_trace_load(s->o.trace, s->o.trace_layer, c->p, t, err, sizeof err);
-    if (!rc && t->rows * t->cols > UINT32_MAX) {
+    /* Divided, not multiplied: rows x cols of a hostile trace (2^62 x 4)
+     * wraps to 0 in 64 bits, and the replay then wrote past its buffer. */
+    if (!rc && t->rows > UINT32_MAX / t->cols) {
         snprintf(err, sizeof err, "%s: layer %s: %llu x %llu exceeds 2^32 - 1 elements", t->path,
                  t->layer, (unsigned long long)t->rows, (unsigned long long)t->cols);
         bench_trace_free(t);
         rc = -1;
     }
-    if (rc) {
-        bench_fail_on(c->rank == 0, BENCH_NO_CODE, "--input trace", "%s", err);
+    /* Every rank reads the file itself (a path relative to each rank's
+     * directory, a node-local copy): one rank failing alone left the
+     * others waiting in a collective, and ranks reading different traces
+     * replayed different gradients, reported as the reducer's validation
+     * failure.  The rank that failed names it; then the SHA-256s agree. */
+    if (bench_all_ok(c->comm, rc ? BENCH_NO_CODE : RB_OK, "--input trace", err) < 0)
+        bench_exit(BENCH_EXIT_USAGE);
+    char first[sizeof t->sha256];
+    memcpy(first, t->sha256, sizeof first);
+    MPI_Bcast(first, (int)sizeof first, MPI_CHAR, 0, c->comm);
+    int differs = memcmp(first, t->sha256, sizeof first) != 0;
+    snprintf(err, sizeof err, "%s: this rank read a file with SHA-256 %.16s..., rank 0 one with "
+             "%.16s...: every rank must replay the same trace", t->path, t->sha256, first);
+    if (bench_all_ok(c->comm, differs ? BENCH_NO_CODE : RB_OK, "--input trace", err) < 0) {
+        bench_trace_free(t);
         bench_exit(BENCH_EXIT_USAGE);
     }
     c->trace = t;
@@ -275,7 +299,7 @@ static void setup(micro_setup *s, int argc, char **argv)
         bench_exit(BENCH_EXIT_USAGE);
     if (bench_archive_open(c->comm, PROG, o->output, o->force, argc, argv, &c->archive))
         bench_exit(BENCH_EXIT_USAGE);
-    check_json_not_archive(c, o);
+    check_outputs_distinct(c, o);
     int ok = micro_bufs_alloc(&s->bufs, s->max_n, o->check, o->input_rows, c->rank) == 0;
     c->bufs = &s->bufs;
     c->times = malloc((size_t)o->iters * sizeof *c->times);
@@ -355,18 +379,23 @@ static int export_json(micro_run *c, const char *h5path, const char *path)
     int rc = c->rank == 0 ? micro_jsonl_export(h5path, path, c->o->force, msg, sizeof msg) : 0;
     MPI_Bcast(&rc, 1, MPI_INT, 0, c->comm);
     if (rc)
-        bench_fail_on(c->rank == 0, BENCH_NO_CODE, "-J", "%s", msg);
+        bench_fail_on(c->rank == 0, BENCH_NO_CODE, "-J", "%s", strncmp(msg, "-J: ", 4) ? msg : msg + 4);
     else
         bench_printf0("# JSON lines written: %s\n", path);
     return rc;
 }
 
-/* -J FILE refused before any measurement when it exists (without --force)
- * or is no regular file; exits 2 on every rank. */
-static void check_json_target(micro_run *c, const micro_opts *o)
+/* -J FILE and --save-result FILE refused before any measurement when one
+ * exists (without --force), is no regular file, or cannot be created
+ * (bench_output_ok); exits 2 on every rank. */
+static void check_output_targets(micro_run *c, const micro_opts *o)
 {
-    char msg[4400] = "";
-    int rc = c->rank == 0 && o->json ? micro_jsonl_target_ok(o->json, o->force, msg, sizeof msg) : 0;
+    char msg[4400] = "", why[4300];
+    int rc = 0;
+    if (c->rank == 0 && o->json)
+        rc = micro_jsonl_target_ok(o->json, o->force, msg, sizeof msg);
+    if (c->rank == 0 && !rc && o->save_result && bench_output_ok(o->save_result, o->force, why, sizeof why))
+        rc = -1, snprintf(msg, sizeof msg, "--save-result: %s", why);
     MPI_Bcast(&rc, 1, MPI_INT, 0, c->comm);
     if (rc)
         bench_usage_error(PROG, "%s", msg);
@@ -441,7 +470,7 @@ int main(int argc, char **argv)
         bench_usage_error(PROG, "ranks were started with different command lines");
     micro_parse_options(argc, argv, c->p, &s.o);
     check_sizes(&s.o);
-    check_json_target(c, &s.o);
+    check_output_targets(c, &s.o);
     c->o = &s.o;
     setup(&s, argc, argv);
     int had_error = 0;

@@ -283,7 +283,8 @@ int train_record_open(train_run *r);
 /* Collective on the steps it records: every rank's embedding gradient
  * (before the reduction) into the trace; the seconds it took. */
 double train_record_step(train_run *r);
-/* Mark the trace complete (or not) and close it; collective; 0 or -1. */
+/* Close the trace: complete, renamed onto its path; not (a diverged run),
+ * removed.  Collective; 0 or -1. */
 int train_record_close(train_run *r, int complete);
 
 #endif

@@ -5,14 +5,17 @@
 #include "train.h"
 
 #include <cblas.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "harness/archive.h"
 #include "harness/bench_common.h"
 #include "harness/h5attr.h"
+#include "harness/tmpfiles.h"
 
 #define BAD(...) bench_usage_error(TRAIN_PROG, __VA_ARGS__)
 
@@ -223,6 +226,56 @@ static void free_run(train_run *r)
     nn_corpus_free(&r->cor);
 }
 
+/* --record-gradients naming the archive: the trace, written as the run
+ * goes, and the archive, renamed onto its path at the end, are one file;
+ * without --force the archive was refused after the whole training, with
+ * it the trace replaced.  Refused before the data is loaded (exit 2). */
+static void check_record_not_archive(const train_run *r, bench_archive *arch)
+{
+    const char *h5 = bench_archive_path(arch);
+    int clash = r->rank == 0 && r->o.record && h5 && bench_same_file(r->o.record, h5);
+    MPI_Bcast(&clash, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!clash)
+        return;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s", h5);   /* bench_archive_close frees it */
+    bench_archive_close(arch, 0);
+    BAD("--record-gradients %s and the archive %s are the same file: the archive would replace "
+        "the trace; give --record-gradients another name", r->o.record, path);
+}
+
+/* --write-corpus DIR: rank 0 writes DIR/{train,valid,test}.tokens.  One
+ * that exists is refused without --force (it was replaced silently), and
+ * DIR being --data (or --data one of those files) always: the corpus read
+ * would be replaced by its --vocab-limited copy, words beyond the
+ * vocabulary gone to <unk>.  Refused before the data is read (exit 2). */
+static void check_corpus_target(const train_run *r)
+{
+    const train_opts *o = &r->o;
+    char msg[2 * PATH_MAX + 256] = "", why[PATH_MAX + 256];
+    static const char *const names[3] = {"train.tokens", "valid.tokens", "test.tokens"};
+    struct stat st;
+    int bad = 0;
+    if (r->rank == 0 && o->write_corpus && bench_same_file(o->write_corpus, o->data)) {
+        bad = 1;
+        snprintf(msg, sizeof msg, "--write-corpus %s is the --data directory: the corpus would be "
+                 "replaced by its --vocab-limited copy; give another directory", o->write_corpus);
+    }
+    for (int i = 0; r->rank == 0 && o->write_corpus && !bad && i < 3; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", o->write_corpus, names[i]);
+        if (bench_same_file(path, o->data))
+            bad = 1, snprintf(msg, sizeof msg, "--write-corpus would replace %s, the --data read; "
+                              "give another directory", path);
+        /* a directory not made yet is made when the corpus is written */
+        else if (stat(o->write_corpus, &st) == 0 && bench_output_ok(path, o->force, why, sizeof why))
+            bad = 1, snprintf(msg, sizeof msg, "--write-corpus: %s", why);
+    }
+    MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (bad)
+        BAD("%s", msg);
+}
+
 int main(int argc, char **argv)
 {
     static train_run run;   /* zero-initialised */
@@ -234,6 +287,7 @@ int main(int argc, char **argv)
     if (!bench_argv_agree(MPI_COMM_WORLD, argc, argv))
         BAD("ranks were started with different command lines");
     train_parse_options(argc, argv, &r->o);
+    check_corpus_target(r);
     if (!strcmp(r->o.device, "cuda") && !nn_gpu_model_available())
         BAD("--device cuda: %s", nn_gpu_model_libraries());
     openblas_set_num_threads(r->o.threads);
@@ -241,6 +295,7 @@ int main(int argc, char **argv)
     bench_archive *arch = NULL;
     if (bench_archive_open(MPI_COMM_WORLD, TRAIN_PROG, r->o.output, r->o.force, argc, argv, &arch) != 0)
         bench_exit(BENCH_EXIT_USAGE);
+    check_record_not_archive(r, arch);
     load_data(r, arch);
     model_shape shape = shape_of(r);
     train_check_memory(r, &shape);
@@ -260,7 +315,9 @@ int main(int argc, char **argv)
         bench_exit(BENCH_EXIT_USAGE);
     }
     train_loop(r);
-    if (train_record_close(r, 1)) {
+    /* A diverged run's trace ends in non-finite gradients: not kept (it
+     * was kept, marked complete, and rb_micro refused it). */
+    if (train_record_close(r, !r->diverged)) {
         bench_archive_close(arch, 0);
         bench_exit(BENCH_EXIT_FAILED);
     }

@@ -186,7 +186,7 @@ static const bench_opt options[] = {
     {BENCH_OPT_STRING, "output", 'o', "FILE.h5", F(output), .help = "HDF5 archive ('none' = no archive)",
      .def_text = "under results/"},
     {BENCH_OPT_FLAG, "force", 0, NULL, F(force), .flag_value = 1,
-     .help = "overwrite an existing archive (and --record-gradients file)"},
+     .help = "overwrite an existing archive (and --record-gradients file, --write-corpus files)"},
     {BENCH_OPT_STRING, "record-gradients", 0, "FILE.h5", F(record),
      .help = "record each rank's embedding gradient (its non-zero rows, before the reduction) into "
      "a gradient trace for rb_micro --input trace:FILE.h5 (results/README.md); models with an "

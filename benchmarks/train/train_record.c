@@ -135,8 +135,11 @@ int train_record_close(train_run *r, int complete)
     free(r->rec_ids), free(r->rec_vals);
     if (bench_all_ok(MPI_COMM_WORLD, rc, "--record-gradients", err) < 0)
         return -1;
-    if (r->rank == 0)
+    if (r->rank == 0 && complete)
         printf("trace: %s (%ld steps of %d ranks%s)\n", r->o.record, r->rec_steps, r->nranks,
                r->rec_capped ? ", capped" : "");
+    else if (r->rank == 0)
+        printf("trace: %s not written: the training diverged (its last gradients are not finite, "
+               "a trace rb_micro refuses)\n", r->o.record);
     return 0;
 }

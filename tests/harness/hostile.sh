@@ -5,14 +5,28 @@
 # report.  One line per case: "ok CASE" or "FAIL: CASE: why".
 #   train data: test images of another size, FIFOs, an empty split,
 #               divergence, --timeout;
-#   full disk:  rb_micro, rb_train, rb-archive merge on a 40 KiB tmpfs (root only);
+#   full disk:  rb_micro (-o, --save-result, -J), rb_train, rb-archive merge on a
+#               40 KiB tmpfs (root only);
 #   writers:    two runs racing for one -o, -J naming the archive, long names;
+#               --save-result, -J and -o naming one file, another run's
+#               file, /proc, a missing directory, a read-only file system,
+#               the trace replayed; rb_train -o naming its --record-gradients,
+#               --write-corpus over a corpus or onto its own --data;
 #   sizes:      -m 3, -b 4097 -e 8195, rows wider than the size, --shape 0x5,
-#               more sizes than rb_micro holds, --timeout keeping the rows;
+#               more sizes than rb_micro holds, --timeout keeping the rows,
+#               a reducer named twice, an unregistered sde:::reducerbench:: event,
+#               --timeout in a long warm-up;
 #   archives:   NaN/Inf, ranks=-3, negative times, recall=7, #wrong=-1, a
 #               non-integer `complete`, unknown tool, no /micro, /micro/results
-#               not a table, conflicting copies, merge onto an input;
-#   environment: SLURM_JOB_ID with '/', bad SLURM_MEM_PER_NODE, -M 0, -P BOGUS.
+#               not a table, conflicting copies, merge onto an input, a FIFO
+#               named *.h5 (rb-archive list, merge, rb-report), merge -o /proc;
+#   analysis:   rb_train archives with text for a number or an accuracy of -40;
+#               rb-report's targets nan/-5/inf; rb-torch-trace --lr nan or
+#               diverging, --text a device, -o in a missing directory or on a
+#               full disk;
+#   environment: SLURM_JOB_ID with '/', bad SLURM_MEM_PER_NODE, -M 0, -P BOGUS;
+#               a bad Slurm memory setting on one rank only (MPMD), 2 and 3 ranks;
+#               ranks reading different --input traces, or one missing it.
 . "$top_srcdir/tests/archive/archive_lib.sh"
 train="$top_builddir/benchmarks/rb_train"
 rbreport="$top_srcdir/analysis/rb-report"
@@ -105,7 +119,7 @@ except OSError:
 
     # Divergence: stopped, exit 1, named, archive marked; both tools say so.
     d="$tmp/img28"; mkidx "$d" train 256 28 28; mkidx "$d" t10k 64 28 28
-    $T "$MPIRUN" 2 "$train" --model mlp --data "$d" --train-limit 256 --test-limit 64 --batch 16 \
+    $T "$MPIRUN" 2 "$train" --model mlp --data "$tmp/img28" --train-limit 256 --test-limit 64 --batch 16 \
         --epochs 3 --lr 1e6 --lr-warmup 0 -o "$tmp/div.h5" >"$tmp/o" 2>&1
     why=$(named "$tmp/o" $? 1 "rb_train: rank 0: training: diverged: the .* loss is not finite") &&
         $PY -c 'import sys,h5py; sys.exit(0 if h5py.File(sys.argv[1]).attrs.get("diverged") == 1 else 1)' "$tmp/div.h5" ||
@@ -133,13 +147,76 @@ PY
 
     # --timeout: named line, exit 124, archive keeps the curve marked timed_out;
     # rb-archive and rb-report both treat it as timed out.
-    $T "$MPIRUN" 2 "$train" --model mlp --data "$d" --train-limit 256 --test-limit 64 --batch 16 \
+    $T "$MPIRUN" 2 "$train" --model mlp --data "$tmp/img28" --train-limit 256 --test-limit 64 --batch 16 \
         --epochs 100000 --lr 0.01 --timeout 1 -o "$tmp/tt.h5" >"$tmp/o" 2>&1
     why=$(named "$tmp/o" $? 124 "rb_train: rank 0: time limit: --timeout 1 s reached") || true
     "$rbarchive" list "$tmp/tt.h5" | grep -q "TIMED-OUT" || why="$why; rb-archive list does not say TIMED-OUT"
     "$rbarchive" merge -o "$tmp/ttm.h5" "$tmp/tt.h5" >/dev/null 2>&1 && why="$why; rb-archive merged it"
     check "rb_train --timeout 1 (rb_train, rb-archive)" "$([ -z "$why" ]; echo $?)" "$why"
     refused "rb-report: the timed-out training" "tt.h5: stopped by its time limit"
+
+    w="$tmp/words"; mkdir "$w" "$tmp/rec"
+    words 400 >"$w/train.tokens"; words 100 >"$w/valid.tokens"; words 100 >"$w/test.tokens"
+    # A diverging run records non-finite gradients: no trace is left (one
+    # was, marked complete, which rb_micro then refused).
+    $T "$MPIRUN" 2 "$train" $lm --data "$tmp/words" --iterations 50 --lr 1e6 -o none \
+        --record-gradients "$tmp/divtrace.h5" >"$tmp/o" 2>&1
+    rc=$?
+    why=$(named "$tmp/o" $rc 1 "rb_train: rank 0: training: diverged") || true
+    grep -q "trace: .*divtrace.h5 not written: the training diverged" "$tmp/o" || why="$why; no line saying the trace is not written"
+    ls "$tmp"/divtrace.h5* >/dev/null 2>&1 && why="$why; left: $(ls "$tmp"/divtrace.h5*)"
+    check "rb_train --lr 1e6 --record-gradients: no trace of a diverged run" "$([ -z "$why" ]; echo $?)" "$why"
+
+    # rb_train archives with text where the report reads a number (it
+    # stopped with an internal error, exit 3) or a curve no run can have
+    # (used silently): refused by rb-archive list and rb-report, named.
+    $T "$MPIRUN" 2 "$train" --model mlp --data "$tmp/img28" --train-limit 256 --test-limit 64 --batch 16 \
+        --iterations 4 --lr-warmup 0 -o "$tmp/trsrc.h5" >"$tmp/o" 2>&1 || bad "no rb_train archive: $(head -c 400 "$tmp/o")"
+    $PY - "$tmp" <<'PY'
+import shutil, sys, h5py
+d = sys.argv[1]
+for name in ("trranks", "trneg"):
+    shutil.copy(d + "/trsrc.h5", "%s/%s.h5" % (d, name))
+    with h5py.File("%s/%s.h5" % (d, name), "a") as f:
+        f.attrs["run_id"] = name
+        if name == "trranks":
+            f["train"].attrs["ranks"] = "many"
+        else:
+            c = f["train/curves"][...]
+            c["test_accuracy"][-1] = -40
+            f["train/curves"][...] = c
+PY
+    for x in "trranks:/train attribute ranks = many is not a whole number" \
+             "trneg:/train/curves row [0-9]*: test_accuracy = -40"; do
+        "$rbarchive" list "$tmp/${x%%:*}.h5" 2>&1 | grep -q "INVALID.*${x#*:}" &&
+            case_ok "rb-archive list: ${x%%:*}.h5" || bad "rb-archive list: ${x%%:*}.h5: $("$rbarchive" list "$tmp/${x%%:*}.h5" 2>&1 | tail -c 300)"
+        refused "rb-report: ${x%%:*}.h5" "${x%%:*}.h5: ${x#*:}"
+    done
+
+    # -o x.h5 --record-gradients x.h5: refused before the data is read; the
+    # whole training ran, then the archive was refused (the trace took its
+    # place), or with --force replaced the trace.
+    d="$tmp/words"
+    for force in "" --force; do
+        $T "$MPIRUN" 2 "$train" $lm --data "$d" --record-gradients "$tmp/rec/./x.h5" \
+            -o "$tmp/rec/x.h5" $force >"$tmp/o" 2>&1
+        rc=$?
+        why=$(named "$tmp/o" $rc 2 "--record-gradients .*x.h5 and the archive .*x.h5 are the same file") || true
+        [ -z "$(ls -A "$tmp/rec" 2>/dev/null)" ] || why="$why; left: $(ls -A "$tmp/rec")"
+        check "rb_train -o x.h5 --record-gradients x.h5 $force" "$([ -z "$why" ]; echo $?)" "$why"
+    done
+    # --write-corpus: an existing corpus replaced silently; onto its own
+    # --data, replaced by its --vocab-limited copy (every rarer word <unk>).
+    $T "$MPIRUN" 2 "$train" $lm --data "$d" -o none --write-corpus "$tmp/wc" >"$tmp/o" 2>&1 ||
+        bad "rb_train --write-corpus: $(head -c 400 "$tmp/o")"
+    cat "$tmp/wc"/*.tokens >"$tmp/wc.before"
+    $T "$MPIRUN" 2 "$train" $lm --data "$d" -o none --write-corpus "$tmp/wc" >"$tmp/o" 2>&1
+    expect "rb_train --write-corpus onto an existing corpus, no --force" "$tmp/o" $? 2 \
+        "--write-corpus: refusing to overwrite existing .*wc/train.tokens (use --force)"
+    $T "$MPIRUN" 2 "$train" $lm --vocab 5 --data "$tmp/wc" -o none --write-corpus "$tmp/./wc" --force >"$tmp/o" 2>&1
+    expect "rb_train --write-corpus onto its own --data, --force" "$tmp/o" $? 2 \
+        "--write-corpus .*wc is the --data directory"
+    cat "$tmp/wc"/*.tokens | cmp -s - "$tmp/wc.before" || bad "rb_train --write-corpus: the corpus was changed"
 else
     echo "note: no rb_train (built without BLAS): its cases are not run"
 fi
@@ -161,6 +238,21 @@ if [ -n "$full" ]; then
     [ -z "$(ls -A "$full")" ] || why="$why; left behind: $(ls -A "$full")"
     check "rb_micro -o on a full disk" "$([ -z "$why" ]; echo $?)" "$why"
     rm -f "$full"/*
+    # --save-result and -J on a full disk: named with the system's reason
+    # (it was "invalid argument"), no partial file left (a 4 KiB piece of
+    # the 64 KiB result stayed).
+    for opt in --save-result -J; do
+        dd if=/dev/zero of="$full/filler" bs=1k count=64 2>/dev/null   # to the brim
+        out=none; [ $opt = -J ] && out="$tmp/fullj.h5"
+        $T "$MPIRUN" 2 "$micro" --reducer dense -m 64K:64K -i 2 -x 0 -q -P none -o "$out" \
+            $opt "$full/r" >"$tmp/o" 2>&1
+        rc=$?
+        why=$(named "$tmp/o" $rc 1 "rb_micro: rank 0: .*: cannot write .*No space left on device") || true
+        grep -q -- "-J: -J:\|invalid argument" "$tmp/o" && why="$why; message: $(grep "^rb_micro: " "$tmp/o")"
+        [ "$(ls -A "$full")" = filler ] || why="$why; left behind: $(ls -A "$full")"
+        check "rb_micro $opt on a full disk" "$([ -z "$why" ]; echo $?)" "$why"
+        rm -f "$full"/*
+    done
     if [ -x "$train" ]; then
         # 16 KiB taken: the metadata written at the start fits, the whole
         # archive (about 27 KiB) does not.
@@ -173,6 +265,17 @@ if [ -n "$full" ]; then
         why=$(named "$tmp/o" $rc 1 "archive: .*No space left on device") || true
         [ "$(ls -A "$full")" = filler ] || why="$why; left behind: $(ls -A "$full")"
         check "rb_train -o on a full disk" "$([ -z "$why" ]; echo $?)" "$why"
+        rm -f "$full"/*
+        # --record-gradients on a full disk: HDF5's exit handler crashed
+        # (SIGSEGV) on the trace whose close failed, its error stack was
+        # printed, and a broken trace was left at the path.
+        $T "$MPIRUN" 2 "$train" $lm --data "$tmp/words" --iterations 20 -o none \
+            --record-gradients "$full/t.h5" >"$tmp/o" 2>&1
+        rc=$?
+        why=$(named "$tmp/o" $rc 1 "rb_train: rank 0: --record-gradients: .*t.h5: cannot finish the trace file") || true
+        grep -q "HDF5-DIAG" "$tmp/o" && why="$why; HDF5's error stack printed"
+        [ -z "$(ls -A "$full")" ] || why="$why; left behind: $(ls -A "$full")"
+        check "rb_train --record-gradients on a full disk" "$([ -z "$why" ]; echo $?)" "$why"
         rm -f "$full"/*
     fi
 fi
@@ -242,6 +345,21 @@ why=""
 [ $? -eq 2 ] && grep -q "conflicting copies" "$tmp/l" || why="$why; merge: $(cat "$tmp/l")"
 check "conflicting copies (one run_id, different contents)" "$([ -z "$why" ]; echo $?)" "$why"
 
+# A FIFO named *.h5 (in a directory, or given): named and skipped by
+# rb-archive list, refused by merge; opening it waited for a writer forever.
+mkdir "$tmp/withfifo"; cp "$good" "$tmp/withfifo/"; mkfifo "$tmp/withfifo/fifo.h5"
+$T "$rbarchive" list "$tmp/withfifo" >"$tmp/l" 2>&1
+rc=$?
+why=$(named "$tmp/l" $rc 1 "fifo.h5: not a regular file (a FIFO)") || true
+grep -q "complete .*good.h5" "$tmp/l" || why="$why; the good archive beside it not listed"
+check "rb-archive list: a directory holding a FIFO named *.h5" "$([ -z "$why" ]; echo $?)" "$why"
+$T "$rbarchive" merge -o "$tmp/mfifo.h5" "$good" "$tmp/withfifo/fifo.h5" >"$tmp/l" 2>&1
+rc=$?
+why=$(named "$tmp/l" $rc 2 "fifo.h5: not a regular file (a FIFO)") || true
+[ -e "$tmp/mfifo.h5" ] && why="$why; merge wrote $tmp/mfifo.h5"
+check "rb-archive merge: a FIFO among the inputs" "$([ -z "$why" ]; echo $?)" "$why"
+refused "rb-report: a FIFO named *.h5 in a directory" "fifo.h5: not a regular file (a FIFO)"
+
 # merge onto one of its inputs with --force: refused, the input unchanged.
 cp "$good" "$tmp/self.h5"; cp "$good" "$tmp/self.copy"
 "$rbarchive" merge -o "$tmp/self.h5" --force "$tmp/self.h5" >"$tmp/l" 2>&1
@@ -282,6 +400,75 @@ for j in "$tmp/same.h5" "$tmp/./same.h5"; do
     check "-o same.h5 -J $(basename "$(dirname "$j")")/same.h5" "$([ -z "$why" ]; echo $?)" "$why"
 done
 
+# --save-result, -J and -o: the same file, a file another run wrote, a
+# place no file can be made in, the trace being replayed -- each refused
+# (exit 2) before anything is measured, nothing written or replaced.  They
+# were found only after the sweep (exit 1), --save-result's raw floats left
+# at the archive's path or over another run's archive, and -o --force
+# replaced the trace it replayed.
+# outputs CASE NP PATTERN ARGS...: refused, no row measured.
+outputs() {
+    name=$1 np=$2 pattern=$3
+    shift 3
+    $T "$MPIRUN" "$np" "$micro" $small "$@" >"$tmp/o" 2>&1
+    rc=$?
+    why=$(named "$tmp/o" $rc 2 "$pattern") || true
+    [ "$(table_rows "$tmp/o")" -eq 0 ] || why="$why; measured before refusing"
+}
+mkdir "$tmp/out"
+outputs "--save-result x.h5 -o x.h5" 2 "--save-result .*x.h5 and the archive .*x.h5 are the same file" \
+    -o "$tmp/out/x.h5" --save-result "$tmp/out/./x.h5"
+[ -z "$(ls -A "$tmp/out")" ] || why="$why; left: $(ls -A "$tmp/out")"
+check "--save-result x.h5 -o x.h5 (2 ranks)" "$([ -z "$why" ]; echo $?)" "$why"
+outputs "--save-result r -J r" 3 "--save-result .*r and -J .*r are the same file" \
+    -o "$tmp/out/y.h5" -J "$tmp/out/r" --save-result "$tmp/out/r"
+[ -z "$(ls -A "$tmp/out")" ] || why="$why; left: $(ls -A "$tmp/out")"
+check "--save-result r -J r (3 ranks)" "$([ -z "$why" ]; echo $?)" "$why"
+cp "$good" "$tmp/out/other.h5"
+outputs "--save-result onto another run's archive" 1 "--save-result: refusing to overwrite existing .*other.h5 (use --force)" \
+    -o none --save-result "$tmp/out/other.h5"
+cmp -s "$good" "$tmp/out/other.h5" || why="$why; the other run's archive was overwritten"
+check "--save-result onto an existing file, no --force (1 rank)" "$([ -z "$why" ]; echo $?)" "$why"
+outputs "--save-result in a missing directory" 2 "--save-result: cannot write .*/nodir/r: directory .*nodir does not exist" \
+    -o none --save-result "$tmp/nodir/r"
+check "--save-result in a missing directory" "$([ -z "$why" ]; echo $?)" "$why"
+outputs "--save-result a directory" 2 "--save-result: .*out exists and is not a regular file" \
+    -o none --save-result "$tmp/out"
+check "--save-result naming a directory" "$([ -z "$why" ]; echo $?)" "$why"
+for opt in --save-result -J; do
+    outputs "$opt /proc/x" 2 "$opt: cannot write /proc/x: No such file or directory" \
+        -o "$tmp/out/p.h5" $opt /proc/x
+    [ -e "$tmp/out/p.h5" ] && why="$why; the archive was written"
+    check "$opt /proc/x (no file can be made there)" "$([ -z "$why" ]; echo $?)" "$why"
+done
+$PY "$top_srcdir/tests/workload/gradgen_trace.py" "$tmp/out/t.h5" 100 4 0.1 2 7
+cp "$tmp/out/t.h5" "$tmp/out/t.copy"
+for opt in -o --save-result; do
+    $T "$MPIRUN" 2 "$micro" -q -i 1 -x 0 -P none --input "trace:$tmp/out/t.h5" --force \
+        $([ $opt = -o ] || echo "-o none") $opt "$tmp/out/t.h5" >"$tmp/o" 2>&1
+    rc=$?
+    why=$(named "$tmp/o" $rc 2 "is the trace replayed (--input trace:.*t.h5)") || true
+    cmp -s "$tmp/out/t.h5" "$tmp/out/t.copy" || why="$why; the trace was replaced"
+    check "$opt naming the trace replayed, with --force" "$([ -z "$why" ]; echo $?)" "$why"
+done
+if [ -n "$full" ]; then
+    # A read-only file system (a read-only tmpfs): named before measuring.
+    mkdir "$tmp/ro"
+    if mount -t tmpfs -o size=40k,ro tmpfs "$tmp/ro" 2>/dev/null; then
+        trap 'umount "$full" 2>/dev/null; umount "$tmp/ro" 2>/dev/null; rm -rf "$tmp"' EXIT
+        for opt in -J --save-result; do
+            outputs "$opt on a read-only file system" 2 "$opt: cannot write .*ro/x: Read-only file system" \
+                -o "$tmp/out/ro.h5" $opt "$tmp/ro/x"
+            [ -e "$tmp/out/ro.h5" ] && why="$why; the archive was written"
+            check "$opt on a read-only file system" "$([ -z "$why" ]; echo $?)" "$why"
+        done
+        outputs "-o on a read-only file system" 2 "archive: cannot write .*ro/x.h5.*: Read-only file system" \
+            -o "$tmp/ro/x.h5"
+        check "-o on a read-only file system" "$([ -z "$why" ]; echo $?)" "$why"
+        umount "$tmp/ro"
+    fi
+fi
+
 # Sizes that cannot be measured: refused naming the smallest legal size.
 sizes() {   # sizes CASE ARGS PATTERN
     "$MPIRUN" 2 "$micro" --reducer dense -i 2 -x 0 -q -P none -o none $2 >"$tmp/o" 2>&1
@@ -298,6 +485,14 @@ sizes "--shape 0x5" "--shape 0x5" "smallest shape is 1x5"
 sizes "-m 4K:16K --stepfactor 1.0000001" "-m 4K:16K --stepfactor 1.0000001" "more than 64 sizes .* use --stepfactor"
 sizes "-M 0" "-m 4K -M 0" "mem-limit: '0' is not a size of at least 1 byte"
 sizes "-P BOGUS_EVENT" "-m 4K -P BOGUS_EVENT" "unknown PAPI event BOGUS_EVENT"
+# A reducer named twice was measured twice (the report took the rows for
+# repetitions); an sde:::reducerbench:: name not registered counted 0.
+sizes "--reducer dense,s2,dense" "-m 4K --reducer dense,s2,dense" "--reducer: 'dense,s2,dense' names dense twice"
+sizes "--layout row --cols 3 -m 4K" "--layout row --cols 3 -m 4K" "MIN 4096 bytes is not a whole number of rows of --cols 4-byte elements (12 bytes each): give 4092 or 4104"
+if grep -q '^#define HAVE_PAPI_SDE 1' "$top_builddir/config.h"; then
+    sizes "-P sde:::reducerbench::bogus" "-m 4K -P sde:::reducerbench::bogus" \
+        "unknown PAPI event sde:::reducerbench::bogus (not one of reducerbench's counters"
+fi
 
 # --timeout: a named line, exit 124, the rows measured kept (marked timed_out).
 # (The first row takes ~0.1 s, 0.5 s under the sanitizers; all of them
@@ -313,6 +508,19 @@ sys.exit(0 if f.attrs["timed_out"] == 1 and len(f["micro/results"]) >= 1 else 1)
 "$rbarchive" list "$tmp/to.h5" | grep -q TIMED-OUT || why="$why; rb-archive list does not say TIMED-OUT"
 check "rb_micro --timeout 2 keeps its rows" "$([ -z "$why" ]; echo $?)" "$why"
 refused "rb-report: rb_micro --timeout 2" "to.h5: stopped by its time limit"
+# --timeout in a long warm-up (-x): stopped at the limit between calls, as
+# in the timed calls, not 1.25 x SEC + 10 s later by the hard watchdog
+# (which left the archive's temporary behind and the rows finished lost).
+mkdir "$tmp/wu"
+start=$(date +%s)
+$T "$MPIRUN" 2 "$micro" --reducer dense -m 4K:4K -i 1 -x 100000000 -q -P none --timeout 2 \
+    -o "$tmp/wu/x.h5" >"$tmp/o" 2>&1
+rc=$?
+took=$(($(date +%s) - start))
+why=$(named "$tmp/o" $rc 124 "rb_micro: rank 0: time limit: --timeout 2 s reached before the sweep ended") || true
+[ $took -lt 12 ] || why="$why; took $took s (the hard watchdog's 12.5 s?)"
+[ -z "$(ls -A "$tmp/wu")" ] || why="$why; left: $(ls -A "$tmp/wu")"
+check "rb_micro -x 100000000 --timeout 2: stopped in the warm-up" "$([ -z "$why" ]; echo $?)" "$why"
 
 # ------------------------------------------------------------------ environment
 mkdir -p "$tmp/cwd/a/b"
@@ -327,6 +535,49 @@ for v in abc -5 1e30; do
     SLURM_MEM_PER_NODE=$v "$MPIRUN" 2 -x SLURM_MEM_PER_NODE "$micro" $small -o none >"$tmp/o" 2>&1
     expect "SLURM_MEM_PER_NODE=$v" "$tmp/o" $? 2 "SLURM_MEM_PER_NODE='$v' is not a memory size"
 done
+# One rank's environment differs (each node's Slurm; here an MPMD launch):
+# that rank names it, every rank exits 2 -- none waits in a collective
+# for a rank that already left (they hung until killed).
+mpmd() { $T mpirun --bind-to none --mca btl self,vader "$@"; }
+sketch="$top_builddir/benchmarks/rb_sketch"
+tiny="--rows 100 --cols 10 -i 1 --no-error"
+mpmd -np 1 "$micro" $small -o none : -np 1 -x SLURM_MEM_PER_NODE=abc "$micro" $small -o none >"$tmp/o" 2>&1
+expect "rb_micro: SLURM_MEM_PER_NODE=abc on rank 1 of 2 only" "$tmp/o" $? 2 \
+    "rb_micro: rank 1: memory limit: SLURM_MEM_PER_NODE='abc' is not a memory size"
+mpmd -np 2 "$micro" $small -o none : -np 1 -x SLURM_MEM_PER_CPU=-5 "$micro" $small -o none >"$tmp/o" 2>&1
+expect "rb_micro: SLURM_MEM_PER_CPU=-5 on rank 2 of 3 only" "$tmp/o" $? 2 \
+    "rb_micro: rank 2: memory limit: SLURM_MEM_PER_CPU='-5' is not a memory size"
+mpmd -np 1 -x SLURM_MEM_PER_CPU=100 -x SLURM_CPUS_PER_TASK=2x "$micro" $small -o none : \
+    -np 1 -x SLURM_MEM_PER_CPU=100 "$micro" $small -o none >"$tmp/o" 2>&1
+expect "rb_micro: SLURM_CPUS_PER_TASK=2x on rank 0 (was read as 2)" "$tmp/o" $? 2 \
+    "rb_micro: rank 0: memory limit: SLURM_CPUS_PER_TASK='2x' is not a number of CPUs"
+# --input trace:t.h5 read relative to each rank's directory: ranks reading
+# different traces replayed different gradients (reported as the reducer's
+# validation failure); a trace missing on one rank hung the others.
+mkdir "$tmp/ta" "$tmp/tb" "$tmp/tc"
+$PY "$top_srcdir/tests/workload/gradgen_trace.py" "$tmp/ta/t.h5" 100 4 0.1 3 7
+$PY "$top_srcdir/tests/workload/gradgen_trace.py" "$tmp/tb/t.h5" 100 4 0.1 3 8
+rt="-q -i 1 -x 0 -P none -o none --reducer dense --input trace:t.h5"
+mpmd -np 1 -wdir "$tmp/ta" "$micro" $rt : -np 1 -wdir "$tmp/tb" "$micro" $rt >"$tmp/o" 2>&1
+expect "--input trace: ranks reading different traces (2 ranks)" "$tmp/o" $? 2 \
+    "rb_micro: rank 1: --input trace: t.h5: this rank read a file with SHA-256 .*every rank must replay the same trace"
+mpmd -np 2 -wdir "$tmp/ta" "$micro" $rt : -np 1 -wdir "$tmp/tc" "$micro" $rt >"$tmp/o" 2>&1
+expect "--input trace: the trace missing on rank 2 of 3" "$tmp/o" $? 2 \
+    "rb_micro: rank 2: --input trace: t.h5: no such regular file"
+
+# rb_sketch runs on one process: on 2 or 3 (each its own benchmark, the
+# tables interleaved; with other options only rank 0's shown) refused.
+mpmd -np 1 "$sketch" $tiny : -np 1 -x SLURM_MEM_PER_NODE=abc "$sketch" $tiny --rows 200 >"$tmp/o" 2>&1
+expect "rb_sketch on 2 ranks, options and environment differing" "$tmp/o" $? 2 \
+    "rb_sketch: rank 0: runs on one process .*started on 2"
+$T "$MPIRUN" 3 "$sketch" $tiny >"$tmp/o" 2>&1
+expect "rb_sketch on 3 ranks" "$tmp/o" $? 2 "rb_sketch: rank 0: runs on one process .*started on 3"
+if [ -x "$train" ]; then
+    tt="--model mlp --data $tmp/img28 --train-limit 256 --test-limit 64 --batch 16 --iterations 2 -o none"
+    mpmd -np 1 "$train" $tt : -np 1 -x SLURM_MEM_PER_NODE=abc "$train" $tt >"$tmp/o" 2>&1
+    expect "rb_train: SLURM_MEM_PER_NODE=abc on rank 1 of 2 only" "$tmp/o" $? 2 \
+        "rb_train: rank 1: memory limit: SLURM_MEM_PER_NODE='abc'"
+fi
 
 # ------------------------------------------------------------------ paths
 n250=$(printf 'n%.0s' $(seq 1 246)).h5
@@ -341,13 +592,63 @@ while [ ${#deep} -lt 1500 ]; do deep="$deep/dddddddddddddddddddddddddddddddddddd
 "$MPIRUN" 1 "$micro" $small -o "$deep/x.h5" >"$tmp/o" 2>&1
 expect "a long directory that does not exist" "$tmp/o" $? 2 "cannot write .*x.h5: directory .* does not exist$"
 
+# ------------------------------------------------------------------ analysis tools' arguments
+# rb-report's targets: nan was taken (no run reached it), -5 reached by
+# every run at its start; refused (exit 2) before anything is read.
+for v in nan -5 101 abc; do
+    $T "$rbreport" "$good" -o "$tmp/rep-t" --target-accuracy "$v" >"$tmp/o" 2>&1
+    expect "rb-report --target-accuracy $v" "$tmp/o" $? 2 "argument --target-accuracy: '$v' is not a"
+done
+for v in nan inf 0.5; do
+    $T "$rbreport" "$good" -o "$tmp/rep-t" --target-perplexity "$v" >"$tmp/o" 2>&1
+    expect "rb-report --target-perplexity $v" "$tmp/o" $? 2 "argument --target-perplexity: '$v' is not a perplexity"
+done
+# rb-archive merge -o /proc/x.h5: root may "write" there by access(); the
+# merge read every input, then failed (exit 1).  Now refused first.
+$T "$rbarchive" merge -o /proc/m.h5 "$good" >"$tmp/o" 2>&1
+expect "rb-archive merge -o /proc/m.h5" "$tmp/o" $? 2 "cannot write /proc/m.h5: No such file or directory"
+# rb-torch-trace: a learning rate that is no number, a diverging one (the
+# trace was written, marked complete, with NaN values rb_micro refuses), a
+# --text that is a device (a traceback), an output in a missing directory
+# (found after training, exit 1).
+if $PY -c 'import torch' 2>/dev/null; then
+    tt="$top_srcdir/analysis/rb-torch-trace"
+    mkdir "$tmp/tt"
+    $T $PY "$tt" -o "$tmp/tt/a.h5" --lr nan --steps 1 >"$tmp/o" 2>&1
+    expect "rb-torch-trace --lr nan" "$tmp/o" $? 2 "--lr must be a finite number > 0"
+    $T $PY "$tt" -o "$tmp/tt/b.h5" --lr 1e30 --steps 3 >"$tmp/o" 2>&1
+    rc=$?
+    why=$(named "$tmp/o" $rc 1 "is not finite (NaN or Inf: the training diverged") || true
+    [ -e "$tmp/tt/b.h5" ] && why="$why; a trace was written"
+    check "rb-torch-trace --lr 1e30 (diverges)" "$([ -z "$why" ]; echo $?)" "$why"
+    $T $PY "$tt" -o "$tmp/tt/c.h5" --text /dev/null --steps 1 >"$tmp/o" 2>&1
+    expect "rb-torch-trace --text /dev/null" "$tmp/o" $? 2 "--text /dev/null is neither a file nor a directory"
+    $T $PY "$tt" -o "$tmp/tt/no/d.h5" --steps 1 >"$tmp/o" 2>&1
+    expect "rb-torch-trace -o in a missing directory" "$tmp/o" $? 2 "cannot write .*d.h5: directory .*no does not exist"
+    [ -z "$(ls -A "$tmp/tt")" ] || bad "rb-torch-trace: left behind: $(ls -A "$tmp/tt")"
+    if [ -n "$full" ]; then
+        # A full disk: HDF5 crashed the process at exit (SIGSEGV) and left a
+        # partial trace; now named, nothing left.
+        $T $PY "$tt" -o "$full/t.h5" --steps 2 >"$tmp/o" 2>&1
+        rc=$?
+        why=$(named "$tmp/o" $rc 1 "rb-torch-trace: cannot write .*t.h5: No space left on device") || true
+        [ -z "$(ls -A "$full")" ] || why="$why; left behind: $(ls -A "$full")"
+        check "rb-torch-trace -o on a full disk" "$([ -z "$why" ]; echo $?)" "$why"
+        rm -f "$full"/*
+    fi
+else
+    echo "note: no PyTorch for /usr/bin/python3 (Debian python3-torch): rb-torch-trace's cases are not run"
+fi
+
 # ------------------------------------------------------------------ rb-report, once
 # Over every archive above and one sound run: that run is reported, each
 # other one refused with its reason, no traceback.
 "$MPIRUN" 2 "$micro" $small -o "$tmp/sound.h5" >/dev/null 2>&1 || bad "no sound archive"
 mkdir "$tmp/all"
 for f in "$tmp"/*.h5; do ln -s "$f" "$tmp/all/"; done
-"$rbreport" "$tmp/all" -o "$tmp/rep" >"$tmp/r" 2>&1
+mkfifo "$tmp/all/fifo.h5"
+# Bounded: a FIFO it opened would wait for a writer until killed.
+timeout 600 "$rbreport" "$tmp/all" -o "$tmp/rep" >"$tmp/r" 2>&1
 rc=$?
 why=""
 [ $rc -eq 0 ] || why="exit $rc"

@@ -10,7 +10,8 @@
  * (without the free-text epilogue) shows every option at the start of a
  * line, with no line of 80 columns or more; a value out of range, a
  * wrong choice and a missing value are refused with a message naming the
- * option; giving an option its default value changes nothing; an unknown
+ * option (an unsigned one also " -1", which strtoull reads as 2^64 - 1);
+ * giving an option its default value changes nothing; an unknown
  * option and a stray argument are refused; an old spelling (MOVED) is
  * absent from --help and refused, alone or with a value, by a message
  * naming it and the option it became. */
@@ -184,6 +185,8 @@ static void check_values(const program *p, void *opts, void *defaults)
             expect_refused(p, opts, o, "no-such-choice");
         } else if (o->type == BENCH_OPT_U64 || o->type == BENCH_OPT_SIZE) {
             expect_refused(p, opts, o, "-1");
+            expect_refused(p, opts, o, " -1");   /* strtoull: 2^64 - 1 */
+            expect_refused(p, opts, o, "");
         }
         if (takes_value(o) && !o->optional) {   /* the value missing */
             char *argv[] = {(char *)p->name, opt, NULL};

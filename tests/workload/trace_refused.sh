@@ -4,7 +4,8 @@
 # a missing file, a file that is not HDF5, a truncated trace, an HDF5
 # file that is no trace, an incomplete recording, a row id out of range,
 # ids out of order, a non-finite value, counts that do not add up, a
-# missing layer, and more ranks than the trace was recorded on.
+# missing layer, more ranks than the trace was recorded on, and rows x cols
+# past 2^64 (2^62 x 4, which wrapped to 0 and crashed the replay).
 . "$top_srcdir/tests/workload/workload_lib.sh"
 need_micro
 need_python "h5py, numpy" python3-h5py/numpy
@@ -40,6 +41,17 @@ def write(name, defect=None):
 write("good")
 for defect in ("format", "incomplete", "range", "order", "nan", "counts"):
     write(defect, defect)
+# rows x cols = 2^62 x 4 wraps to 0 in 64 bits (the replay crashed)
+with h5py.File("%s/wrap.h5" % d, "w") as f:
+    f.attrs.update({"format": "reducerbench-gradient-trace", "format_version": np.int64(1),
+                    "model": "hand", "source": "trace_refused.sh", "ranks": np.int64(2),
+                    "complete": np.int64(1)})
+    g = f.create_group("layers/emb")
+    g.attrs["rows"], g.attrs["cols"] = np.uint64(2**62), np.uint64(4)
+    g["steps"] = np.array([1], "int64")
+    g["counts"] = np.array([[1, 1]], "int64")
+    g["ids"] = np.array([5, 2**61], "int64")
+    g["values"] = np.ones((2, 4), "float32")
 PY
 head -c 3000 "$tmp/good.h5" >"$tmp/truncated.h5"
 echo "not hdf5 at all" >"$tmp/text.h5"
@@ -71,6 +83,7 @@ refused 2 "$tmp/range.h5" "row id 100 outside 0..99"
 refused 2 "$tmp/order.h5" "not ascending"
 refused 2 "$tmp/nan.h5" "not finite"
 refused 2 "$tmp/counts.h5" "counts sum to 7 rows, ids holds 6"
+refused 2 "$tmp/wrap.h5" "4611686018427387904 x 4 exceeds 2^32 - 1 elements"
 refused 2 "$tmp/good.h5" "no layer 'dense'" --trace-layer dense
 refused 3 "$tmp/good.h5" "recorded on 2 ranks, cannot replay on 3"
 "$MPIRUN" 1 "$micro" -o none --trace-layer emb >"$tmp/tl" 2>&1

@@ -2,7 +2,8 @@
 """analysis/rbanalysis/compare.py: the key that pairs a point of run A with
 the same point of run B.  The same configuration simulated on two
 platforms is two points (one key each); a measured point's key does not
-depend on the platform column."""
+depend on the platform column.  A damaged report directory (a table cut
+short, text where a number belongs) is refused, not compared."""
 
 import os
 import sys
@@ -11,6 +12,8 @@ if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from run_pytest import main
     sys.exit(main(__file__))
+
+import pytest
 
 from rbanalysis import compare
 
@@ -39,3 +42,35 @@ def test_every_configuration_column_changes_the_key():
     base = key(platform="knl-aries")
     for col, other in (("ranks", 64), ("density", 0.01), ("layout", "element"), ("size_bytes", 1024)):
         assert key(platform="knl-aries", **{col: other}) != base, col
+
+
+POINTS = ("domain,key,variant,measure,median,ci_low,ci_high,n,busy,unit\n"
+          "micro,k1,dense,t_avg_us,19.5,18.0,21.0,6,no,launch\n"
+          "micro,k1,s2,t_avg_us,9.5,9.0,10.0,6,no,launch\n")
+CLAIMS = "claim_id,setting,oversubscribed\nx,paper,False\n"
+
+
+def report_dir(tmp_path, points=POINTS, claims=CLAIMS):
+    (tmp_path / "tables").mkdir()
+    (tmp_path / "tables" / "verdict_points.csv").write_text(points)
+    (tmp_path / "tables" / "claims.csv").write_text(claims)
+    return str(tmp_path)
+
+
+def test_a_report_directory_is_read(tmp_path):
+    points, _, what = compare.dataset(report_dir(tmp_path))
+    assert list(points["median"]) == [19.5, 9.5]
+    assert what.startswith("report ")
+
+
+@pytest.mark.parametrize("points, reason", [
+    (POINTS[:-20], "tables/verdict_points.csv ends mid-line"),
+    (POINTS.replace("19.5", "abc"), "column median holds 'abc', not a number"),
+    (POINTS.replace(",6,no", ",six,no", 1), "column n holds 'six'"),
+])
+def test_a_damaged_report_is_refused(tmp_path, points, reason):
+    """A cut table compared as fewer points ('no contradiction', exit 0);
+    text in median ended --compare in a TypeError (exit 1: 'contradiction')."""
+    with pytest.raises(compare.DatasetError) as e:
+        compare.dataset(report_dir(tmp_path, points))
+    assert reason in str(e.value)

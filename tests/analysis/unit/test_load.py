@@ -2,8 +2,9 @@
 """analysis/rbanalysis/load.py, function by function, on run metadata as
 the archives hold it (root attributes, benchmarks/harness/metadata.c):
 busy (the machine_* attributes against the busy rule, -1 or absent as
-unknown), combine_busy over the runs of a point, oversubscription, and
-where a run's numbers come from (platform, run_machine)."""
+unknown), combine_busy over the runs of a point, oversubscription,
+where a run's numbers come from (platform, run_machine), and which files
+find_files hands on (never a FIFO, whose open would wait for a writer)."""
 
 import os
 import sys
@@ -111,3 +112,19 @@ def test_run_machine():
                                  slurm_cluster_name="daint")) == "daint/gpu"
     assert load.run_machine(meta(simulated=1, sim_platform_path="eth1g.xml",
                                  hostname="laptop")) == "eth1g (simulated)"
+
+
+# ------------------------------------------------------------ find_files
+
+def test_find_files_refuses_what_is_no_regular_file(tmp_path):
+    (tmp_path / "a.h5").write_bytes(b"x")
+    os.mkfifo(tmp_path / "fifo.h5")
+    (tmp_path / "sub.h5").mkdir()       # a directory named *.h5 is walked into
+    files, refusals = load.find_files([str(tmp_path)])
+    assert files == [str(tmp_path / "a.h5")]
+    assert [(r.path, r.reason) for r in refusals] == \
+        [(str(tmp_path / "fifo.h5"), "not a regular file (a FIFO): not read")]
+    files, refusals = load.find_files([str(tmp_path / "fifo.h5"), str(tmp_path / "no.h5")])
+    assert files == []
+    assert [r.reason for r in refusals] == ["not a regular file (a FIFO): not read",
+                                            "no such file or directory"]

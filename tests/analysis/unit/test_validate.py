@@ -67,6 +67,17 @@ def test_refused_attributes_say_why(changes, reason):
     assert reason in invalid(validate.check_attrs, attrs(**changes))
 
 
+@pytest.mark.parametrize("name", ["malloc_policy", "hostname", "start_time", "machine_cores"])
+def test_root_attribute_with_several_values_is_refused(name):
+    """rb-report stopped with a traceback ('list' has no 'split')."""
+    reason = invalid(validate.check_attrs, attrs(**{name: np.array([1, 2, 3])}))
+    assert reason == "root attribute %s holds 3 values, not one: not written by reducerbench" % name
+
+
+def test_trace_steps_may_hold_several_values():
+    assert validate.check_attrs(attrs(trace_steps=np.array([1, 2, 3]))) == "rb_micro"
+
+
 def test_flags_that_are_zero_do_not_refuse():
     assert validate.check_attrs(attrs(timed_out=0, diverged=0)) == "rb_micro"
 
@@ -195,6 +206,99 @@ def test_micro_results_must_be_a_compound_table_with_the_columns():
         f.create_group("micro").create_dataset(
             "results", data=np.zeros(1, dtype=[("reducer", "S8"), ("ranks", "<i4")]))
         assert "lacks the column(s) size_bytes, t_avg_us" in invalid(validate.check_run, f)
+
+
+def test_micro_results_with_no_row_is_refused():
+    with h5(rows=micro_rows()[:0]) as f:
+        assert "/micro/results holds no rows" in invalid(validate.check_run, f)
+        assert validate.status(f)[0] == "INVALID"
+
+
+@pytest.mark.parametrize("col, kind", [("ranks", "S8"), ("t_avg_us", "S8"), ("density", "O")])
+def test_micro_column_of_text_is_named(col, kind):
+    """A column of text where a number belongs: named, not a TypeError from
+    comparing text with a number."""
+    dtype = [(n, (kind if n == col else t)) for n, t in MICRO]
+    if kind == "O":
+        dtype = [(n, (h5py.string_dtype() if n == col else t)) for n, t in MICRO]
+    rows = np.zeros(2, dtype=dtype)
+    for n, _ in MICRO:
+        rows[n] = b"two" if n == col else np.array([GOOD_ROW], dtype=MICRO)[n][0]
+    with h5(rows=rows) as f:
+        reason = invalid(validate.check_run, f)
+    assert reason.startswith("/micro/results column %s is of type " % col), reason
+    assert "not a number" in reason
+
+
+@pytest.mark.parametrize("sample, reason", [
+    (np.array([[1.0, 2.0], [-5.0, 2.0]]), "/micro/samples/0: a per-call time = -5.0 is a value no run"),
+    (np.array([[1.0, np.nan]]), "a per-call time = nan"),
+    (np.array([[b"a", b"b"]]), "/micro/samples/0 is of type |S1, not per-call times"),
+])
+def test_micro_samples_a_run_cannot_have_are_refused(sample, reason):
+    """The report's per-iteration quartiles came silently from negative or
+    NaN samples; text was 'unreadable data (ValueError)'."""
+    with h5(rows=micro_rows()) as f:
+        f["micro"].create_group("samples").create_dataset("0", data=sample)
+        assert reason in invalid(validate.check_run, f)
+    with h5(rows=micro_rows()) as f:
+        f["micro"].create_group("samples").create_dataset("0", data=np.ones((3, 2)))
+        assert validate.status(f) == ("complete", "")
+
+
+CURVE = [("iteration", "<i8"), ("epoch", "<f8"), ("wall_s", "<f8"), ("train_loss", "<f8"),
+         ("test_accuracy", "<f8"), ("val_perplexity", "<f8")]
+
+
+def train_run(curve=None, **train_attrs):
+    """An rb_train run whose /train holds curve (None: a good one of two
+    evaluations; False: no curve at all) and these attributes."""
+    f = h5(attrs(tool="rb_train"), train=dict({"final_train_loss": 0.5, "ranks": 2}, **train_attrs))
+    if curve is None:
+        curve = np.array([(5, 0.5, 0.1, 0.9, 60.0, np.nan), (10, 1.0, 0.2, 0.5, 70.0, np.nan)],
+                         dtype=CURVE)
+    if curve is not False:
+        f["train"].create_dataset("curves", data=curve)
+    return f
+
+
+def curve_with(col, value, row=1):
+    c = np.array([(5, 0.5, 0.1, 0.9, 60.0, np.nan), (10, 1.0, 0.2, 0.5, 70.0, np.nan)], dtype=CURVE)
+    c[row][col] = value
+    return c
+
+
+def test_train_run_with_a_good_curve_passes():
+    with train_run() as f:
+        assert validate.status(f) == ("complete", "")
+
+
+@pytest.mark.parametrize("curve, reason", [
+    (np.zeros(0, dtype=CURVE), "/train/curves holds no rows"),
+    (curve_with("test_accuracy", -40.0), "row 1: test_accuracy = -40.0 is a value no run can have"),
+    (curve_with("test_accuracy", 140.0), "an accuracy: 0..100"),
+    (curve_with("wall_s", -5.0), "row 1: wall_s = -5.0"),
+    (curve_with("wall_s", np.inf), "wall_s = inf"),
+    (curve_with("train_loss", -3.0), "a loss: >= 0"),
+    (curve_with("val_perplexity", 0.5), "a perplexity: finite and >= 1"),
+    (curve_with("iteration", 1), "the iterations go back"),
+])
+def test_train_curves_a_run_cannot_have_are_refused(curve, reason):
+    with train_run(curve) as f:
+        assert reason in invalid(validate.check_run, f)
+        assert validate.status(f)[0] == "INVALID"
+
+
+def test_train_text_where_a_number_is_read_is_named():
+    """rb-report stopped with an internal error (int('many'), a text
+    column compared with numbers); now the run is refused, named."""
+    with train_run(ranks="many") as f:
+        assert "/train attribute ranks = many is not a whole number >= 1" in invalid(validate.check_run, f)
+    with train_run(target_accuracy="high") as f:
+        assert "target_accuracy = high is not a number" in invalid(validate.check_run, f)
+    text_col = np.zeros(2, dtype=[(n, "S8" if n == "test_accuracy" else t) for n, t in CURVE])
+    with train_run(text_col) as f:
+        assert "/train/curves column test_accuracy is of type" in invalid(validate.check_run, f)
 
 
 def test_content_digest_tells_copies_apart():
