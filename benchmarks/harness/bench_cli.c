@@ -191,11 +191,14 @@ static struct option *getopt_tables(const bench_cli *cli, char **shorts)
 {
     size_t n = table_size(cli), k = 0, s = 0;
     struct option *longs = calloc(n + 1, sizeof *longs);
-    *shorts = malloc(3 * n + 2);
+    *shorts = malloc(3 * n + 3);
     if (!longs || !*shorts) {
         free(longs), free(*shorts);
         return NULL;
     }
+    /* '+': stop at the first word that is not an option (no program takes
+     * one), so the word before a stray one is the option it was meant for */
+    (*shorts)[s++] = '+';
     (*shorts)[s++] = ':';   /* ':' for a missing value, '?' for an unknown option */
     for (size_t i = 0; i < n; i++) {
         const bench_opt *o = &cli->opts[i];
@@ -257,6 +260,18 @@ static int handle(const bench_cli *cli, int c, char **argv, void *opts, char *ms
     return store(o, optarg, opts, msg, len) ? BENCH_CLI_ERROR : BENCH_CLI_OK;
 }
 
+/* A word where no option wanted one: after a flag, or after an option
+ * whose value is optional and so must be attached ("-f 4", "-c 0"), say so. */
+static void stray_argument(char **argv, int at, char *msg, size_t len)
+{
+    const char *before = at > 1 ? argv[at - 1] : "";
+    if (before[0] == '-' && before[1] != '\0' && strcmp(before, "--") != 0)
+        snprintf(msg, len, "unexpected argument '%s' after '%s', which takes no separate value",
+                 argv[at], before);
+    else
+        snprintf(msg, len, "unexpected argument '%s'", argv[at]);
+}
+
 int bench_cli_parse(const bench_cli *cli, int argc, char **argv, void *opts, char *msg,
                     size_t len)
 {
@@ -272,7 +287,7 @@ int bench_cli_parse(const bench_cli *cli, int argc, char **argv, void *opts, cha
     for (int c; rc == BENCH_CLI_OK && (c = getopt_long(argc, argv, shorts, longs, NULL)) != -1;)
         rc = handle(cli, c, argv, opts, msg, len);
     if (rc == BENCH_CLI_OK && optind < argc) {
-        snprintf(msg, len, "unexpected argument '%s'", argv[optind]);
+        stray_argument(argv, optind, msg, len);
         rc = BENCH_CLI_ERROR;
     }
     free(longs);

@@ -233,6 +233,22 @@ static void check_moved(const program *p, void *opts)
     }
 }
 
+/* A value after an option that takes none, or whose value must be attached
+ * ("-f 4", "-c 0"), is refused naming that option, also before others. */
+static void check_stray_after_flags(const program *p, void *opts)
+{
+    for (const bench_opt *o = p->cli->opts; o->type != BENCH_OPT_END; o++) {
+        if (o->type != BENCH_OPT_FLAG && !o->optional)
+            continue;
+        char opt[96], want[192], msg[1024] = "";
+        spelling(o, opt, sizeof opt);
+        snprintf(want, sizeof want, "unexpected argument '4' after '%s'", opt);
+        char *line[] = {(char *)p->name, opt, "4", "--help", NULL};
+        if (parse(p, opts, msg, sizeof msg, line) != BENCH_CLI_ERROR || !strstr(msg, want))
+            fail(p, "%s 4: '%s'", opt, msg);
+    }
+}
+
 static void check_program(const program *p)
 {
     void *opts = calloc(1, p->size), *defaults = calloc(1, p->size);
@@ -250,6 +266,7 @@ static void check_program(const program *p)
     char *stray[] = {(char *)p->name, "stray", NULL};
     if (parse(p, opts, msg, sizeof msg, stray) != BENCH_CLI_ERROR || !strstr(msg, "unexpected argument 'stray'"))
         fail(p, "a stray argument: '%s'%s", msg, "");
+    check_stray_after_flags(p, opts);
     free(opts);
     free(defaults);
 }
