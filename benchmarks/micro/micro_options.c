@@ -19,6 +19,33 @@
 
 /* ---------------------------------------------------------- custom values */
 
+/* Each name of the comma list v registered and named once: twice in the
+ * list it was measured twice, its rows counted as two repetitions by the
+ * report (--repeat N is the way to repeat).  0, or -1 with msg. */
+static int check_reducer_names(const char *v, char *msg, size_t len)
+{
+    char buf[sizeof ((micro_opts *)0)->reducers];
+    const char *seen[MICRO_MAX_REDUCERS];
+    size_t nseen = 0;
+    snprintf(buf, sizeof buf, "%s", v);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        unsigned t;
+        if (rb_reducer_traits(tok, &t) != RB_OK) {
+            snprintf(msg, len, "unknown reducer '%s'", tok);
+            return -1;
+        }
+        for (size_t i = 0; i < nseen; i++)
+            if (!strcmp(seen[i], tok)) {
+                snprintf(msg, len, "'%s' names %s twice (use --repeat N to repeat a "
+                         "measurement)", v, tok);
+                return -1;
+            }
+        if (nseen < MICRO_MAX_REDUCERS)
+            seen[nseen++] = tok;
+    }
+    return 0;
+}
+
 static int parse_reducers(const char *v, void *opts, char *msg, size_t len)
 {
     micro_opts *o = opts;
@@ -27,27 +54,8 @@ static int parse_reducers(const char *v, void *opts, char *msg, size_t len)
         return -1;
     }
     if (strcmp(v, "all")) {
-        char buf[sizeof o->reducers];
-        const char *seen[MICRO_MAX_REDUCERS + 1];
-        size_t nseen = 0;
-        snprintf(buf, sizeof buf, "%s", v);
-        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            unsigned t;
-            if (rb_reducer_traits(tok, &t) != RB_OK) {
-                snprintf(msg, len, "unknown reducer '%s'", tok);
-                return -1;
-            }
-            /* twice in the list: measured twice, its rows counted as two
-             * repetitions by the report (--repeat N is the way to repeat) */
-            for (size_t i = 0; i < nseen; i++)
-                if (!strcmp(seen[i], tok)) {
-                    snprintf(msg, len, "'%s' names %s twice (use --repeat N to repeat a "
-                             "measurement)", v, tok);
-                    return -1;
-                }
-            if (nseen < MICRO_MAX_REDUCERS)
-                seen[nseen++] = tok;
-        }
+        if (check_reducer_names(v, msg, len))
+            return -1;
         if (!v[0] || v[0] == ',' || strstr(v, ",,") || v[strlen(v) - 1] == ',') {
             snprintf(msg, len, "'%s' is not a comma list of names", v);
             return -1;
