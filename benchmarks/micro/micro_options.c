@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "harness/bench_common.h"
+#include "harness/memneed.h"
 #include "harness/bench_papi.h"
 
 /* ---------------------------------------------------------- custom values */
@@ -325,8 +326,8 @@ static const bench_opt options[] = {
     {BENCH_OPT_SIZE, "mem-limit", 'M', "BYTES", F(mem_limit),
      .help = "bytes a rank may hold (K/M/G suffixes, as OSU's -M): the run is refused before "
      "allocating anything when its need (printed in the preamble) is larger",
-     .def_text = "SLURM_MEM_PER_CPU x SLURM_CPUS_PER_TASK when set, else SLURM_MEM_PER_NODE or "
-                 "MemAvailable divided by the ranks on the node", .min = 1, .expect = "a size of at least 1 byte (K/M/G suffixes; leave -M out for the limit of the node)"},
+     .def_text = BENCH_MEM_LIMIT_DEFAULT " divided by the ranks on the node", .min = 1,
+     .expect = BENCH_MEM_LIMIT_EXPECT},
     {BENCH_OPT_STRING, "json", 'J', "FILE", F(json),
      .help = "also write the archive's rows as JSON lines (one object per row: every column and the "
      "run metadata; schema in results/README.md), when the run completes; needs an archive (-o)"},
