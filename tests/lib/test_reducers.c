@@ -608,19 +608,24 @@ static void check_option_ranges(void)
 }
 
 /* rb_create must fail with RB_ERR_MISMATCH on every rank. */
-static void expect_mismatch(const char *what, const char *name, size_t rows, const char *opt)
+/* rb_create of reducer name, rows x cols with opt (this rank's values,
+ * which some other rank does not share) gives RB_ERR_MISMATCH and no
+ * reducer. */
+static void expect_mismatch(const char *what, const char *name, size_t rows, size_t cols,
+                            const char *opt)
 {
     rb_config cfg;
     rb_config_default(&cfg);
     cfg.name = name;
     cfg.rows = rows;
+    cfg.cols = cols;
     if (opt)
         rb_options_set(&cfg.opts, opt);
     rb_reducer *r = NULL;
     int rc = rb_create(&cfg, &r);
     if (rc != RB_ERR_MISMATCH || r)
-        FAIL("mismatch (%s): rb_create -> %d (%s), expected RB_ERR_MISMATCH", what, rc,
-             rb_last_error());
+        FAIL("mismatch (%s) for %s: rb_create -> %d (%s), expected RB_ERR_MISMATCH", what, name,
+             rc, rb_last_error());
     rb_destroy(r);
 }
 
@@ -637,12 +642,12 @@ static void check_mismatch(void)
     check_option_ranges();
     if (nranks < 2)
         return;
-    expect_mismatch("rows", "sparcml", rank == 0 ? 100 : 101, NULL);
-    expect_mismatch("options", "sparcml", 100, rank == nranks - 1 ? "sparcml_switch=0.5" : NULL);
-    expect_mismatch("options", "parallax", 100, rank == 0 ? "parallax_servers=1" : NULL);
-    expect_mismatch("reducer name", rank == 1 ? "agsparse" : "omnireduce", 100, NULL);
-    expect_mismatch("options", "oktopk", 100, rank == 0 ? "oktopk_repartition=2" : NULL);
-    expect_mismatch("options", "zen", 100, rank == nranks - 1 ? "seed=9" : NULL);
+    expect_mismatch("rows", "sparcml", rank == 0 ? 100 : 101, 1, NULL);
+    expect_mismatch("options", "sparcml", 100, 1, rank == nranks - 1 ? "sparcml_switch=0.5" : NULL);
+    expect_mismatch("options", "parallax", 100, 1, rank == 0 ? "parallax_servers=1" : NULL);
+    expect_mismatch("reducer name", rank == 1 ? "agsparse" : "omnireduce", 100, 1, NULL);
+    expect_mismatch("options", "oktopk", 100, 1, rank == 0 ? "oktopk_repartition=2" : NULL);
+    expect_mismatch("options", "zen", 100, 1, rank == nranks - 1 ? "seed=9" : NULL);
     /* An unknown name on one rank: every rank fails, none hangs. */
     rb_config cfg;
     rb_config_default(&cfg);
@@ -950,24 +955,10 @@ static void check_shape_mismatch_everywhere(void)
         return;
     for (size_t i = 0; i < rb_reducer_count(); i++) {
         const char *name = rb_reducer_name_at(i);
-        expect_mismatch("rows", name, rank == nranks - 1 ? 12 : 13, NULL);
-        rb_config cfg;
-        rb_config_default(&cfg);
-        cfg.name = name;
-        cfg.rows = 6;
-        cfg.cols = rank == 0 ? 2 : 3;
-        rb_reducer *r = NULL;
-        int rc = rb_create(&cfg, &r);
-        if (rc != RB_ERR_MISMATCH || r)
-            FAIL("mismatch (cols) for %s: rb_create -> %d (%s)", name, rc, rb_last_error());
-        rb_destroy(r);
-        cfg.rows = rank == 0 ? 4 : 6;   /* 4 x 3 and 6 x 2: the same 12 elements */
-        cfg.cols = rank == 0 ? 3 : 2;
-        rc = rb_create(&cfg, &r);
-        if (rc != RB_ERR_MISMATCH || r)
-            FAIL("mismatch (4x3 against 6x2) for %s: rb_create -> %d (%s)", name, rc,
-                 rb_last_error());
-        rb_destroy(r);
+        expect_mismatch("rows", name, rank == nranks - 1 ? 12 : 13, 1, NULL);
+        expect_mismatch("cols", name, 6, rank == 0 ? 2 : 3, NULL);
+        /* 4 x 3 and 6 x 2: the same 12 elements */
+        expect_mismatch("4x3 against 6x2", name, rank == 0 ? 4 : 6, rank == 0 ? 3 : 2, NULL);
     }
 }
 
