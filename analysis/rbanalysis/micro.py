@@ -265,13 +265,20 @@ def scaling(agg):
     return out[nranks > 1].sort_values(keys + ["variant", "size_bytes", "ranks"]).reset_index(drop=True)
 
 
+def _points_with_positive(agg, col):
+    """The points of agg (a copy) where col is finite and > 0: the ones a
+    ratio to col can be taken of; None when there are none (or no col)."""
+    if agg.empty or col not in agg:
+        return None
+    d = agg[np.isfinite(agg[col]) & (agg[col] > 0)].copy()
+    return None if d.empty else d
+
+
 def model_fit(agg):
     """Per reducer variant: how far the measured median is from the cost
     model's time (rb_micro's t_model_us), over the points that have one."""
-    if agg.empty or "t_model_us_median" not in agg:
-        return pd.DataFrame()
-    d = agg[np.isfinite(agg["t_model_us_median"]) & (agg["t_model_us_median"] > 0)].copy()
-    if d.empty:
+    d = _points_with_positive(agg, "t_model_us_median")
+    if d is None:
         return pd.DataFrame()
     d["ratio"] = d["t_avg_us_median"] / d["t_model_us_median"]
     g = d.groupby(["kind", "variant"], sort=True)["ratio"]
@@ -286,10 +293,8 @@ def memory_floor(agg):
     pass of the input, rb_micro's t_floor_us), and the same without the
     communication phase: how far a reducer's local work is from the
     traffic it cannot avoid."""
-    if agg.empty or "t_floor_us_median" not in agg:
-        return pd.DataFrame()
-    d = agg[np.isfinite(agg["t_floor_us_median"]) & (agg["t_floor_us_median"] > 0)].copy()
-    if d.empty:
+    d = _points_with_positive(agg, "t_floor_us_median")
+    if d is None:
         return pd.DataFrame()
     d["t_over_floor"] = d["t_avg_us_median"] / d["t_floor_us_median"]
     comm = d["t_comm_us_median"] if "t_comm_us_median" in d else np.nan

@@ -230,14 +230,22 @@ def micro_numeric_columns(names):
     return [c for c in numeric if c in names]
 
 
-def check_micro_types(dtype):
-    """A column meant for numbers that holds text (or anything else) is
-    named, rather than failing later in a comparison."""
-    for col in micro_numeric_columns(dtype.names):
+def _check_number_columns(dtype, columns, where):
+    """A column meant for numbers (of columns, those dtype has) that holds
+    text, an array or anything else is named, rather than failing later in
+    a comparison."""
+    for col in columns:
+        if col not in dtype.names:
+            continue
         t = dtype[col]
         if not (np.issubdtype(t, np.number) or np.issubdtype(t, np.bool_)) or t.shape:
-            raise Invalid("/micro/results column %s is of type %s, not a number: not written "
-                          "by reducerbench" % (col, t))
+            raise Invalid("%s column %s is of type %s, not a number: not written by "
+                          "reducerbench" % (where, col, t))
+
+
+def check_micro_types(dtype):
+    """/micro/results' numeric columns hold numbers."""
+    _check_number_columns(dtype, micro_numeric_columns(dtype.names), "/micro/results")
 
 
 def _bad_rows(arr, col, ok):
@@ -353,12 +361,7 @@ def _check_train_attrs(grp, where):
 def _check_curve(ds, where):
     """One curve table: numbers where numbers belong, at least one row,
     values a run can have, iterations that never go back."""
-    for col in TRAIN_CURVE_RULES:
-        if col in ds.dtype.names:
-            t = ds.dtype[col]
-            if not (np.issubdtype(t, np.number) or np.issubdtype(t, np.bool_)) or t.shape:
-                raise Invalid("%s column %s is of type %s, not a number: not written by "
-                              "reducerbench" % (where, col, t))
+    _check_number_columns(ds.dtype, TRAIN_CURVE_RULES, where)
     if ds.shape == () or len(ds) == 0:
         raise Invalid("%s holds no rows: nothing was evaluated" % where)
     arr = ds[...]

@@ -91,8 +91,10 @@ static long long sde_rusage(void *arg)
     }
 }
 #define SDE_PREFIX "sde:::reducerbench::"
+/* cpu_time_ns first, then the getrusage fields in sde_rusage's order. */
 static const char *const sde_names[] = {"cpu_time_ns", "minor_faults", "major_faults",
                                         "vol_ctx_switches", "invol_ctx_switches"};
+#define SDE_COUNT (sizeof sde_names / sizeof *sde_names)
 static void register_sde_events(void)
 {
     static int done;
@@ -102,7 +104,7 @@ static void register_sde_events(void)
     papi_handle_t h = papi_sde_init("reducerbench");
     const int mode = PAPI_SDE_RO | PAPI_SDE_DELTA;
     papi_sde_register_counter_cb(h, sde_names[0], mode, PAPI_SDE_long_long, sde_cpu_time_ns, NULL);
-    for (intptr_t i = 0; i < 4; i++)
+    for (intptr_t i = 0; i + 1 < (intptr_t)SDE_COUNT; i++)
         papi_sde_register_counter_cb(h, sde_names[i + 1], mode, PAPI_SDE_long_long, sde_rusage, (void *)i);
 }
 
@@ -113,10 +115,19 @@ static int sde_name_unknown(const char *name)
 {
     if (strncmp(name, SDE_PREFIX, strlen(SDE_PREFIX)))
         return 0;
-    for (size_t i = 0; i < sizeof sde_names / sizeof *sde_names; i++)
+    for (size_t i = 0; i < SDE_COUNT; i++)
         if (!strcmp(name + strlen(SDE_PREFIX), sde_names[i]))
             return 0;
     return 1;
+}
+
+/* The reason an unknown sde:::reducerbench:: name is refused, listing the
+ * counters that are (from sde_names, so the list cannot fall behind it). */
+static void sde_unknown_reason(char *reason, size_t len)
+{
+    size_t at = (size_t)snprintf(reason, len, "not one of reducerbench's counters:");
+    for (size_t i = 0; i < SDE_COUNT && at < len; i++)
+        at += (size_t)snprintf(reason + at, len - at, " %s", sde_names[i]);
 }
 #endif
 
@@ -158,8 +169,7 @@ static void add_event(bench_papi *p, int e)
 {
 #ifdef HAVE_PAPI_SDE
     if (sde_name_unknown(p->names[e])) {
-        snprintf(p->reason[e], BENCH_PAPI_REASON_LEN, "not one of reducerbench's counters: "
-                 "cpu_time_ns minor_faults major_faults vol_ctx_switches invol_ctx_switches");
+        sde_unknown_reason(p->reason[e], BENCH_PAPI_REASON_LEN);
         p->unknown[e] = 1;
         return;
     }

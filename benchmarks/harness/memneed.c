@@ -11,6 +11,7 @@
 
 #include "bench_agree.h"
 #include "bench_fail.h"
+#include "bench_parse.h"
 #include "bench_usage.h"
 
 double bench_reducer_state_bytes(const char *name, const rb_options *o, double n, double k, int p)
@@ -91,12 +92,10 @@ static int slurm_cpus(int *cpus, char *why, size_t wlen)
     *cpus = 1;
     if (!v || !*v)
         return 0;
-    char *end;
-    errno = 0;
-    long n = strtol(v, &end, 10);
-    if (v[0] < '0' || v[0] > '9' || errno || *end || n < 1 || n > 1 << 20) {
+    uint64_t n = 0;
+    if (bench_parse_u64(v, &n) || n < 1 || n > 1 << 20) {
         snprintf(why, wlen, "SLURM_CPUS_PER_TASK='%s' is not a number of CPUs (a whole number "
-                 "from 1); unset it, or give -M", v);
+                 "from 1 to 2^20); unset it, or give -M", v);
         return -1;
     }
     *cpus = (int)n;

@@ -17,6 +17,12 @@ double bench_reducer_state_bytes(const char *name, const rb_options *o, double n
  * task, else SLURM_MEM_PER_NODE or MemAvailable divided by the ranks on
  * the node; source names where it came from; 0 when unknown. */
 double bench_mem_limit(MPI_Comm comm, uint64_t override, char *source, size_t slen);
+/* -M's default and expected value in each program's --help, worded once
+ * (a program of several ranks adds " divided by the ranks on the node"). */
+#define BENCH_MEM_LIMIT_DEFAULT \
+    "SLURM_MEM_PER_CPU x SLURM_CPUS_PER_TASK when set, else SLURM_MEM_PER_NODE or MemAvailable"
+#define BENCH_MEM_LIMIT_EXPECT \
+    "a size of at least 1 byte (K/M/G suffixes; leave -M out for the limit of the node)"
 
 /* When limit > 0 and need > limit: the usage error (exit 2, every rank)
  * "this run needs N GiB WHAT, more than the L GiB HOLDER may hold

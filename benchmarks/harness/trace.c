@@ -377,9 +377,13 @@ int bench_trace_create(const char *path, int force, const bench_trace_info *info
 {
     struct stat st;
     *w = NULL;
-    if (!stat(path, &st) && (!S_ISREG(st.st_mode) || !force))
-        return fail(err, len, "%s: %s", path, S_ISREG(st.st_mode) ? "exists (--force overwrites it)"
-                                                                    : "exists and is no regular file");
+    /* worded as bench_output_ok and rb-archive word these refusals */
+    if (stat(path, &st) == 0) {
+        if (!S_ISREG(st.st_mode))
+            return fail(err, len, "%s exists and is not a regular file", path);
+        if (!force)
+            return fail(err, len, "refusing to overwrite existing %s (use --force)", path);
+    }
     if (info->max_bytes > BENCH_TRACE_MAX_BYTES)
         return fail(err, len, "a trace holds at most %llu bytes", (unsigned long long)BENCH_TRACE_MAX_BYTES);
     bench_trace_writer *t = calloc(1, sizeof *t);

@@ -15,9 +15,37 @@
 #include <strings.h>
 
 #include "harness/bench_common.h"
+#include "harness/memneed.h"
 #include "harness/bench_papi.h"
 
 /* ---------------------------------------------------------- custom values */
+
+/* Each name of the comma list v registered and named once: twice in the
+ * list it was measured twice, its rows counted as two repetitions by the
+ * report (--repeat N is the way to repeat).  0, or -1 with msg. */
+static int check_reducer_names(const char *v, char *msg, size_t len)
+{
+    char buf[sizeof ((micro_opts *)0)->reducers];
+    const char *seen[MICRO_MAX_REDUCERS];
+    size_t nseen = 0;
+    snprintf(buf, sizeof buf, "%s", v);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        unsigned t;
+        if (rb_reducer_traits(tok, &t) != RB_OK) {
+            snprintf(msg, len, "unknown reducer '%s'", tok);
+            return -1;
+        }
+        for (size_t i = 0; i < nseen; i++)
+            if (!strcmp(seen[i], tok)) {
+                snprintf(msg, len, "'%s' names %s twice (use --repeat N to repeat a "
+                         "measurement)", v, tok);
+                return -1;
+            }
+        if (nseen < MICRO_MAX_REDUCERS)
+            seen[nseen++] = tok;
+    }
+    return 0;
+}
 
 static int parse_reducers(const char *v, void *opts, char *msg, size_t len)
 {
@@ -27,27 +55,8 @@ static int parse_reducers(const char *v, void *opts, char *msg, size_t len)
         return -1;
     }
     if (strcmp(v, "all")) {
-        char buf[sizeof o->reducers];
-        const char *seen[MICRO_MAX_REDUCERS + 1];
-        size_t nseen = 0;
-        snprintf(buf, sizeof buf, "%s", v);
-        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            unsigned t;
-            if (rb_reducer_traits(tok, &t) != RB_OK) {
-                snprintf(msg, len, "unknown reducer '%s'", tok);
-                return -1;
-            }
-            /* twice in the list: measured twice, its rows counted as two
-             * repetitions by the report (--repeat N is the way to repeat) */
-            for (size_t i = 0; i < nseen; i++)
-                if (!strcmp(seen[i], tok)) {
-                    snprintf(msg, len, "'%s' names %s twice (use --repeat N to repeat a "
-                             "measurement)", v, tok);
-                    return -1;
-                }
-            if (nseen < MICRO_MAX_REDUCERS)
-                seen[nseen++] = tok;
-        }
+        if (check_reducer_names(v, msg, len))
+            return -1;
         if (!v[0] || v[0] == ',' || strstr(v, ",,") || v[strlen(v) - 1] == ',') {
             snprintf(msg, len, "'%s' is not a comma list of names", v);
             return -1;
@@ -317,8 +326,8 @@ static const bench_opt options[] = {
     {BENCH_OPT_SIZE, "mem-limit", 'M', "BYTES", F(mem_limit),
      .help = "bytes a rank may hold (K/M/G suffixes, as OSU's -M): the run is refused before "
      "allocating anything when its need (printed in the preamble) is larger",
-     .def_text = "SLURM_MEM_PER_CPU x SLURM_CPUS_PER_TASK when set, else SLURM_MEM_PER_NODE or "
-                 "MemAvailable divided by the ranks on the node", .min = 1, .expect = "a size of at least 1 byte (K/M/G suffixes; leave -M out for the limit of the node)"},
+     .def_text = BENCH_MEM_LIMIT_DEFAULT " divided by the ranks on the node", .min = 1,
+     .expect = BENCH_MEM_LIMIT_EXPECT},
     {BENCH_OPT_STRING, "json", 'J', "FILE", F(json),
      .help = "also write the archive's rows as JSON lines (one object per row: every column and the "
      "run metadata; schema in results/README.md), when the run completes; needs an archive (-o)"},

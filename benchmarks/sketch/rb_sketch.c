@@ -292,19 +292,25 @@ static void check_memory(const sketch_args *a)
                         "use smaller --rows, --cols or --ratio, --no-error");
 }
 
+/* Under mpirun -n P every process ran its own benchmark, P tables
+ * interleaved on stdout, timed on shared cores (and, with different
+ * command lines, only rank 0's shown): refused, exit 2.  Called before
+ * parsing, so that no rank can leave alone on an option only it was
+ * given. */
+static void refuse_several_processes(void)
+{
+    int procs = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &procs);
+    if (procs > 1)
+        bench_usage_error(bench_prog(), "runs on one process (--ranks P simulates P ranks); it was "
+                          "started on %d: run it without mpirun, or with one rank", procs);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);   /* not bench_mpi_init: the allocator keeps its policy */
     bench_set_prog("rb_sketch");
-    /* Under mpirun -n P every process ran its own benchmark, P tables
-     * interleaved on stdout, timed on shared cores (and, with different
-     * command lines, only rank 0's shown).  Before parsing, so that no
-     * rank can leave alone on an option only it was given. */
-    int procs = 1;
-    MPI_Comm_size(MPI_COMM_WORLD, &procs);
-    if (procs > 1)
-        bench_usage_error("rb_sketch", "runs on one process (--ranks P simulates P ranks); it was "
-                          "started on %d: run it without mpirun, or with one rank", procs);
+    refuse_several_processes();   /* before parsing: see there */
     sketch_args a;
     sketch_parse_options(argc, argv, &a);
     check_memory(&a);

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "harness/bench_common.h"
+#include "harness/memneed.h"
 #include "sparse.h"
 
 #define F(field) offsetof(sketch_args, field)
@@ -27,8 +28,8 @@ static const bench_opt options[] = {
     {BENCH_OPT_FLAG, "no-error", 0, NULL, F(error), .flag_value = 0, .help = "skip the error table"},
     {BENCH_OPT_SIZE, "mem-limit", 'M', "BYTES", F(mem_limit),
      .help = "bytes the run may hold (K/M/G suffixes): refused before allocating when its need "
-     "(printed) is larger", .def_text = "SLURM_MEM_PER_CPU x SLURM_CPUS_PER_TASK when set, else SLURM_MEM_PER_NODE or MemAvailable",
-     .min = 1, .expect = "a size of at least 1 byte (K/M/G suffixes; leave -M out for the limit of the node)"},
+     "(printed) is larger", .def_text = BENCH_MEM_LIMIT_DEFAULT,
+     .min = 1, .expect = BENCH_MEM_LIMIT_EXPECT},
     {BENCH_OPT_ACTION, "help", 'h', .action = bench_cli_help_action, .help = "this help"},
     {.type = BENCH_OPT_END},
 };

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "harness/bench_common.h"
+#include "harness/memneed.h"
 
 #define PROG "rb_train"
 #define DEFAULT_IMAGES "/usr/share/datasets/fashion-mnist"
@@ -179,8 +180,8 @@ static const bench_opt options[] = {
     {BENCH_OPT_SIZE, "mem-limit", 'M', "BYTES", F(mem_limit),
      .help = "bytes a rank may hold (K/M/G suffixes, as OSU's -M): the run is refused, once the "
      "data is loaded and before the model is built, when its need (printed) is larger",
-     .def_text = "SLURM_MEM_PER_CPU x SLURM_CPUS_PER_TASK when set, else SLURM_MEM_PER_NODE or "
-     "MemAvailable divided by the ranks on the node", .min = 1, .expect = "a size of at least 1 byte (K/M/G suffixes; leave -M out for the limit of the node)"},
+     .def_text = BENCH_MEM_LIMIT_DEFAULT " divided by the ranks on the node", .min = 1,
+     .expect = BENCH_MEM_LIMIT_EXPECT},
     {BENCH_OPT_FLAG, "bench-sgemm", 0, NULL, F(bench_sgemm), .flag_value = 1,
      .help = "measure OpenBLAS SGEMM GFLOP/s and the model's GFLOP/s"},
     {BENCH_OPT_STRING, "output", 'o', "FILE.h5", F(output), .help = "HDF5 archive ('none' = no archive)",

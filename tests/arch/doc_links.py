@@ -70,14 +70,12 @@ def headings(path):
     """The headings of a Markdown file, outside fenced code blocks, and the
     labels of list items ("- Shared data: ..."), which documents name as
     sections too."""
-    found, fenced = [], False
+    found = []
     with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("```"):
-                fenced = not fenced
-            elif not fenced and line.startswith("#"):
+        for line in strip_code_blocks(f.read()).split("\n"):
+            if line.startswith("#"):
                 found.append(line.lstrip("#").strip())
-            elif not fenced and re.match(r"^[-*] [^:]{1,60}:", line):
+            elif re.match(r"^[-*] [^:]{1,60}:", line):
                 found.append(line[2:].split(":")[0].strip())
     return found
 

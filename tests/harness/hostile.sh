@@ -38,8 +38,9 @@ case_ok() { echo "ok $1"; }
 # seconds to start): refused CASE PATTERN expects a refusal line.
 : >"$tmp/expected-refusals"
 refused() { printf '%s\t%s\n' "$1" "$2" >>"$tmp/expected-refusals"; }
-# check CASE CONDITION-STATUS MESSAGE: count a case.
-check() { if [ "$2" -eq 0 ]; then case_ok "$1"; else bad "$1: $3"; fi; }
+# verdict CASE: count a case, failed with $why when a check before it set
+# it (a case collects its reasons in why, empty when all held).
+verdict() { if [ -z "$why" ]; then case_ok "$1"; else bad "$1: $why"; fi; }
 # named OUT RC EXPECTED_RC PATTERN: exit as expected, one stderr line naming
 # the reason, no crash (139/134) and no hang (124 unless expected).
 named() {
@@ -90,7 +91,7 @@ except OSError:
         kill $helper 2>/dev/null; wait $helper 2>/dev/null
         why=$(named "$tmp/o" $rc 2 "$pattern") || true
         [ $took -lt 15 ] || why="hung $took s, until a writer opened the FIFO; $why"
-        check "$name" "$([ -z "$why" ]; echo $?)" "$why"
+        verdict "$name"
     }
     tr="--train-limit 256 --test-limit 64 --batch 16 --iterations 4 --lr-warmup 0"
     for hw in 64 14; do
@@ -126,7 +127,7 @@ except OSError:
         why="$why; archive not marked diverged=1"
     "$rbarchive" list "$tmp/div.h5" | grep -q "DIVERGED" || why="$why; rb-archive list does not say DIVERGED"
     "$rbarchive" merge -o "$tmp/divm.h5" "$tmp/div.h5" >/dev/null 2>&1 && why="$why; rb-archive merged it"
-    check "rb_train --lr 1e6: divergence (rb_train, rb-archive)" "$([ -z "$why" ]; echo $?)" "$why"
+    verdict "rb_train --lr 1e6: divergence (rb_train, rb-archive)"
     refused "rb-report: the diverged run" "div.h5: diverged"
     # An archive written before runs stopped on divergence: no mark, a final
     # training loss of NaN, a test accuracy that means nothing.
@@ -142,7 +143,7 @@ PY
     why=""
     "$rbarchive" list "$tmp/olddiv.h5" | grep -q "DIVERGED" || why="rb-archive list does not say DIVERGED"
     "$rbarchive" merge -o "$tmp/olddivm.h5" "$tmp/olddiv.h5" >/dev/null 2>&1 && why="$why; rb-archive merged it"
-    check "an unmarked archive with a NaN final loss (rb-archive)" "$([ -z "$why" ]; echo $?)" "$why"
+    verdict "an unmarked archive with a NaN final loss (rb-archive)"
     refused "rb-report: an unmarked archive with a NaN final loss" "olddiv.h5: diverged: the final training loss is nan"
 
     # --timeout: named line, exit 124, archive keeps the curve marked timed_out;
@@ -152,7 +153,7 @@ PY
     why=$(named "$tmp/o" $? 124 "rb_train: rank 0: time limit: --timeout 1 s reached") || true
     "$rbarchive" list "$tmp/tt.h5" | grep -q "TIMED-OUT" || why="$why; rb-archive list does not say TIMED-OUT"
     "$rbarchive" merge -o "$tmp/ttm.h5" "$tmp/tt.h5" >/dev/null 2>&1 && why="$why; rb-archive merged it"
-    check "rb_train --timeout 1 (rb_train, rb-archive)" "$([ -z "$why" ]; echo $?)" "$why"
+    verdict "rb_train --timeout 1 (rb_train, rb-archive)"
     refused "rb-report: the timed-out training" "tt.h5: stopped by its time limit"
 
     w="$tmp/words"; mkdir "$w" "$tmp/rec"
@@ -165,7 +166,7 @@ PY
     why=$(named "$tmp/o" $rc 1 "rb_train: rank 0: training: diverged") || true
     grep -q "trace: .*divtrace.h5 not written: the training diverged" "$tmp/o" || why="$why; no line saying the trace is not written"
     ls "$tmp"/divtrace.h5* >/dev/null 2>&1 && why="$why; left: $(ls "$tmp"/divtrace.h5*)"
-    check "rb_train --lr 1e6 --record-gradients: no trace of a diverged run" "$([ -z "$why" ]; echo $?)" "$why"
+    verdict "rb_train --lr 1e6 --record-gradients: no trace of a diverged run"
 
     # rb_train archives with text where the report reads a number (it
     # stopped with an internal error, exit 3) or a curve no run can have
@@ -203,7 +204,7 @@ PY
         rc=$?
         why=$(named "$tmp/o" $rc 2 "--record-gradients .*x.h5 and the archive .*x.h5 are the same file") || true
         [ -z "$(ls -A "$tmp/rec" 2>/dev/null)" ] || why="$why; left: $(ls -A "$tmp/rec")"
-        check "rb_train -o x.h5 --record-gradients x.h5 $force" "$([ -z "$why" ]; echo $?)" "$why"
+        verdict "rb_train -o x.h5 --record-gradients x.h5 $force"
     done
     # --write-corpus: an existing corpus replaced silently; onto its own
     # --data, replaced by its --vocab-limited copy (every rarer word <unk>).
@@ -236,7 +237,7 @@ if [ -n "$full" ]; then
     rc=$?
     why=$(named "$tmp/o" $rc 1 "archive: cannot finish .*: No space left on device") || true
     [ -z "$(ls -A "$full")" ] || why="$why; left behind: $(ls -A "$full")"
-    check "rb_micro -o on a full disk" "$([ -z "$why" ]; echo $?)" "$why"
+    verdict "rb_micro -o on a full disk"
     rm -f "$full"/*
     # --save-result and -J on a full disk: named with the system's reason
     # (it was "invalid argument"), no partial file left (a 4 KiB piece of
@@ -250,7 +251,7 @@ if [ -n "$full" ]; then
         why=$(named "$tmp/o" $rc 1 "rb_micro: rank 0: .*: cannot write .*No space left on device") || true
         grep -q -- "-J: -J:\|invalid argument" "$tmp/o" && why="$why; message: $(grep "^rb_micro: " "$tmp/o")"
         [ "$(ls -A "$full")" = filler ] || why="$why; left behind: $(ls -A "$full")"
-        check "rb_micro $opt on a full disk" "$([ -z "$why" ]; echo $?)" "$why"
+        verdict "rb_micro $opt on a full disk"
         rm -f "$full"/*
     done
     if [ -x "$train" ]; then
@@ -264,7 +265,7 @@ if [ -n "$full" ]; then
         [ $rc -eq 2 ] && rc=1
         why=$(named "$tmp/o" $rc 1 "archive: .*No space left on device") || true
         [ "$(ls -A "$full")" = filler ] || why="$why; left behind: $(ls -A "$full")"
-        check "rb_train -o on a full disk" "$([ -z "$why" ]; echo $?)" "$why"
+        verdict "rb_train -o on a full disk"
         rm -f "$full"/*
         # --record-gradients on a full disk: HDF5's exit handler crashed
         # (SIGSEGV) on the trace whose close failed, its error stack was
@@ -275,7 +276,7 @@ if [ -n "$full" ]; then
         why=$(named "$tmp/o" $rc 1 "rb_train: rank 0: --record-gradients: .*t.h5: cannot finish the trace file") || true
         grep -q "HDF5-DIAG" "$tmp/o" && why="$why; HDF5's error stack printed"
         [ -z "$(ls -A "$full")" ] || why="$why; left behind: $(ls -A "$full")"
-        check "rb_train --record-gradients on a full disk" "$([ -z "$why" ]; echo $?)" "$why"
+        verdict "rb_train --record-gradients on a full disk"
         rm -f "$full"/*
     fi
 fi
@@ -291,7 +292,7 @@ if [ -n "$full" ]; then
     rc=$?
     why=$(named "$tmp/o" $rc 1 "merge failed: cannot write .*: No space left on device") || true
     [ -z "$(ls -A "$full")" ] || why="$why; left behind: $(ls -A "$full")"
-    check "rb-archive merge onto a full disk" "$([ -z "$why" ]; echo $?)" "$why"
+    verdict "rb-archive merge onto a full disk"
 fi
 
 # A copy of the good archive with one change (python statements on f and r,
@@ -321,7 +322,7 @@ abuse() {
     rc=$?
     [ $rc -eq 2 ] && grep -q "$4" "$tmp/l" || why="$why; rb-archive merge exit $rc: $(tail -c 300 "$tmp/l")"
     [ -e "$tmp/m-$2.h5" ] && why="$why; merge wrote $tmp/m-$2.h5"
-    check "$1" "$([ -z "$why" ]; echo $?)" "$why"
+    verdict "$1"
 }
 abuse "t_avg_us NaN" nan 'r["t_avg_us"][0] = np.nan' "t_avg_us = nan"
 abuse "t_avg_us Inf" inf 'r["t_avg_us"][1] = np.inf' "t_avg_us = inf"
@@ -343,7 +344,7 @@ refused "rb-report: conflicting copies (the changed one)" "conflict.h5: conflict
 why=""
 "$rbarchive" merge -o "$tmp/mc.h5" "$good" "$tmp/conflict.h5" >"$tmp/l" 2>&1
 [ $? -eq 2 ] && grep -q "conflicting copies" "$tmp/l" || why="$why; merge: $(cat "$tmp/l")"
-check "conflicting copies (one run_id, different contents)" "$([ -z "$why" ]; echo $?)" "$why"
+verdict "conflicting copies (one run_id, different contents)"
 
 # A FIFO named *.h5 (in a directory, or given): named and skipped by
 # rb-archive list, refused by merge; opening it waited for a writer forever.
@@ -352,12 +353,12 @@ $T "$rbarchive" list "$tmp/withfifo" >"$tmp/l" 2>&1
 rc=$?
 why=$(named "$tmp/l" $rc 1 "fifo.h5: not a regular file (a FIFO)") || true
 grep -q "complete .*good.h5" "$tmp/l" || why="$why; the good archive beside it not listed"
-check "rb-archive list: a directory holding a FIFO named *.h5" "$([ -z "$why" ]; echo $?)" "$why"
+verdict "rb-archive list: a directory holding a FIFO named *.h5"
 $T "$rbarchive" merge -o "$tmp/mfifo.h5" "$good" "$tmp/withfifo/fifo.h5" >"$tmp/l" 2>&1
 rc=$?
 why=$(named "$tmp/l" $rc 2 "fifo.h5: not a regular file (a FIFO)") || true
 [ -e "$tmp/mfifo.h5" ] && why="$why; merge wrote $tmp/mfifo.h5"
-check "rb-archive merge: a FIFO among the inputs" "$([ -z "$why" ]; echo $?)" "$why"
+verdict "rb-archive merge: a FIFO among the inputs"
 refused "rb-report: a FIFO named *.h5 in a directory" "fifo.h5: not a regular file (a FIFO)"
 
 # merge onto one of its inputs with --force: refused, the input unchanged.
@@ -366,7 +367,7 @@ cp "$good" "$tmp/self.h5"; cp "$good" "$tmp/self.copy"
 rc=$?
 why=$(named "$tmp/l" $rc 2 "is the output (-o .*) too") || true
 cmp -s "$tmp/self.h5" "$tmp/self.copy" || why="$why; the input was replaced"
-check "merge -o x.h5 --force x.h5" "$([ -z "$why" ]; echo $?)" "$why"
+verdict "merge -o x.h5 --force x.h5"
 
 # ------------------------------------------------------------------ rb_micro
 # Two runs racing for one -o (no --force): exactly one succeeds, the other
@@ -389,7 +390,7 @@ fi
 $PY -c 'import sys,h5py; sys.exit(0 if h5py.File(sys.argv[1]).attrs["complete"] == 1 else 1)' "$race" 2>/dev/null ||
     why="$why; $race is not a complete archive"
 ls "$race".tmp.* >/dev/null 2>&1 && why="$why; temporary left"
-check "two runs racing for one -o" "$([ -z "$why" ]; echo $?)" "$why"
+verdict "two runs racing for one -o"
 
 for j in "$tmp/same.h5" "$tmp/./same.h5"; do
     "$MPIRUN" 2 "$micro" $small -o "$tmp/same.h5" -J "$j" >"$tmp/o" 2>&1
@@ -397,7 +398,7 @@ for j in "$tmp/same.h5" "$tmp/./same.h5"; do
     why=$(named "$tmp/o" $rc 2 "-J .* and the archive .* are the same file") || true
     [ "$(table_rows "$tmp/o")" -eq 0 ] || why="$why; measured before refusing"
     [ -e "$tmp/same.h5" ] && why="$why; $tmp/same.h5 written"
-    check "-o same.h5 -J $(basename "$(dirname "$j")")/same.h5" "$([ -z "$why" ]; echo $?)" "$why"
+    verdict "-o same.h5 -J $(basename "$(dirname "$j")")/same.h5"
 done
 
 # --save-result, -J and -o: the same file, a file another run wrote, a
@@ -419,27 +420,27 @@ mkdir "$tmp/out"
 outputs "--save-result x.h5 -o x.h5" 2 "--save-result .*x.h5 and the archive .*x.h5 are the same file" \
     -o "$tmp/out/x.h5" --save-result "$tmp/out/./x.h5"
 [ -z "$(ls -A "$tmp/out")" ] || why="$why; left: $(ls -A "$tmp/out")"
-check "--save-result x.h5 -o x.h5 (2 ranks)" "$([ -z "$why" ]; echo $?)" "$why"
+verdict "--save-result x.h5 -o x.h5 (2 ranks)"
 outputs "--save-result r -J r" 3 "--save-result .*r and -J .*r are the same file" \
     -o "$tmp/out/y.h5" -J "$tmp/out/r" --save-result "$tmp/out/r"
 [ -z "$(ls -A "$tmp/out")" ] || why="$why; left: $(ls -A "$tmp/out")"
-check "--save-result r -J r (3 ranks)" "$([ -z "$why" ]; echo $?)" "$why"
+verdict "--save-result r -J r (3 ranks)"
 cp "$good" "$tmp/out/other.h5"
 outputs "--save-result onto another run's archive" 1 "--save-result: refusing to overwrite existing .*other.h5 (use --force)" \
     -o none --save-result "$tmp/out/other.h5"
 cmp -s "$good" "$tmp/out/other.h5" || why="$why; the other run's archive was overwritten"
-check "--save-result onto an existing file, no --force (1 rank)" "$([ -z "$why" ]; echo $?)" "$why"
+verdict "--save-result onto an existing file, no --force (1 rank)"
 outputs "--save-result in a missing directory" 2 "--save-result: cannot write .*/nodir/r: directory .*nodir does not exist" \
     -o none --save-result "$tmp/nodir/r"
-check "--save-result in a missing directory" "$([ -z "$why" ]; echo $?)" "$why"
+verdict "--save-result in a missing directory"
 outputs "--save-result a directory" 2 "--save-result: .*out exists and is not a regular file" \
     -o none --save-result "$tmp/out"
-check "--save-result naming a directory" "$([ -z "$why" ]; echo $?)" "$why"
+verdict "--save-result naming a directory"
 for opt in --save-result -J; do
     outputs "$opt /proc/x" 2 "$opt: cannot write /proc/x: No such file or directory" \
         -o "$tmp/out/p.h5" $opt /proc/x
     [ -e "$tmp/out/p.h5" ] && why="$why; the archive was written"
-    check "$opt /proc/x (no file can be made there)" "$([ -z "$why" ]; echo $?)" "$why"
+    verdict "$opt /proc/x (no file can be made there)"
 done
 $PY "$top_srcdir/tests/workload/gradgen_trace.py" "$tmp/out/t.h5" 100 4 0.1 2 7
 cp "$tmp/out/t.h5" "$tmp/out/t.copy"
@@ -449,7 +450,7 @@ for opt in -o --save-result; do
     rc=$?
     why=$(named "$tmp/o" $rc 2 "is the trace replayed (--input trace:.*t.h5)") || true
     cmp -s "$tmp/out/t.h5" "$tmp/out/t.copy" || why="$why; the trace was replaced"
-    check "$opt naming the trace replayed, with --force" "$([ -z "$why" ]; echo $?)" "$why"
+    verdict "$opt naming the trace replayed, with --force"
 done
 if [ -n "$full" ]; then
     # A read-only file system (a read-only tmpfs): named before measuring.
@@ -460,11 +461,11 @@ if [ -n "$full" ]; then
             outputs "$opt on a read-only file system" 2 "$opt: cannot write .*ro/x: Read-only file system" \
                 -o "$tmp/out/ro.h5" $opt "$tmp/ro/x"
             [ -e "$tmp/out/ro.h5" ] && why="$why; the archive was written"
-            check "$opt on a read-only file system" "$([ -z "$why" ]; echo $?)" "$why"
+            verdict "$opt on a read-only file system"
         done
         outputs "-o on a read-only file system" 2 "archive: cannot write .*ro/x.h5.*: Read-only file system" \
             -o "$tmp/ro/x.h5"
-        check "-o on a read-only file system" "$([ -z "$why" ]; echo $?)" "$why"
+        verdict "-o on a read-only file system"
         umount "$tmp/ro"
     fi
 fi
@@ -475,7 +476,7 @@ sizes() {   # sizes CASE ARGS PATTERN
     rc=$?
     why=$(named "$tmp/o" $rc 2 "$3") || true
     [ "$(table_rows "$tmp/o")" -eq 0 ] || why="$why; measured: $(table_rows "$tmp/o") row(s)"
-    check "$1" "$([ -z "$why" ]; echo $?)" "$why"
+    verdict "$1"
 }
 sizes "-m 3" "-m 3" "smallest size measurable is 4 bytes"
 sizes "-b 4097 -e 8195" "-b 4097 -e 8195" "MIN 4097 bytes is not a whole number of 4-byte elements .*give 4096 or 4100"
@@ -506,7 +507,7 @@ f = h5py.File(sys.argv[1])
 sys.exit(0 if f.attrs["timed_out"] == 1 and len(f["micro/results"]) >= 1 else 1)' "$tmp/to.h5" 2>/dev/null ||
     why="$why; no archive with the rows, marked timed_out=1"
 "$rbarchive" list "$tmp/to.h5" | grep -q TIMED-OUT || why="$why; rb-archive list does not say TIMED-OUT"
-check "rb_micro --timeout 2 keeps its rows" "$([ -z "$why" ]; echo $?)" "$why"
+verdict "rb_micro --timeout 2 keeps its rows"
 refused "rb-report: rb_micro --timeout 2" "to.h5: stopped by its time limit"
 # --timeout in a long warm-up (-x): stopped at the limit between calls, as
 # in the timed calls, not 1.25 x SEC + 10 s later by the hard watchdog
@@ -520,7 +521,7 @@ took=$(($(date +%s) - start))
 why=$(named "$tmp/o" $rc 124 "rb_micro: rank 0: time limit: --timeout 2 s reached before the sweep ended") || true
 [ $took -lt 12 ] || why="$why; took $took s (the hard watchdog's 12.5 s?)"
 [ -z "$(ls -A "$tmp/wu")" ] || why="$why; left: $(ls -A "$tmp/wu")"
-check "rb_micro -x 100000000 --timeout 2: stopped in the warm-up" "$([ -z "$why" ]; echo $?)" "$why"
+verdict "rb_micro -x 100000000 --timeout 2: stopped in the warm-up"
 
 # ------------------------------------------------------------------ environment
 mkdir -p "$tmp/cwd/a/b"
@@ -530,7 +531,7 @@ why=""
 [ $rc -eq 0 ] || why="exit $rc: $(head -c 400 "$tmp/o")"
 [ -e "$tmp/cwd/etc.h5" ] || [ -e "$tmp/cwd/a/etc.h5" ] && why="$why; written outside results/"
 ls "$tmp"/cwd/a/b/results/*etc*.h5 >/dev/null 2>&1 || why="$why; nothing under results/: $(ls -R "$tmp/cwd")"
-check "SLURM_JOB_ID=../../etc stays under results/" "$([ -z "$why" ]; echo $?)" "$why"
+verdict "SLURM_JOB_ID=../../etc stays under results/"
 for v in abc -5 1e30; do
     SLURM_MEM_PER_NODE=$v "$MPIRUN" 2 -x SLURM_MEM_PER_NODE "$micro" $small -o none >"$tmp/o" 2>&1
     expect "SLURM_MEM_PER_NODE=$v" "$tmp/o" $? 2 "SLURM_MEM_PER_NODE='$v' is not a memory size"
@@ -586,7 +587,7 @@ rc=$?
 why=""
 [ $rc -eq 0 ] || why="exit $rc: $(head -c 400 "$tmp/o")"
 [ -f "$tmp/$n250" ] || why="$why; no file"
-check "a 250-character file name" "$([ -z "$why" ]; echo $?)" "$why"
+verdict "a 250-character file name"
 deep="$tmp"
 while [ ${#deep} -lt 1500 ]; do deep="$deep/dddddddddddddddddddddddddddddddddddddddddddddddd"; done
 "$MPIRUN" 1 "$micro" $small -o "$deep/x.h5" >"$tmp/o" 2>&1
@@ -620,7 +621,7 @@ if $PY -c 'import torch' 2>/dev/null; then
     rc=$?
     why=$(named "$tmp/o" $rc 1 "is not finite (NaN or Inf: the training diverged") || true
     [ -e "$tmp/tt/b.h5" ] && why="$why; a trace was written"
-    check "rb-torch-trace --lr 1e30 (diverges)" "$([ -z "$why" ]; echo $?)" "$why"
+    verdict "rb-torch-trace --lr 1e30 (diverges)"
     $T $PY "$tt" -o "$tmp/tt/c.h5" --text /dev/null --steps 1 >"$tmp/o" 2>&1
     expect "rb-torch-trace --text /dev/null" "$tmp/o" $? 2 "--text /dev/null is neither a file nor a directory"
     $T $PY "$tt" -o "$tmp/tt/no/d.h5" --steps 1 >"$tmp/o" 2>&1
@@ -633,7 +634,7 @@ if $PY -c 'import torch' 2>/dev/null; then
         rc=$?
         why=$(named "$tmp/o" $rc 1 "rb-torch-trace: cannot write .*t.h5: No space left on device") || true
         [ -z "$(ls -A "$full")" ] || why="$why; left behind: $(ls -A "$full")"
-        check "rb-torch-trace -o on a full disk" "$([ -z "$why" ]; echo $?)" "$why"
+        verdict "rb-torch-trace -o on a full disk"
         rm -f "$full"/*
     fi
 else
@@ -654,7 +655,7 @@ why=""
 [ $rc -eq 0 ] || why="exit $rc"
 grep -q Traceback "$tmp/r" && why="$why; a traceback"
 grep -q "rb-report: [0-9]* run(s) used" "$tmp/r" || why="$why; no report: $(tail -c 400 "$tmp/r")"
-check "rb-report over all of them: runs, no traceback" "$([ -z "$why" ]; echo $?)" "$why"
+verdict "rb-report over all of them: runs, no traceback"
 while IFS="$(printf '\t')" read -r name pattern; do
     grep -q "refused .*$pattern" "$tmp/r" && case_ok "$name" || bad "$name: no refusal matching '$pattern'"
 done <"$tmp/expected-refusals"

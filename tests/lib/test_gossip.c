@@ -265,7 +265,9 @@ static double sigma2_of(const double *w, int p)
 static double cycle_bound(int schedule, int rotate)
 {
     double *w = malloc((size_t)nranks * nranks * sizeof *w);
-    if (measured_cycle(schedule, rotate, w)) {
+    if (measured_cycle(schedule, rotate, w)) {   /* the bound 1 below: "never grows" only */
+        fail("%s p=%d rotate=%d: the cycle's matrix not measured: %s", sched_name[schedule],
+             nranks, rotate, rb_last_error());
         free(w);
         return 1.0;
     }

@@ -91,6 +91,17 @@ static int make_variants(variant *v)
     return nv;
 }
 
+/* v's options set on o; RB_OK or the first failure's code. */
+static int set_variant_options(const variant *v, rb_options *o)
+{
+    for (int i = 0; i < 2; i++) {
+        int rc = v->opts[i] ? rb_options_set(o, v->opts[i]) : RB_OK;
+        if (rc != RB_OK)
+            return rc;
+    }
+    return RB_OK;
+}
+
 static int create(const variant *v, size_t rows, size_t cols, rb_reducer **r)
 {
     rb_config cfg;
@@ -98,9 +109,8 @@ static int create(const variant *v, size_t rows, size_t cols, rb_reducer **r)
     cfg.name = v->name;
     cfg.rows = rows;
     cfg.cols = cols;
-    for (int i = 0; i < 2; i++)
-        if (v->opts[i] && rb_options_set(&cfg.opts, v->opts[i]) != RB_OK)
-            return -1;
+    if (set_variant_options(v, &cfg.opts) != RB_OK)
+        return -1;
     return rb_create(&cfg, r);
 }
 
@@ -598,19 +608,24 @@ static void check_option_ranges(void)
 }
 
 /* rb_create must fail with RB_ERR_MISMATCH on every rank. */
-static void expect_mismatch(const char *what, const char *name, size_t rows, const char *opt)
+/* rb_create of reducer name, rows x cols with opt (this rank's values,
+ * which some other rank does not share) gives RB_ERR_MISMATCH and no
+ * reducer. */
+static void expect_mismatch(const char *what, const char *name, size_t rows, size_t cols,
+                            const char *opt)
 {
     rb_config cfg;
     rb_config_default(&cfg);
     cfg.name = name;
     cfg.rows = rows;
+    cfg.cols = cols;
     if (opt)
         rb_options_set(&cfg.opts, opt);
     rb_reducer *r = NULL;
     int rc = rb_create(&cfg, &r);
     if (rc != RB_ERR_MISMATCH || r)
-        FAIL("mismatch (%s): rb_create -> %d (%s), expected RB_ERR_MISMATCH", what, rc,
-             rb_last_error());
+        FAIL("mismatch (%s) for %s: rb_create -> %d (%s), expected RB_ERR_MISMATCH", what, name,
+             rc, rb_last_error());
     rb_destroy(r);
 }
 
@@ -627,12 +642,12 @@ static void check_mismatch(void)
     check_option_ranges();
     if (nranks < 2)
         return;
-    expect_mismatch("rows", "sparcml", rank == 0 ? 100 : 101, NULL);
-    expect_mismatch("options", "sparcml", 100, rank == nranks - 1 ? "sparcml_switch=0.5" : NULL);
-    expect_mismatch("options", "parallax", 100, rank == 0 ? "parallax_servers=1" : NULL);
-    expect_mismatch("reducer name", rank == 1 ? "agsparse" : "omnireduce", 100, NULL);
-    expect_mismatch("options", "oktopk", 100, rank == 0 ? "oktopk_repartition=2" : NULL);
-    expect_mismatch("options", "zen", 100, rank == nranks - 1 ? "seed=9" : NULL);
+    expect_mismatch("rows", "sparcml", rank == 0 ? 100 : 101, 1, NULL);
+    expect_mismatch("options", "sparcml", 100, 1, rank == nranks - 1 ? "sparcml_switch=0.5" : NULL);
+    expect_mismatch("options", "parallax", 100, 1, rank == 0 ? "parallax_servers=1" : NULL);
+    expect_mismatch("reducer name", rank == 1 ? "agsparse" : "omnireduce", 100, 1, NULL);
+    expect_mismatch("options", "oktopk", 100, 1, rank == 0 ? "oktopk_repartition=2" : NULL);
+    expect_mismatch("options", "zen", 100, 1, rank == nranks - 1 ? "seed=9" : NULL);
     /* An unknown name on one rank: every rank fails, none hangs. */
     rb_config cfg;
     rb_config_default(&cfg);
@@ -725,20 +740,49 @@ static int exact_value_ok(float got, double ref, double absum)
     return fabs((double)got - ref) <= TOL * (1.0 + absum) / nranks;
 }
 
-static void check_special_case(rb_reducer *r, const variant *v, unsigned traits, value_case c,
-                               float *x, float *own, double *avg, double *absum, size_t n)
+/* Case c's average in double over every rank's input, and the sum of
+ * |x_r| per element (scratch: n floats). */
+static void special_reference(value_case c, double *avg, double *absum, float *scratch, size_t n)
 {
     memset(avg, 0, n * sizeof *avg);
     memset(absum, 0, n * sizeof *absum);
     for (int q = 0; q < nranks; q++) {
-        fill_special(c, q, nranks, x, n);
+        fill_special(c, q, nranks, scratch, n);
         for (size_t i = 0; i < n; i++) {
-            avg[i] += x[i];
-            absum[i] += fabs((double)x[i]);
+            avg[i] += scratch[i];
+            absum[i] += fabs((double)scratch[i]);
         }
     }
     for (size_t i = 0; i < n; i++)
         avg[i] /= nranks;
+}
+
+/* The non-zero counts of this rank's input own: rb_count_nonzeros and an
+ * exact reducer's nnz_local count x != 0.0f (a NaN, an inf, a denormal:
+ * non-zeros; -0.0: zero). */
+static void check_special_counts(rb_reducer *r, const variant *v, unsigned traits, value_case c,
+                                 const float *own, size_t n, const rb_stats *st)
+{
+    size_t nnz = 0;
+    for (size_t i = 0; i < n; i++)
+        nnz += own[i] != 0.0f;
+    uint64_t counted = 0;
+    if (rb_count_nonzeros(r, own, &counted) != RB_OK || counted != nnz)
+        FAIL("%s, %s: rb_count_nonzeros %llu, %zu elements != 0.0f", v->label, value_names[c],
+             (unsigned long long)counted, nnz);
+    /* (lossy reducers count what they send: the top-k, g + residual) */
+    if ((traits & RB_TRAIT_EXACT) && (st->counted & RB_COUNTED_NNZ_LOCAL) && st->nnz_local != nnz)
+        FAIL("%s, %s: nnz_local %llu, %zu elements != 0.0f", v->label, value_names[c],
+             (unsigned long long)st->nnz_local, nnz);
+}
+
+/* One reduction of case c on r: the counts, then the result (a
+ * no-communication reducer leaves the input as it is, an exact one gives
+ * exact_value_ok, a lossy one the NaN or inf element as it is averaged). */
+static void check_special_case(rb_reducer *r, const variant *v, unsigned traits, value_case c,
+                               float *x, float *own, double *avg, double *absum, size_t n)
+{
+    special_reference(c, avg, absum, x, n);
     fill_special(c, rank, nranks, own, n);
     memcpy(x, own, n * sizeof *x);
     rb_stats st;
@@ -748,17 +792,7 @@ static void check_special_case(rb_reducer *r, const variant *v, unsigned traits,
              rb_last_error());
         return;
     }
-    size_t nnz = 0;
-    for (size_t i = 0; i < n; i++)
-        nnz += own[i] != 0.0f;
-    uint64_t counted = 0;
-    if (rb_count_nonzeros(r, own, &counted) != RB_OK || counted != nnz)
-        FAIL("%s, %s: rb_count_nonzeros %llu, %zu elements != 0.0f", v->label, value_names[c],
-             (unsigned long long)counted, nnz);
-    /* (lossy reducers count what they send: the top-k, g + residual) */
-    if ((traits & RB_TRAIT_EXACT) && (st.counted & RB_COUNTED_NNZ_LOCAL) && st.nnz_local != nnz)
-        FAIL("%s, %s: nnz_local %llu, %zu elements != 0.0f", v->label, value_names[c],
-             (unsigned long long)st.nnz_local, nnz);
+    check_special_counts(r, v, traits, c, own, n, &st);
     if (traits & RB_TRAIT_NOCOMM) {
         if (memcmp(x, own, n * sizeof *x))
             FAIL("%s, %s: the input changed", v->label, value_names[c]);
@@ -780,6 +814,27 @@ static void check_special_case(rb_reducer *r, const variant *v, unsigned traits,
              (double)x[SPECIAL_AT], avg[SPECIAL_AT]);
 }
 
+/* Three plain calls on r after the NaN and inf cases: every element of
+ * their results finite (no residual or threshold carried a NaN or inf). */
+static void check_finite_after_special(rb_reducer *r, const variant *v, float *x, size_t n)
+{
+    for (int call = 0; call < 3; call++) {
+        fill_special(VAL_PLAIN, rank, nranks, x, n);
+        int rc = rb_reduce(r, x, NULL);
+        if (rc != RB_OK) {
+            FAIL("%s, finite call %d after the special values: %s", v->label, call,
+                 rb_strerror(rc));
+            return;
+        }
+        for (size_t e = 0; e < n; e++)
+            if (!isfinite(x[e])) {
+                FAIL("%s, finite call %d after the special values: [%zu] = %g", v->label,
+                     call, e, (double)x[e]);
+                break;
+            }
+    }
+}
+
 /* Every case on one reducer object per variant; after the NaN and inf
  * cases finite calls: no state (a residual, a threshold) may carry a NaN
  * or inf into them. */
@@ -795,9 +850,7 @@ static void check_special_values(void)
         unsigned traits = 0;
         rb_options o;
         rb_options_default(&o);
-        for (int k = 0; k < 2; k++)
-            if (v[i].opts[k])
-                rb_options_set(&o, v[i].opts[k]);
+        set_variant_options(&v[i], &o);   /* a bad one: create() below fails, named */
         rb_reducer_traits_with(v[i].name, &o, &traits);
         int rc = create(&v[i], n, 1, &r);
         if (rc != RB_OK) {
@@ -806,20 +859,7 @@ static void check_special_values(void)
         }
         for (value_case c = VAL_PLAIN; c < VAL_OVERFLOW; c++)
             check_special_case(r, &v[i], traits, c, x, own, avg, absum, n);
-        for (int call = 0; call < 3; call++) {
-            fill_special(VAL_PLAIN, rank, nranks, x, n);
-            if ((rc = rb_reduce(r, x, NULL)) != RB_OK) {
-                FAIL("%s, finite call %d after the special values: %s", v[i].label, call,
-                     rb_strerror(rc));
-                break;
-            }
-            for (size_t e = 0; e < n; e++)
-                if (!isfinite(x[e])) {
-                    FAIL("%s, finite call %d after the special values: [%zu] = %g", v[i].label,
-                         call, e, (double)x[e]);
-                    break;
-                }
-        }
+        check_finite_after_special(r, &v[i], x, n);
         check_special_case(r, &v[i], traits, VAL_OVERFLOW, x, own, avg, absum, n);
         rb_destroy(r);
     }
@@ -915,24 +955,10 @@ static void check_shape_mismatch_everywhere(void)
         return;
     for (size_t i = 0; i < rb_reducer_count(); i++) {
         const char *name = rb_reducer_name_at(i);
-        expect_mismatch("rows", name, rank == nranks - 1 ? 12 : 13, NULL);
-        rb_config cfg;
-        rb_config_default(&cfg);
-        cfg.name = name;
-        cfg.rows = 6;
-        cfg.cols = rank == 0 ? 2 : 3;
-        rb_reducer *r = NULL;
-        int rc = rb_create(&cfg, &r);
-        if (rc != RB_ERR_MISMATCH || r)
-            FAIL("mismatch (cols) for %s: rb_create -> %d (%s)", name, rc, rb_last_error());
-        rb_destroy(r);
-        cfg.rows = rank == 0 ? 4 : 6;   /* 4 x 3 and 6 x 2: the same 12 elements */
-        cfg.cols = rank == 0 ? 3 : 2;
-        rc = rb_create(&cfg, &r);
-        if (rc != RB_ERR_MISMATCH || r)
-            FAIL("mismatch (4x3 against 6x2) for %s: rb_create -> %d (%s)", name, rc,
-                 rb_last_error());
-        rb_destroy(r);
+        expect_mismatch("rows", name, rank == nranks - 1 ? 12 : 13, 1, NULL);
+        expect_mismatch("cols", name, 6, rank == 0 ? 2 : 3, NULL);
+        /* 4 x 3 and 6 x 2: the same 12 elements */
+        expect_mismatch("4x3 against 6x2", name, rank == 0 ? 4 : 6, rank == 0 ? 3 : 2, NULL);
     }
 }
 

@@ -55,8 +55,9 @@ for path in sorted(glob.glob(sys.argv[1] + "/*.json")):
                 bad.append("%s: rel_l2_err %r" % (what, r["rel_l2_err"]))
         elif r["wrong"] != 0:
             bad.append("%s: %d wrong" % (what, r["wrong"]))
-if seen < 18 * 10:
-    bad.append("only %d rows in the JSON files" % seen)
+if seen < 18 * 10:   # 18 launches (3 rank counts x 6 shapes), a row per reducer of the 10
+    bad.append("only %d rows in the JSON files, expected 18 launches x 10 reducers (a launch "
+               "wrote none?)" % seen)
 if bad:
     sys.exit("FAIL: " + "\nFAIL: ".join(bad[:20]))
 print("ok: %d rows at the edges, exact ones without a wrong element" % seen)

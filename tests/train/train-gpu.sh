@@ -50,11 +50,11 @@ image_agrees() {
 }
 image_agrees lenet "$tmp/gpu"
 "$MPIRUN" 1 "$train" -o none --model mlp $small -d cuda >"$tmp/mlpg" 2>&1 ||
-    { cat "$tmp/mlpg"; bad "mlp -d cuda exits $?"; }
+    { rc=$?; cat "$tmp/mlpg"; bad "mlp -d cuda exits $rc"; }
 image_agrees mlp "$tmp/mlpg"
 
 lm="--model wordlm --data $fo --vocab 2000 --train-limit 20000 --test-limit 3000 --batch 32 --lr 0.1 --iterations 150 --eval-every 150"
-"$MPIRUN" 1 "$train" -o none $lm -d cuda >"$tmp/lmg" 2>&1 || { cat "$tmp/lmg"; bad "wordlm -d cuda exits $?"; }
+"$MPIRUN" 1 "$train" -o none $lm -d cuda >"$tmp/lmg" 2>&1 || { rc=$?; cat "$tmp/lmg"; bad "wordlm -d cuda exits $rc"; }
 "$MPIRUN" 1 "$train" -o none $lm >"$tmp/lmc" 2>&1 || bad "wordlm on the CPU exits $?"
 close "wordlm perplexity" "$(field val_perplexity "$tmp/lmg")" "$(field val_perplexity "$tmp/lmc")" 0.02
 
@@ -62,7 +62,7 @@ close "wordlm perplexity" "$(field val_perplexity "$tmp/lmg")" "$(field val_perp
 # archive recording the device.
 for red in dense "gossip -O gossip_mix=params" "s2 --sparsify topk:0.05"; do
     "$MPIRUN" 2 "$train" -o "$tmp/g.h5" --force --model lenet $small -d cuda --reducer $red \
-        >"$tmp/two" 2>&1 || { cat "$tmp/two"; bad "2 ranks -d cuda --reducer $red exits $?"; continue; }
+        >"$tmp/two" 2>&1 || { rc=$?; cat "$tmp/two"; bad "2 ranks -d cuda --reducer $red exits $rc"; continue; }
     acc=$(field test_accuracy "$tmp/two")
     awk -v a="$acc" 'BEGIN { exit !(a != "" && a > 50) }' || bad "2 ranks --reducer $red: accuracy $acc"
     echo "2 ranks on one GPU, --reducer $red: test accuracy $acc"

@@ -17,7 +17,8 @@ rc=$?
 [ $rc -eq 0 ] && grep -q "3 steps of 3 ranks, embedding 2000 x 64" "$tmp/exp" ||
     { echo "FAIL: rb-torch-trace exited $rc"; cat "$tmp/exp"; exit 1; }
 "$exporter" -o "$tmp/t.h5" --ranks 3 --steps 1 >"$tmp/again" 2>&1
-[ $? -eq 2 ] && grep -q "exists" "$tmp/again" || { echo "FAIL: overwrote without --force"; fail=1; }
+[ $? -eq 2 ] && grep -q "refusing to overwrite existing .*t.h5 (use --force)" "$tmp/again" ||
+    { echo "FAIL: an existing -o without --force: not refused as rb_micro and rb-archive refuse it"; cat "$tmp/again"; fail=1; }
 
 "$MPIRUN" 3 "$micro" -q -i 2 -x 1 --input "trace:$tmp/t.h5" -o "$tmp/r3.h5" >"$tmp/r3" 2>&1
 rc=$?

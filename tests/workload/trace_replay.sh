@@ -42,7 +42,7 @@ rc=$?
 # rb_train's refusals
 "$MPIRUN" 1 "$train" $lm --record-gradients "$tmp/t.h5" >"$tmp/ex" 2>&1
 rc=$?
-[ $rc -ne 0 ] && grep -q "exists (--force overwrites it)" "$tmp/ex" ||
+[ $rc -ne 0 ] && grep -q "refusing to overwrite existing .*t.h5 (use --force)" "$tmp/ex" ||
     { echo "FAIL: an existing trace file: exit $rc"; cat "$tmp/ex"; fail=1; }
 "$MPIRUN" 1 "$train" --model mlp --iterations 1 -o none --record-gradients "$tmp/m.h5" >"$tmp/mlp" 2>&1
 rc=$?
