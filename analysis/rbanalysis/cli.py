@@ -4,7 +4,8 @@ rb-report --compare A B: do two data sets contradict each other?
 Exit status: 0 when at least one run was usable (refused files are named on
 stderr and in the report), 1 when nothing usable was found, 2 on a usage
 error or an output directory that cannot be written, 3 on an internal
-error (a bug: the traceback is printed, no report.md is left).  With
+error (a bug: the traceback is printed).  A report is written whole or not
+at all: on exit 2 or 3 the output directory is as it was.  With
 --compare: 0 no contradiction, 1 contradictions (listed), 2 a side that
 cannot be read or holds nothing usable."""
 
@@ -13,6 +14,7 @@ import datetime
 import importlib
 import re
 import os
+import shutil
 import sys
 import tempfile
 import traceback
@@ -69,8 +71,9 @@ def parse_args(argv):
         epilog="Exit status: 0 if at least one run was usable (refused files are "
                "listed), 1 if nothing usable was found, 2 on a usage error or an "
                "output directory that cannot be written, 3 on an internal error "
-               "(no report.md is left).  With --compare: 0 if the two data sets do "
-               "not contradict each other, 1 if they do (the contradictions are "
+               "(on 2 or 3 the output directory is left as it was: a report is "
+               "written whole or not at all).  With --compare: 0 if the two data "
+               "sets do not contradict each other, 1 if they do (the contradictions are "
                "listed), 2 if one cannot be read.")
     p.add_argument("paths", nargs="*", metavar="PATH", help="HDF5 file or directory")
     p.add_argument("--compare", nargs=2, metavar=("A", "B"),
@@ -126,7 +129,7 @@ def main(argv=None):
               % (" ".join(args.paths), len(archive.files), len(archive.refusals)), file=sys.stderr)
         return 1
     try:
-        prepare_output(args.output)
+        work = start_output(args.output)
     except OSError as e:
         print("rb-report: cannot write the report into %s: %s" % (args.output, e), file=sys.stderr)
         return 2
@@ -136,15 +139,19 @@ def main(argv=None):
     if args.target_perplexity is not None:
         targets["val_perplexity"] = targets["perplexity"] = args.target_perplexity
     try:
-        result = build_report(archive, args.output, args.paths, targets)
+        result = build_report(archive, work, args.paths, targets)
+        publish_output(work, args.output)
     except OSError as e:
-        print("rb-report: cannot write the report into %s: %s" % (args.output, e), file=sys.stderr)
+        print("rb-report: cannot write the report into %s: %s; %s" % (args.output, e, UNCHANGED),
+              file=sys.stderr)
         return 2
     except Exception:  # noqa: BLE001 -- a bug: say so, leave no half report
         traceback.print_exc()
         print("rb-report: internal error while building the report (please report it with "
-              "the traceback above); no report.md written", file=sys.stderr)
+              "the traceback above); no report written, %s" % UNCHANGED, file=sys.stderr)
         return 3
+    finally:   # whatever stopped it (a full disk, a bug, ^C): no half report
+        shutil.rmtree(work, ignore_errors=True)
     print_summary(archive, args.output, result)
     return 0
 
@@ -171,13 +178,48 @@ def output_problem(outdir):
     return None
 
 
-def prepare_output(outdir):
-    """Create outdir and outdir/tables; when it holds an earlier report,
-    remove that report (report.md and .html first, so a failure never leaves
-    one pointing at removed files), its figures and tables (only files
-    rb-report names) so none goes stale."""
-    os.makedirs(os.path.join(outdir, "tables"), exist_ok=True)
-    tempfile.TemporaryFile(dir=os.path.join(outdir, "tables")).close()
+UNCHANGED = "the output directory is as it was"
+
+
+def start_output(outdir):
+    """The empty directory the report is written into, on outdir's file
+    system, so that a failure midway (a full disk) leaves no partial report:
+    beside outdir when outdir does not exist yet (publish_output renames it
+    onto outdir), inside outdir when it does (publish_output moves its files
+    in, so that files of others there stay)."""
+    where = outdir if os.path.isdir(outdir) else os.path.dirname(os.path.abspath(outdir))
+    name = os.path.basename(os.path.abspath(outdir))
+    work = tempfile.mkdtemp(prefix=".%s.tmp." % name, dir=where)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(work, 0o777 & ~umask)   # mkdtemp's 0700 would be the report's mode
+    os.mkdir(os.path.join(work, "tables"))
+    return work
+
+
+def publish_output(work, outdir):
+    """Put the whole report in work at outdir: one rename when outdir does
+    not exist; else the earlier report in outdir is removed and the new
+    one's files renamed in, report.md last.  Renames and removals only:
+    nothing here needs disk space."""
+    if not os.path.isdir(outdir):
+        os.rename(work, outdir)
+        return
+    remove_earlier_report(outdir)
+    tables = os.path.join(outdir, "tables")
+    os.makedirs(tables, exist_ok=True)
+    for name in os.listdir(os.path.join(work, "tables")):
+        os.replace(os.path.join(work, "tables", name), os.path.join(tables, name))
+    os.rmdir(os.path.join(work, "tables"))
+    for name in sorted(os.listdir(work), key=lambda n: n == "report.md"):
+        os.replace(os.path.join(work, name), os.path.join(outdir, name))
+    os.rmdir(work)
+
+
+def remove_earlier_report(outdir):
+    """Remove the report outdir holds, if any (report.md and .html first, so
+    that a failure never leaves one pointing at removed files), its figures
+    and tables (only files rb-report names) so that none goes stale."""
     if not os.path.exists(os.path.join(outdir, "report.md")):
         return
     os.remove(os.path.join(outdir, "report.md"))
@@ -195,11 +237,14 @@ def prepare_output(outdir):
 
 def draw(doc, fn, *args):
     """Draw figures with fn(*args) and add them to doc.  A figure that
-    cannot be drawn is reported, never the end of the report."""
+    cannot be drawn is reported, never the end of the report; one that
+    cannot be written (a full disk) ends it: no report lacking figures."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # all-NaN series, empty legends
             figs = fn(*args)
+    except OSError:
+        raise
     except Exception as e:  # noqa: BLE001 -- any plotting failure
         msg = "figure %s could not be drawn: %s: %s" % (fn.__name__, type(e).__name__, e)
         print("rb-report: warning: " + msg, file=sys.stderr)

@@ -23,7 +23,7 @@
 #   analysis:   rb_train archives with text for a number or an accuracy of -40;
 #               rb-report's targets nan/-5/inf; rb-torch-trace --lr nan or
 #               diverging, --text a device, -o in a missing directory or on a
-#               full disk;
+#               full disk; rb-report -o on a full disk (new or earlier report);
 #   environment: SLURM_JOB_ID with '/', bad SLURM_MEM_PER_NODE, -M 0, -P BOGUS;
 #               a bad Slurm memory setting on one rank only (MPMD), 2 and 3 ranks;
 #               ranks reading different --input traces, or one missing it.
@@ -659,5 +659,28 @@ verdict "rb-report over all of them: runs, no traceback"
 while IFS="$(printf '\t')" read -r name pattern; do
     grep -q "refused .*$pattern" "$tmp/r" && case_ok "$name" || bad "$name: no refusal matching '$pattern'"
 done <"$tmp/expected-refusals"
+
+# rb-report -o on a full disk: the report is written whole or not at all (it
+# left a directory of some tables and no figure); a directory holding an
+# earlier report, and a file of someone else, stays as it was.
+if [ -n "$full" ]; then
+    rm -rf "$full"/*
+    $T "$rbreport" "$tmp/sound.h5" -o "$full/rep" >"$tmp/o" 2>&1
+    rc=$?
+    why=$(named "$tmp/o" $rc 2 "rb-report: cannot write the report into .*rep: .*No space left on device") || true
+    [ -z "$(ls -A "$full")" ] || why="$why; left behind: $(ls -A "$full" "$full"/* | tr '\n' ' ')"
+    verdict "rb-report -o a new directory on a full disk"
+    rm -rf "$full"/*
+    mkdir -p "$full/old/tables"
+    for f in report.md report.html latency_G1.png tables/runs.csv notes.txt; do echo "earlier $f" >"$full/old/$f"; done
+    before=$(cd "$full/old" && find . | sort && cat report.md report.html latency_G1.png tables/runs.csv notes.txt)
+    $T "$rbreport" "$tmp/sound.h5" -o "$full/old" >"$tmp/o" 2>&1
+    rc=$?
+    why=$(named "$tmp/o" $rc 2 "rb-report: cannot write the report into .*old: .*No space left on device") || true
+    after=$(cd "$full/old" && find . | sort && cat report.md report.html latency_G1.png tables/runs.csv notes.txt 2>&1)
+    [ "$before" = "$after" ] || why="$why; the earlier report changed: $(cd "$full/old" && find . | tr '\n' ' ')"
+    verdict "rb-report -o an earlier report on a full disk"
+    rm -rf "$full"/*
+fi
 
 exit $fail
