@@ -77,6 +77,17 @@ const char *train_detect_format(const train_opts *o);
  * (the corpus too for wordlm); 0, or -1 with err filled. */
 int train_load_data(const train_opts *o, const char *fmt, int rank, int nranks, dataset *tr,
                     dataset *te, corpus *c, char *err, size_t len);
+/* What the ranks compare so that all train on the same data (a relative
+ * --data resolving to different directories, different files of one
+ * shape): the SHA-256 of each image file, or of the corpus built (its
+ * vocabulary and each split's token ids).  Fills d (at most
+ * TRAIN_DATA_MAX_FILES); how many, or -1 when a file cannot be read. */
+#define TRAIN_DATA_MAX_FILES 6
+typedef struct train_data_digest {
+    char what[4096];
+    char sha256[65];
+} train_data_digest;
+int train_data_digests(const train_opts *o, const char *fmt, const corpus *c, train_data_digest *d);
 /* The samples at slots[0..B) as model input x and labels y: images as
  * floats in [-1, 1], tokens as ids. */
 void train_make_batch(const dataset *d, const size_t *slots, int B, float *x, int32_t *y);

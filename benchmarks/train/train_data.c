@@ -3,8 +3,11 @@
 #include "train.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "harness/sha256.h"
 
 static int exists(const char *dir, const char *name)
 {
@@ -50,31 +53,41 @@ static int same_dims(const dataset *tr, const dataset *te, const char *test_path
     return -1;
 }
 
+/* The image files of o->data in format fmt (idx: training images and
+ * labels, test images and labels; cifar: five training batches, the test
+ * batch) into paths; how many, 0 for a format that holds no images. */
+static int image_files(const train_opts *o, const char *fmt, char paths[TRAIN_DATA_MAX_FILES][4096])
+{
+    if (!strcmp(fmt, "idx")) {
+        static const char *const names[] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                                            "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
+        for (int i = 0; i < 4; i++)
+            idx_path(o->data, names[i], paths[i], sizeof paths[i]);
+        return 4;
+    }
+    if (!strcmp(fmt, "cifar")) {
+        for (int i = 0; i < 5; i++)
+            snprintf(paths[i], sizeof paths[i], "%s/data_batch_%d.bin", o->data, i + 1);
+        snprintf(paths[5], sizeof paths[5], "%s/test_batch.bin", o->data);
+        return 6;
+    }
+    return 0;
+}
+
 static int load_images(const train_opts *o, const char *fmt, const shard *s_tr, const shard *s_te,
                        dataset *tr, dataset *te, char *err, size_t len)
 {
-    if (!strcmp(fmt, "idx")) {
-        char im[4096], lb[4096];
-        idx_path(o->data, "train-images-idx3-ubyte", im, sizeof im);
-        idx_path(o->data, "train-labels-idx1-ubyte", lb, sizeof lb);
-        if (nn_idx_load(im, lb, s_tr, tr, err, len) < 0)
+    char p[TRAIN_DATA_MAX_FILES][4096];
+    int n = image_files(o, fmt, p);
+    if (n == 4) {
+        if (nn_idx_load(p[0], p[1], s_tr, tr, err, len) < 0 || nn_idx_load(p[2], p[3], s_te, te, err, len) < 0)
             return -1;
-        idx_path(o->data, "t10k-images-idx3-ubyte", im, sizeof im);
-        idx_path(o->data, "t10k-labels-idx1-ubyte", lb, sizeof lb);
-        if (nn_idx_load(im, lb, s_te, te, err, len) < 0)
-            return -1;
-        return same_dims(tr, te, im, err, len);
+        return same_dims(tr, te, p[2], err, len);
     }
-    if (!strcmp(fmt, "cifar")) {
-        char p[6][4096];
+    if (n == 6) {
         const char *files[6];
-        for (int i = 0; i < 6; i++) {
-            if (i < 5)
-                snprintf(p[i], sizeof p[i], "%s/data_batch_%d.bin", o->data, i + 1);
-            else
-                snprintf(p[i], sizeof p[i], "%s/test_batch.bin", o->data);
+        for (int i = 0; i < 6; i++)
             files[i] = p[i];
-        }
         if (nn_cifar_load(files, 5, s_tr, tr, err, len) < 0 || nn_cifar_load(files + 5, 1, s_te, te, err, len) < 0)
             return -1;
         return same_dims(tr, te, files[5], err, len);
@@ -135,6 +148,47 @@ int train_load_data(const train_opts *o, const char *fmt, int rank, int nranks, 
     if (!strcmp(o->model, "wordlm") || !strcmp(o->model, "embedlm"))
         return load_text(o, fmt, &s_tr, &s_te, tr, te, c, err, len);
     return load_images(o, fmt, &s_tr, &s_te, tr, te, err, len);
+}
+
+/* The corpus as the model sees it: its words (id order) and the token
+ * ids of each split, hashed apart (no copy of the splits). */
+static int corpus_digests(const corpus *c, train_data_digest *d)
+{
+    size_t bytes = 0;
+    for (int i = 0; i < c->vocab; i++)
+        bytes += strlen(c->words[i]) + 1;
+    unsigned char *words = malloc(bytes ? bytes : 1), *w = words;
+    if (!words)
+        return -1;
+    for (int i = 0; i < c->vocab; i++) {
+        size_t n = strlen(c->words[i]) + 1;
+        memcpy(w, c->words[i], n);
+        w += n;
+    }
+    snprintf(d[0].what, sizeof d[0].what, "the corpus's vocabulary");
+    bench_sha256_hex(words, bytes, d[0].sha256);
+    free(words);
+    static const char *const names[] = {"training", "validation", "test"};
+    for (int sp = SPLIT_TRAIN; sp <= SPLIT_TEST; sp++) {
+        snprintf(d[1 + sp].what, sizeof d[1 + sp].what, "the corpus's %s split", names[sp]);
+        bench_sha256_hex((const unsigned char *)c->split[sp], c->len[sp] * sizeof *c->split[sp],
+                         d[1 + sp].sha256);
+    }
+    return 4;
+}
+
+int train_data_digests(const train_opts *o, const char *fmt, const corpus *c, train_data_digest *d)
+{
+    if (!strcmp(o->model, "wordlm") || !strcmp(o->model, "embedlm"))
+        return corpus_digests(c, d);
+    char p[TRAIN_DATA_MAX_FILES][4096];
+    int n = image_files(o, fmt, p);
+    for (int i = 0; i < n; i++) {
+        memcpy(d[i].what, p[i], sizeof d[i].what);   /* both 4096 bytes */
+        if (bench_sha256_file(p[i], d[i].sha256) != 0)
+            return -1;
+    }
+    return n;
 }
 
 void train_make_batch(const dataset *d, const size_t *slots, int B, float *x, int32_t *y)

@@ -21,6 +21,31 @@
 
 /* ---------------------------------------------------------- set-up */
 
+/* Every rank read the data itself (a relative --data resolves in each
+ * rank's directory; a node-local copy): ranks training on different data
+ * of one shape ran without a word.  Each compares its digests with rank
+ * 0's; a rank that differs names the first that does, every rank exits 2. */
+static void agree_on_data(train_run *r, bench_archive *arch)
+{
+    train_data_digest mine[TRAIN_DATA_MAX_FILES];
+    char first[TRAIN_DATA_MAX_FILES][65] = {{0}}, err[4600] = "";
+    int n = train_data_digests(&r->o, r->fmt, &r->cor, mine);
+    if (n < 0)
+        snprintf(err, sizeof err, "%s: cannot hash the data read", r->o.data);
+    for (int i = 0; i < n; i++)
+        memcpy(first[i], mine[i].sha256, sizeof first[i]);
+    MPI_Bcast(first, (int)sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
+    for (int i = 0; i < n && !err[0]; i++)
+        if (strcmp(first[i], mine[i].sha256))
+            snprintf(err, sizeof err, "--data %s: %s has SHA-256 %.16s... on this rank, %.16s... on "
+                     "rank 0: every rank must train on the same data", r->o.data, mine[i].what,
+                     mine[i].sha256, first[i]);
+    if (bench_all_ok(MPI_COMM_WORLD, err[0] ? BENCH_NO_CODE : RB_OK, "data", err) < 0) {
+        bench_archive_close(arch, 0);
+        bench_exit(BENCH_EXIT_USAGE);
+    }
+}
+
 /* Every rank's shards; exits 2 (after one message) when any rank fails. */
 static void load_data(train_run *r, bench_archive *arch)
 {
@@ -33,6 +58,7 @@ static void load_data(train_run *r, bench_archive *arch)
         bench_archive_close(arch, 0);
         bench_exit(BENCH_EXIT_USAGE);
     }
+    agree_on_data(r, arch);
     const corpus *c = &r->cor;
     if (r->wordlm)
         bench_printf0("corpus: %s (%s): %zu distinct training words, vocabulary %d; "

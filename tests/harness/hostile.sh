@@ -4,7 +4,8 @@
 # a hang, a lost or overwritten result, or an impossible value in a
 # report.  One line per case: "ok CASE" or "FAIL: CASE: why".
 #   train data: test images of another size, FIFOs, an empty split,
-#               divergence, --timeout;
+#               divergence, --timeout; ranks reading different data of one
+#               shape (images, a corpus);
 #   full disk:  rb_micro (-o, --save-result, -J), rb_train, rb-archive merge on a
 #               40 KiB tmpfs (root only);
 #   writers:    two runs racing for one -o, -J naming the archive, long names;
@@ -117,6 +118,44 @@ except OSError:
     words 400 >"$d/train.tokens"; : >"$d/valid.tokens"; words 100 >"$d/test.tokens"
     $T "$MPIRUN" 2 "$train" $lm --data "$d" -o none >"$tmp/o" 2>&1
     expect "wordlm: an empty valid.tokens" "$tmp/o" $? 2 "validation (valid.tokens) split holds no words"
+    # Ranks reading different data of one shape (--data relative to each
+    # rank's directory: node-local copies that differ) trained on different
+    # data without a word; now each rank hashes what it read, a rank that
+    # differs from rank 0 names the first difference, every rank exits 2.
+    # Copies of the same data run.
+    twodirs() {   # twodirs DIR-A DIR-B ARGS...: rank 0 in DIR-A, rank 1 in DIR-B
+        a=$1 b=$2; shift 2
+        $T mpirun --bind-to none --mca btl self,vader -np 1 -wdir "$a" "$train" "$@" -o none : \
+            -np 1 -wdir "$b" "$train" "$@" -o none >"$tmp/o" 2>&1
+    }
+    for x in a b c; do mkdir -p "$tmp/d$x"; done
+    mkidx "$tmp/da/img" train 256 28 28; mkidx "$tmp/da/img" t10k 64 28 28
+    cp -r "$tmp/da/img" "$tmp/db/"; cp -r "$tmp/da/img" "$tmp/dc/"
+    # one pixel of one training image differs
+    $PY -c 'import sys; f = open(sys.argv[1], "r+b"); f.seek(100); b = f.read(1); f.seek(100); f.write(bytes([b[0] ^ 1]))' \
+        "$tmp/db/img/train-images-idx3-ubyte"
+    twodirs "$tmp/da" "$tmp/db" --model mlp --data img $tr
+    expect "rb_train: ranks reading different images of one shape" "$tmp/o" $? 2 \
+        "rb_train: rank 1: data: --data img: img/train-images-idx3-ubyte has SHA-256 .* on this rank, .* on rank 0: every rank must train on the same data"
+    twodirs "$tmp/da" "$tmp/dc" --model mlp --data img $tr
+    rc=$?
+    why=""; [ $rc -eq 0 ] || why="exit $rc: $(grep rb_train: "$tmp/o" | head -3)"
+    verdict "rb_train: ranks reading copies of the same images"
+    # The same words in another order: one vocabulary, other training text.
+    mkdir "$tmp/da/w" "$tmp/db/w"
+    words 400 >"$tmp/da/w/train.tokens"; words 100 >"$tmp/da/w/valid.tokens"; words 100 >"$tmp/da/w/test.tokens"
+    cp "$tmp/da/w/valid.tokens" "$tmp/da/w/test.tokens" "$tmp/db/w/"
+    tac "$tmp/da/w/train.tokens" >"$tmp/db/w/train.tokens"
+    twodirs "$tmp/da" "$tmp/db" $lm --data w
+    expect "rb_train: ranks reading one vocabulary in other training text" "$tmp/o" $? 2 \
+        "rb_train: rank 1: data: --data w: the corpus's training split has SHA-256 .*every rank must train on the same data"
+    # Rank 2 of 3 alone differs: it names it, once.
+    $T mpirun --bind-to none --mca btl self,vader -np 2 -wdir "$tmp/da" "$train" $lm --data w -o none : \
+        -np 1 -wdir "$tmp/db" "$train" $lm --data w -o none >"$tmp/o" 2>&1
+    rc=$?
+    why=$(named "$tmp/o" $rc 2 "rb_train: rank 2: data: --data w: the corpus's training split") || true
+    [ "$(grep -c "^rb_train: rank" "$tmp/o")" -eq 1 ] || why="$why; not named once: $(grep "^rb_train: rank" "$tmp/o")"
+    verdict "rb_train: rank 2 of 3 reading other training text"
 
     # Divergence: stopped, exit 1, named, archive marked; both tools say so.
     d="$tmp/img28"; mkidx "$d" train 256 28 28; mkidx "$d" t10k 64 28 28
