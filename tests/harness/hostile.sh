@@ -535,9 +535,14 @@ if grep -q '^#define HAVE_PAPI_SDE 1' "$top_builddir/config.h"; then
 fi
 
 # --timeout: a named line, exit 124, the rows measured kept (marked timed_out).
-# (The first row takes ~0.1 s, 0.5 s under the sanitizers; all of them
-# 16 GB of reductions, seconds on any machine.)
-"$MPIRUN" 2 "$micro" --reducer dense -m 4K:4M -i 2000 -x 0 --no-check -q -P none --timeout 2 -o "$tmp/to.h5" >"$tmp/o" 2>&1
+# The case needs a row finished before the limit and the sweep not: rows of
+# 2 calls of 4 KiB, repeated 100000 times (idle, 2 s hold about 8000 rows
+# here; with two busy loops on the 2 cores at least 15).  Its rows were 2000
+# calls (-m 4K:4M -i 2000): on a loaded machine (the ranks busy-poll) a
+# call sometimes took 1 ms or more, the first row all of the 2 s, and about
+# one run in 20 ended with no row finished, so (as designed) no archive.
+"$MPIRUN" 2 "$micro" --reducer dense -m 4K:4K -i 2 --repeat 100000 -x 0 --no-check -q -P none --timeout 2 \
+    -o "$tmp/to.h5" >"$tmp/o" 2>&1
 rc=$?
 why=$(named "$tmp/o" $rc 124 "rb_micro: rank 0: time limit: --timeout 2 s reached .* keeps the [1-9][0-9]* row") || true
 $PY -c '
