@@ -9,6 +9,10 @@
 
 #include "bench_fail.h"
 
+/* How long after rank 0's the other ranks' hard watchdogs fire: longer
+ * than mpirun takes to kill a job's ranks once one has exited non-zero. */
+#define WATCHDOG_PEER_GRACE_S 5.0
+
 static double deadline = 0.0;
 /* Made before the alarm: a signal handler may not format. */
 static char watchdog_msg[160];
@@ -31,8 +35,12 @@ void bench_watchdog_start(double seconds)
              "%s: rank %d: time limit (--timeout) exceeded inside a call; exiting 124\n", bench_prog(),
              bench_world_rank());
     /* The hard watchdog leaves room for the cooperative check, which ends
-     * the run cleanly between calls. */
-    double hard = seconds * 1.25 + 10.0;
+     * the run cleanly between calls.  Rank 0's fires first: its exit ends
+     * the job (mpirun kills the other ranks), so the line is printed once,
+     * not once per rank; another rank fires, printing its own line, only
+     * where it is still running WATCHDOG_PEER_GRACE_S later (rank 0 gone
+     * already, or a launcher that lets a job run on after a rank's exit). */
+    double hard = seconds * 1.25 + 10.0 + (bench_world_rank() == 0 ? 0.0 : WATCHDOG_PEER_GRACE_S);
     struct itimerval it = {0};
     it.it_value.tv_sec = (time_t)hard;
     it.it_value.tv_usec = (suseconds_t)((hard - (double)(time_t)hard) * 1e6);

@@ -5,8 +5,10 @@
 
 #include <mpi.h>
 
-/* After `seconds` (0 = off) the process exits 124 even if stuck inside
- * MPI; bench_deadline_passed() is the cooperative check (collective). */
+/* After 1.25 x `seconds` + 10 s (0 = off) the process exits 124 even if
+ * stuck inside MPI, with one line (rank 0's; the other ranks' fire 5 s
+ * later, when rank 0's exit has not ended the job); bench_deadline_passed()
+ * is the cooperative check (collective), at `seconds`. */
 void bench_watchdog_start(double seconds);
 int bench_deadline_passed(MPI_Comm comm);
 

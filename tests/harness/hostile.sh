@@ -16,7 +16,7 @@
 #   sizes:      -m 3, -b 4097 -e 8195, rows wider than the size, --shape 0x5,
 #               more sizes than rb_micro holds, --timeout keeping the rows,
 #               a reducer named twice, an unregistered sde:::reducerbench:: event,
-#               --timeout in a long warm-up;
+#               --timeout in a long warm-up, the hard watchdog's line once;
 #   archives:   NaN/Inf, ranks=-3, negative times, recall=7, #wrong=-1, a
 #               non-integer `complete`, unknown tool, no /micro, /micro/results
 #               not a table, conflicting copies, merge onto an input, a FIFO
@@ -566,6 +566,30 @@ why=$(named "$tmp/o" $rc 124 "rb_micro: rank 0: time limit: --timeout 2 s reache
 [ $took -lt 12 ] || why="$why; took $took s (the hard watchdog's 12.5 s?)"
 [ -z "$(ls -A "$tmp/wu")" ] || why="$why; left: $(ls -A "$tmp/wu")"
 verdict "rb_micro -x 100000000 --timeout 2: stopped in the warm-up"
+# The hard watchdog (a process stuck inside a call 1.25 x SEC + 10 s after
+# the start) printed its line once per rank, P lines for one timeout; now
+# rank 0's alone (the others fire 5 s later, by then ended with the job).
+# Both ranks are stopped (SIGSTOP) in the sweep and continued once their
+# alarms are due; stdbuf shows the first row as soon as it is measured.
+if stdbuf -oL true 2>/dev/null; then
+    "$MPIRUN" 2 stdbuf -oL "$micro" --reducer dense -m 4K:4K -i 20 --repeat 100000 -x 0 --no-check -P none \
+        --timeout 4 -o none >"$tmp/o" 2>&1 &
+    mpid=$!
+    n=0
+    until grep -q '^ *4096 ' "$tmp/o" || [ $n -gt 300 ]; do sleep 0.1; n=$((n + 1)); done
+    ranks=$(ps -o pid= --ppid $mpid)
+    kill -STOP $ranks
+    sleep 15.5   # past rank 0's 4 x 1.25 + 10 = 15 s, before the others' 20 s
+    kill -CONT $ranks
+    wait $mpid
+    rc=$?
+    why=$(named "$tmp/o" $rc 124 "rb_micro: rank 0: time limit (--timeout) exceeded inside a call; exiting 124") || true
+    [ "$(grep -c "exceeded inside a call" "$tmp/o")" -eq 1 ] ||
+        why="$why; not once: $(grep "exceeded inside a call" "$tmp/o" | tr '\n' '|')"
+    verdict "the hard watchdog: one line for the job, rank 0's"
+else
+    echo "note: no stdbuf (coreutils): the hard watchdog's case is not run"
+fi
 
 # ------------------------------------------------------------------ environment
 mkdir -p "$tmp/cwd/a/b"
