@@ -264,8 +264,8 @@ static int handle(const bench_cli *cli, int c, char **argv, void *opts, char *ms
  * whose value is optional and so must be attached ("-f 4", "-c 0"), say so. */
 static void stray_argument(char **argv, int at, char *msg, size_t len)
 {
-    const char *before = at > 1 ? argv[at - 1] : "";
-    if (before[0] == '-' && before[1] != '\0' && strcmp(before, "--") != 0)
+    const char *before = at > 1 ? argv[at - 1] : NULL;
+    if (before && before[0] == '-' && strlen(before) > 1 && strcmp(before, "--") != 0)
         snprintf(msg, len, "unexpected argument '%s' after '%s', which takes no separate value",
                  argv[at], before);
     else
