@@ -22,6 +22,7 @@ benchmarks_libbench_a_SOURCES += \
 	benchmarks/harness/bench_papi.h benchmarks/harness/bench_papi.c \
 	benchmarks/harness/topology.h benchmarks/harness/topology.c \
 	benchmarks/harness/metadata.h benchmarks/harness/metadata.c \
+	benchmarks/harness/netinfo.h benchmarks/harness/netinfo.c \
 	benchmarks/harness/machine_load.h benchmarks/harness/machine_load.c \
 	benchmarks/harness/archive.h benchmarks/harness/archive.c \
 	benchmarks/harness/tmpfiles.h benchmarks/harness/tmpfiles.c \

@@ -14,6 +14,7 @@
 #include "bench_papi.h"
 #include "h5attr.h"
 #include "machine_load.h"
+#include "netinfo.h"
 #include "reducer.h"
 #include "simmeta.h"
 #include "topology.h"
@@ -35,6 +36,10 @@
 #endif
 
 #define HOST_LEN 256
+/* /proc/sys/kernel/random/boot_id: one per running kernel, so ranks that
+ * share it share one machine, whatever their host names (the nodes of an
+ * emulated cluster are network namespaces of one machine). */
+#define BOOT_ID_LEN 40
 
 void bench_utc_now(char *buf, size_t len)
 {
@@ -184,7 +189,7 @@ static int write_strings(hid_t f, const char *const (*kv)[2], size_t n)
 }
 
 static int write_root_attrs(hid_t f, const char *tool, int argc, char **argv, const char *hosts,
-                            int ranks, int nodes)
+                            int ranks, int nodes, int machine_ranks, int machines)
 {
     char start[32], host[HOST_LEN] = "", cwd[4096] = "", mpi_ver[16];
     char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "", hdf5[32];
@@ -245,6 +250,9 @@ static int write_root_attrs(hid_t f, const char *tool, int argc, char **argv, co
     rc |= bench_h5_attr_int(f, "schema_version", BENCH_SCHEMA_VERSION);
     rc |= bench_h5_attr_int(f, "ranks", ranks);
     rc |= bench_h5_attr_int(f, "nodes", nodes);
+    rc |= bench_h5_attr_int(f, "machines", machines);
+    rc |= bench_h5_attr_int(f, "machine_ranks", machine_ranks);
+    rc |= bench_netinfo_write_meta(f, nodes);
     rc |= bench_h5_attr_int(f, "slurm", getenv("SLURM_JOB_ID") != NULL);
     rc |= bench_sim_write_meta(f);  /* simulated + SimGrid platform (simmeta.c) */
     rc |= bench_h5_attr_int(f, "complete", 0);
@@ -253,21 +261,51 @@ static int write_root_attrs(hid_t f, const char *tool, int argc, char **argv, co
     return rc;
 }
 
-/* The load probe counts the CPU of this run's processes on root's host as
- * its own, not as other work. */
-static int write_machine_load_start(hid_t file, const char *hosts, const long *pids, int p,
-                                    const char *root_host)
+/* The load probe counts the CPU of this run's processes on root's machine
+ * (the ranks that share its boot id) as its own, not as other work. */
+static int write_machine_load_start(hid_t file, const char *boots, const long *pids, int p,
+                                    const char *root_boot)
 {
     pid_t *local = calloc((size_t)p, sizeof *local);
     if (!local)
         return -1;
     int n = 0;
     for (int i = 0; i < p; i++)
-        if (!strncmp(hosts + (size_t)i * HOST_LEN, root_host, HOST_LEN))
+        if (!strncmp(boots + (size_t)i * BOOT_ID_LEN, root_boot, BOOT_ID_LEN))
             local[n++] = (pid_t)pids[i];
     int rc = bench_machine_load_start(file, local, n);
     free(local);
     return rc;
+}
+
+/* This machine's boot id; the host name where /proc does not say (the
+ * ranks are then told apart by host, as before boot ids were read). */
+static void boot_id(char out[BOOT_ID_LEN])
+{
+    memset(out, 0, BOOT_ID_LEN);
+    FILE *fp = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (!fp || !fgets(out, BOOT_ID_LEN, fp)) {
+        out[0] = 'h';
+        gethostname(out + 1, BOOT_ID_LEN - 2);
+    }
+    if (fp)
+        fclose(fp);
+    out[strcspn(out, "\n")] = '\0';
+}
+
+/* Ranks on the machine of ROOT_BOOT, and distinct machines. */
+static void count_machines(const char *boots, int p, const char *root_boot, int *on_root,
+                           int *machines)
+{
+    *on_root = *machines = 0;
+    for (int r = 0; r < p; r++) {
+        const char *b = boots + (size_t)r * BOOT_ID_LEN;
+        *on_root += !strncmp(b, root_boot, BOOT_ID_LEN);
+        int seen = 0;
+        for (int q = 0; q < r && !seen; q++)
+            seen = !strncmp(b, boots + (size_t)q * BOOT_ID_LEN, BOOT_ID_LEN);
+        *machines += !seen;
+    }
 }
 
 int bench_metadata_write_start(MPI_Comm comm, int root, hid_t file, const char *tool,
@@ -276,21 +314,28 @@ int bench_metadata_write_start(MPI_Comm comm, int root, hid_t file, const char *
     int rank, p;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &p);
-    char mine[HOST_LEN] = "";
+    char mine[HOST_LEN] = "", boot[BOOT_ID_LEN];
     gethostname(mine, sizeof mine - 1);
+    boot_id(boot);
     char *all = rank == root ? calloc((size_t)p, HOST_LEN) : NULL;
+    char *boots = rank == root ? calloc((size_t)p, BOOT_ID_LEN) : NULL;
     long pid = (long)bench_machine_os_pid(), *pids = rank == root ? calloc((size_t)p, sizeof *pids) : NULL;
     MPI_Gather(mine, HOST_LEN, MPI_CHAR, all, HOST_LEN, MPI_CHAR, root, comm);
+    MPI_Gather(boot, BOOT_ID_LEN, MPI_CHAR, boots, BOOT_ID_LEN, MPI_CHAR, root, comm);
     MPI_Gather(&pid, 1, MPI_LONG, pids, 1, MPI_LONG, root, comm);
     int rc = 0;
     if (rank == root) {
-        int nodes = 0;
+        int nodes = 0, on_root = 0, machines = 0;
         char *hosts = all ? host_list(all, p, &nodes) : NULL;
-        rc = hosts ? write_root_attrs(file, tool, argc, argv, hosts, p, nodes) : -1;
+        if (boots)
+            count_machines(boots, p, boot, &on_root, &machines);
+        rc = hosts && boots ? write_root_attrs(file, tool, argc, argv, hosts, p, nodes, on_root, machines)
+                            : -1;
         if (!rc && pids)
-            rc = write_machine_load_start(file, all, pids, p, mine);
+            rc = write_machine_load_start(file, boots, pids, p, boot);
         free(hosts);
         free(all);
+        free(boots);
         free(pids);
     }
     MPI_Bcast(&rc, 1, MPI_INT, root, comm);
