@@ -12,9 +12,15 @@
 #                  default: $RB_ROOT/build, then $RB_ROOT/build-main, then PATH
 #   RB_MODULES     modules to load where `module` exists (space or comma list)
 #   RB_NTASKS      ranks outside Slurm (mpirun fallback; default 1)
-#   RB_LAUNCHER    launch command template; %N = nodes, %n = tasks
-#                  (default: srun --mpi=$RB_SRUN_MPI --nodes=%N --ntasks=%n
-#                  in a Slurm job, else mpirun -np %n)
+#   RB_LAUNCHER    srun, mpirun, or a launch command template; %N = nodes,
+#                  %n = tasks (default: srun in a Slurm job, else mpirun;
+#                  srun is srun --mpi=$RB_SRUN_MPI --nodes=%N --ntasks=%n,
+#                  mpirun is mpirun -np %n $RB_MPIRUN_ARGS)
+#   RB_MPIRUN_ARGS more mpirun options for RB_LAUNCHER=mpirun
+#   RB_SITE_PROFILE  a file of site settings sourced before each job's set-up
+#                  (RB_SITE_NAME; RB_SITE_NO_GPU=1: RB_DEVICE cuda runs on the
+#                  host; RB_MPIRUN_ARGS; the MPI library's variables);
+#                  jobscripts/emulated/site.sh is the emulated cluster's
 #   RB_SRUN_MPI    srun's --mpi plugin (default pmix)
 #   RB_SRUN_ARGS   extra srun arguments (e.g. --cpu-bind=cores)
 #   RB_OUT         result directory (default results/<array job id or job id>)
@@ -115,19 +121,34 @@ rb_load_modules() {
 
 # The launch command for NODES and TASKS as an array in RB_LAUNCH.
 rb_launcher() {
-    local nodes=$1 tasks=$2 tmpl
-    if [ -n "${RB_LAUNCHER:-}" ]; then
-        tmpl=$RB_LAUNCHER
-    elif [ -n "${SLURM_JOB_ID:-}" ] && command -v srun >/dev/null; then
-        # srun does not take --cpus-per-task from the job (Slurm >= 22.05)
-        tmpl="srun --mpi=${RB_SRUN_MPI:-pmix} --nodes=%N --ntasks=%n"
-        tmpl+="${SLURM_CPUS_PER_TASK:+ --cpus-per-task=$SLURM_CPUS_PER_TASK} ${RB_SRUN_ARGS:-}"
-    else
-        tmpl="mpirun -np %n"
+    local nodes=$1 tasks=$2 tmpl=${RB_LAUNCHER:-}
+    if [ -z "$tmpl" ]; then
+        tmpl=mpirun
+        [ -n "${SLURM_JOB_ID:-}" ] && command -v srun >/dev/null && tmpl=srun
     fi
+    case $tmpl in
+        srun)
+            # srun does not take --cpus-per-task from the job (Slurm >= 22.05)
+            tmpl="srun --mpi=${RB_SRUN_MPI:-pmix} --nodes=%N --ntasks=%n"
+            tmpl+="${SLURM_CPUS_PER_TASK:+ --cpus-per-task=$SLURM_CPUS_PER_TASK} ${RB_SRUN_ARGS:-}" ;;
+        mpirun) tmpl="mpirun -np %n ${RB_MPIRUN_ARGS:-}" ;;
+    esac
     tmpl=${tmpl//%N/$nodes}
     tmpl=${tmpl//%n/$tasks}
     read -r -a RB_LAUNCH <<<"$tmpl"
+}
+
+# The site profile (RB_SITE_PROFILE), then what it says about the site.
+rb_site() {
+    [ -n "${RB_SITE_PROFILE:-}" ] || return 0
+    [ -r "$RB_SITE_PROFILE" ] || rb_die "RB_SITE_PROFILE=$RB_SITE_PROFILE: cannot read it"
+    # shellcheck disable=SC1090
+    . "$RB_SITE_PROFILE"
+    rb_log "site profile: ${RB_SITE_NAME:-$RB_SITE_PROFILE}"
+    if [ "${RB_SITE_NO_GPU:-0}" = 1 ] && [ "${RB_DEVICE:-}" = cuda ]; then
+        rb_log "this site's nodes have no GPU: RB_DEVICE=host instead of cuda"
+        RB_DEVICE=host
+    fi
 }
 
 # Common set-up: root, out directory, modules, job geometry.
@@ -138,6 +159,7 @@ rb_setup() {
     mkdir -p "$RB_OUT" || rb_die "cannot create $RB_OUT"
     RB_NODES=${SLURM_JOB_NUM_NODES:-${SLURM_NNODES:-1}}
     RB_NTASKS=${SLURM_NTASKS:-${RB_NTASKS:-1}}
+    rb_site
     rb_load_modules
     # BLAS threads per rank for rb_train (--threads): the CPUs Slurm gave
     # each task.  rb_micro is single-threaded.
@@ -217,7 +239,8 @@ rb_run() {
     rb_log "run $name: ${RB_LAUNCH[*]} $bin $* -o $out"
     RB_CURRENT_OUT=$out
     # In the background so that a TERM from scancel is handled at once.
-    "${RB_LAUNCH[@]}" "$bin" "$@" -o "$out" </dev/null &
+    # The archive records the launch command.
+    RB_LAUNCH_COMMAND="${RB_LAUNCH[*]}" "${RB_LAUNCH[@]}" "$bin" "$@" -o "$out" </dev/null &
     RB_CHILD=$!
     wait "$RB_CHILD" || rc=$?
     RB_CHILD=""
