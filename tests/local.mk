@@ -18,6 +18,7 @@ include tests/gossip.mk
 include tests/archive.mk
 include tests/train.mk
 include tests/slurm.mk
+include tests/emulated.mk
 include tests/analysis.mk
 include tests/gpu.mk
 include tests/sim.mk

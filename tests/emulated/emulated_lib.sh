@@ -1,0 +1,81 @@
+# Sourced by tests/emulated/*.sh: a private emulated cluster per test run
+# (jobscripts/emulated/start in a unique state directory), always stopped
+# on exit.  Needs root (else skipped); a kernel that refuses network
+# namespaces, veth pairs or tbf skips the test with start's reason.
+set -u
+: "${top_srcdir:?run under make check}" "${top_builddir:?run under make check}"
+JS=$top_srcdir/jobscripts
+fail() { echo "FAIL: $*" >&2; exit 1; }
+note() { printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "SKIP: network namespaces, tc and Slurm's daemons need root" >&2
+    exit 77
+fi
+/usr/bin/python3 -c 'import h5py' 2>/dev/null || { echo "FAIL: /usr/bin/python3 cannot import h5py (apt-get install python3-h5py)" >&2; exit 99; }
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/rb-emul-test.XXXXXX")
+chmod 755 "$T"
+export RB_EMUL_DIR=$T/cluster
+W=$T/work
+mkdir -p "$W/results"
+export RB_BUILD=$top_builddir
+
+emul_cleanup() {
+    local rc=$?
+    trap - EXIT
+    "$JS/emulated/stop" >"$T/stop.log" 2>&1 || { cat "$T/stop.log" >&2; rc=1; }
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
+        echo "--- job outputs, daemon logs (kept in $T) ---" >&2
+        tail -n 30 "$W"/results/*.out >&2 2>/dev/null
+        tail -n 20 "$RB_EMUL_DIR"/log/*.log >&2 2>/dev/null
+    else
+        rm -rf "$T"
+    fi
+    exit "$rc"
+}
+trap emul_cleanup EXIT
+trap 'exit 1' TERM INT HUP
+
+# emul_start NODES RATE: the cluster, and its env (SLURM_CONF, PATH).
+emul_start() {
+    local out rc=0
+    out=$("$JS/emulated/start" -N "$1" -r "$2" 2>&1) || rc=$?
+    if [ "$rc" = 3 ]; then
+        echo "SKIP: ${out##*error: }" >&2
+        exit 77
+    fi
+    [ "$rc" = 0 ] || fail "jobscripts/emulated/start -N $1 -r $2 exited $rc: $out"
+    # shellcheck disable=SC1091
+    . "$RB_EMUL_DIR/env"
+    PREFIX=$(sed -n 's/^PREFIX=//p' "$RB_EMUL_DIR/cluster.conf")
+}
+
+# link_bytes NODE: bytes sent + received on the node's eth0 (its link).
+link_bytes() {
+    ip -n "$PREFIX-$1" -s -j link show eth0 | /usr/bin/python3 -c 'import json, sys
+s = json.load(sys.stdin)[0]["stats64"]
+print(s["rx"]["bytes"] + s["tx"]["bytes"])'
+}
+
+# cluster_pids: the pids of the cluster's daemons and node inits.
+cluster_pids() {
+    cat "$RB_EMUL_DIR"/nodes/*/init.pid "$RB_EMUL_DIR"/nodes/*/slurmd.pid \
+        "$RB_EMUL_DIR/slurmctld.pid" "$RB_EMUL_DIR/munge/munged.pid" 2>/dev/null | tr '\n' ' '
+}
+
+# assert_nothing_left PIDS: no namespace, link or process of the cluster.
+assert_nothing_left() {
+    local p left
+    left=$(ip netns list | awk '{print $1}' | grep "^$PREFIX-" | tr '\n' ' ')
+    [ -z "$left" ] || fail "namespaces left after stop: $left"
+    left=$(ip -o link show | awk -F': ' '{print $2}' | grep "^$PREFIX" | tr '\n' ' ')
+    [ -z "$left" ] || fail "links left after stop: $left"
+    for p in $1; do
+        if [ -e "/proc/$p" ] && ! grep -qs '^State:[[:space:]]*Z' "/proc/$p/status"; then
+            fail "process $p still running after stop: $(tr '\0' ' ' <"/proc/$p/cmdline")"
+        fi
+    done
+}
+
+. "$top_srcdir/tests/slurm/jobs_lib.sh"
