@@ -11,6 +11,10 @@
 #include "harness/bench_common.h"
 
 enum { PROBE_ROUNDS = 7, PROBE_CALLS = 20, PROBE_SMALL = 8, PROBE_LARGE = 1 << 20 };
+/* A round of the probe lasts about this long at most: 7 rounds of 20 round
+ * trips of 1 MiB take 2.3 s at 1 Gbit/s and 23 s at 100 Mbit/s (an
+ * emulated cluster's links), before anything is measured. */
+#define PROBE_ROUND_S 0.05
 
 /* Median of v[0..n) (sorts v). */
 static double median(double *v, int n)
@@ -27,14 +31,14 @@ static double median(double *v, int n)
  * trip, the fastest of the rounds.  The fastest, not the median: on a
  * loaded node a round that waited for a core measures the scheduler (ms),
  * and a median of such rounds made the 8 B probe slower than the 1 MiB
- * one (beta 0).  Valid on rank 0. */
-static double one_way(MPI_Comm comm, int rank, char *buf, int bytes)
+ * one (beta 0).  ROUNDS <= PROBE_ROUNDS.  Valid on rank 0. */
+static double one_way(MPI_Comm comm, int rank, char *buf, int bytes, int calls, int rounds)
 {
     double t[PROBE_ROUNDS];
-    for (int r = 0; r < PROBE_ROUNDS; r++) {
+    for (int r = 0; r < rounds; r++) {
         MPI_Barrier(comm);
         double t0 = MPI_Wtime();
-        for (int i = 0; i < PROBE_CALLS; i++) {
+        for (int i = 0; i < calls; i++) {
             if (rank == 0) {
                 MPI_Send(buf, bytes, MPI_CHAR, 1, 0, comm);
                 MPI_Recv(buf, bytes, MPI_CHAR, 1, 0, comm, MPI_STATUS_IGNORE);
@@ -43,12 +47,25 @@ static double one_way(MPI_Comm comm, int rank, char *buf, int bytes)
                 MPI_Send(buf, bytes, MPI_CHAR, 0, 0, comm);
             }
         }
-        t[r] = (MPI_Wtime() - t0) / (2.0 * PROBE_CALLS);
+        t[r] = (MPI_Wtime() - t0) / (2.0 * calls);
     }
     double best = t[0];
-    for (int r = 1; r < PROBE_ROUNDS; r++)
+    for (int r = 1; r < rounds; r++)
         best = t[r] < best ? t[r] : best;
     return best;
+}
+
+/* Round trips per round of the 1 MiB probe: PROBE_CALLS, or as many as fit
+ * in PROBE_ROUND_S on a slow link (at least 2), from one timed round trip.
+ * The same on every rank (rank 0's). */
+static int large_calls(MPI_Comm comm, int rank, char *buf)
+{
+    double rtt = 2.0 * one_way(comm, rank, buf, PROBE_LARGE, 1, 1);
+    int calls = PROBE_CALLS;
+    if (rtt * PROBE_CALLS > PROBE_ROUND_S)
+        calls = rtt > PROBE_ROUND_S / 2 ? 2 : (int)(PROBE_ROUND_S / rtt);
+    MPI_Bcast(&calls, 1, MPI_INT, 0, comm);
+    return calls;
 }
 
 /* Seconds per byte from the two probes: the slope between them, or, when
@@ -84,8 +101,9 @@ void micro_probe_machine(micro_run *c, size_t max_n, micro_machine *m)
         int ok = buf != NULL, all = 0;
         MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c->comm);
         if (all) {
-            double small = one_way(c->comm, c->rank, buf, PROBE_SMALL);
-            double large = one_way(c->comm, c->rank, buf, PROBE_LARGE);
+            double small = one_way(c->comm, c->rank, buf, PROBE_SMALL, PROBE_CALLS, PROBE_ROUNDS);
+            double large = one_way(c->comm, c->rank, buf, PROBE_LARGE,
+                                   large_calls(c->comm, c->rank, buf), PROBE_ROUNDS);
             v[0] = small;
             v[1] = beta_of(small, large);
         }
