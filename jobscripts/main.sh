@@ -21,6 +21,8 @@
 #   RB_LENET_REDUCERS    reducers trained on lenet (default: none dense gossip)
 #   RB_SKIP_TRAIN  1 = microbenchmarks only
 #   RB_SKIP_SIM    1 = no SimGrid runs (the 128-rank simulated points)
+#   RB_SKIP_EMULATED  1 = no emulated-network runs (2 nodes at 1 Gbit: network
+#                  namespaces and tbf on this machine, as root)
 set -eu
 case "${1:-}" in
     -h|--help) sed -n '2,/^set -eu/{/^set -eu/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
@@ -171,6 +173,28 @@ if [ "${RB_SKIP_SIM:-0}" != 1 ] && command -v smpicc >/dev/null 2>&1; then
     make -C "$sbuild" -j"$(nproc)" benchmarks/rb_micro >"$sbuild/make.out" 2>&1 ||
         { tail -40 "$sbuild/make.out"; exit 1; }
     "$src/jobscripts/sim/claims.sh" "$sbuild" "$out/sim" quick </dev/null
+fi
+
+# Across a real wire: an emulated cluster of 2 nodes (network namespaces
+# of this machine, links shaped to 1 Gbit/s), the S2 authors' setting and
+# GossipGraD with compute, 6 launches (jobscripts/emulated/sweep quick;
+# docs/emulated.md).  Needs root and a kernel with network namespaces, veth
+# and tbf: without them the step says why and the report has no
+# emulated-network row.
+if [ "${RB_SKIP_EMULATED:-0}" != 1 ]; then
+    say "emulated network: 2 nodes, links 1 Gbit/s, the S2 authors' setting and GossipGraD, $launches launches"
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "  skipped: an emulated cluster needs root (network namespaces, tc, Slurm's daemons)"
+    else
+        erc=0
+        RB_SWEEP_LAUNCHES=$launches "$src/jobscripts/emulated/sweep" "$build" "$out/emulated" quick \
+            </dev/null >"$out/emulated.txt" 2>&1 || erc=$?
+        case $erc in
+            0) echo "  done: $out/emulated/N2-1gbit" ;;
+            3) echo "  skipped: $(sed -n 's/.*error: //p' "$out/emulated.txt" | tail -1)" ;;
+            *) tail -20 "$out/emulated.txt"; echo "main.sh: the emulated-network runs failed (exit $erc; log $out/emulated.txt)" >&2; exit 1 ;;
+        esac
+    fi
 fi
 
 say "report"
