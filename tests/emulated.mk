@@ -8,4 +8,4 @@ dist_check_SCRIPTS += $(EMULATED_TESTS)
 EXTRA_DIST += tests/emulated/emulated_lib.sh \
 	jobscripts/emulated/start jobscripts/emulated/stop jobscripts/emulated/node \
 	jobscripts/emulated/mpirun jobscripts/emulated/rsh jobscripts/emulated/lib.sh \
-	jobscripts/emulated/site.sh
+	jobscripts/emulated/site.sh jobscripts/emulated/sweep
