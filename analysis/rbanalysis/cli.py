@@ -364,16 +364,17 @@ def malloc_policy_warning(runs):
 
 
 def oversubscription_warning(runs):
-    """One line when measured runs had more ranks per node than cores."""
+    """One line when measured runs had more ranks on a machine than cores
+    (load.oversubscribed: an emulated cluster's nodes share one machine)."""
     crowded = [r for r in runs if load.oversubscribed(r.meta)]
     if not crowded:
         return ""
     r = crowded[0]
-    return ("%d of %d measured run(s) ran more ranks per node than the node has processing "
-            "units (e.g. %s: %s ranks on %s): their times include waiting for a core and "
+    return ("%d of %d measured run(s) ran more ranks on a machine than it has processing "
+            "units (e.g. %s: %s): their times include waiting for a core and "
             "vary from run to run, so use them for correctness and bytes, not for speed"
             % (len(crowded), sum(load.run_kind(x.meta) == "measured" for x in runs),
-               r.label, load.ranks_per_node(r.meta), r.meta["pus"]))
+               r.label, load.ranks_per_core_text(r.meta)))
 
 
 def busy_warning(runs):
