@@ -227,8 +227,18 @@ def s2_points(agg):
                 "speedup": speedup, "speedup_low": sp_lo, "speedup_high": sp_hi,
                 "speedup_verdict": sp_verdict,
                 "s2_rel_l2_err": r.get("rel_l2_err_median", np.nan),
+                **_wire_fields(r, by_time[by_time["variant"] == fastest]),
             })
     return pd.DataFrame(rows)
+
+
+def _wire_fields(r, baseline):
+    """An emulated network's link, and the wire's share of s2's time and
+    of the fastest baseline's (wire.py; NaN elsewhere)."""
+    b = baseline.iloc[0] if len(baseline) else {}
+    return {"link_bps": r.get("link_bps", np.nan), "nodes": r.get("nodes", np.nan),
+            "s2_wire_share": r.get("wire_share", np.nan),
+            "baseline_wire_share": b.get("wire_share", np.nan) if len(baseline) else np.nan}
 
 
 def _iter_interval(r):
@@ -364,7 +374,10 @@ def _gossip_micro_points(agg):
                          "compute_efficiency_low": lo, "compute_efficiency_high": hi,
                          "compute_efficiency_exact": _deterministic(n, r),
                          "compute_s": r["compute_s"],
-                         "t_model_us": r.get("t_model_us_median", np.nan)})
+                         "t_model_us": r.get("t_model_us_median", np.nan),
+                         "link_bps": r.get("link_bps", np.nan), "nodes": r.get("nodes", np.nan),
+                         "wire_share": r.get("wire_share", np.nan), "gid": gid, "size_bytes": size,
+                         "exchange_us": r["t_avg_us_median"] - n["t_avg_us_median"]})
     return rows
 
 

@@ -593,6 +593,10 @@ def _add_meta_to(df, run):
     df["oversubscribed"] = oversubscribed(m)
     df["busy"] = busy(m)
     df["platform"] = platform(m)
+    df["link_bps"] = link_bps(m) if emulated(m) else float("nan")
+    # the cost model's seconds per byte (rb_micro's model column used it)
+    beta = _as_float(run.attrs.get("model_beta_s_per_byte"))
+    df["model_beta_s_per_byte"] = beta if beta is not None else float("nan")
     if "ranks" not in df.columns:
         df["ranks"] = _as_int(m["ranks"])
 
