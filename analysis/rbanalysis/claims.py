@@ -736,6 +736,8 @@ def claims_table(agg, summ, truns=None, targets=None):
     s2p, s2t, gp = s2_points(agg), s2_train_points(summ), gossip_points(summ, agg)
     if truns is None:
         truns = pd.DataFrame()
+    from . import crossover   # it reads this module's points: imported here
+    s2x, g90 = crossover.rate_crossover(agg, s2p), crossover.compute_90(agg, gp)
     rows = []
     rows += parity_rows(summ, truns, "s2_accuracy_parity", "s2")
     rows += _summarise(s2p, "comm_reduction", "s2_comm_reduction",
@@ -743,7 +745,7 @@ def claims_table(agg, summ, truns=None, targets=None):
                        _s2_error_context)
     rows += _summarise(s2p, "speedup", "s2_speedup",
                        "no microbenchmark group holds s2 and a validated baseline",
-                       _s2_error_context)
+                       _joined(_s2_error_context, crossover.s2_notes(s2x)))
     rows += _summarise(s2t, "speedup", "s2_train_speedup",
                        "no training group holds s2 and a sparse baseline", _s2_train_context)
     rows += _summarise(s2t, "tta_speedup", "s2_train_speedup",
@@ -752,10 +754,19 @@ def claims_table(agg, summ, truns=None, targets=None):
     rows += gossip_o1_rows(agg)
     rows += _summarise(gp, "compute_efficiency", "gossip_efficiency",
                        "no training group holds gossip and none, and no microbenchmark group "
-                       "run with --compute does", _gossip_context)
+                       "run with --compute does",
+                       _joined(_gossip_context, crossover.gossip_notes(g90)))
     rows += gossip_model_rows(gp)
     rows += parity_rows(summ, truns, "gossip_accuracy_parity", "gossip")
-    return pd.DataFrame(rows, columns=COLUMNS), {"s2": s2p, "s2_train": s2t, "gossip": gp}
+    return pd.DataFrame(rows, columns=COLUMNS), {"s2": s2p, "s2_train": s2t, "gossip": gp,
+                                                 "s2_rate": s2x, "gossip_compute_90": g90}
+
+
+def _joined(*contexts):
+    """One context of several: their texts, '; '-separated."""
+    def context(points):
+        return "; ".join(x for x in (c(points) for c in contexts) if x)
+    return context
 
 
 def headline_rows(ctab):

@@ -25,16 +25,18 @@ from . import __version__
 # pandas, h5py and matplotlib take seconds to import on a busy node: they
 # are imported once the arguments are known to be valid (_import_heavy).
 pd = claims = compare = figures = formatting = load = micro = stats = training = None
-Document = fmt = None
+crossover = wire = Document = fmt = None
 
 
 def _import_heavy():
     global pd, claims, compare, figures, formatting, load, micro, stats, training, Document, fmt
+    global crossover, wire
     pd = importlib.import_module("pandas")
     claims, compare, figures, formatting, load, micro, stats, training, document = (
         importlib.import_module("." + m, __package__)
         for m in ("claims", "compare", "figures", "formatting", "load", "micro", "stats", "training",
                   "document"))
+    crossover, wire = (importlib.import_module("." + m, __package__) for m in ("crossover", "wire"))
     Document, fmt = document.Document, formatting.number
 
 
@@ -275,6 +277,7 @@ def build_report(archive, outdir, inputs, targets):
         datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         __version__, ", ".join("`%s`" % p for p in inputs)))
     section_claims(doc, ctab, cpoints)
+    crossover.section(doc, cpoints)
     section_inputs(doc, archive, rows)
     figs = []
     if not rows.empty:
@@ -521,6 +524,8 @@ def section_claims(doc, ctab, cpoints):
     if not cpoints["s2"].empty:
         doc.heading(3, "S2 vs the best baseline, per point")
         s2p = cpoints["s2"].assign(oversubscribed=cpoints["s2"]["oversubscribed"].map(yes_no))
+        s2p = wire.annotate(wire.annotate(s2p, "s2_wire_share", "-", "s2_wire_text"),
+                            "baseline_wire_share", "-", "baseline_wire_text")
         s2p = s2p.assign(
             reduction_text=[formatting.interval(m, lo, hi, formatting.percent) for m, lo, hi in
                             zip(s2p["comm_reduction"], s2p["comm_reduction_low"],
@@ -528,24 +533,28 @@ def section_claims(doc, ctab, cpoints):
             speedup_text=[formatting.interval(m, lo, hi, formatting.times) for m, lo, hi in
                           zip(s2p["speedup"], s2p["speedup_low"], s2p["speedup_high"])])
         doc.table(s2p, "claims_s2_points", columns={
-            "gid": "group", "kind": "kind", "setting": "setting", "why_other": "why other",
+            "gid": "group", "kind": "kind", "platform": "platform", "setting": "setting",
+            "why_other": "why other",
             "oversubscribed": "oversub.", "busy": "busy", "launches": "launches",
             "layout": "layout", "cols": "cols",
             "density": "density", "ranks": "ranks", "size_bytes": "size",
             "s2_variant": "s2", "n_repeats": "n", "fewest_bytes_baseline": "fewest-bytes baseline",
             "reduction_text": "reduction", "fastest_baseline": "fastest baseline",
-            "speedup_text": "speedup", "speedup_verdict": "s2 is", "s2_rel_l2_err": "s2 rel err"})
+            "speedup_text": "speedup", "speedup_verdict": "s2 is", "s2_rel_l2_err": "s2 rel err",
+            "s2_wire_text": "wire share of s2", "baseline_wire_text": "of the baseline"})
     if not cpoints["gossip"].empty:
         doc.heading(3, "GossipGraD compute efficiency, per point")
         gp = cpoints["gossip"].assign(oversubscribed=cpoints["gossip"]["oversubscribed"].map(yes_no))
+        gp = wire.annotate(gp, "wire_share", "-")
         gp = gp.assign(efficiency_text=[
             formatting.interval(m, lo, hi, formatting.percent) for m, lo, hi in
             zip(gp["compute_efficiency"], gp["compute_efficiency_low"], gp["compute_efficiency_high"])])
         doc.table(gp, "claims_gossip_points", columns={
-            "where": "group", "kind": "kind", "setting": "setting",
+            "where": "group", "kind": "kind", "platform": "platform", "setting": "setting",
             "oversubscribed": "oversub.", "busy": "busy", "launches": "launches",
             "compute": "compute", "ranks": "ranks",
-            "variant": "gossip", "n_repeats": "n", "efficiency_text": "efficiency"})
+            "variant": "gossip", "n_repeats": "n", "efficiency_text": "efficiency",
+            "wire_text": "wire share of gossip"})
 
 
 def point_interval_text(lo, hi, unit, n_units):
@@ -607,11 +616,12 @@ def section_latency_speedup(doc, agg):
     lat["ci"] = [point_interval_text(a, b, u, n) for a, b, u, n in
                  zip(lat["t_avg_us_ci_low"], lat["t_avg_us_ci_high"],
                      lat.get("interval_unit", [""] * len(lat)), lat.get("n_units", lat["n_repeats"]))]
-    doc.table(lat, "micro_latency", columns={
+    doc.table(wire.annotate(lat), "micro_latency", columns={
         "gid": "group", "kind": "kind", "variant": "reducer", "size_bytes": "size",
         "n_repeats": "n", "n_samples": "samples", "t_avg_us_median": "median us",
         "ci": "95% CI us", "t_avg_us_min": "min us", "t_avg_us_max": "max us",
-        "iter_iqr": "iter IQR us", "busbw_gbs_median": "busbw GB/s", "wrong_max": "wrong"})
+        "iter_iqr": "iter IQR us", "busbw_gbs_median": "busbw GB/s", "wrong_max": "wrong",
+        **wire.SHOWN})
     out += draw(doc, figures.latency, agg, outdir)
 
     doc.heading(3, "Speedup vs dense and vs the best exact sparse baseline")
