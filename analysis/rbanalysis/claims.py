@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats, training
-from .load import combine_busy
+from .load import combine_busy, is_emulated_platform
 from .micro import BASELINES, best_of, option_value, speedup_against, usable_baselines
 
 # claim_id: (claim, the papers' words, the value the verdict is against,
@@ -820,13 +820,18 @@ def headline(ctab):
                    " What they hold follows under *Where S2 is not designed to win*."
                    if other.any() else "")]
     lines = []
-    for kind, sub in rows.groupby("data", sort=True):
-        parts = ["%s %s%s (paper %s%s): %s" % (
+    # Measured over an emulated network is a line of its own, each value
+    # naming its platform (nodes, link rate): never mixed with this machine.
+    over = rows["platform"].map(is_emulated_platform).rename("emulated")
+    for (kind, emulated), sub in rows.groupby([rows["data"], over], sort=True):
+        parts = ["%s %s%s%s (paper %s%s): %s" % (
             SHORT[r["claim_id"]], format_value(r, False),
-            " [%s]" % r["model"] if r.get("model") else "", r["paper"], _read_as(r), r["verdict"])
+            " [%s]" % r["model"] if r.get("model") else "",
+            " on %s" % r["platform"] if emulated else "", r["paper"], _read_as(r), r["verdict"])
             for _, r in sub.iterrows()]
-        lines.append("**Headline** (%s, papers' setting, a core per rank, machine not busy, "
-                     "intervals over launches): %s." % (kind, "; ".join(parts)))
+        lines.append("**Headline** (%s%s, papers' setting, a core per rank, machine not busy, "
+                     "intervals over launches): %s." % (
+                         kind, " over an emulated network" if emulated else "", "; ".join(parts)))
     return lines
 
 
