@@ -71,7 +71,10 @@ def emulated_points(points):
 def _interpolate(rates, values, t):
     """The rate at which values (over ascending rates) fall through t,
     between the highest rate where they are >= t and the next one up
-    (log-log); None when they never fall through it inside the rates."""
+    (log-log); None when they never fall through it inside the rates, or
+    are >= t again at the highest rate (a crossing, if any, lies above)."""
+    if len(values) and np.isfinite(values[-1]) and values[-1] >= t:
+        return None
     for i in range(len(rates) - 2, -1, -1):
         a, b = values[i], values[i + 1]
         if np.isfinite(a) and np.isfinite(b) and a >= t > b and a > 0 and b > 0:
@@ -200,6 +203,9 @@ def _family_row(agg, fam, rates, t, what):
         how = "interpolated between %s and %s" % (rate_text(rates[i - 1]), rate_text(rates[i]))
     elif np.isfinite(sp[-1]) and sp[-1] >= t:
         rate, how = _extrapolate(agg, fam.iloc[-1], t, upward=True)
+        below = [rate_text(r) for r, v in zip(rates, sp) if v < t]
+        if below:
+            how += " (not monotonic: below %gx at %s)" % (t, ", ".join(below))
     else:
         rate, how = _extrapolate(agg, fam.iloc[0], t, upward=False)
     lo = _interpolate(rates, fam["speedup_low"].astype(float).to_numpy(), t)

@@ -37,23 +37,25 @@ def busiest_bytes(r):
     """Bytes per call on the busiest rank's link, in its busier direction:
     max(bytes sent, bytes received) over ranks (medians over the point's
     repetitions); received = sent when the archive lacks it."""
-    sent = _first(r, ("bytes_sent_max_median", "bytes_sent_avg_median"))
-    recv = _first(r, ("bytes_recv_max_median", "bytes_recv_avg_median"))
-    if not np.isfinite(recv):
+    sent = _largest(r, ("bytes_sent_max_median", "bytes_sent_avg_median"))
+    recv = _largest(r, ("bytes_recv_max_median", "bytes_recv_avg_median"))
+    if not np.isfinite(recv) or not recv > 0:
         recv = sent
     return max(sent, recv) if np.isfinite(sent) else np.nan
 
 
-def _first(r, names):
+def _largest(r, names):
+    """The largest finite value of r's columns names (the busiest rank's
+    count, or the mean where a writer left the maximum out); NaN if none."""
+    found = []
     for n in names:
-        v = r.get(n, np.nan)
         try:
-            v = float(v)
+            v = float(r.get(n, np.nan))
         except (TypeError, ValueError):
             continue
         if np.isfinite(v):
-            return v
-    return np.nan
+            found.append(v)
+    return max(found) if found else np.nan
 
 
 def floor_us(nbytes, link_bps):
