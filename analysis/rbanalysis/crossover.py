@@ -142,40 +142,51 @@ def _crossing_on_grid(curve, t, upward, start=None):
     return float(GRID[idx[0] if upward else idx[-1]])
 
 
-def _limit_text(curve, t, upward, what):
-    """Why a model curve never falls through t in that direction."""
+EVERY_RATE, NO_RATE = "at every rate", "at no rate"
+
+
+def _limit(curve, t, upward):
+    """(where, why) of a model curve that never falls through t in that
+    direction: its limit as the wire becomes free (upward) or dominates."""
     end = curve[-1] if upward else curve[0]
     if not np.isfinite(end):
-        return "no model (times or bytes missing)"
-    if upward:
-        return ("s2 stays >= %gx at every rate above (%s: %.2fx as the wire becomes free)"
-                % (t, what, end) if end >= t else "no crossing found")
-    return ("s2 stays below %gx at every rate below (%s: %.2fx, its byte ratio, as the wire "
-            "dominates)" % (t, what, end) if end < t else "no crossing found")
+        return "undetermined", "no model (times or bytes missing)"
+    if upward and end >= t:
+        return EVERY_RATE, "%.2fx as the wire becomes free" % end
+    if not upward and end < t:
+        return NO_RATE, "%.2fx, its byte ratio, as the wire dominates" % end
+    return "undetermined", "no crossing found"
 
 
 def _extrapolate(agg, anchor, t, upward):
-    """(rate, how) from the model anchored at one measured point."""
+    """(rate, where, how) from the model anchored at one measured point."""
     times = _model_times(_point_rows(agg, anchor), _measured_rest)
     curve = _speedup_curve(times, anchor["s2_variant"], GRID)
     rate = _crossing_on_grid(curve, t, upward, start=float(anchor["link_bps"]))
     how = "extrapolated by the model from %s" % rate_text(anchor["link_bps"])
     if rate is None:
-        return np.nan, "%s: %s" % (how, _limit_text(curve, t, upward, "model"))
-    return rate, how
+        where, why = _limit(curve, t, upward)
+        return np.nan, where, "%s: %s" % (how, why)
+    return rate, "below %s" % rate_text(rate), how
 
 
 def _model_alone(agg, fam, t):
-    """The crossing by rb_micro's model column alone (median over the
-    family's measured rates, which should agree: it is a model)."""
-    found = []
+    """(rate, where) of the crossing by rb_micro's model column alone
+    (median over the family's measured rates, which should agree: it is a
+    model)."""
+    found, curve = [], None
     for _, p in fam.iterrows():
         curve = _speedup_curve(_model_times(_point_rows(agg, p), _model_rest),
                                p["s2_variant"], GRID)
         rate = _crossing_on_grid(curve, t, upward=False)
         if rate is not None:
             found.append(rate)
-    return float(np.median(found)) if found else np.nan
+    if found:
+        rate = float(np.median(found))
+        return rate, "below %s" % rate_text(rate)
+    if curve is None or not np.isfinite(curve).any():
+        return np.nan, "no model"
+    return np.nan, EVERY_RATE if np.nanmin(curve) >= t else NO_RATE
 
 
 def rate_crossover(agg, s2p=None):
@@ -201,13 +212,15 @@ def _family_row(agg, fam, rates, t, what):
     if rate is not None:
         i = int(np.searchsorted(rates, rate))
         how = "interpolated between %s and %s" % (rate_text(rates[i - 1]), rate_text(rates[i]))
+        where = "below %s" % rate_text(rate)
     elif np.isfinite(sp[-1]) and sp[-1] >= t:
-        rate, how = _extrapolate(agg, fam.iloc[-1], t, upward=True)
+        rate, where, how = _extrapolate(agg, fam.iloc[-1], t, upward=True)
         below = [rate_text(r) for r, v in zip(rates, sp) if v < t]
         if below:
             how += " (not monotonic: below %gx at %s)" % (t, ", ".join(below))
     else:
-        rate, how = _extrapolate(agg, fam.iloc[0], t, upward=False)
+        rate, where, how = _extrapolate(agg, fam.iloc[0], t, upward=False)
+    model_rate, model_where = _model_alone(agg, fam, t)
     lo = _interpolate(rates, fam["speedup_low"].astype(float).to_numpy(), t)
     hi = _interpolate(rates, fam["speedup_high"].astype(float).to_numpy(), t)
     return {
@@ -218,7 +231,7 @@ def _family_row(agg, fam, rates, t, what):
         "crossover_bps": rate if rate is not None else np.nan,
         "crossover_low_bps": lo if lo is not None else np.nan,
         "crossover_high_bps": hi if hi is not None else np.nan,
-        "how": how, "model_alone_bps": _model_alone(agg, fam, t),
+        "where": where, "how": how, "model_alone_bps": model_rate, "model_alone": model_where,
         "cpu_bound_at": ", ".join(rate_text(r) for r, (_, p) in zip(rates, fam.iterrows())
                                   if _cpu_bound(p)) or "none",
         "busy": combine_busy(fam["busy"]),
@@ -238,10 +251,9 @@ def _cpu_bound(p):
 
 
 def crossover_text(row):
-    """'below 4.2 Gbit/s (interpolated between 1 Gbit/s and 10 Gbit/s)'."""
-    if not np.isfinite(row["crossover_bps"]):
-        return "no crossover: %s" % row["how"]
-    text = "below %s (%s" % (rate_text(row["crossover_bps"]), row["how"])
+    """'below 4.2 Gbit/s (interpolated between 1 Gbit/s and 10 Gbit/s)',
+    'at every rate (extrapolated by the model from 10 Gbit/s: ...)'."""
+    text = "%s (%s" % (row["where"], row["how"])
     if np.isfinite(row["crossover_low_bps"]) and np.isfinite(row["crossover_high_bps"]):
         text += "; from the interval ends %s..%s" % (rate_text(row["crossover_low_bps"]),
                                                    rate_text(row["crossover_high_bps"]))
@@ -430,9 +442,7 @@ def section(doc, cpoints):
 
 
 def _s2_shown(s2x):
-    return s2x.assign(crossover=[crossover_text(r) for _, r in s2x.iterrows()],
-                      model_alone=[("below %s" % rate_text(v)) if np.isfinite(v) else "none"
-                                   for v in s2x["model_alone_bps"]])
+    return s2x.assign(crossover=[crossover_text(r) for _, r in s2x.iterrows()])
 
 
 def _gossip_shown(g90):

@@ -126,3 +126,17 @@ def test_compute_90_is_nine_exchanges():
     # efficiency c / (c + x) at c = 9x is 90%
     c, x = row["compute_90_s"], row["exchange_us"] * 1e-6
     assert c / (c + x) == pytest.approx(0.9)
+
+
+def test_model_limits_when_it_never_crosses():
+    # s2's CPU part is also smaller: faster at every rate above
+    times = {"s2": (1000.0, 1e5), "sparcml": (2000.0, 1.25e6)}
+    curve = crossover._speedup_curve(times, "s2", crossover.GRID)
+    # (at the grid's 1 Tbit/s the wire still adds 0.8 and 10 us: 2010 / 1000.8)
+    assert crossover._limit(curve, 1.0, upward=True) == (crossover.EVERY_RATE,
+                                                         "2.01x as the wire becomes free")
+    # s2 sends more bytes than its baseline: 1.8x at no rate below
+    times = {"s2": (1000.0, 2e6), "sparcml": (2000.0, 1.25e6)}
+    curve = crossover._speedup_curve(times, "s2", crossover.GRID)
+    where, why = crossover._limit(curve, 1.8, upward=False)
+    assert where == crossover.NO_RATE and why.startswith("0.63x, its byte ratio")
