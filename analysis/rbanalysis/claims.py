@@ -453,7 +453,15 @@ def model_messages(reducer, p):
 
 
 def _platform_name(platform):
-    return str(platform).rsplit(", ", 1)[0] if platform else ""
+    """A platform without its rank count: 'this machine', 'p100-ib-edr';
+    an emulated network without its node (and rank) count, keeping the
+    link rate: 'emulated network, 1gbit'."""
+    if not platform:
+        return ""
+    parts = str(platform).split(", ")
+    if is_emulated_platform(platform) and len(parts) >= 3:
+        return "%s, %s" % (parts[0], parts[2])
+    return str(platform).rsplit(", ", 1)[0]
 
 
 def gossip_o1_rows(agg):
