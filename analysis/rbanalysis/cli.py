@@ -161,7 +161,8 @@ def main(argv=None):
 # ---------------------------------------------------------------- report
 
 FIGURE_PREFIXES = ("verdict", "latency_", "speedup_", "wire_bytes_", "scaling_", "s2_error_",
-                   "gossip_consensus_", "train_", "phases_", "efficiency", "workload_")
+                   "gossip_consensus_", "train_", "phases_", "efficiency", "workload_",
+                   "crossover_")
 
 
 def output_problem(outdir):
@@ -277,9 +278,8 @@ def build_report(archive, outdir, inputs, targets):
         datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         __version__, ", ".join("`%s`" % p for p in inputs)))
     section_claims(doc, ctab, cpoints)
-    crossover.section(doc, cpoints)
+    figs = crossover.section(doc, cpoints, agg, draw)
     section_inputs(doc, archive, rows)
-    figs = []
     if not rows.empty:
         figs += section_micro(doc, rows, agg)
         figs += importlib.import_module(".workload", __package__).section(doc, rows)

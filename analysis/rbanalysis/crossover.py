@@ -240,6 +240,37 @@ def _family_row(agg, fam, rates, t, what):
     }
 
 
+def rate_curves(agg, s2p=None):
+    """The speedups behind rate_crossover, for its figure (one row per
+    configuration, source and rate): `measured` (each measured rate, with
+    its interval), `model` (extrapolated from the lowest measured rate
+    downwards and from the highest upwards, a decade each way) and `model
+    alone` (rb_micro's model column, over the same span)."""
+    s2p = claims.s2_points(agg) if s2p is None else s2p
+    pts = emulated_points(s2p)
+    pts = pts[pts["setting"] == "paper"] if not pts.empty else pts
+    rows = []
+    for key, fam in (pts.groupby(FAMILY, sort=True, dropna=False) if not pts.empty else []):
+        fam = fam.sort_values("link_bps").drop_duplicates("link_bps")
+        conf = dict(zip(FAMILY, key))
+        for _, p in fam.iterrows():
+            rows.append(dict(conf, source="measured", link_bps=float(p["link_bps"]),
+                             speedup=p["speedup"], low=p["speedup_low"], high=p["speedup_high"]))
+        lo, hi = float(fam["link_bps"].iloc[0]), float(fam["link_bps"].iloc[-1])
+        span = GRID[(GRID >= lo / 10) & (GRID <= hi * 10)]
+        for segment, anchor, side in (("below", fam.iloc[0], span <= lo),
+                                      ("above", fam.iloc[-1], span >= hi)):
+            curve = _speedup_curve(_model_times(_point_rows(agg, anchor), _measured_rest),
+                                   anchor["s2_variant"], span[side])
+            rows += [dict(conf, source="model", segment=segment, link_bps=float(r),
+                          speedup=float(v)) for r, v in zip(span[side], curve)]
+        alone = _speedup_curve(_model_times(_point_rows(agg, fam.iloc[-1]), _model_rest),
+                               fam.iloc[-1]["s2_variant"], span)
+        rows += [dict(conf, source="model alone", link_bps=float(r), speedup=float(v))
+                 for r, v in zip(span, alone)]
+    return pd.DataFrame(rows)
+
+
 def _speedup_cell(p):
     return "%.2fx" % p["speedup"] if np.isfinite(p["speedup"]) else "-"
 
@@ -400,16 +431,18 @@ def gossip_notes(table):
 HEADING = "Link-rate crossovers (emulated network)"
 
 
-def section(doc, cpoints):
-    """The report's section: the two tables, or a line saying the data
-    hold no emulated-network point."""
+def section(doc, cpoints, agg, draw):
+    """The report's section: the two tables and the S2 figure (drawn by
+    draw(doc, fn, *args), rb-report's), or a line saying the data hold no
+    emulated-network point.  Returns the figures drawn."""
     s2x, g90 = cpoints.get("s2_rate", pd.DataFrame()), cpoints.get("gossip_compute_90", pd.DataFrame())
     doc.heading(2, HEADING)
     if s2x.empty and g90.empty:
         doc.para("No rb_micro point of these data was measured over an emulated network "
                  "(jobscripts/emulated/sweep) at the papers' setting or with gossip and "
                  "--compute.")
-        return
+        return []
+    figs = []
     doc.para("Measured over the links of an emulated cluster (jobscripts/emulated/: network "
              "namespaces of this one machine, links shaped by tbf). **S2**: the link rate below "
              "which s2 beats the fastest validated sparse baseline at the papers' setting (1x), "
@@ -431,6 +464,10 @@ def section(doc, cpoints):
             "meaning": "threshold", "speedups": "measured speedup", "crossover": "crossover",
             "model_alone": "model alone", "cpu_bound_at": "CPU-bound at", "busy": "busy",
             "oversubscribed": "oversub.", "launches": "launches"})
+        curves = rate_curves(agg, cpoints.get("s2"))
+        doc.csv(curves, "crossover_s2_curves")
+        from . import figures   # matplotlib: only when there is something to draw
+        figs += draw(doc, figures.rate_crossover, curves, doc.outdir)
     if not g90.empty:
         doc.heading(3, "GossipGraD: the compute per step below which efficiency drops under 90%")
         doc.table(_gossip_shown(g90), "crossover_gossip_compute", columns={
@@ -439,6 +476,7 @@ def section(doc, cpoints):
             "efficiency_text": "efficiency", "compute_90_text": "90% needs compute >=",
             "model_text": "model: compute >=", "busy": "busy",
             "oversubscribed": "oversub.", "launches": "launches"})
+    return figs
 
 
 def _s2_shown(s2x):

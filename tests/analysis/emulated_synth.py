@@ -195,6 +195,13 @@ def test_report(top, tmp):
     if p.returncode == 0:
         t = pd.read_csv(os.path.join(out, "tables", "crossover_s2_rate.csv"))
         lat = pd.read_csv(os.path.join(out, "tables", "micro_latency.csv"))
+        check(os.path.exists(os.path.join(out, "crossover_s2_1.png"))
+              and os.path.exists(os.path.join(out, "crossover_s2_2.png"))
+              and "crossover_s2_1.png" in md,
+              "the crossover figure, one per configuration (2 and 4 nodes)")
+        curves = pd.read_csv(os.path.join(out, "tables", "crossover_s2_curves.csv"))
+        check(set(curves["source"]) == {"measured", "model", "model alone"},
+              "crossover_s2_curves.csv: measured, model and model alone")
         check(len(t) == 4 and (lat["wire_bound"] == wire.CPU_BOUND).any(),
               "tables: crossover_s2_rate.csv (2 configurations x 2 thresholds) and the wire mark "
               "in micro_latency.csv, as pandas reads them")
