@@ -410,21 +410,31 @@ def gossip_model_rows(gp):
              & gp["ranks"].map(lambda r: r >= 2 and (int(r) & (int(r) - 1)) == 0)]
     if pts.empty:
         return []
+    # An emulated network's points predict at their link rate: one row per
+    # rate, never pooled with each other or with this machine's.
+    rate = [_platform_name(x).split(", ", 1)[1] if is_emulated_platform(x) else ""
+            for x in pts.get("platform", pd.Series("", index=pts.index))]
+    return [_gossip_model_row(sub, r) for r, sub in pts.groupby(rate, sort=True)]
+
+
+def _gossip_model_row(pts, rate):
+    p = PAPER_RANKS["gossip_efficiency"]
     # rb_micro's model column includes the --compute phase (micro_model.c)
     eff = [c * 1e6 / t for c, t in zip(pts["compute_s"], pts["t_model_us"])]
     med = float(np.median(eff))
     verdict, vclass = claim_verdict("gossip_efficiency", CLAIMS["gossip_efficiency"][2], med,
                                     np.nan, np.nan, exact=True)
-    return [_row("gossip_efficiency", setting="paper",
-                 platform="cost model, %d ranks (prediction)" % p, data="model",
-                 oversubscribed="no", busy="no", points=len(pts), repetitions=1,
-                 measured_median=med, measured_low=med, measured_high=med, exact=True,
-                 measured_min=min(eff), measured_max=max(eff), launches="-",
-                 verdict="prediction: " + verdict, verdict_class=vclass,
-                 why="no simulated point at %d ranks: rb_micro's model time of gossip at "
-                     "%s ranks (power-of-two p: the same at %d) with the --compute phase; a "
-                     "prediction, not a measurement"
-                     % (p, ", ".join(str(int(r)) for r in sorted(set(pts["ranks"]))), p))]
+    where = " over an emulated network's %s links" % rate if rate else ""
+    return _row("gossip_efficiency", setting="paper",
+                platform="cost model, %d ranks%s (prediction)" % (p, where), data="model",
+                oversubscribed="no", busy="no", points=len(pts), repetitions=1,
+                measured_median=med, measured_low=med, measured_high=med, exact=True,
+                measured_min=min(eff), measured_max=max(eff), launches="-",
+                verdict="prediction: " + verdict, verdict_class=vclass,
+                why="no simulated point at %d ranks: rb_micro's model time of gossip at "
+                    "%s ranks%s (power-of-two p: the same at %d) with the --compute phase; a "
+                    "prediction, not a measurement"
+                    % (p, ", ".join(str(int(r)) for r in sorted(set(pts["ranks"]))), where, p))
 
 
 # ---------------------------------------------------------------- O(1)

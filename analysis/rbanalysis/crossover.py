@@ -306,7 +306,8 @@ def compute_90(agg, gp=None):
         if g.empty or n.empty:
             continue
         rows.append(_gossip_row(p, g.iloc[0], n.iloc[0]))
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    return out.sort_values(["nodes", "ranks", "link_bps"]).reset_index(drop=True) if rows else out
 
 
 def _gossip_row(p, g, n):
