@@ -421,8 +421,8 @@ def gossip_notes(table):
                 r = r.iloc[0]
                 parts.append("at %s gossip's exchange takes %.3g ms, so >= 90%% needs >= %s of "
                              "compute per step (this point: %g s; *Link-rate crossovers*)"
-                             % (r["rate"], r["exchange_us"] / 1e3, compute_90_text(r).split(" (")[0],
-                                r["compute_s"]))
+                             % (r["rate"], r["exchange_us"] / 1e3,
+                                compute_90_text(r).split(" (")[0], r["compute_s"]))
         return "; ".join(parts)
     return notes
 
@@ -436,7 +436,8 @@ def section(doc, cpoints, agg, draw):
     """The report's section: the two tables and the S2 figure (drawn by
     draw(doc, fn, *args), rb-report's), or a line saying the data hold no
     emulated-network point.  Returns the figures drawn."""
-    s2x, g90 = cpoints.get("s2_rate", pd.DataFrame()), cpoints.get("gossip_compute_90", pd.DataFrame())
+    s2x = cpoints.get("s2_rate", pd.DataFrame())
+    g90 = cpoints.get("gossip_compute_90", pd.DataFrame())
     doc.heading(2, HEADING)
     if s2x.empty and g90.empty:
         doc.para("No rb_micro point of these data was measured over an emulated network "

@@ -638,7 +638,8 @@ def rate_crossover(curves, outdir):
                 if source == "measured":
                     y = s["speedup"].to_numpy(dtype=float)
                     lo, hi = s["low"].to_numpy(dtype=float), s["high"].to_numpy(dtype=float)
-                    err = [np.where(np.isfinite(lo), y - lo, 0), np.where(np.isfinite(hi), hi - y, 0)]
+                    err = [np.where(np.isfinite(lo), y - lo, 0),
+                           np.where(np.isfinite(hi), hi - y, 0)]
                     ax.errorbar(s["link_bps"], y, yerr=err, label=source, **RATE_STYLES[source])
                 else:
                     ax.plot(s["link_bps"], s["speedup"], label=source, **RATE_STYLES[source])
