@@ -8,6 +8,7 @@ rbanalysisdir = $(pkgdatadir)/rbanalysis
 dist_rbanalysis_DATA = \
 	analysis/rbanalysis/__init__.py analysis/rbanalysis/claims.py \
 	analysis/rbanalysis/cli.py analysis/rbanalysis/compare.py \
+	analysis/rbanalysis/crossover.py analysis/rbanalysis/wire.py \
 	analysis/rbanalysis/document.py analysis/rbanalysis/figures.py \
 	analysis/rbanalysis/formatting.py analysis/rbanalysis/load.py \
 	analysis/rbanalysis/micro.py analysis/rbanalysis/stats.py \

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats, training
-from .load import combine_busy
+from .load import combine_busy, is_emulated_platform
 from .micro import BASELINES, best_of, option_value, speedup_against, usable_baselines
 
 # claim_id: (claim, the papers' words, the value the verdict is against,
@@ -227,8 +227,18 @@ def s2_points(agg):
                 "speedup": speedup, "speedup_low": sp_lo, "speedup_high": sp_hi,
                 "speedup_verdict": sp_verdict,
                 "s2_rel_l2_err": r.get("rel_l2_err_median", np.nan),
+                **_wire_fields(r, by_time[by_time["variant"] == fastest]),
             })
     return pd.DataFrame(rows)
+
+
+def _wire_fields(r, baseline):
+    """An emulated network's link, and the wire's share of s2's time and
+    of the fastest baseline's (wire.py; NaN elsewhere)."""
+    b = baseline.iloc[0] if len(baseline) else {}
+    return {"link_bps": r.get("link_bps", np.nan), "nodes": r.get("nodes", np.nan),
+            "s2_wire_share": r.get("wire_share", np.nan),
+            "baseline_wire_share": b.get("wire_share", np.nan) if len(baseline) else np.nan}
 
 
 def _iter_interval(r):
@@ -364,7 +374,10 @@ def _gossip_micro_points(agg):
                          "compute_efficiency_low": lo, "compute_efficiency_high": hi,
                          "compute_efficiency_exact": _deterministic(n, r),
                          "compute_s": r["compute_s"],
-                         "t_model_us": r.get("t_model_us_median", np.nan)})
+                         "t_model_us": r.get("t_model_us_median", np.nan),
+                         "link_bps": r.get("link_bps", np.nan), "nodes": r.get("nodes", np.nan),
+                         "wire_share": r.get("wire_share", np.nan), "gid": gid, "size_bytes": size,
+                         "exchange_us": r["t_avg_us_median"] - n["t_avg_us_median"]})
     return rows
 
 
@@ -397,21 +410,31 @@ def gossip_model_rows(gp):
              & gp["ranks"].map(lambda r: r >= 2 and (int(r) & (int(r) - 1)) == 0)]
     if pts.empty:
         return []
+    # An emulated network's points predict at their link rate: one row per
+    # rate, never pooled with each other or with this machine's.
+    rate = [_platform_name(x).split(", ", 1)[1] if is_emulated_platform(x) else ""
+            for x in pts.get("platform", pd.Series("", index=pts.index))]
+    return [_gossip_model_row(sub, r) for r, sub in pts.groupby(rate, sort=True)]
+
+
+def _gossip_model_row(pts, rate):
+    p = PAPER_RANKS["gossip_efficiency"]
     # rb_micro's model column includes the --compute phase (micro_model.c)
     eff = [c * 1e6 / t for c, t in zip(pts["compute_s"], pts["t_model_us"])]
     med = float(np.median(eff))
     verdict, vclass = claim_verdict("gossip_efficiency", CLAIMS["gossip_efficiency"][2], med,
                                     np.nan, np.nan, exact=True)
-    return [_row("gossip_efficiency", setting="paper",
-                 platform="cost model, %d ranks (prediction)" % p, data="model",
-                 oversubscribed="no", busy="no", points=len(pts), repetitions=1,
-                 measured_median=med, measured_low=med, measured_high=med, exact=True,
-                 measured_min=min(eff), measured_max=max(eff), launches="-",
-                 verdict="prediction: " + verdict, verdict_class=vclass,
-                 why="no simulated point at %d ranks: rb_micro's model time of gossip at "
-                     "%s ranks (power-of-two p: the same at %d) with the --compute phase; a "
-                     "prediction, not a measurement"
-                     % (p, ", ".join(str(int(r)) for r in sorted(set(pts["ranks"]))), p))]
+    where = " over an emulated network's %s links" % rate if rate else ""
+    return _row("gossip_efficiency", setting="paper",
+                platform="cost model, %d ranks%s (prediction)" % (p, where), data="model",
+                oversubscribed="no", busy="no", points=len(pts), repetitions=1,
+                measured_median=med, measured_low=med, measured_high=med, exact=True,
+                measured_min=min(eff), measured_max=max(eff), launches="-",
+                verdict="prediction: " + verdict, verdict_class=vclass,
+                why="no simulated point at %d ranks: rb_micro's model time of gossip at "
+                    "%s ranks%s (power-of-two p: the same at %d) with the --compute phase; a "
+                    "prediction, not a measurement"
+                    % (p, ", ".join(str(int(r)) for r in sorted(set(pts["ranks"]))), where, p))
 
 
 # ---------------------------------------------------------------- O(1)
@@ -440,7 +463,15 @@ def model_messages(reducer, p):
 
 
 def _platform_name(platform):
-    return str(platform).rsplit(", ", 1)[0] if platform else ""
+    """A platform without its rank count: 'this machine', 'p100-ib-edr';
+    an emulated network without its node (and rank) count, keeping the
+    link rate: 'emulated network, 1gbit'."""
+    if not platform:
+        return ""
+    parts = str(platform).split(", ")
+    if is_emulated_platform(platform) and len(parts) >= 3:
+        return "%s, %s" % (parts[0], parts[2])
+    return str(platform).rsplit(", ", 1)[0]
 
 
 def gossip_o1_rows(agg):
@@ -723,6 +754,8 @@ def claims_table(agg, summ, truns=None, targets=None):
     s2p, s2t, gp = s2_points(agg), s2_train_points(summ), gossip_points(summ, agg)
     if truns is None:
         truns = pd.DataFrame()
+    from . import crossover   # it reads this module's points: imported here
+    s2x, g90 = crossover.rate_crossover(agg, s2p), crossover.compute_90(agg, gp)
     rows = []
     rows += parity_rows(summ, truns, "s2_accuracy_parity", "s2")
     rows += _summarise(s2p, "comm_reduction", "s2_comm_reduction",
@@ -730,7 +763,7 @@ def claims_table(agg, summ, truns=None, targets=None):
                        _s2_error_context)
     rows += _summarise(s2p, "speedup", "s2_speedup",
                        "no microbenchmark group holds s2 and a validated baseline",
-                       _s2_error_context)
+                       _joined(_s2_error_context, crossover.s2_notes(s2x)))
     rows += _summarise(s2t, "speedup", "s2_train_speedup",
                        "no training group holds s2 and a sparse baseline", _s2_train_context)
     rows += _summarise(s2t, "tta_speedup", "s2_train_speedup",
@@ -739,10 +772,19 @@ def claims_table(agg, summ, truns=None, targets=None):
     rows += gossip_o1_rows(agg)
     rows += _summarise(gp, "compute_efficiency", "gossip_efficiency",
                        "no training group holds gossip and none, and no microbenchmark group "
-                       "run with --compute does", _gossip_context)
+                       "run with --compute does",
+                       _joined(_gossip_context, crossover.gossip_notes(g90)))
     rows += gossip_model_rows(gp)
     rows += parity_rows(summ, truns, "gossip_accuracy_parity", "gossip")
-    return pd.DataFrame(rows, columns=COLUMNS), {"s2": s2p, "s2_train": s2t, "gossip": gp}
+    return pd.DataFrame(rows, columns=COLUMNS), {"s2": s2p, "s2_train": s2t, "gossip": gp,
+                                                 "s2_rate": s2x, "gossip_compute_90": g90}
+
+
+def _joined(*contexts):
+    """One context of several: their texts, '; '-separated."""
+    def context(points):
+        return "; ".join(x for x in (c(points) for c in contexts) if x)
+    return context
 
 
 def headline_rows(ctab):
@@ -796,13 +838,18 @@ def headline(ctab):
                    " What they hold follows under *Where S2 is not designed to win*."
                    if other.any() else "")]
     lines = []
-    for kind, sub in rows.groupby("data", sort=True):
-        parts = ["%s %s%s (paper %s%s): %s" % (
+    # Measured over an emulated network is a line of its own, each value
+    # naming its platform (nodes, link rate): never mixed with this machine.
+    over = rows["platform"].map(is_emulated_platform).rename("emulated")
+    for (kind, emulated), sub in rows.groupby([rows["data"], over], sort=True):
+        parts = ["%s %s%s%s (paper %s%s): %s" % (
             SHORT[r["claim_id"]], format_value(r, False),
-            " [%s]" % r["model"] if r.get("model") else "", r["paper"], _read_as(r), r["verdict"])
+            " [%s]" % r["model"] if r.get("model") else "",
+            " on %s" % r["platform"] if emulated else "", r["paper"], _read_as(r), r["verdict"])
             for _, r in sub.iterrows()]
-        lines.append("**Headline** (%s, papers' setting, a core per rank, machine not busy, "
-                     "intervals over launches): %s." % (kind, "; ".join(parts)))
+        lines.append("**Headline** (%s%s, papers' setting, a core per rank, machine not busy, "
+                     "intervals over launches): %s." % (
+                         kind, " over an emulated network" if emulated else "", "; ".join(parts)))
     return lines
 
 

@@ -25,16 +25,18 @@ from . import __version__
 # pandas, h5py and matplotlib take seconds to import on a busy node: they
 # are imported once the arguments are known to be valid (_import_heavy).
 pd = claims = compare = figures = formatting = load = micro = stats = training = None
-Document = fmt = None
+crossover = wire = Document = fmt = None
 
 
 def _import_heavy():
     global pd, claims, compare, figures, formatting, load, micro, stats, training, Document, fmt
+    global crossover, wire
     pd = importlib.import_module("pandas")
     claims, compare, figures, formatting, load, micro, stats, training, document = (
         importlib.import_module("." + m, __package__)
         for m in ("claims", "compare", "figures", "formatting", "load", "micro", "stats", "training",
                   "document"))
+    crossover, wire = (importlib.import_module("." + m, __package__) for m in ("crossover", "wire"))
     Document, fmt = document.Document, formatting.number
 
 
@@ -159,7 +161,8 @@ def main(argv=None):
 # ---------------------------------------------------------------- report
 
 FIGURE_PREFIXES = ("verdict", "latency_", "speedup_", "wire_bytes_", "scaling_", "s2_error_",
-                   "gossip_consensus_", "train_", "phases_", "efficiency", "workload_")
+                   "gossip_consensus_", "train_", "phases_", "efficiency", "workload_",
+                   "crossover_")
 
 
 def output_problem(outdir):
@@ -275,8 +278,8 @@ def build_report(archive, outdir, inputs, targets):
         datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         __version__, ", ".join("`%s`" % p for p in inputs)))
     section_claims(doc, ctab, cpoints)
+    figs = crossover.section(doc, cpoints, agg, draw)
     section_inputs(doc, archive, rows)
-    figs = []
     if not rows.empty:
         figs += section_micro(doc, rows, agg)
         figs += importlib.import_module(".workload", __package__).section(doc, rows)
@@ -364,16 +367,17 @@ def malloc_policy_warning(runs):
 
 
 def oversubscription_warning(runs):
-    """One line when measured runs had more ranks per node than cores."""
+    """One line when measured runs had more ranks on a machine than cores
+    (load.oversubscribed: an emulated cluster's nodes share one machine)."""
     crowded = [r for r in runs if load.oversubscribed(r.meta)]
     if not crowded:
         return ""
     r = crowded[0]
-    return ("%d of %d measured run(s) ran more ranks per node than the node has processing "
-            "units (e.g. %s: %s ranks on %s): their times include waiting for a core and "
+    return ("%d of %d measured run(s) ran more ranks on a machine than it has processing "
+            "units (e.g. %s: %s): their times include waiting for a core and "
             "vary from run to run, so use them for correctness and bytes, not for speed"
             % (len(crowded), sum(load.run_kind(x.meta) == "measured" for x in runs),
-               r.label, load.ranks_per_node(r.meta), r.meta["pus"]))
+               r.label, load.ranks_per_core_text(r.meta)))
 
 
 def busy_warning(runs):
@@ -520,6 +524,8 @@ def section_claims(doc, ctab, cpoints):
     if not cpoints["s2"].empty:
         doc.heading(3, "S2 vs the best baseline, per point")
         s2p = cpoints["s2"].assign(oversubscribed=cpoints["s2"]["oversubscribed"].map(yes_no))
+        s2p = wire.annotate(wire.annotate(s2p, "s2_wire_share", "-", "s2_wire_text"),
+                            "baseline_wire_share", "-", "baseline_wire_text")
         s2p = s2p.assign(
             reduction_text=[formatting.interval(m, lo, hi, formatting.percent) for m, lo, hi in
                             zip(s2p["comm_reduction"], s2p["comm_reduction_low"],
@@ -527,24 +533,28 @@ def section_claims(doc, ctab, cpoints):
             speedup_text=[formatting.interval(m, lo, hi, formatting.times) for m, lo, hi in
                           zip(s2p["speedup"], s2p["speedup_low"], s2p["speedup_high"])])
         doc.table(s2p, "claims_s2_points", columns={
-            "gid": "group", "kind": "kind", "setting": "setting", "why_other": "why other",
+            "gid": "group", "kind": "kind", "platform": "platform", "setting": "setting",
+            "why_other": "why other",
             "oversubscribed": "oversub.", "busy": "busy", "launches": "launches",
             "layout": "layout", "cols": "cols",
             "density": "density", "ranks": "ranks", "size_bytes": "size",
             "s2_variant": "s2", "n_repeats": "n", "fewest_bytes_baseline": "fewest-bytes baseline",
             "reduction_text": "reduction", "fastest_baseline": "fastest baseline",
-            "speedup_text": "speedup", "speedup_verdict": "s2 is", "s2_rel_l2_err": "s2 rel err"})
+            "speedup_text": "speedup", "speedup_verdict": "s2 is", "s2_rel_l2_err": "s2 rel err",
+            "s2_wire_text": "wire share of s2", "baseline_wire_text": "of the baseline"})
     if not cpoints["gossip"].empty:
         doc.heading(3, "GossipGraD compute efficiency, per point")
         gp = cpoints["gossip"].assign(oversubscribed=cpoints["gossip"]["oversubscribed"].map(yes_no))
+        gp = wire.annotate(gp, "wire_share", "-")
         gp = gp.assign(efficiency_text=[
             formatting.interval(m, lo, hi, formatting.percent) for m, lo, hi in
             zip(gp["compute_efficiency"], gp["compute_efficiency_low"], gp["compute_efficiency_high"])])
         doc.table(gp, "claims_gossip_points", columns={
-            "where": "group", "kind": "kind", "setting": "setting",
+            "where": "group", "kind": "kind", "platform": "platform", "setting": "setting",
             "oversubscribed": "oversub.", "busy": "busy", "launches": "launches",
             "compute": "compute", "ranks": "ranks",
-            "variant": "gossip", "n_repeats": "n", "efficiency_text": "efficiency"})
+            "variant": "gossip", "n_repeats": "n", "efficiency_text": "efficiency",
+            "wire_text": "wire share of gossip"})
 
 
 def point_interval_text(lo, hi, unit, n_units):
@@ -606,11 +616,12 @@ def section_latency_speedup(doc, agg):
     lat["ci"] = [point_interval_text(a, b, u, n) for a, b, u, n in
                  zip(lat["t_avg_us_ci_low"], lat["t_avg_us_ci_high"],
                      lat.get("interval_unit", [""] * len(lat)), lat.get("n_units", lat["n_repeats"]))]
-    doc.table(lat, "micro_latency", columns={
+    doc.table(wire.annotate(lat), "micro_latency", columns={
         "gid": "group", "kind": "kind", "variant": "reducer", "size_bytes": "size",
         "n_repeats": "n", "n_samples": "samples", "t_avg_us_median": "median us",
         "ci": "95% CI us", "t_avg_us_min": "min us", "t_avg_us_max": "max us",
-        "iter_iqr": "iter IQR us", "busbw_gbs_median": "busbw GB/s", "wrong_max": "wrong"})
+        "iter_iqr": "iter IQR us", "busbw_gbs_median": "busbw GB/s", "wrong_max": "wrong",
+        **wire.SHOWN})
     out += draw(doc, figures.latency, agg, outdir)
 
     doc.heading(3, "Speedup vs dense and vs the best exact sparse baseline")

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from . import claims, load, micro, stats, training
+from .load import is_emulated_platform
 
 POINT_COLUMNS = ["domain", "key", "variant", "measure", "median", "ci_low", "ci_high", "n"]
 # Written since launch-level intervals and busy runs; older reports lack them.
@@ -49,9 +50,11 @@ class DatasetError(Exception):
 
 def _micro_key(r):
     # A simulated point names its platform: the same configuration simulated
-    # on two platforms is two points, not one seen twice.
+    # on two platforms is two points, not one seen twice; so does one
+    # measured over an emulated network (its nodes and link rate).
     kind = r["kind"]
-    if kind == "simulated" and str(r.get("platform", "") or ""):
+    if (kind == "simulated" or is_emulated_platform(r.get("platform", ""))) and str(
+            r.get("platform", "") or ""):
         kind = "%s on %s" % (kind, r["platform"])
     return ("%s | %s%s | %s/%s | density %g | %d ranks | cols %s | %s | malloc: %s%s | %d B"
             % (kind, r["device"], " | rows input" if r.get("input") == "rows" else "",
@@ -61,7 +64,10 @@ def _micro_key(r):
 
 
 def _train_key(r):
-    return "%s | %s | %s | %d ranks | malloc: %s" % (r["kind"], r["model"], r.get("dataset", ""),
+    kind = r["kind"]
+    if is_emulated_platform(r.get("platform", "")):
+        kind = "%s on %s" % (kind, r["platform"])
+    return "%s | %s | %s | %d ranks | malloc: %s" % (kind, r["model"], r.get("dataset", ""),
                                                      int(r["ranks"]), r.get("malloc", ""))
 
 

@@ -87,7 +87,7 @@ def _readable_ticks(ax):
         if scale == "log":
             axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         axis.set_major_formatter(matplotlib.ticker.FuncFormatter(
-            formatting.size_tick if sized else _plain))
+            formatting.size_tick if sized else _rate_tick if "bit/s" in label else _plain))
 
 
 def _ticks_within(axis, lo, hi):
@@ -593,3 +593,65 @@ def verdict(ctab, outdir):
 
 def _wrap(text, width=110):
     return text if len(text) <= width else text[:width] + "..."
+
+
+# ---------------------------------------------------------------- crossover
+
+# measured points joined by straight lines: on log-log axes, the interpolation
+RATE_STYLES = {"measured": dict(fmt="o-", lw=1, capsize=3, color="#d62728"),
+               "model": dict(linestyle=":", color="#d62728"),
+               "model alone": dict(linestyle="--", color="#7f7f7f", lw=0.8)}
+
+
+def _rate_tick(v, _pos=None):
+    """A link-rate tick: '100M', '1G', '10G' (bit/s)."""
+    for unit, div in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if v >= div:
+            return "%g%s" % (v / div, unit)
+    return "%g" % v
+
+
+def rate_crossover(curves, outdir):
+    """S2's speedup over the fastest sparse baseline against the link rate
+    of an emulated network (crossover.rate_curves): the measured points
+    with their intervals, the model's extrapolation beyond them, the model
+    alone; the paper's 1.8x and 1x dashed.  One figure per configuration."""
+    out = []
+    if curves.empty:
+        return out
+    keys = [c for c in ("nodes", "ranks", "size_bytes", "s2_variant") if c in curves]
+    for i, (key, fam) in enumerate(curves.groupby(keys, sort=True, dropna=False)):
+        if i >= MAX_FIGURES_PER_KIND:
+            break
+        conf = dict(zip(keys, key))
+
+        def draw(ax, fam=fam):
+            n = 0
+            segments = fam["segment"].fillna("") if "segment" in fam else ""
+            for (source, _), s in fam.assign(segment=segments).groupby(["source", "segment"],
+                                                                        sort=False):
+                s = s[np.isfinite(s["speedup"].to_numpy(dtype=float)) & (s["speedup"] > 0)]
+                s = s.sort_values("link_bps")
+                if s.empty:
+                    continue
+                n += len(s)
+                if source == "measured":
+                    y = s["speedup"].to_numpy(dtype=float)
+                    lo, hi = s["low"].to_numpy(dtype=float), s["high"].to_numpy(dtype=float)
+                    err = [np.where(np.isfinite(lo), y - lo, 0),
+                           np.where(np.isfinite(hi), hi - y, 0)]
+                    ax.errorbar(s["link_bps"], y, yerr=err, label=source, **RATE_STYLES[source])
+                else:
+                    ax.plot(s["link_bps"], s["speedup"], label=source, **RATE_STYLES[source])
+            for t in (1.0, 1.8):
+                ax.axhline(t, color="k", lw=0.7, ls="--")
+            return n
+        name = "crossover_s2_%d.png" % (i + 1)
+        caption = ("S2 against the fastest sparse baseline vs the link rate, %s nodes, %s, %s "
+                   "(emulated network; dashed: 1x and the paper's 1.8x; %s)"
+                   % (conf.get("nodes", "?"), formatting.size(conf.get("size_bytes")),
+                      conf.get("s2_variant", "s2"), CI_BARS % MIN_REPETITIONS))
+        out.append(_one_plot(outdir, name, caption, draw, xlabel="link rate (bit/s)",
+                             ylabel="speedup (fastest baseline / s2)", xscale="log",
+                             yscale="log"))
+    return out

@@ -50,6 +50,15 @@ META_ALIASES = {
     # The simulated platform (SimGrid): its file, or its name.
     "sim_platform": ("sim_platform",),
     "sim_platform_path": ("sim_platform_path",),
+    # The network between the nodes (an emulated cluster's links) and how
+    # the ranks share machines (schema: network*, machines, machine_ranks).
+    "network": ("network",),
+    "network_link_rate": ("network_link_rate",),
+    "network_link_bps": ("network_link_bps",),
+    "network_transport": ("network_transport",),
+    "machines": ("machines",),
+    "machine_ranks": ("machine_ranks",),
+    "launcher": ("launcher",),
 }
 # Machine load around the run (benchmarks/harness/metadata.c): doubles,
 # -1 when unknown; absent in archives written before they were recorded.
@@ -342,12 +351,15 @@ def combine_busy(flags):
 
 def platform(meta):
     """Where the numbers come from, for the claims table: 'this machine, N
-    ranks' for a measured run; for a simulated one the platform's name (the
-    base name of sim_platform_path without .xml, else a sim_platform
-    attribute that is a name: rb_micro's holds the platform file's XML)
-    and 'N ranks (simulated)'."""
+    ranks' for a measured run; 'emulated network, N nodes, RATE' for one
+    across the nodes of an emulated cluster (emulated_platform); for a
+    simulated one the platform's name (the base name of sim_platform_path
+    without .xml, else a sim_platform attribute that is a name: rb_micro's
+    holds the platform file's XML) and 'N ranks (simulated)'."""
     ranks = _as_int(meta.get("ranks"))
     n = "%s rank%s" % (ranks if ranks is not None else "?", "" if ranks == 1 else "s")
+    if emulated(meta):
+        return emulated_platform(meta)
     if run_kind(meta) != "simulated":
         return "this machine, %s" % n
     name = sim_platform_name(meta)
@@ -355,6 +367,49 @@ def platform(meta):
     if not name and given and "<" not in str(given):
         name = str(given)
     return "%s, %s (simulated)" % (name or "unknown platform", n)
+
+
+# ------------------------------------------------- emulated networks
+
+EMULATED_PREFIX = "emulated network"
+
+
+def emulated(meta):
+    """A measured run across the nodes of an emulated cluster
+    (jobscripts/emulated/: network namespaces of one machine, tbf-shaped
+    links): root attribute network = "emulated"."""
+    return run_kind(meta) == "measured" and str(meta.get("network") or "") == "emulated"
+
+
+def link_rate_text(meta):
+    """The emulated links' rate as the cluster gave it ('1gbit'),
+    'unshaped links' for none, 'rate not recorded' when absent."""
+    rate = str(meta.get("network_link_rate") or "").strip()
+    if rate == "none":
+        return "unshaped links"
+    return rate or "rate not recorded"
+
+
+def link_bps(meta):
+    """The emulated links' rate in bit/s; NaN when unshaped or unknown (0)."""
+    v = _as_float(meta.get("network_link_bps"))
+    return v if v else float("nan")
+
+
+def emulated_platform(meta):
+    """'emulated network, N nodes, RATE' (', R ranks' added when the nodes
+    do not hold one rank each): every launch of one cluster configuration,
+    whatever launched it (srun or mpirun)."""
+    nodes, ranks = _as_int(meta.get("nodes")), _as_int(meta.get("ranks"))
+    text = "%s, %s node%s, %s" % (EMULATED_PREFIX, nodes if nodes is not None else "?",
+                                  "" if nodes == 1 else "s", link_rate_text(meta))
+    if ranks is not None and ranks != nodes:
+        text += ", %d ranks" % ranks
+    return text
+
+
+def is_emulated_platform(text):
+    return str(text).startswith(EMULATED_PREFIX)
 
 
 def schema_major(value):
@@ -423,11 +478,31 @@ def ranks_per_node(meta):
 
 
 def oversubscribed(meta):
-    """A measured run with more ranks per node than the node has processing
-    units: its times include waiting for a core (simulated ranks share one
-    host process by design and are not counted)."""
+    """A measured run whose ranks outnumbered the processing units they
+    shared: its times include waiting for a core (simulated ranks share
+    one host process by design and are not counted).  Where the archive
+    says how many ranks ran on rank 0's machine (machine_ranks, by boot
+    id: the nodes of an emulated cluster are one machine), those against
+    its PUs (hwloc, else machine_cores): 4 nodes x 1 rank on 2 cores are
+    oversubscribed, 2 nodes x 1 rank are not.  Older archives: ranks per
+    node against the node's PUs."""
+    if run_kind(meta) != "measured":
+        return False
+    shared = _as_int(meta.get("machine_ranks"))
+    if shared is not None and shared > 0:
+        limit = meta.get("pus") or _as_int(meta.get("machine_cores"))
+        return bool(limit and shared > limit)
     rpn, pus = ranks_per_node(meta), meta.get("pus")
-    return run_kind(meta) == "measured" and bool(rpn and pus and rpn > pus)
+    return bool(rpn and pus and rpn > pus)
+
+
+def ranks_per_core_text(meta):
+    """'4 ranks on 2 PUs' of the rule oversubscribed() applied."""
+    shared = _as_int(meta.get("machine_ranks"))
+    if shared is not None and shared > 0:
+        limit = meta.get("pus") or _as_int(meta.get("machine_cores"))
+        return "%d ranks on one machine's %s PUs" % (shared, limit)
+    return "%s ranks per node on %s PUs" % (ranks_per_node(meta), meta.get("pus"))
 
 
 def run_kind(meta):
@@ -446,18 +521,31 @@ def sim_platform_name(meta):
 
 def run_machine(meta):
     """What makes timings comparable.  A simulation: its platform (the host
-    that ran the simulator does not matter).  Under Slurm the partition
+    that ran the simulator does not matter).  An emulated cluster: its
+    configuration (emulated_machine), whatever the launcher.  Under Slurm the partition
     (with the cluster name when recorded): jobs land on different nodes of
     the same partition, and their repeats belong together.  Outside Slurm
     the host."""
     plat = sim_platform_name(meta)
     if plat:
         return "%s (simulated)" % plat
+    if emulated(meta):
+        return emulated_machine(meta)
     part = meta.get("partition")
     if part:
         cluster = meta.get("cluster")
         return "%s/%s" % (cluster, part) if cluster else "partition %s" % part
     return str(meta.get("host") or "unknown-host")
+
+
+def emulated_machine(meta):
+    """An emulated cluster's configuration, the same for its launches by
+    srun (a partition) and by mpirun (no Slurm): nodes, link rate,
+    transport."""
+    transport = str(meta.get("network_transport") or "")
+    return "%s: %s nodes, %s links%s" % (EMULATED_PREFIX, meta.get("nodes") or "?",
+                                       link_rate_text(meta),
+                                       ", %s" % transport if transport else "")
 
 
 def _add_meta_columns(run):
@@ -505,6 +593,10 @@ def _add_meta_to(df, run):
     df["oversubscribed"] = oversubscribed(m)
     df["busy"] = busy(m)
     df["platform"] = platform(m)
+    df["link_bps"] = link_bps(m) if emulated(m) else float("nan")
+    # the cost model's seconds per byte (rb_micro's model column used it)
+    beta = _as_float(run.attrs.get("model_beta_s_per_byte"))
+    df["model_beta_s_per_byte"] = beta if beta is not None else float("nan")
     if "ranks" not in df.columns:
         df["ranks"] = _as_int(m["ranks"])
 

@@ -15,7 +15,7 @@ significant differences beyond the 5% minimum effect.
 import numpy as np
 import pandas as pd
 
-from . import stats
+from . import stats, wire
 from .load import combine_busy
 
 GROUP_COLS = ["kind", "machine", "version", "malloc", "device", "input", "layout", "overlap",
@@ -27,9 +27,10 @@ EXACT = ("dense",) + BASELINES
 
 MEDIAN_COLS = ["t_p50_us", "t_p99_us", "t_encode_us", "t_comm_us", "t_decode_us",
                "algbw_gbs", "busbw_gbs", "bytes_sent_avg", "bytes_sent_max",
-               "bytes_recv_avg", "nnz_local_avg", "nnz_union", "bound_bytes",
+               "bytes_recv_avg", "bytes_recv_max", "nnz_local_avg", "nnz_union", "bound_bytes",
                "wire_to_bound", "rel_l2_err", "recall", "max_abs_err", "consensus",
                "iter_q25_us", "iter_q75_us", "t_model_us", "model_ratio", "t_floor_us",
+               "model_beta_s_per_byte",
                # a per-call message count, where a writer records one
                # (claims.MESSAGE_COLUMNS: the O(1) claim)
                "msgs_sent_avg", "msgs_sent_max", "messages_sent_avg", "msgs_avg", "messages_avg", "msgs_sent",
@@ -149,7 +150,10 @@ def summarise_repeats(df):
     for col in MEDIAN_COLS:
         if col in df.columns and col + "_median" not in out:
             out[col + "_median"] = g[col].median()
-    return out.reset_index()
+    # An emulated network's link (one per group: the machine names it).
+    for col in ("link_bps", "nodes"):
+        out[col] = g[col].first() if col in df else np.nan
+    return wire.add_floor(out.reset_index())
 
 
 def usable_baselines(sub, col):

@@ -116,7 +116,9 @@ SCALAR_ROOT_ATTRS = ("tool", "tool_name", "version", "tool_version", "schema_ver
                      "command_line", "cmdline", "malloc_policy", "sim_platform",
                      "sim_platform_path", "run_id", "machine_cores", "machine_load_before",
                      "machine_load_after", "machine_other_cpu_before", "machine_other_cpu_during",
-                     "machine_steal_during", "timed_out", "diverged")
+                     "machine_steal_during", "timed_out", "diverged", "network",
+                     "network_link_rate", "network_link_bps", "network_transport", "machines",
+                     "machine_ranks", "launcher")
 
 
 def check_scalar_attrs(attrs):

@@ -23,7 +23,7 @@ Checks (each failure is printed; exit 1 if any, 0 otherwise):
     GossipGraD compute efficiency) recomputed here from the HDF5 values
     equals the claims table, per setting (`paper` / `other`, decided here
     from the rows' layout, columns, density and s2 options), per
-    oversubscription (ranks against /topology's cores) and per platform
+    oversubscription (ranks sharing a machine against its cores) and per platform
     (this machine, N ranks);
   - with --training: tables/train_curves.csv equals each run's /train/curves
     (accuracy or perplexity per evaluation), and each reducer's seconds per
@@ -281,29 +281,35 @@ def check_inputs(d, md, runs, refused, training):
 
 
 def crowded(path, name):
-    """None for a simulated run, else whether its ranks per node outnumber
-    /topology's processing units (name: the run in a merged archive)."""
+    """None for a simulated run, else whether the ranks on rank 0's
+    machine (machine_ranks) outnumber its processing units (/topology's,
+    else machine_cores); in archives without machine_ranks, ranks per node
+    against /topology's (name: the run in a merged archive)."""
     with h5py.File(path, "r") as f:
         g = f["runs"][name] if name else f
         a, t = g.attrs, g["topology"].attrs if "topology" in g else {}
         if int(a.get("simulated", 0)) == 1:
             return None
+        pus = int(t["pus"]) if int(t.get("available", 0)) == 1 else None
+        if int(a.get("machine_ranks", 0)) > 0:
+            limit = pus or int(a.get("machine_cores", 0))
+            return bool(limit) and int(a["machine_ranks"]) > limit
         rpn = -(-int(a["ranks"]) // max(int(a.get("nodes", 1)), 1))
-        return int(t.get("available", 0)) == 1 and rpn > int(t["pus"])
+        return pus is not None and rpn > pus
 
 
 def check_crowding(d, md):
     """The oversubscription warning, recomputed from each run's HDF5 file:
-    ranks per node against /topology's processing units."""
+    ranks sharing a machine against its processing units."""
     runs = pd.read_csv(os.path.join(d, "tables", "runs.csv"))
     flags = [crowded(r["file"], r["run"].split(":", 1)[1] if ":" in r["run"] else None)
              for _, r in runs.iterrows()]
     measured = sum(f is not None for f in flags)
     n_crowded = sum(bool(f) for f in flags)
-    want = "%d of %d measured run(s) ran more ranks per node" % (n_crowded, measured)
+    want = "%d of %d measured run(s) ran more ranks on a machine" % (n_crowded, measured)
     if n_crowded and want not in md:
         fail("report.md lacks the warning %r" % want)
-    if not n_crowded and "ran more ranks per node" in md:
+    if not n_crowded and "ran more ranks on a machine" in md:
         fail("report.md warns of oversubscription, but no run had more ranks than cores")
     print("ok: oversubscription warning matches HDF5 (%d of %d runs)" % (n_crowded, measured))
 

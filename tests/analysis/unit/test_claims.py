@@ -149,3 +149,13 @@ def test_headline_states_the_verdict():
     ctab = pd.DataFrame([row()], columns=claims.COLUMNS)
     text = claims.headline(ctab)[0]
     assert "S2 speedup (reduce) 2.00x [1.90x, 2.10x]" in text and "meets the claim" in text
+
+
+def test_platform_name_drops_the_rank_count_keeps_the_link_rate():
+    # gossip_o1 compares rank counts within one platform: an emulated
+    # network's node counts at one link rate, never two link rates
+    assert claims._platform_name("this machine, 4 ranks") == "this machine"
+    assert claims._platform_name("p100-ib-edr, 128 ranks (simulated)") == "p100-ib-edr"
+    assert claims._platform_name("emulated network, 4 nodes, 1gbit") == "emulated network, 1gbit"
+    assert claims._platform_name("emulated network, 2 nodes, 1gbit, 4 ranks") == \
+        "emulated network, 1gbit"

@@ -128,3 +128,59 @@ def test_find_files_refuses_what_is_no_regular_file(tmp_path):
     assert files == []
     assert [r.reason for r in refusals] == ["not a regular file (a FIFO): not read",
                                             "no such file or directory"]
+
+
+# ------------------------------------------------------ emulated networks
+
+EMULATED = {"network": "emulated", "network_link_rate": "1gbit", "network_link_bps": 1e9,
+            "network_transport": "tcp", "machines": 1, "hostname": "node1"}
+
+
+def test_platform_of_an_emulated_network():
+    m = meta(ranks=2, nodes=2, machine_ranks=2, **EMULATED)
+    assert load.platform(m) == "emulated network, 2 nodes, 1gbit"
+    assert load.emulated(m) and load.is_emulated_platform(load.platform(m))
+    assert load.link_bps(m) == 1e9
+    # ranks that are not one per node are said
+    assert load.platform(meta(ranks=4, nodes=2, **EMULATED)) == "emulated network, 2 nodes, 1gbit, 4 ranks"
+    assert load.platform(meta(ranks=2, nodes=2, **dict(EMULATED, network_link_rate="none",
+                                                          network_link_bps=0.0))) == \
+        "emulated network, 2 nodes, unshaped links"
+    # one node, or a network written by an older rb_micro: this machine
+    assert load.platform(meta(ranks=2, network="one node")) == "this machine, 2 ranks"
+    assert load.platform(meta(ranks=2)) == "this machine, 2 ranks"
+    assert not load.is_emulated_platform("this machine, 2 ranks")
+
+
+def test_launches_of_one_emulated_cluster_share_a_machine_whatever_the_launcher():
+    srun = meta(ranks=2, nodes=2, slurm_partition="p100", launcher="srun", **EMULATED)
+    mpirun = meta(ranks=2, nodes=2, launcher="mpirun", **dict(EMULATED, hostname="node2"))
+    assert load.run_machine(srun) == load.run_machine(mpirun) == \
+        "emulated network: 2 nodes, 1gbit links, tcp"
+    other_rate = meta(ranks=2, nodes=2, **dict(EMULATED, network_link_rate="10gbit",
+                                               network_link_bps=1e10))
+    four = meta(ranks=4, nodes=4, **EMULATED)
+    assert len({load.run_machine(m) for m in (srun, other_rate, four)}) == 3
+
+
+@pytest.mark.parametrize("attrs, pus, want", [
+    # ranks sharing one machine's cores (machine_ranks, by boot id)
+    ({"ranks": 4, "nodes": 4, "machine_ranks": 4}, 2, True),     # 4 emulated nodes on 2 cores
+    ({"ranks": 2, "nodes": 2, "machine_ranks": 2}, 2, False),    # 2 emulated nodes on 2 cores
+    ({"ranks": 8, "nodes": 4, "machine_ranks": 2}, 2, False),    # 4 real machines, 2 ranks each
+    ({"ranks": 4, "nodes": 4, "machine_ranks": 4}, None, True),  # no hwloc: machine_cores (2)
+    ({"ranks": 4, "nodes": 4, "machine_ranks": 4, "machine_cores": 8.0}, None, False),
+    # older archives without machine_ranks: ranks per node against the PUs
+    ({"ranks": 4, "nodes": 4}, 2, False),
+    ({"ranks": 4, "nodes": 1}, 2, True),
+    ({"ranks": 4, "nodes": 4, "machine_ranks": 4, "simulated": 1}, 2, False),
+])
+def test_oversubscribed_by_machine(attrs, pus, want):
+    assert load.oversubscribed(dict(meta(**attrs), pus=pus)) is want
+
+
+def test_oversubscription_is_explained_by_the_rule_applied():
+    assert load.ranks_per_core_text(dict(meta(ranks=4, nodes=4, machine_ranks=4), pus=2)) == \
+        "4 ranks on one machine's 2 PUs"
+    assert load.ranks_per_core_text(dict(meta(ranks=4, nodes=1), pus=2)) == \
+        "4 ranks per node on 2 PUs"
