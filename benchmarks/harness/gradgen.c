@@ -166,13 +166,19 @@ static size_t fill_zipf(const bench_gradgen *g, int rank, float *x, size_t n, si
 
 size_t bench_gradgen_fill(const bench_gradgen *g, int rank, float *x)
 {
+    if (g->overlap != BENCH_OVERLAP_SOURCE)
+        memset(x, 0, g->rows * g->cols * sizeof *x);
+    return bench_gradgen_fill_zeroed(g, rank, x);
+}
+
+size_t bench_gradgen_fill_zeroed(const bench_gradgen *g, int rank, float *x)
+{
     size_t n = g->rows * g->cols;
     size_t unit = g->layout == BENCH_LAYOUT_ROW ? g->cols
                 : g->layout == BENCH_LAYOUT_BLOCK ? (g->block ? g->block : 1) : 1;
     size_t nnz = 0;
     if (g->overlap == BENCH_OVERLAP_SOURCE)
         return g->source_fill(g->source, rank, g->nranks, x);
-    memset(x, 0, n * sizeof *x);
     if (g->density <= 0.0)
         return 0;
     if (g->overlap == BENCH_OVERLAP_ZIPF)

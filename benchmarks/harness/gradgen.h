@@ -51,6 +51,10 @@ void bench_gradgen_support_name(bench_overlap o, double zipf_s, char *buf, size_
 /* Fill x[0..rows*cols) with rank's gradient; returns its non-zero count.
  * Values are in [-1, 1] and never 0 on the support. */
 size_t bench_gradgen_fill(const bench_gradgen *g, int rank, float *x);
+/* The same onto x already all zero: only the support is written, so the
+ * pages of an on-demand buffer (bench_ondemand_alloc) that hold no
+ * non-zero are never touched (a source still zeroes x itself). */
+size_t bench_gradgen_fill_zeroed(const bench_gradgen *g, int rank, float *x);
 /* Exact average over all ranks (sum in double, rank order), into avg. */
 /* Returns 0, or -1 when out of memory. */
 int bench_gradgen_average(const bench_gradgen *g, float *avg, float *scratch);

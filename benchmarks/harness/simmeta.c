@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #ifdef RB_SIMGRID
 #include <simgrid/version.h>
 #include <smpi/smpi.h>
@@ -62,6 +63,31 @@ void bench_sim_free(void *p, int shared)
     (void)shared;
 #endif
     free(p);
+}
+
+void *bench_ondemand_alloc(size_t bytes)
+{
+    void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+#ifdef MADV_NOHUGEPAGE
+    /* A huge page would back 2 MiB for one non-zero row. */
+    madvise(p, bytes ? bytes : 1, MADV_NOHUGEPAGE);
+#endif
+    return p;
+}
+
+int bench_ondemand_clear(void *p, size_t bytes)
+{
+    /* A private anonymous page given back reads as zeros again. */
+    return p && bytes ? madvise(p, bytes, MADV_DONTNEED) : 0;
+}
+
+void bench_ondemand_free(void *p, size_t bytes)
+{
+    if (p)
+        munmap(p, bytes ? bytes : 1);
 }
 
 #ifdef RB_SIMGRID

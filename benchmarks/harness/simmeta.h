@@ -24,6 +24,18 @@ int bench_sim_is_simulated(void);
 void *bench_sim_alloc(size_t bytes, int may_share, int *shared);
 void bench_sim_free(void *p, int shared);
 
+/* A private zeroed buffer of `bytes` whose pages take memory only once
+ * written (an anonymous mapping, transparent huge pages off): a sparse
+ * input filled with bench_gradgen_fill_zeroed holds only the pages of its
+ * non-zeros, and reading the rest reads the kernel's zero page.  Under SMPI
+ * one process holds every simulated rank's input: at 128 ranks x 32 MiB
+ * (rows of 256 floats, row density 0.02) 4.3 GB become ~0.3 GB, the values
+ * every rank's own.  NULL when the mapping fails. */
+void *bench_ondemand_alloc(size_t bytes);
+/* All zero again, its pages given back; 0 or -1. */
+int bench_ondemand_clear(void *p, size_t bytes);
+void bench_ondemand_free(void *p, size_t bytes);
+
 /* SEC seconds of modelled compute (a training iteration's forward/backward):
  * charged to simulated time under SMPI, a busy loop on real runs. */
 void bench_sim_compute(double sec);

@@ -101,6 +101,8 @@ typedef struct micro_bufs {
     double *acc;
     unsigned char *union_mask;
     int shared;      /* input/work are SMPI shared buffers (garbage values) */
+    int ondemand;    /* input is an on-demand mapping (bench_ondemand_alloc):
+                        under SMPI when validating, unless RB_SIM_ONDEMAND_INPUT=0 */
     /* Under SMPI every rank but 0 reads rank 0's truth and union mask (one
      * process: the simulated ranks share its address space) instead of
      * computing p gradients itself; such a rank never frees them. */
@@ -119,6 +121,8 @@ typedef struct micro_bufs {
     rb_rows rows;
 } micro_bufs;
 
+/* How the input buffers are held, for the archive (sim_input). */
+const char *micro_bufs_placement(const micro_bufs *b);
 /* Shapes (rows, cols) of the sweep, at most max; how many. */
 size_t micro_shapes(const micro_opts *o, uint64_t (*shapes)[2], size_t max);
 /* Buffers for n elements (the truth's only when check, and under SMPI only

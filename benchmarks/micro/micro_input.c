@@ -30,6 +30,27 @@ size_t micro_shapes(const micro_opts *o, uint64_t (*shapes)[2], size_t max)
     return k;
 }
 
+/* Under SMPI a validating run holds every rank's own input in one
+ * process: on demand, only its non-zeros' pages are backed (the values
+ * and the reducers' work unchanged).  RB_SIM_ONDEMAND_INPUT=0: a calloc,
+ * as before. */
+static int want_ondemand(int check)
+{
+    const char *env = getenv("RB_SIM_ONDEMAND_INPUT");
+    return check && bench_sim_is_simulated() && !(env && !strcmp(env, "0"));
+}
+
+const char *micro_bufs_placement(const micro_bufs *b)
+{
+    if (b->shared)
+        return "shared: one SMPI shared buffer for every rank's input and work "
+               "(values garbage, not validated)";
+    if (b->ondemand)
+        return "private, on demand: each rank's own input, only the pages holding its "
+               "non-zeros backed; work buffers private";
+    return "private";
+}
+
 /* Without validation (--no-check) the truth buffers are not needed, and
  * under SimGrid SMPI large input/work buffers may be shared between the
  * simulated ranks (harness/simmeta.c): never when validating. */
@@ -44,7 +65,9 @@ int micro_bufs_alloc(micro_bufs *b, size_t n, int check, int rows, int rank)
             return -1;
     }
     int shared_in = 0, shared_work = 0;
-    b->input = bench_sim_alloc(cap * sizeof(float), !check, &shared_in);
+    b->ondemand = want_ondemand(check);
+    b->input = b->ondemand ? bench_ondemand_alloc(cap * sizeof(float))
+                           : bench_sim_alloc(cap * sizeof(float), !check, &shared_in);
     b->work = bench_sim_alloc(cap * sizeof(float), !check, &shared_work);
     b->shared = shared_in || shared_work;
     b->truth_borrowed = check && bench_sim_is_simulated() && rank != 0;
@@ -59,7 +82,11 @@ int micro_bufs_alloc(micro_bufs *b, size_t n, int check, int rows, int rank)
 
 void micro_bufs_free(micro_bufs *b)
 {
-    bench_sim_free(b->input, b->shared), bench_sim_free(b->work, b->shared);
+    if (b->ondemand)
+        bench_ondemand_free(b->input, b->cap * sizeof(float));
+    else
+        bench_sim_free(b->input, b->shared);
+    bench_sim_free(b->work, b->shared);
     if (!b->truth_borrowed)
         free(b->truth), free(b->union_mask);
     free(b->scratch), free(b->acc);

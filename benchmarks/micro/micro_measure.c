@@ -213,12 +213,18 @@ static int same_gradient(const bench_gradgen *a, const bench_gradgen *b)
 
 /* This rank's gradient into the input buffer; its non-zero count.  SMPI
  * shared buffers (--no-check, large sizes) are one memory for every rank:
- * rank 0 fills it and every rank counts rank 0's non-zeros. */
+ * rank 0 fills it and every rank counts rank 0's non-zeros.  An on-demand
+ * input (micro_bufs) gets its non-zeros only. */
 static size_t fill_input(micro_run *c, const bench_gradgen *g)
 {
-    if (!c->bufs->shared)
-        return bench_gradgen_fill(g, c->rank, c->bufs->input);
-    uint64_t nnz = c->rank == 0 ? bench_gradgen_fill(g, 0, c->bufs->input) : 0;
+    micro_bufs *b = c->bufs;
+    /* On demand: the pages of the last gradient given back, the new
+     * one's non-zeros written onto the zeros (no page of zeros backed). */
+    if (b->ondemand && bench_ondemand_clear(b->input, b->cap * sizeof(float)) == 0)
+        return bench_gradgen_fill_zeroed(g, c->rank, b->input);
+    if (!b->shared)
+        return bench_gradgen_fill(g, c->rank, b->input);
+    uint64_t nnz = c->rank == 0 ? bench_gradgen_fill(g, 0, b->input) : 0;
     MPI_Bcast(&nnz, 1, MPI_UINT64_T, 0, c->comm);
     return (size_t)nnz;
 }

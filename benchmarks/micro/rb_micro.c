@@ -15,6 +15,7 @@
 #include "harness/memneed.h"
 #include "harness/bench_device.h"
 #include "harness/h5attr.h"
+#include "harness/simmeta.h"
 #include "harness/tmpfiles.h"
 #include "micro_jsonl.h"
 
@@ -87,6 +88,20 @@ static int record_machine(micro_run *c)
     MPI_Bcast(&rc, 1, MPI_INT, 0, c->comm);
     if (rc)
         bench_fail_on(c->rank == 0, BENCH_NO_CODE, "archive", "cannot record the cost model's machine");
+    return rc;
+}
+
+/* Under SMPI, how the input buffers are held (sim_input) in the
+ * archive's root (rank 0); 0, or non-zero on every rank. */
+static int record_input(micro_run *c)
+{
+    int rc = 0;
+    hid_t f = bench_archive_file(c->archive);
+    if (c->rank == 0 && f >= 0 && bench_sim_is_simulated())
+        rc = bench_h5_attr_str(f, "sim_input", micro_bufs_placement(c->bufs));
+    MPI_Bcast(&rc, 1, MPI_INT, 0, c->comm);
+    if (rc)
+        bench_fail_on(c->rank == 0, BENCH_NO_CODE, "archive", "cannot record sim_input");
     return rc;
 }
 
@@ -315,7 +330,7 @@ static void setup(micro_setup *s, int argc, char **argv)
     micro_probe_machine(c, s->max_n, &c->machine);
     micro_print_machine(&c->machine);
     micro_print_memory(c);
-    if (record_machine(c) || (c->trace && record_trace(c)))
+    if (record_machine(c) || record_input(c) || (c->trace && record_trace(c)))
         bench_exit(BENCH_EXIT_FAILED);
     if (c->archive)
         bench_printf0("# archive: %s\n", bench_archive_path(c->archive));

@@ -1,5 +1,5 @@
 #!/bin/sh
-# claims.sh BUILD OUTDIR [quick|full]: the papers' claims at their scale on
+# claims.sh BUILD OUTDIR [quick|full|paper]: the papers' claims at their scale on
 # the simulated platforms (SimGrid SMPI), one rb_micro archive per point in
 # OUTDIR, for rb-report's claims table.  BUILD: an SMPI build directory
 # with benchmarks/rb_micro already made (docs/simgrid.md; nothing is built
@@ -22,6 +22,9 @@
 #                       (-c); the 32768 rows of their GNMT embedding in full
 #                       mode, 4096 rows in quick mode (same densities: see
 #                       RB_CLAIMS_S2_ROWS).
+#   s2paper-PLAT-NP.h5  the same at their 32768 rows (paper mode): dense,
+#                       sparcml, parallax, omnireduce, oktopk, zen and s2 in
+#                       one launch, agsparse in s2paper-PLAT-NP-agsparse.h5.
 # Modes (RB_CLAIMS_* override each):
 #   quick  128 ranks, -i 2 -x 1 --repeat 1 (gossip --repeat 2: its two repetitions
 #          agree exactly, the sign of a deterministic value); O(1) at 2 8
@@ -30,8 +33,20 @@
 #          this host is replayed).
 #   full   128 256 512 1024 ranks, -i 5 -x 1 --repeat 3; O(1) at 2 8 32 128 512
 #          1024 on both platforms; S2 on 32768 rows, one launch per reducer
-#          (agsparse holds every rank's stream: ~22 GB at 128 ranks, ~1.4 TB
-#          at 1024, in the one simulator process; run it on a big node).
+#          (every rank's 32 MiB work buffer and the reducers' state in the
+#          one simulator process: up to 15 GB at 128 ranks, measured, about
+#          8x that at 1024; run it on a big node).
+#   paper  S2 alone at the authors' 32768 x 256 embedding, 128 ranks, -i 2
+#          -x 1 --repeat 1, validated: two launches per platform, ~3 min and
+#          < 16 GB per platform on a 23 GB VM (docs/simgrid.md); not in the
+#          main job, whose quick mode has the 4096-row point.
+# Both 32768-row modes (full, paper) hold each rank's input on demand (rb_micro under
+# SMPI: only its non-zero rows' pages), give large freed buffers back
+# (GLIBC_TUNABLES mmap_threshold: the 128 ranks' per-call SMPI temporaries
+# are not kept) and run agsparse alone with its receive buffer, the same
+# pairs of every rank on every rank, one SMPI local shared buffer
+# (smpi/shared-malloc:local, smpi/auto-shared-malloc-thresh above 16 bytes
+# per element): still validated, recorded in sim_smpi_options.
 # Environment: RB_CLAIMS_RANKS, RB_CLAIMS_O1_RANKS, RB_CLAIMS_ITERS,
 # RB_CLAIMS_REPEAT, RB_CLAIMS_GOSSIP_REPEAT, RB_CLAIMS_S2_ROWS, RB_CLAIMS_GRAD (floats of the gossip
 # gradient), RB_CLAIMS_SKIP (space list of gossip o1 s2 to leave out),
@@ -51,12 +66,14 @@ prog=$(cd "$build" 2>/dev/null && pwd || true)/benchmarks/rb_micro
 case $mode in
   quick) ranks="128"; o1="2 8 32 128"; iters=2; reps=1; s2rows=4096 ;;
   full) ranks="128 256 512 1024"; o1="2 8 32 128 512 1024"; iters=5; reps=3; s2rows=32768 ;;
-  *) echo "claims.sh: mode must be quick or full, not '$mode'" >&2; exit 2 ;;
+  paper) ranks="128"; o1=""; iters=2; reps=1; s2rows=32768 ;;
+  *) echo "claims.sh: mode must be quick, full or paper, not '$mode'" >&2; exit 2 ;;
 esac
 ranks=${RB_CLAIMS_RANKS:-$ranks}; o1=${RB_CLAIMS_O1_RANKS:-$o1}
 iters=${RB_CLAIMS_ITERS:-$iters}; reps=${RB_CLAIMS_REPEAT:-$reps}; s2rows=${RB_CLAIMS_S2_ROWS:-$s2rows}
 greps=${RB_CLAIMS_GOSSIP_REPEAT:-$([ "$reps" -ge 2 ] && echo "$reps" || echo 2)}
 grad=${RB_CLAIMS_GRAD:-25600000}; sec=${RB_SIM_COMPUTE:-0.14}; skip=" ${RB_CLAIMS_SKIP:-} "
+[ "$mode" != paper ] || skip="$skip gossip o1 "
 plats=${RB_SIM_PLATFORMS:-p100-ib-edr knl-aries}
 mkdir -p "$out"
 failed=0
@@ -97,22 +114,49 @@ o1_point() {
 }
 
 # S2's setting, validated: private real buffers (never shared: the sparse
-# reducers receive indices).  Freed memory is kept (glibc tunables, recorded
-# in the archive): page faults of 128 ranks' buffers dominate the wall time.
+# reducers receive indices, but for agsparse's below).  Quick mode keeps
+# freed memory (glibc tunables, recorded in the archive): page faults of 128
+# ranks' buffers dominate its wall time.  At 32768 rows large freed buffers
+# go back instead (mmap_threshold): the per-call SMPI temporaries of 128
+# ranks (allreduce's in-place copy and Rabenseifner buffer) kept made
+# omnireduce peak past 16 GB; their page faults are inside MPI calls, which
+# SMPI does not charge to simulated time.
+s2_launch() {
+  name=$1 r=$2
+  GLIBC_TUNABLES=${tunables:-glibc.malloc.hugetlb=1:glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=281474976710655} \
+    launch "$point" "$plat" "$np" "$name" --reducer "$r" --shape "${s2rows}x256" --layout row \
+    --density 0.02 -O sketch_width_mode=fraction -O sketch_width=0.005 -i "$iters" -x 1 -c
+}
+
+# agsparse alone: its receive buffer holds every rank's pairs, the same on
+# every rank (p x 1.3 MB at 32768 rows, 22 GB for 128 ranks in the one
+# simulator process).  SMPI's local shared malloc gives every rank the one
+# buffer of rb_calloc's line for allocations above 16 bytes per element
+# (4x the input, work and rank 0's double sums; the pairs of 128 ranks at
+# row density 0.02 are ~20): each rank's own block copied in by
+# MPI_Allgatherv, SimGrid skips the copies into shared memory, and every
+# rank sums what it would have received, validated.
+s2_agsparse() {
+  RB_SMPIRUN_OPTS="${RB_SMPIRUN_OPTS:+$RB_SMPIRUN_OPTS }--cfg=smpi/shared-malloc:local --cfg=smpi/auto-shared-malloc-thresh:$((s2rows * 256 * 16))" \
+  RB_SIM_CALIBRATION="host-speed 1Gf (CPU time replayed 1:1); bw/lat factors 1; no --compute; agsparse's receive buffer (every rank's pairs, the same on every rank) one SMPI local shared buffer, values validated" \
+    s2_launch "$1" agsparse
+}
+
 s2_point() {
-  plat=$1 np=$2
-  if [ "$mode" = full ]; then
-    reds=$("$here/rb-smpirun" thismachine 2 "$prog" --reducer all -m 4K:4K -i 1 -x 0 \
-      -o none 2>/dev/null | sed -n 's/^# Reducer: \([^ ]*\) .*/\1/p')
-  else
-    reds=all
-  fi
-  for r in $reds; do
-    name=s2-$plat-$np; [ "$r" = all ] || name=s2-$plat-$np-$r
-    GLIBC_TUNABLES=glibc.malloc.hugetlb=1:glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=281474976710655 \
-      launch s2 "$plat" "$np" "$name" --reducer "$r" --shape "${s2rows}x256" --layout row \
-      --density 0.02 -O sketch_width_mode=fraction -O sketch_width=0.005 -i "$iters" -x 1 -c
-  done
+  plat=$1 np=$2 point=s2 tunables=
+  [ "$mode" = quick ] || tunables=glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=4194304
+  case $mode in
+    quick) s2_launch "s2-$plat-$np" all ;;
+    full)
+      for r in $("$here/rb-smpirun" thismachine 2 "$prog" --reducer all -m 4K:4K -i 1 -x 0 \
+                 -o none 2>/dev/null | sed -n 's/^# Reducer: \([^ ]*\) .*/\1/p'); do
+        if [ "$r" = agsparse ]; then s2_agsparse "s2-$plat-$np-$r"; else s2_launch "s2-$plat-$np-$r" "$r"; fi
+      done ;;
+    paper)
+      point=s2paper
+      s2_launch "s2paper-$plat-$np" dense,sparcml,parallax,omnireduce,oktopk,zen,s2
+      s2_agsparse "s2paper-$plat-$np-agsparse" ;;
+  esac
 }
 
 first=1

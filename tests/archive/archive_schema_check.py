@@ -134,6 +134,8 @@ def required(e, ctx):
         return False
     if w == "simulated":
         return ctx["simulated"]
+    if w == "simulated micro":
+        return ctx["simulated"] and ctx["micro"]
     return w == ctx["tool"]  # a benchmark's own group, e.g. rb_train
 
 
