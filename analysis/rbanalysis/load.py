@@ -50,6 +50,7 @@ META_ALIASES = {
     # The simulated platform (SimGrid): its file, or its name.
     "sim_platform": ("sim_platform",),
     "sim_platform_path": ("sim_platform_path",),
+    "sim_smpi_options": ("sim_smpi_options",),
     # The network between the nodes (an emulated cluster's links) and how
     # the ranks share machines (schema: network*, machines, machine_ranks).
     "network": ("network",),
@@ -329,8 +330,12 @@ def busy(meta):
     half a core busy with other processes before or during it, or more than
     5% of CPU time stolen by the hypervisor; "unknown" when none of the
     three was recorded (archives before machine_* attributes, or -1);
-    else "no".  A simulated run is never busy (its times are simulated)."""
-    if run_kind(meta) == "simulated":
+    else "no".  A simulated run is never busy when SimGrid charged no host
+    CPU time (smpi/simulate-computation:no: its times are the platform's
+    alone); otherwise it replays this host's CPU time of the reducers'
+    own work, which other processes slow down, and the rule is the
+    measured runs'."""
+    if run_kind(meta) == "simulated" and "simulate-computation:no" in str(meta.get("sim_smpi_options") or ""):
         return "no"
     other = [meta.get("machine_other_cpu_before"), meta.get("machine_other_cpu_during")]
     steal = meta.get("machine_steal_during")

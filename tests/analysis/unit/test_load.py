@@ -63,9 +63,19 @@ def test_busy_one_recorded_value_decides():
     assert load.busy(meta(**dict(partly, machine_other_cpu_during=0.9))) == "yes"
 
 
-def test_a_simulated_run_is_never_busy():
-    assert load.busy(meta(simulated=1, machine_other_cpu_during=1.9)) == "no"
+def test_a_simulation_that_charges_no_host_cpu_is_never_busy():
+    off = "--cfg=smpi/host-speed:1Gf --cfg=smpi/simulate-computation:no"
+    assert load.busy(meta(simulated=1, sim_smpi_options=off, machine_other_cpu_during=1.9)) == "no"
     assert load.busy(meta(simulated=0, machine_other_cpu_during=1.9)) == "yes"
+
+
+def test_a_simulation_that_replays_host_cpu_time_can_be_busy():
+    # S2's points replay the reducers' CPU time on this host: other
+    # processes slow it down (a loaded run's speedup read 1.82x, a quiet
+    # one's 1.24x).
+    on = "--cfg=smpi/host-speed:1Gf --cfg=smpi/coll-selector:ompi"
+    assert load.busy(meta(simulated=1, sim_smpi_options=on, machine_other_cpu_during=1.9)) == "yes"
+    assert load.busy(meta(simulated=1, sim_smpi_options=on)) == "no"
 
 
 @pytest.mark.parametrize("flags, want", [
