@@ -3,22 +3,30 @@
  * measured network (jobscripts/sim/platform-from-wire) and for checking the
  * fitted platform under SMPI (the same source, built with smpicc).
  *   mpicc -O2 -o pingpong jobscripts/sim/pingpong.c
- *   mpirun -np 2 ./pingpong [MIN [MAX [ROUNDS [BUDGET_S]]]]
- * Defaults: 1 B to 16 MiB, 7 rounds, 60 s in all.  A round is a barrier,
+ *   mpirun -np 2 ./pingpong [MIN [MAX [ROUNDS [BUDGET_S [GAP_US]]]]]
+ * Defaults: 1 B to 16 MiB, 7 rounds, 60 s in all, 20 ms gap.  A round is a barrier,
  * then CALLS round trips (CALLS: as many as fill about 20 ms, 1 to 1000,
  * chosen once per size from a first trip); its one-way time is the round's
  * time / (2 CALLS).  Each message is received before the next is sent
  * (MPI_Send/MPI_Recv, as OSU's osu_latency).  Then as many rounds of
  * CALLS exchanges: both ranks send and receive BYTES at once
  * (MPI_Sendrecv; on a full-duplex link about the one-way time, on a link
- * whose two directions share one capacity about twice it).  Ranks other
+ * whose two directions share one capacity about twice it).  Then ROUNDS
+ * isolated exchanges: one each, after GAP_US of silence (a shaper's token
+ * bucket refills: the burst a message after idle gets).  Ranks other
  * than 0 and 1 wait.  Output (rank 0): comment lines, then one line per size:
  *   bytes calls rounds min_us median_us max_us xmin_us xmedian_us xmax_us
- * min/median/max over the rounds of the one-way time, x...: of an exchange.  When BUDGET_S is spent the
+ *   imin_us imedian_us imax_us
+ * min/median/max over the rounds of the one-way time, x...: of an exchange,
+ * i...: of an isolated exchange.  When BUDGET_S is spent the
  * sizes left are not measured (a comment says so); exit 0 either way. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 199309L   /* nanosleep (smpicc defines it already) */
+#endif
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 enum { MAX_ROUNDS = 31, MAX_CALLS = 1000 };
 
@@ -79,16 +87,33 @@ static double median_of(const double *t, int n)
     return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
-static void measure(char *buf, long bytes, int rounds, int rank, MPI_Comm comm)
+/* Microseconds of one exchange after GAP_US of silence on both ranks, per
+ * round, sorted: what a message meets after idle (a token-bucket shaper's
+ * bucket full again, the connection quiet), not in a stream. */
+static void isolated_of(double *t, int rounds, char *buf, long bytes, int rank, MPI_Comm comm,
+                        long gap_us)
 {
-    double t[MAX_ROUNDS], x[MAX_ROUNDS];
+    struct timespec gap = {gap_us / 1000000, (gap_us % 1000000) * 1000};
+    for (int r = 0; r < rounds; r++) {
+        MPI_Barrier(comm);
+        nanosleep(&gap, NULL);
+        t[r] = round_trips(buf, bytes, 1, rank, comm, 1) * 1e6;
+    }
+    sort(t, rounds);
+}
+
+static void measure(char *buf, long bytes, int rounds, int rank, MPI_Comm comm, long gap_us)
+{
+    double t[MAX_ROUNDS], x[MAX_ROUNDS], g[MAX_ROUNDS];
     int calls = calls_for(buf, bytes, rank, comm);
     rounds_of(t, rounds, buf, bytes, calls, rank, comm, 0);
     rounds_of(x, rounds, buf, bytes, calls, rank, comm, 1);
+    isolated_of(g, rounds, buf, bytes, rank, comm, gap_us);
     if (rank != 0)
         return;
-    printf("%ld %d %d %.3f %.3f %.3f %.3f %.3f %.3f\n", bytes, calls, rounds, t[0],
-           median_of(t, rounds), t[rounds - 1], x[0], median_of(x, rounds), x[rounds - 1]);
+    printf("%ld %d %d %.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f\n", bytes, calls, rounds,
+           t[0], median_of(t, rounds), t[rounds - 1], x[0], median_of(x, rounds),
+           x[rounds - 1], g[0], median_of(g, rounds), g[rounds - 1]);
     fflush(stdout);
 }
 
@@ -108,6 +133,7 @@ int main(int argc, char **argv)
     long max = arg(argc, argv, 2, 16L << 20, min, 1L << 30);
     int rounds = (int)arg(argc, argv, 3, 7, 1, MAX_ROUNDS);
     double budget = (double)arg(argc, argv, 4, 60, 1, 3600);
+    long gap_us = arg(argc, argv, 5, 20000, 0, 1000000);
     char *buf = calloc(2 * (size_t)max, 1);
     int ok = np >= 2 && buf != NULL, all = 0;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -120,7 +146,8 @@ int main(int argc, char **argv)
     }
     if (rank == 0)
         printf("# pingpong: one-way time, ranks 0 and 1 of %d, %d rounds per size\n"
-               "# bytes calls rounds min_us median_us max_us xmin_us xmedian_us xmax_us\n", np, rounds);
+               "# bytes calls rounds min_us median_us max_us xmin_us xmedian_us xmax_us "
+               "imin_us imedian_us imax_us\n", np, rounds);
     double t0 = MPI_Wtime();
     for (long bytes = min; bytes <= max; bytes *= 2) {
         int go = MPI_Wtime() - t0 < budget;
@@ -130,7 +157,7 @@ int main(int argc, char **argv)
                 printf("# budget of %g s spent: sizes from %ld B not measured\n", budget, bytes);
             break;
         }
-        measure(buf, bytes, rounds, rank, MPI_COMM_WORLD);
+        measure(buf, bytes, rounds, rank, MPI_COMM_WORLD, gap_us);
     }
     free(buf);
     MPI_Finalize();
