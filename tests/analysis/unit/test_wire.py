@@ -84,3 +84,14 @@ def test_summary_median_and_worst_per_rank_count():
     assert s["points"] == 3 and s["rate"] == "1gbit"
     assert np.isclose(s["median_abs_err"], 0.20) and np.isclose(s["worst_abs_err"], 0.50)
     assert s["worst_point"].startswith("dense element d=0.01") and s["targets"] == "missed"
+
+
+def test_long_calls_counted_apart():
+    d = pd.concat([rows("measured", ORIGIN, [100.0], size=1), rows("measured", ORIGIN, [2e4], size=2),
+                   rows("simulated", ORIGIN, [300.0], size=1), rows("simulated", ORIGIN, [2.2e4], size=2)],
+                  ignore_index=True)
+    s = wire.summary(wire.points(d)).iloc[0]
+    assert s["long_points"] == 1 and np.isclose(s["long_median_abs_err"], 0.10)
+    assert np.isclose(s["worst_abs_err"], 2.0)
+    sizes = wire.per_size(wire.points(d))
+    assert list(sizes["size_bytes"]) == [1, 2] and np.isclose(sizes["median_abs_err"].iloc[1], 0.10)
