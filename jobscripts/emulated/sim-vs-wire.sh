@@ -4,7 +4,8 @@
 # 1gbit 10gbit"), as root: start an emulated cluster of the largest node
 # count (jobscripts/emulated/start), measure it with a ping-pong
 # (jobscripts/sim/pingpong.c) and write a platform fitted to it
-# (jobscripts/sim/platform-from-wire), then run the same rb_micro workloads
+# (jobscripts/sim/platform-from-wire; one per node count: the nodes share
+# this machine's cores), then run the same rb_micro workloads
 # measured on the cluster (BUILD, Open MPI over the veths) and simulated on
 # that platform (SMPI_BUILD, jobscripts/sim/rb-smpirun); stop the cluster.
 #   workloads: sweep  dense and every exact sparse reducer, 64K..16M,
@@ -13,7 +14,7 @@
 #                     (--shape 32768x256 --layout row --density 0.02).
 # OUTDIR/RATE/ holds pingpong-npN-LK.txt (the raw ping-pongs, N ranks
 # launched, ranks 0 and 1 measured), network (the cluster's description),
-# platform-wire.xml, meas-W-npN-LK.h5,
+# platform-wire-npN.xml (the platform for N nodes), meas-W-npN-LK.h5,
 # sim-W-npN-LK.h5 and log.txt (one line per launch: what, exit, seconds,
 # load average before, other processes' CPU during as the archive records
 # it).  rb-report OUTDIR gives the table and figure ("SimGrid against the
@@ -84,10 +85,15 @@ logged() {
     return "$rc"
 }
 
-# The platform of $dir, from its 2-rank ping-pongs and network description.
+# The platforms of $dir, one per node count N (platform-wire-npN.xml: N
+# hosts, their speed cores/N where N nodes share fewer cores), from its
+# 2-rank ping-pongs and network description.
 fit_platform() {
-    "$sim/platform-from-wire" -N "$maxn" --network-info "$dir/network" \
-        --measured "$dir"/pingpong-np2-L*.txt -o "$dir/platform-wire.xml"
+    local np
+    for np in $nodes; do
+        "$sim/platform-from-wire" -N "$np" --network-info "$dir/network" \
+            --measured "$dir"/pingpong-np2-L*.txt -o "$dir/platform-wire-np$np.xml"
+    done
 }
 
 measure_rate() {
@@ -133,7 +139,7 @@ simulate_rate() {
         for np in $nodes; do
             for w in sweep s2; do
                 # shellcheck disable=SC2046
-                logged "sim $w np$np L$k" "$sim/rb-smpirun" "$dir/platform-wire.xml" "$np" \
+                logged "sim $w np$np L$k" "$sim/rb-smpirun" "$dir/platform-wire-np$np.xml" "$np" \
                     "$smpi/benchmarks/rb_micro" $(workload "$w") -o "$dir/sim-$w-np$np-L$k.h5" \
                     --force -q >"$dir/sim-$w-np$np-L$k.txt" 2>&1 || true
             done
