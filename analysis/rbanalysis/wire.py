@@ -146,7 +146,8 @@ def section(doc, pts):
              "other work disturbed least) and the error of the prediction, (predicted - "
              "measured) / measured; `err (medians)` compares the medians over launches "
              "instead; spread = slowest / fastest measured launch; busy = measured launches "
-             "with more than half a core of other processes. Calls of at least %d ms "
+             "with more than half a core of other processes; other CPU = cores other "
+             "processes kept busy during a measured launch (median over launches). Calls of at least %d ms "
              "(measured) are also counted apart: there the wire, not a rank's wait for a core, "
              "makes most of the time. Targets (docs/simgrid.md): median |error| <= %d%%, "
              "worst <= %d%%." % (LONG_CALL_US / 1000, 100 * TARGET_MEDIAN, 100 * TARGET_WORST))
@@ -171,4 +172,4 @@ def section(doc, pts):
         "error_min": "err", "meas_median": "measured us (median)",
         "sim_median": "predicted us (median)", "error_median": "err (medians)",
         "meas_launches": "launches", "meas_spread": "spread", "meas_busy": "busy",
-        "sim_launches": "sim launches"})
+        "meas_other_cpu": "other CPU (median)", "sim_launches": "sim launches"})
