@@ -97,7 +97,7 @@ fit_platform() {
 }
 
 measure_rate() {
-    local rate=$1 np k w n round t0
+    local rate=$1 np k w n t0
     dir=$out/$rate
     mkdir -p "$dir"
     "$here/start" -N "$maxn" -r "$rate"
@@ -113,7 +113,7 @@ measure_rate() {
     cp "$RB_EMUL_DIR/network" "$dir/network"
     fit_platform
     declare -A quiet=() done_=()
-    for round in $(seq 1 $((launches + extra))); do
+    for _ in $(seq 1 $((launches + extra))); do
         for np in $nodes; do
             for w in sweep s2; do
                 n=${done_[$w$np]:-0}
