@@ -723,10 +723,10 @@ def section_micro(doc, rows, agg):
             "bytes_sent_avg_median_measured": "sent/rank meas.",
             "bytes_sent_avg_median_simulated": "sent/rank sim."})
 
-    wire = importlib.import_module(".wire", __package__)
-    pts = wire.points(rows)
+    simwire = importlib.import_module(".simwire", __package__)
+    pts = simwire.points(rows)
     if not pts.empty:
-        wire.section(doc, pts)
+        simwire.section(doc, pts)
         out += draw(doc, figures.sim_vs_wire, pts, outdir)
 
     out += subsection(doc, "Gossip consensus distance", micro.gossip_consensus(agg), "micro_gossip", {

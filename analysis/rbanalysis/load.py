@@ -462,7 +462,7 @@ def run_machine(meta):
 
 
 # The network a run's times come from, matched between a measured run and
-# a simulation on a platform fitted to that network (wire.py): a measured
+# a simulation on a platform fitted to that network (simwire.py): a measured
 # run's network_* attributes (the file RB_NETWORK_INFO names, e.g. an
 # emulated cluster's), a simulated run's platform's <prop id="rb_network_*">
 # (jobscripts/sim/platform-from-wire copies that file there).  The node

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""analysis/rbanalysis/wire.py and load.network_origin: a measured run on a
+"""analysis/rbanalysis/simwire.py and load.network_origin: a measured run on a
 described network and a simulation on a platform fitted to it meet on one
 origin string; points are matched by it (never across link rates), each
 side reduced to its minimum and median over launches, and the error per
@@ -16,7 +16,7 @@ if __name__ == "__main__":
 import numpy as np
 import pandas as pd
 
-from rbanalysis import load, wire
+from rbanalysis import load, simwire as wire
 
 NET = {"network": "emulated", "network_link_rate": "1gbit", "network_link_bps": 1e9,
        "network_transport": "tcp", "network_topology": "one switch (Linux bridge)",
