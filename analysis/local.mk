@@ -13,4 +13,5 @@ dist_rbanalysis_DATA = \
 	analysis/rbanalysis/formatting.py analysis/rbanalysis/load.py \
 	analysis/rbanalysis/micro.py analysis/rbanalysis/stats.py \
 	analysis/rbanalysis/torchtrace.py analysis/rbanalysis/training.py \
-	analysis/rbanalysis/validate.py analysis/rbanalysis/workload.py
+	analysis/rbanalysis/validate.py analysis/rbanalysis/simwire.py \
+	analysis/rbanalysis/workload.py

@@ -14,10 +14,11 @@ dist_check_SCRIPTS += tests/analysis/report.sh tests/analysis/report_check.py \
 # Module-level tests of analysis/rbanalysis under Debian's python3-pytest
 # (SKIP without it): stats, claims' verdicts, load's busy rule, validate,
 # the workload table's fastest exact reducer, compare's point keys, the
-# wire floor and the link-rate crossovers of an emulated network.
+# wire floor and the link-rate crossovers of an emulated network, the
+# matching of measured and simulated points of one network (simwire.py).
 ANALYSIS_UNIT_TESTS = tests/analysis/unit/test_stats.py tests/analysis/unit/test_claims.py \
 	tests/analysis/unit/test_load.py tests/analysis/unit/test_validate.py tests/analysis/unit/test_workload.py \
-	tests/analysis/unit/test_compare.py tests/analysis/unit/test_wire.py
+	tests/analysis/unit/test_compare.py tests/analysis/unit/test_wire.py tests/analysis/unit/test_simwire.py
 TESTS += $(ANALYSIS_UNIT_TESTS)
 dist_check_SCRIPTS += $(ANALYSIS_UNIT_TESTS)
 dist_check_DATA += tests/analysis/unit/run_pytest.py tests/analysis/unit/conftest.py

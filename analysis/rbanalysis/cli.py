@@ -161,6 +161,7 @@ def main(argv=None):
 # ---------------------------------------------------------------- report
 
 FIGURE_PREFIXES = ("verdict", "latency_", "speedup_", "wire_bytes_", "scaling_", "s2_error_",
+                   "sim_vs_wire_",
                    "gossip_consensus_", "train_", "phases_", "efficiency", "workload_",
                    "crossover_")
 
@@ -732,6 +733,12 @@ def section_micro(doc, rows, agg):
             "t_avg_us_median_simulated": "simulated us", "time_sim_over_measured": "sim/meas",
             "bytes_sent_avg_median_measured": "sent/rank meas.",
             "bytes_sent_avg_median_simulated": "sent/rank sim."})
+
+    simwire = importlib.import_module(".simwire", __package__)
+    pts = simwire.points(rows)
+    if not pts.empty:
+        simwire.section(doc, pts)
+        out += draw(doc, figures.sim_vs_wire, pts, outdir)
 
     out += subsection(doc, "Gossip consensus distance", micro.gossip_consensus(agg), "micro_gossip", {
         "gid": "group", "ranks": "ranks", "density": "density", "size_bytes": "size",

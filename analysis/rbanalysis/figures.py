@@ -279,6 +279,36 @@ def model_vs_measured(agg, outdir):
                       ylabel="measured time per call (us)", xscale="log", yscale="log")]
 
 
+def sim_vs_wire(pts, outdir):
+    """Per network (link rate): the time SimGrid predicted against the one
+    measured, minimums over launches, one panel per rank count, a colour
+    per reducer, a marker per data setting; solid: equal, dashed: +-15%,
+    dotted: +-35% (docs/simgrid.md's targets)."""
+    out = []
+    for rate, d in pts.groupby("rate", sort=True):
+        caption = ("%s links: predicted (SimGrid, on the platform fitted to that network) "
+                   "against measured time per call, minimum over launches; solid: equal, "
+                   "dashed: +-15%%, dotted: +-35%%" % (rate or "?"))
+        ranks = sorted(d["ranks"].unique())
+        fig, axes = plt.subplots(1, len(ranks), figsize=(5 * len(ranks), 4.2), squeeze=False)
+        settings = sorted(d["setting"].unique())
+        for ax, p in zip(axes[0], ranks):
+            s = d[d["ranks"] == p]
+            for (v, st), sub in s.groupby(["variant", "setting"], sort=True):
+                ax.scatter(sub["meas_min"], sub["sim_min"], s=14, color=reducer_colour(v),
+                           marker=MARKERS[settings.index(st) % len(MARKERS)],
+                           label="%s (%s)" % (v, st) if len(settings) > 1 else v)
+            lo = min(s["meas_min"].min(), s["sim_min"].min()) * 0.8
+            hi = max(s["meas_min"].max(), s["sim_min"].max()) * 1.25
+            for f, style in ((1, "-"), (1.15, "--"), (1 / 1.15, "--"), (1.35, ":"), (0.65, ":")):
+                ax.plot([lo, hi], [lo * f, hi * f], "k" + style, lw=0.6)
+            _axes(ax, "measured time per call (us)", "predicted time per call (us)", "log", "log",
+                  title="%s, %d ranks" % (rate, p), legend=6 if p == ranks[-1] else 0)
+        out.append((_save(fig, outdir, "sim_vs_wire_%s.png" % re.sub(r"[^A-Za-z0-9]", "", str(rate))),
+                    caption))
+    return out
+
+
 def speedup(sp, outdir):
     if sp.empty:
         return []

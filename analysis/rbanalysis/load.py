@@ -13,6 +13,7 @@ same ones), plus:
     both refused, neither can be trusted).
 """
 
+import html
 import os
 import re
 from collections import Counter
@@ -551,6 +552,31 @@ def emulated_machine(meta):
     return "%s: %s nodes, %s links%s" % (EMULATED_PREFIX, meta.get("nodes") or "?",
                                        link_rate_text(meta),
                                        ", %s" % transport if transport else "")
+# The network a run's times come from, matched between a measured run and
+# a simulation on a platform fitted to that network (simwire.py): a measured
+# run's network_* attributes (the file RB_NETWORK_INFO names, e.g. an
+# emulated cluster's), a simulated run's platform's <prop id="rb_network_*">
+# (jobscripts/sim/platform-from-wire copies that file there).  The node
+# count and the cluster's directory are not part of it.
+ORIGIN_KEYS = ("network", "link_rate", "transport", "topology", "shaper")
+NO_NETWORK = ("", "simulated", "one node")
+
+
+def network_origin(attrs, kind):
+    """'network=emulated; link_rate=1gbit; ...' or "" when the run records no
+    network of its own (one node, not recorded, a platform not fitted to one)."""
+    if kind == "simulated":
+        xml = str(decode(attrs.get("sim_platform") or ""))
+        vals = {k: html.unescape(v) for k, v in
+                re.findall(r'<prop\s+id="rb_network_([A-Za-z_]+)"\s+value="([^"]*)"', xml)}
+    else:
+        vals = {k: str(decode(attrs.get(k if k == "network" else "network_" + k)) or "")
+                for k in ORIGIN_KEYS}
+        vals = {k: "" if v == "None" else v for k, v in vals.items()}
+    net = vals.get("network", "")
+    if net in NO_NETWORK or net.startswith("not recorded"):
+        return ""
+    return "; ".join("%s=%s" % (k, vals.get(k, "")) for k in ORIGIN_KEYS)
 
 
 def _add_meta_columns(run):
@@ -602,6 +628,9 @@ def _add_meta_to(df, run):
     # the cost model's seconds per byte (rb_micro's model column used it)
     beta = _as_float(run.attrs.get("model_beta_s_per_byte"))
     df["model_beta_s_per_byte"] = beta if beta is not None else float("nan")
+    df["origin"] = network_origin(run.attrs, run_kind(m))
+    other = m.get("machine_other_cpu_during")
+    df["other_cpu_during"] = np.nan if other is None else other
     if "ranks" not in df.columns:
         df["ranks"] = _as_int(m["ranks"])
 
