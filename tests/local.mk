@@ -22,7 +22,6 @@ include tests/emulated.mk
 include tests/analysis.mk
 include tests/gpu.mk
 include tests/sim.mk
-include tests/emulated.mk
 include tests/arch.mk
 include tests/anchors.mk
 include tests/failures.mk
