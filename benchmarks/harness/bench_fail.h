@@ -4,8 +4,10 @@
 #ifndef BENCH_FAIL_H
 #define BENCH_FAIL_H
 
-/* Exit codes shared by every benchmark (OSU / nccl-tests conventions). */
-enum { BENCH_EXIT_OK = 0, BENCH_EXIT_FAILED = 1, BENCH_EXIT_USAGE = 2, BENCH_EXIT_TIMEOUT = 124 };
+/* Exit codes shared by every benchmark (OSU / nccl-tests conventions;
+ * STALL: no progress inside a call, bench_stall.h). */
+enum { BENCH_EXIT_OK = 0, BENCH_EXIT_FAILED = 1, BENCH_EXIT_USAGE = 2, BENCH_EXIT_STALL = 3,
+       BENCH_EXIT_TIMEOUT = 124 };
 
 /* This process's rank in MPI_COMM_WORLD; 0 before MPI_Init or after
  * MPI_Finalize. */
