@@ -19,6 +19,10 @@ void bench_printf0(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * a usage error; a timeout's line counts) first prints "PROG: rank R:
  * exiting with status N without naming the failure (a bug: ...)". */
 _Noreturn void bench_exit(int code);
+/* The status bench_exit is ending the process with (its failure named,
+ * or none), -1 before: a signal from a launcher ending the job then, or a
+ * hang in MPI_Finalize, needs no line of its own.  Async-signal-safe. */
+int bench_exiting(void);
 
 /* Naming failures: every non-zero exit prints, once per job,
  * one line on stderr

@@ -53,7 +53,9 @@ static void on_fault_signal(int sig)
     n = bench_keep_put(why, sizeof why, n, signal_cause(sig));
     bench_keep_put(why, sizeof why, n, ")");
     int how = bench_keep(why);
-    if (fault_rank == 0) {
+    /* Not once the process ends by its own decision, named already (the
+     * launcher's TERM to a job whose rank 0 failed finds it exiting). */
+    if (fault_rank == 0 && bench_exiting() < 0) {
         n = bench_keep_put(line, sizeof line, 0, bench_prog());
         n = bench_keep_put(line, sizeof line, n, ": rank 0: ");
         n = bench_keep_put(line, sizeof line, n, why);

@@ -85,6 +85,10 @@ static double limit_s(void)
 /* No progress for idle seconds: keep the rows, one line, exit. */
 static _Noreturn void fire(double idle, double limit)
 {
+    /* Stuck on the way out (MPI_Finalize with a peer gone): the status
+     * and its line were decided already. */
+    if (bench_exiting() >= 0)
+        _exit(bench_exiting());
     char where[sizeof w.where[0]], why[320], line[2 * PATH_MAX + 1024];
     memcpy(where, w.where[atomic_load(&w.cur)], sizeof where);
     where[sizeof where - 1] = '\0';

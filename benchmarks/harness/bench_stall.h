@@ -12,7 +12,8 @@
  * line is the one printed): it keeps the archive's checkpointed rows
  * (bench_keep.h), prints one line
  *     PROG: rank R: no progress for N s inside WHERE: a network or peer fault? ...
- * and exits BENCH_EXIT_STALL.  Each rank decides alone: a stuck process
+ * and exits BENCH_EXIT_STALL (stuck inside bench_exit, it exits with the
+ * status decided there, silently).  Each rank decides alone: a stuck process
  * cannot take part in a collective.  Time the program spends in its own
  * work (not waiting for peers) is set aside with bench_stall_pause.  Off
  * under SimGrid (simulated time; SimGrid names a deadlock itself). */
