@@ -78,14 +78,42 @@ static int create_unique_tmp(bench_archive *a)
     return fd;
 }
 
-/* Temporaries of this path left by this host's dead processes: removed,
- * and said on stderr. */
+/* Whether a dead run's temporary holds what its program checkpointed: a
+ * readable HDF5 file with a group of the program's beside /topology
+ * (rb_micro's /micro appears with its first row flushed). */
+static int holds_checkpoint(const char *tmp)
+{
+    hid_t f = H5Fopen(tmp, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0)
+        return 0;
+    H5G_info_t info;
+    int held = H5Gget_info(f, &info) >= 0 && info.nlinks > 1;
+    H5Fclose(f);
+    return held;
+}
+
+/* A dead run's temporary with rows checkpointed (its rank 0 killed:
+ * SIGKILL, a node lost) is kept as PATH.interrupted where there is none
+ * yet, as the job scripts and rb-archive clean keep it. */
+static int keep_dead_rows(const char *tmp, const char *path, char *note, size_t nlen)
+{
+    char kept[PATH_MAX + 32];
+    struct stat st;
+    snprintf(kept, sizeof kept, "%s" BENCH_KEEP_SUFFIX, path);
+    if (lstat(kept, &st) == 0 || !holds_checkpoint(tmp) || rename(tmp, kept) != 0)
+        return 0;
+    snprintf(note, nlen, ": its rows kept as %s", kept);
+    return 1;
+}
+
+/* Temporaries of this path left by this host's dead processes: removed
+ * (or kept, holding rows), and said on stderr. */
 static void clean_stale(const bench_archive *a)
 {
-    char report[2048];
-    if (bench_tmp_clean_stale(a->path, report, sizeof report) > 0)
-        fprintf(stderr, "%s: archive: removed temporaries of runs that ended without finishing:\n%s\n",
-                a->tool, report);
+    char report[4096];
+    if (bench_tmp_clean_stale(a->path, keep_dead_rows, report, sizeof report) > 0)
+        fprintf(stderr, "%s: archive: removed temporaries of runs that ended without finishing "
+                "(kept those holding rows):\n%s\n", a->tool, report);
 }
 
 /* A fault from now on keeps the rows checkpointed (none yet); fd: the
@@ -200,6 +228,14 @@ static int create_file(bench_archive *a, const char *path, int force, char *msg,
         snprintf(msg, mlen, "cannot write %s: directory %s does not exist", a->path, d);
         return -1;
     }
+    /* HDF5's own exit handler closes what is still open; a file whose
+     * close failed (a full disk) is half torn down and that handler
+     * crashed on it.  Every handle is closed here, so the handler is not
+     * needed (a no-op when the library is already in use).  Its error
+     * stack is not printed: failures are named here (and a dead run's
+     * torn temporary, opened by clean_stale, is not ours to report). */
+    H5dont_atexit();
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     clean_stale(a);
     int fd = create_unique_tmp(a);
     if (fd < 0) {
@@ -207,12 +243,6 @@ static int create_file(bench_archive *a, const char *path, int force, char *msg,
         return -1;
     }
     watch_pending(a, fd);
-    /* HDF5's own exit handler closes what is still open; a file whose
-     * close failed (a full disk) is half torn down and that handler
-     * crashed on it.  Every handle is closed here, so the handler is not
-     * needed (a no-op when the library is already in use). */
-    H5dont_atexit();
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     /* A user block before the HDF5 data: where a fault writes its note
      * with plain pwrite (results/README.md). */
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SIGKILL to rank 0 keeps what was flushed: rb_micro flushes its archive
 # after every row, so the temporary a killed rank 0 leaves is a readable
-# HDF5 file of the rows finished (complete = 0), which rb-archive clean
-# keeps as FILE.h5.interrupted (no reason recorded).  With a run that
+# HDF5 file of the rows finished (complete = 0), which rb-archive clean,
+# or the next run to the same path, keeps as FILE.h5.interrupted (no
+# reason recorded).  With a run that
 # SIGTERM interrupted and a complete one beside them, rb-archive list
 # names both kept files INTERRUPTED with their reasons, show reads them,
 # merge refuses them and rb-report refuses them, naming why, and uses the
@@ -14,31 +15,49 @@ run="--reducer dense -m 4K:4K -i 20 -x 0 --repeat 100000 -P none --stall-timeout
 
 signal_case term TERM
 
-# SIGKILL to rank 0: no handler runs; the temporary is flushed after every row.
-out="$tmp/kill.h5"
-# shellcheck disable=SC2086
-"$MPIRUN" 2 "$micro" $run -o "$out" >"$tmp/kill.out" 2>"$tmp/kill.err" &
-job=$!
-if wait_rows "$tmp/kill.out" 2 40 && pid=$(rank_pid "$out" 0); then
-    kill -KILL "$pid"
-    rows=$(grep -c -E '^ +[0-9]+ ' "$tmp/kill.out")
-    wait "$job"
-    t=$(ls "$tmp" | grep '^kill\.h5\.tmp\.' | head -1)
-    if [ -z "$t" ]; then
-        bad "SIGKILL: no temporary left"
-    else
-        # the rows of the table, less the one rank 0 may have been writing
-        why=$(kept_ok "$tmp/$t" $((rows - 1)) "^$")
-        [ -z "$why" ] || bad "SIGKILL: the temporary $t: $why"
-        "$rbarchive" clean "$tmp" >"$tmp/clean" 2>&1 || bad "rb-archive clean exited $?"
-        grep -q "kept $tmp/$t as $out.interrupted" "$tmp/clean" || bad "clean did not keep it: $(cat "$tmp/clean")"
-        [ -e "$out.interrupted" ] && [ ! -e "$tmp/$t" ] || bad "after clean: $(ls "$tmp" | grep '^kill')"
-        note "SIGKILL to rank 0 after $rows row(s): $t readable, kept by rb-archive clean"
+# kill_case NAME: SIGKILL to rank 0 of a run into $tmp/NAME.h5 once 2 rows
+# are finished: no handler runs, but the temporary, flushed after every
+# row, is left readable with the rows the table shows (less the one rank 0
+# may have been writing).  Sets $t, the temporary's name ("" if none).
+kill_case() {
+    local name=$1 out="$tmp/$1.h5" job pid rows why
+    t=""
+    # shellcheck disable=SC2086
+    "$MPIRUN" 2 "$micro" $run -o "$out" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+    job=$!
+    if ! wait_rows "$tmp/$name.out" 2 40 || ! pid=$(rank_pid "$out" 0); then
+        bad "$name: no row finished in 40 s, or no rank 0"
+        kill "$job"
+        wait "$job"
+        return
     fi
-else
-    bad "SIGKILL: no row finished in 40 s, or no rank 0"
-    kill "$job"
+    kill -KILL "$pid"
+    rows=$(grep -c -E '^ +[0-9]+ ' "$tmp/$name.out")
     wait "$job"
+    t=$(ls "$tmp" | grep "^$name\.h5\.tmp\." | head -1)
+    [ -n "$t" ] || { bad "$name: SIGKILL left no temporary"; return; }
+    why=$(kept_ok "$tmp/$t" $((rows - 1)) "^$")
+    [ -z "$why" ] || bad "$name: the temporary $t: $why"
+    note "$name: SIGKILL to rank 0 after $rows row(s): $t readable"
+}
+
+# rb-archive clean keeps it as FILE.h5.interrupted.
+kill_case kill
+if [ -n "$t" ]; then
+    "$rbarchive" clean "$tmp" >"$tmp/clean" 2>&1 || bad "rb-archive clean exited $?"
+    grep -q "kept $tmp/$t as $tmp/kill.h5.interrupted" "$tmp/clean" || bad "clean did not keep it: $(cat "$tmp/clean")"
+    [ -e "$tmp/kill.h5.interrupted" ] && [ ! -e "$tmp/$t" ] || bad "after clean: $(ls "$tmp" | grep '^kill')"
+fi
+
+# So does the next run to the same path, which then writes its own archive.
+kill_case next
+if [ -n "$t" ]; then
+    "$MPIRUN" 2 "$micro" --reducer dense -m 4K:4K -i 2 -x 0 -P none -q -o "$tmp/next.h5" >"$tmp/next2.out" 2>&1 ||
+        bad "the next run exited $?: $(tail -3 "$tmp/next2.out")"
+    grep -q "$tmp/$t (process [0-9]* gone): its rows kept as $tmp/next.h5.interrupted" "$tmp/next2.out" ||
+        bad "the next run did not say it kept the temporary: $(grep -v '^ *[0-9#]' "$tmp/next2.out" | head -5)"
+    [ -e "$tmp/next.h5.interrupted" ] && [ ! -e "$tmp/$t" ] && [ -e "$tmp/next.h5" ] ||
+        bad "after the next run: $(ls "$tmp" | grep '^next')"
 fi
 
 # The tools: listed with the reason, used by none.
@@ -56,8 +75,8 @@ grep -q "rows: .*dense" "$tmp/show" || bad "rb-archive show: $(cat "$tmp/show")"
     bad "rb-archive merge took an interrupted run"
 grep -q "interrupted: signal SIGTERM" "$tmp/merge" || bad "merge's refusal: $(cat "$tmp/merge")"
 "$top_srcdir/analysis/rb-report" "$tmp" -o "$tmp/report" >"$tmp/report.out" 2>&1 || bad "rb-report exited $?: $(tail -3 "$tmp/report.out")"
-for n in term kill; do
+for n in term kill next; do
     grep -q "refused $tmp/$n.h5.interrupted: interrupted: " "$tmp/report.out" || bad "rb-report does not refuse $n, naming why"
 done
-grep -q "1 run(s) used" "$tmp/report.out" || bad "rb-report: $(grep 'run(s) used' "$tmp/report.out")"
+grep -q "2 run(s) used, 3 refused" "$tmp/report.out" || bad "rb-report: $(grep "run(s) used" "$tmp/report.out")"
 exit $fail
