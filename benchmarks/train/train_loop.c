@@ -299,4 +299,6 @@ void train_loop(train_run *r)
         if (r->ge.r)
             train_check_rb(rb_flush(r->ge.r, r->ge.grad, r->ge.params, &st), "rb_flush (embedding)");
     }
+    bench_stall_where("the end of the run (report, archive)");
+    bench_stall_step();
 }
