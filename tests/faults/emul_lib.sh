@@ -45,3 +45,20 @@ node_pids() {
     # shellcheck disable=SC1091
     (. "$E/lib.sh" && ip netns pids "$PREFIX-$1")
 }
+
+# job_kept LOG OUT NAME ROWS LINE NOTE: what a job that a fault ended left
+# in its log LOG and its directory OUT: rank 0's line (LINE, a grep
+# pattern), the script's FAILED line and the kept file named with its
+# reason; NAME.interrupted holding ROWS rows or more, its note matching
+# NOTE (kept_ok); no file that claims to be complete, no temporary.
+job_kept() {
+    local log=$1 out=$2 name=$3 rows=$4 line=$5 note=$6 why
+    grep -q "$line" "$log" || bad "no line from rank 0 matching '$line': $(grep -v '^ *[0-9#]' "$log" | tail -8)"
+    grep -q "FAILED ${name%.h5} (exit " "$log" || bad "the log says no FAILED ${name%.h5}"
+    grep -q "kept the partial archive as .*$name.interrupted (complete = 0: not taken as done; interrupted: " "$log" ||
+        bad "the log does not name the kept file and why: $(grep -v '^ *[0-9#]' "$log" | tail -6)"
+    why=$(kept_ok "$out/$name.interrupted" "$rows" "$note")
+    [ -z "$why" ] || bad "$name.interrupted: $why"
+    [ -z "$(no_complete "$out")" ] || bad "a file claims to be complete: $(no_complete "$out")"
+    ! ls "$out" | grep -q '\.tmp\.' || bad "a temporary is left: $(ls "$out")"
+}

@@ -36,13 +36,7 @@ took=$(secs "$(now)" "$t0")
 note "link down after $rows row(s): rows kept after $kept s, job ended after $took s (exit $rc)"
 [ "$took" -le 40 ] || bad "the job ended $took s after the link went down (stall 4 s, grace 3 s)"
 [ "$rc" -ne 0 ] || bad "the job exited 0"
-grep -q "^rb_micro: rank 0: no progress for [0-9]* s inside dense at [0-9]* B .*: a network or peer fault?" "$tmp/job.log" ||
-    bad "no line naming the stall: $(grep -v '^ *[0-9#]' "$tmp/job.log" | tail -8)"
-grep -q "FAILED ${name%.h5} (exit $rc" "$tmp/job.log" || bad "the log does not say FAILED with exit $rc"
-grep -q "kept the partial archive as $out/$name.interrupted (complete = 0: not taken as done; interrupted: no progress" "$tmp/job.log" ||
-    bad "the log does not name the kept file and why: $(grep -v '^ *[0-9#]' "$tmp/job.log" | tail -6)"
-why=$(kept_ok "$out/$name.interrupted" "$rows" "^reducerbench: interrupted: no progress for [0-9]+ s inside dense at [0-9]+ B")
-[ -z "$why" ] || bad "$name.interrupted: $why"
-[ -z "$(no_complete "$out")" ] || bad "a file claims to be complete: $(no_complete "$out")"
-ls "$out" | grep -q '\.tmp\.' && bad "a temporary is left: $(ls "$out")"
+job_kept "$tmp/job.log" "$out" "$name" "$rows" \
+    "^rb_micro: rank 0: no progress for [0-9]* s inside dense at [0-9]* B .*: a network or peer fault?" \
+    "^reducerbench: interrupted: no progress for [0-9]+ s inside dense at [0-9]+ B"
 exit $fail

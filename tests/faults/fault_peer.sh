@@ -32,15 +32,9 @@ state=$(scontrol show job "$id" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
 note "rank 1 killed after $rows row(s): job $id $state after $took s"
 [ "$took" -le 40 ] || bad "job $id still listed $took s after rank 1 was killed"
 [ "$state" = FAILED ] || bad "job $id: state $state, not FAILED"
-grep -q "^rb_micro: rank 0: .*; the [0-9]* row(s) finished are kept in .*$name.interrupted" "$tmp/job.log" ||
-    bad "rank 0 does not name the kept file: $(grep -v '^ *[0-9#]' "$tmp/job.log" | tail -8)"
-grep -q "FAILED ${name%.h5} (exit " "$tmp/job.log" || bad "the log says no FAILED"
-grep -q "kept the partial archive as .*$name.interrupted (complete = 0: not taken as done; interrupted: " "$tmp/job.log" ||
-    bad "the log does not name the kept file and why: $(grep -v '^ *[0-9#]' "$tmp/job.log" | tail -6)"
-why=$(kept_ok "$out/$name.interrupted" "$rows" "^reducerbench: interrupted: (signal SIG(PIPE|TERM)|no progress)")
-[ -z "$why" ] || bad "$name.interrupted: $why"
-[ -z "$(no_complete "$out")" ] || bad "a file claims to be complete: $(no_complete "$out")"
-ls "$out" | grep -q '\.tmp\.' && bad "a temporary is left: $(ls "$out")"
+job_kept "$tmp/job.log" "$out" "$name" "$rows" \
+    "^rb_micro: rank 0: .*; the [0-9]* row(s) finished are kept in .*$name.interrupted" \
+    "^reducerbench: interrupted: (signal SIG(PIPE|TERM)|no progress)"
 "$rbarchive" list "$out" >"$tmp/list.log" 2>&1
 grep -q "INTERRUPTED .*$name.interrupted (interrupted: " "$tmp/list.log" || bad "rb-archive list: $(cat "$tmp/list.log")"
 exit $fail
