@@ -25,7 +25,7 @@ kill_case() {
     # shellcheck disable=SC2086
     "$MPIRUN" 2 "$micro" $run -o "$out" >"$tmp/$name.out" 2>"$tmp/$name.err" &
     job=$!
-    if ! wait_rows "$tmp/$name.out" 2 40 || ! pid=$(rank_pid "$out" 0); then
+    if ! wait_rows "$tmp/$name.out" 2 40 || ! pid=$(rank_pid 0 $(descendants "$job")); then
         bad "$name: no row finished in 40 s, or no rank 0"
         kill "$job"
         wait "$job"

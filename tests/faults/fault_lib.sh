@@ -40,13 +40,24 @@ wait_file() {
     return 1
 }
 
-# rank_pid OUT R: the process of rank R of the run writing OUT (its
-# environment says its rank), among PIDS when given (a node's processes).
+# descendants PID: the processes below PID (its children, theirs...).
+descendants() {
+    local c
+    for c in $(pgrep -P "$1"); do
+        echo "$c"
+        descendants "$c"
+    done
+}
+
+# rank_pid R PID...: of the PIDs (the launch's descendants, a node's
+# processes: never another test's), the benchmark process of MPI rank R
+# (its environment says its rank).
 rank_pid() {
-    local p pids=${3:-$(pgrep -f -- "-o $1")}
-    for p in $pids; do
-        tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q -- "-o $1 " || continue
-        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qxE "(OMPI_COMM_WORLD_RANK|PMIX_RANK|SLURM_PROCID)=$2" &&
+    local r=$1 p
+    shift
+    for p in "$@"; do
+        tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "benchmarks/rb_" || continue
+        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qxE "(OMPI_COMM_WORLD_RANK|PMIX_RANK|SLURM_PROCID)=$r" &&
             { echo "$p"; return 0; }
     done
     return 1
@@ -104,7 +115,7 @@ signal_case() {
     "$MPIRUN" 2 "$micro" $run -o "$out" >"$tmp/$name.out" 2>"$tmp/$name.err" &
     job=$!
     wait_rows "$tmp/$name.out" 2 40 || { bad "$name: no row finished in 40 s"; kill "$job"; wait "$job"; return; }
-    pid=$(rank_pid "$out" 0) || { bad "$name: no rank 0"; return; }
+    pid=$(rank_pid 0 $(descendants "$job")) || { bad "$name: no rank 0"; return; }
     kill "-$sig" "$pid"
     rows=$(grep -c -E '^ +[0-9]+ ' "$tmp/$name.out")
     wait "$job"

@@ -19,7 +19,7 @@ id=$(sbatch --parsable --no-requeue -N 2 --ntasks-per-node=1 -o "$tmp/job.log" -
     --iterations 20 --warmup 1 -- --repeat 100000 --stall-timeout 5 -P none) || { bad "sbatch failed"; exit 1; }
 wait_rows "$tmp/job.log" 4 40 || { bad "job $id: no 4 rows in 40 s: $(tail -5 "$tmp/job.log")"; exit 1; }
 name=micro_dense_d0.01_m4K-256K_N2_n2.h5
-pid=$(rank_pid "$out/$name" 1 "$(node_pids node2)") || { bad "no rank 1 on node2"; exit 1; }
+pid=$(rank_pid 1 $(node_pids node2)) || { bad "no rank 1 on node2"; exit 1; }
 kill -KILL "$pid"
 t0=$(now)
 rows=$(grep -c -E '^ +[0-9]+ ' "$tmp/job.log")

@@ -19,7 +19,7 @@ signal_case usr1 USR1
 # shellcheck disable=SC2086
 "$MPIRUN" 2 "$micro" $run -o none >"$tmp/none.out" 2>"$tmp/none.err" &
 job=$!
-if wait_rows "$tmp/none.out" 1 40 && pid=$(rank_pid none 0); then
+if wait_rows "$tmp/none.out" 1 40 && pid=$(rank_pid 0 $(descendants "$job")); then
     kill -TERM "$pid"
     wait "$job"
     rc=$?

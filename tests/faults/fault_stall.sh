@@ -26,7 +26,7 @@ stall_case() {
         [ "$(grep -c -E "$progress" "$tmp/$name.out")" -ge 2 ] && break
         sleep 0.1
     done
-    pid=$(rank_pid "$out" 1) || { bad "$name: no rank 1 (no progress in 40 s?)"; return; }
+    pid=$(rank_pid 1 $(descendants "$job")) || { bad "$name: no rank 1 (no progress in 40 s?)"; return; }
     kill -STOP "$pid"
     t0=$(now)
     rows=$(grep -c -E '^ +[0-9]+ ' "$tmp/$name.out")
