@@ -13,6 +13,9 @@ benchmarks_libbench_a_SOURCES += \
 	benchmarks/harness/bench_agree.h benchmarks/harness/bench_agree.c \
 	benchmarks/harness/bench_quantile.h benchmarks/harness/bench_quantile.c \
 	benchmarks/harness/bench_watchdog.h benchmarks/harness/bench_watchdog.c \
+	benchmarks/harness/bench_stall.h benchmarks/harness/bench_stall.c \
+	benchmarks/harness/bench_keep.h benchmarks/harness/bench_keep.c \
+	benchmarks/harness/bench_fault.h benchmarks/harness/bench_fault.c \
 	benchmarks/harness/bench_cli.h benchmarks/harness/bench_cli.c \
 	benchmarks/harness/bench_device.h benchmarks/harness/bench_device.c \
 	benchmarks/harness/gradgen.h benchmarks/harness/gradgen.c \

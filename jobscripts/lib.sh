@@ -203,29 +203,145 @@ with h5py.File(sys.argv[1], "r") as f:
     fi
 }
 
-# Clean up after a killed or failed run: temporaries and anything not complete.
+# rows FILE: rows of FILE's /micro/results (0 when it has none or cannot be
+# read: a temporary of a process killed before its first row, or while it
+# wrote one, or an rb_train run's, which writes at its end); "?" with
+# neither h5dump nor h5py.
+rb_rows() {
+    local f=$1
+    if command -v h5dump >/dev/null; then
+        h5dump -H -d /micro/results "$f" 2>/dev/null |
+            sed -n 's/.*DATASPACE *SIMPLE *{ *( *\([0-9]*\) *).*/\1/p' | head -1 | grep . || echo 0
+    elif /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
+        /usr/bin/python3 -c 'import sys, h5py
+try:
+    with h5py.File(sys.argv[1], "r") as f:
+        print(len(f["micro/results"]) if "micro/results" in f else 0)
+except Exception:
+    print(0)' "$f" 2>/dev/null || echo 0
+    else
+        echo "?"
+    fi
+}
+
+# note FILE: the reason a fault wrote into a kept archive's first 512 bytes
+# (its HDF5 user block; results/README.md), "" when none.
+rb_note() {
+    head -c 512 "$1" 2>/dev/null | tr -d '\0' | sed -n 's/^reducerbench: interrupted: //p' | head -1
+}
+
+# What a run that did not finish measured is kept, never taken for done:
+# the temporary FILE.h5.tmp.HOST.PID a rank 0 left without renaming it
+# (killed by SIGKILL, its node lost: it flushes after every row, so the
+# file on disk is readable) becomes FILE.h5.interrupted when it holds a
+# row, replacing an older one when newer is set (the run just made), else
+# only where there is none; one without a row is removed.
+rb_keep_partial() {   # OUT [newer]
+    local out=$1 newer=${2:-} t rows
+    for t in "$out".tmp.*; do
+        [ -e "$t" ] || continue
+        rows=$(rb_rows "$t")
+        if [ "$rows" = 0 ]; then
+            rm -f "$t"
+        elif [ -z "$newer" ] && [ -e "$out.interrupted" ]; then
+            rb_log "removing $t (an older run's; $out.interrupted is kept)"
+            rm -f "$t"
+        else
+            mv -f "$t" "$out.interrupted" &&
+                rb_log "kept $t as $out.interrupted ($rows row(s); its rank 0 ended without a word: SIGKILL, a lost node?)"
+        fi
+    done
+}
+
+# Clean up after a killed or failed run: a temporary is kept (above), an
+# archive that is not complete removed.
 rb_discard_partial() {
     local out=$1
-    rm -f "$out".tmp.*
+    rb_keep_partial "$out" "${2:-}"
     if [ -e "$out" ] && ! rb_complete "$out"; then
         rb_log "removing incomplete $out"
         rm -f "$out"
     fi
 }
 
+# What an exit status means (README.md, rb_micro's exit status).
+rb_status_text() {
+    case $1 in
+        1) echo "an error or a validation failure" ;;
+        2) echo "a usage error" ;;
+        3) echo "no progress inside a call: a network or peer fault (--stall-timeout)" ;;
+        124) echo "the time limit (--timeout)" ;;
+        *) if [ "$1" -gt 128 ] 2>/dev/null; then echo "killed by signal $(($1 - 128)) ($(kill -l "$(($1 - 128))" 2>/dev/null))"
+           else echo "status $1"; fi ;;
+    esac
+}
+
+# Which FILE.h5.interrupted is there (inode and time; "none"), so that one
+# a fault kept during a run is told from an older one.
+rb_kept_id() { stat -c '%i %Y' "$1.interrupted" 2>/dev/null || echo none; }
+rb_kept_since() {   # OUT ID: 0 when OUT.interrupted is not the one of ID
+    [ -e "$1.interrupted" ] && [ "$(rb_kept_id "$1")" != "$2" ]
+}
+
+# The partial archive a fault kept during this run, named in the log.
+rb_say_kept() {   # OUT ID
+    local out=$1 note
+    rb_kept_since "$out" "$2" || return 0
+    note=$(rb_note "$out.interrupted")
+    rb_log "kept the partial archive as $out.interrupted (complete = 0: not taken as done${note:+; interrupted: $note})"
+}
+
 RB_CURRENT_OUT=""
 RB_CHILD=""
+RB_KEPT_ID=none
 rb_on_signal() {
     rb_log "signal: stopping ${RB_CURRENT_OUT:-the run}"
     [ -n "$RB_CHILD" ] && kill -TERM "$RB_CHILD" 2>/dev/null && wait "$RB_CHILD" 2>/dev/null
-    [ -n "$RB_CURRENT_OUT" ] && rb_discard_partial "$RB_CURRENT_OUT"
+    if [ -n "$RB_CURRENT_OUT" ]; then
+        rb_discard_partial "$RB_CURRENT_OUT" newer
+        rb_say_kept "$RB_CURRENT_OUT" "$RB_KEPT_ID"
+    fi
     exit 143
 }
 trap rb_on_signal TERM INT
 
+# Wait for the launcher; once rank 0 has ended on a fault (a new
+# FILE.h5.interrupted: rb_kept_since), give it RB_FAULT_GRACE seconds
+# (default 30) to end, then TERM, and as long again before KILL: mpirun
+# waits for the daemon of a node it lost for as long as TCP retries (about
+# 15 minutes).  Returns its status; RB_STOPPED=1 when it was stopped.
+rb_wait_launcher() {   # OUT
+    local out=$1 grace=${RB_FAULT_GRACE:-30} since=""
+    RB_STOPPED=0
+    while kill -0 "$RB_CHILD" 2>/dev/null; do
+        if [ -z "$since" ] && rb_kept_since "$out" "$RB_KEPT_ID"; then
+            since=$SECONDS
+        fi
+        if [ -n "$since" ] && [ $((SECONDS - since)) -ge "$grace" ]; then
+            rb_log "rank 0 ended on a fault $grace s ago and the launcher still runs (a lost node?): stopping it"
+            RB_STOPPED=1
+            kill -TERM "$RB_CHILD" 2>/dev/null
+            for ((since = 0; since < grace; since++)); do
+                kill -0 "$RB_CHILD" 2>/dev/null || break
+                sleep 1 & wait $! 2>/dev/null
+            done
+            kill -KILL "$RB_CHILD" 2>/dev/null
+            break
+        fi
+        # in the background, so that a TERM from scancel is handled at once
+        sleep 1 & wait $! 2>/dev/null
+    done
+    local rc=0
+    wait "$RB_CHILD" || rc=$?
+    return "$rc"
+}
+
 # rb_run NAME NODES TASKS BINARY ARGS...: one configuration into
 # $RB_OUT/NAME.h5, skipped when that file is complete.  Returns the
-# benchmark's status; never leaves a file that looks complete but is not.
+# benchmark's status; never leaves a file that looks complete but is not,
+# and keeps what a run that did not finish measured under a name that
+# neither a resume nor the analysis takes as done (NAME.h5.failed: stopped
+# by --timeout or divergence; NAME.h5.interrupted: a fault or a signal).
 rb_run() {
     local name=$1 nodes=$2 tasks=$3 bin=$4 rc=0
     shift 4
@@ -238,22 +354,25 @@ rb_run() {
     rb_launcher "$nodes" "$tasks"
     rb_log "run $name: ${RB_LAUNCH[*]} $bin $* -o $out"
     RB_CURRENT_OUT=$out
+    RB_KEPT_ID=$(rb_kept_id "$out")
     # In the background so that a TERM from scancel is handled at once.
     # The archive records the launch command.
     RB_LAUNCH_COMMAND="${RB_LAUNCH[*]}" "${RB_LAUNCH[@]}" "$bin" "$@" -o "$out" </dev/null &
     RB_CHILD=$!
-    wait "$RB_CHILD" || rc=$?
+    rb_wait_launcher "$out" || rc=$?
     RB_CHILD=""
     if [ "$rc" -ne 0 ] || ! rb_complete "$out"; then
         [ "$rc" -ne 0 ] || rc=1
-        rb_log "FAILED $name (exit $rc)"
+        rb_log "FAILED $name (exit $rc: $(rb_status_text "$rc")$([ "${RB_STOPPED:-0}" = 1 ] &&
+            echo "; the launcher's, stopped after rank 0 ended on a fault"))"
         if [ "$rc" -ne 0 ] && rb_complete "$out"; then
             # a run stopped by --timeout or by divergence keeps what it measured
             # (timed_out = 1, diverged = 1): kept, under
             # a name that neither a resume nor the analysis takes as done
             mv -f "$out" "$out.failed" && rb_log "kept the partial archive as $out.failed"
         fi
-        rb_discard_partial "$out"
+        rb_discard_partial "$out" newer
+        rb_say_kept "$out" "$RB_KEPT_ID"
     else
         rb_log "done $name -> $out"
     fi

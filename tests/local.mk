@@ -26,3 +26,4 @@ include tests/arch.mk
 include tests/anchors.mk
 include tests/failures.mk
 include tests/workload.mk
+include tests/faults.mk

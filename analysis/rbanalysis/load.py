@@ -142,8 +142,9 @@ class RunRefused(Exception):
 # ---------------------------------------------------------------- files
 
 def find_files(paths):
-    """Expand files and directories (recursively, *.h5 / *.hdf5, skipping
-    temporary *.tmp* names) into a sorted list; missing paths, and files
+    """Expand files and directories (recursively, *.h5 / *.hdf5 and the
+    partial runs kept as *.h5.interrupted / *.h5.failed, skipping temporary
+    *.tmp* names) into a sorted list; missing paths, and files
     that are no regular file (a FIFO would block the open), are refusals."""
     files, refusals = [], []
     for p in paths:
@@ -154,7 +155,9 @@ def find_files(paths):
                 for n in names:
                     if ".tmp" in n:
                         continue
-                    if n.endswith((".h5", ".hdf5")):
+                    # what the job scripts kept of a run that did not
+                    # finish: read, so that it is listed, refused, with why
+                    if n.endswith((".h5", ".hdf5")) or validate.is_kept_partial(n):
                         found.append(os.path.join(root, n))
             for f in sorted(found):
                 problem = validate.file_problem(f) if os.path.exists(f) else None
@@ -444,6 +447,10 @@ def check_run(meta):
 # ---------------------------------------------------------------- one run
 
 def _load_run(path, name, grp):
+    try:   # a fault's partial run: its reason first, not "incomplete"
+        validate.check_interrupted(grp)
+    except validate.Invalid as e:
+        raise RunRefused(str(e))
     attrs = read_attrs(grp)
     meta = normalise_meta(attrs)
     check_run(meta)

@@ -13,6 +13,11 @@ it.  A run is refused, with the reason, when:
     curves);
   - it stopped early: timed_out = 1 (--timeout: a partial sweep or curve, not
     comparable with finished runs) or diverged = 1 (a loss became NaN);
+  - it was interrupted: a fault (no progress inside a call, a signal) kept
+    the rows it had finished as FILE.h5.interrupted, its reason in the
+    file's user block (interruption() reads it), complete = 0; or rank 0
+    was killed and its temporary FILE.h5.tmp.HOST.PID, flushed after every
+    row, was kept so (no reason recorded);
   - a value no run can have: ranks < 1, a time that is negative, NaN or
     infinite, a recall outside 0..1, a density outside 0..1, a negative
     count (#wrong, bytes, iterations), a non-finite training loss; in a
@@ -32,6 +37,11 @@ import stat
 import numpy as np
 
 SUPPORTED_SCHEMA_MAJOR = (1,)
+# A fault's note (benchmarks/harness/bench_keep.h): the first bytes of the
+# file, in its HDF5 user block, NUL-padded; and the name it keeps a file under.
+NOTE_BYTES = 512
+NOTE_PREFIX = b"reducerbench: interrupted: "
+KEPT_SUFFIX = ".interrupted"
 KNOWN_TOOLS = ("rb_micro", "rb_train")
 
 # Columns /micro/results must have (the rest may be missing in older files).
@@ -65,6 +75,47 @@ def file_problem(path):
     kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
             else "a socket" if stat.S_ISSOCK(mode) else "a device")
     return "not a regular file (%s): not read" % kind
+
+
+def interruption(path):
+    """The reason a fault wrote into the file at path (its user block), or
+    None: no note (a finished run, or a rank 0 killed before it could
+    write one)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(NOTE_BYTES)
+    except OSError:
+        return None
+    if not head.startswith(NOTE_PREFIX):
+        return None
+    return head[len(NOTE_PREFIX):].split(b"\n", 1)[0].rstrip(b"\0").decode("utf-8", "replace")
+
+
+def is_kept_partial(path):
+    """Whether path names what a fault kept (FILE.h5.interrupted) or what
+    the job scripts kept of a run stopped early (FILE.h5.failed)."""
+    return path.endswith((KEPT_SUFFIX, ".h5.failed"))
+
+
+def check_interrupted(run):
+    """A run a fault interrupted: its file carries a note, or the name a
+    fault keeps a file under.  Raises Invalid with the reason."""
+    try:
+        path = run.file.filename if run.name == "/" else None
+    except (AttributeError, ValueError):
+        path = None
+    if not path:
+        return
+    note = interruption(path)
+    if note is None and not path.endswith(KEPT_SUFFIX):
+        return
+    rows = ""
+    micro = run.get("micro/results") if "micro" in run else None
+    if micro is not None and getattr(micro, "shape", ()) != ():
+        rows = "; %d row(s) finished before it are kept" % len(micro)
+    raise Invalid("interrupted: %s%s: a partial run, not used"
+                  % (note or "no reason recorded (its rank 0 was killed without a word: SIGKILL, a "
+                     "node lost; the job scripts kept its temporary, flushed after every row)", rows))
 
 
 def text(v):
@@ -405,6 +456,7 @@ def check_train_tables(g):
 def check_run(run):
     """A run (the root of a single-run file, or /runs/<name> of a merged
     archive): every rule above.  Raises Invalid."""
+    check_interrupted(run)
     tool = check_attrs(run.attrs)
     if tool == "rb_micro":
         if "micro" not in run:
@@ -420,7 +472,7 @@ def check_run(run):
 
 def status(run):
     """(word, reason) for a listing: complete, TIMED-OUT, DIVERGED,
-    INCOMPLETE or INVALID (reason empty when complete)."""
+    INTERRUPTED, INCOMPLETE or INVALID (reason empty when complete)."""
     try:
         check_run(run)
         return "complete", ""
@@ -432,6 +484,8 @@ def status(run):
         return "DIVERGED", reason
     if reason.startswith("marked incomplete"):
         return "INCOMPLETE", reason
+    if reason.startswith("interrupted"):
+        return "INTERRUPTED", reason
     return "INVALID", reason
 
 

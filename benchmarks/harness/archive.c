@@ -2,10 +2,12 @@
  *
  * Rank 0 writes PATH.tmp.HOST.PID in the destination directory and renames
  * it to PATH only after the last attribute (complete = 1) is written, so a
- * killed run leaves at most a .tmp file and a failed run nothing; the next
- * run to the same path removes the temporaries of this host's dead
- * processes (tmpfiles.h).  Every status is broadcast, so all ranks return
- * the same result. */
+ * failed run leaves nothing; a program that checkpoints (rb_micro, after
+ * every row) keeps a readable temporary on disk, which a fault (a signal,
+ * a watchdog: bench_keep.h) renames PATH.interrupted with its reason, and
+ * which a killed run leaves as it is; the next run to the same path
+ * removes the temporaries of this host's dead processes (tmpfiles.h).
+ * Every status is broadcast, so all ranks return the same result. */
 #include "archive.h"
 
 #include <errno.h>
@@ -21,6 +23,8 @@
 #include <unistd.h>
 
 #include "bench_fail.h"
+#include "bench_fault.h"
+#include "bench_keep.h"
 #include "bench_papi.h"
 #include "h5attr.h"
 #include "metadata.h"
@@ -37,31 +41,29 @@ struct bench_archive {
     char path[PATH_MAX];
     char tmp[PATH_MAX + 32];
     int force;                /* --force: the final rename may replace a file */
+    int committed;            /* the temporary became the archive */
     hid_t file;               /* rank 0 */
     hid_t held[MAX_HELD];     /* rank 0: a program's objects kept open (bench_archive_hold) */
     int nheld;
 };
 
-/* ---------------------------------------------------------- cleanup */
+/* ---------------------------------------------------------- faults */
 
-/* The temporary file of the open archive, removed if the process exits or
- * is terminated before bench_archive_close (kill -9 cannot be caught: then
- * the .tmp file stays, and never looks complete). */
-static char pending_tmp[PATH_MAX + 32];
-
-static void remove_pending(void)
+/* An exit with the archive still open: removed when no row was
+ * checkpointed (a failure that named itself); else an exit from inside a
+ * library (an MPI library's error handling), whose rows are kept, said in
+ * one line. */
+static void keep_at_exit(void)
 {
-    if (pending_tmp[0])
-        unlink(pending_tmp);
-    pending_tmp[0] = '\0';
-}
-
-static void on_signal(int sig)
-{
-    if (pending_tmp[0])
-        unlink(pending_tmp);  /* async-signal-safe */
-    signal(sig, SIG_DFL);
-    raise(sig);
+    static const char why[] = "the process exited before the run finished (an exit inside a "
+                              "library: the MPI library's error handling?)";
+    int how = bench_keep(why);
+    if (how != BENCH_KEEP_RENAMED && how != BENCH_KEEP_IN_PLACE)
+        return;
+    fprintf(stderr, "%s: rank 0: %s", bench_prog(), why);
+    char kept[2 * PATH_MAX + 256];
+    bench_keep_text(kept, sizeof kept, 0, how);
+    fprintf(stderr, "%s\n", kept);
 }
 
 /* Create PATH.tmp.HOST.PID ourselves (errno gives a clear reason).  A
@@ -76,31 +78,56 @@ static int create_unique_tmp(bench_archive *a)
     return fd;
 }
 
-/* Temporaries of this path left by this host's dead processes: removed,
- * and said on stderr. */
-static void clean_stale(const bench_archive *a)
+/* Whether a dead run's temporary holds what its program checkpointed: a
+ * readable HDF5 file with a group of the program's beside /topology
+ * (rb_micro's /micro appears with its first row flushed). */
+static int holds_checkpoint(const char *tmp)
 {
-    char report[2048];
-    if (bench_tmp_clean_stale(a->path, report, sizeof report) > 0)
-        fprintf(stderr, "%s: archive: removed temporaries of runs that ended without finishing:\n%s\n",
-                a->tool, report);
+    hid_t f = H5Fopen(tmp, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0)
+        return 0;
+    H5G_info_t info;
+    int held = H5Gget_info(f, &info) >= 0 && info.nlinks > 1;
+    H5Fclose(f);
+    return held;
 }
 
-static void watch_pending(const char *tmp)
+/* A dead run's temporary with rows checkpointed (its rank 0 killed:
+ * SIGKILL, a node lost) is kept as PATH.interrupted where there is none
+ * yet, as the job scripts and rb-archive clean keep it. */
+static int keep_dead_rows(const char *tmp, const char *path, char *note, size_t nlen)
+{
+    char kept[PATH_MAX + 32];
+    struct stat st;
+    snprintf(kept, sizeof kept, "%s" BENCH_KEEP_SUFFIX, path);
+    if (lstat(kept, &st) == 0 || !holds_checkpoint(tmp) || rename(tmp, kept) != 0)
+        return 0;
+    snprintf(note, nlen, ": its rows kept as %s", kept);
+    return 1;
+}
+
+/* Temporaries of this path left by this host's dead processes: removed
+ * (or kept, holding rows), and said on stderr. */
+static void clean_stale(const bench_archive *a)
+{
+    char report[4096];
+    if (bench_tmp_clean_stale(a->path, keep_dead_rows, report, sizeof report) > 0)
+        fprintf(stderr, "%s: archive: removed temporaries of runs that ended without finishing "
+                "(kept those holding rows):\n%s\n", a->tool, report);
+}
+
+/* A fault from now on keeps the rows checkpointed (none yet); fd: the
+ * temporary, open for the note. */
+static void watch_pending(const bench_archive *a, int fd)
 {
     static int installed;
-    snprintf(pending_tmp, sizeof pending_tmp, "%s", tmp);
-    if (installed)
-        return;
+    char kept[PATH_MAX + 32];
+    snprintf(kept, sizeof kept, "%s" BENCH_KEEP_SUFFIX, a->path);
+    bench_keep_arm(a->tmp, kept, fd);
+    bench_fault_signals();
+    if (!installed)
+        atexit(keep_at_exit);
     installed = 1;
-    atexit(remove_pending);
-    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
-    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
-        struct sigaction old;
-        /* Leave handlers installed by MPI or the launcher alone. */
-        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
-            signal(sigs[i], on_signal);
-    }
 }
 
 /* ---------------------------------------------------------- open */
@@ -201,25 +228,33 @@ static int create_file(bench_archive *a, const char *path, int force, char *msg,
         snprintf(msg, mlen, "cannot write %s: directory %s does not exist", a->path, d);
         return -1;
     }
+    /* HDF5's own exit handler closes what is still open; a file whose
+     * close failed (a full disk) is half torn down and that handler
+     * crashed on it.  Every handle is closed here, so the handler is not
+     * needed (a no-op when the library is already in use).  Its error
+     * stack is not printed: failures are named here (and a dead run's
+     * torn temporary, opened by clean_stale, is not ours to report). */
+    H5dont_atexit();
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     clean_stale(a);
     int fd = create_unique_tmp(a);
     if (fd < 0) {
         snprintf(msg, mlen, "cannot write %s: %s", a->tmp, strerror(errno));
         return -1;
     }
-    close(fd);
-    watch_pending(a->tmp);
-    /* HDF5's own exit handler closes what is still open; a file whose
-     * close failed (a full disk) is half torn down and that handler
-     * crashed on it.  Every handle is closed here, so the handler is not
-     * needed (a no-op when the library is already in use). */
-    H5dont_atexit();
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    a->file = H5Fcreate(a->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    watch_pending(a, fd);
+    /* A user block before the HDF5 data: where a fault writes its note
+     * with plain pwrite (results/README.md). */
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    if (fcpl >= 0 && H5Pset_userblock(fcpl, BENCH_KEEP_NOTE_BYTES) >= 0)
+        a->file = H5Fcreate(a->tmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+    if (fcpl >= 0)
+        H5Pclose(fcpl);
     if (a->file < 0) {
         char why[256];
         snprintf(msg, mlen, "HDF5 cannot create %s: %s", a->tmp, bench_h5_error_reason(why, sizeof why));
-        remove_pending();
+        bench_keep_disarm();
+        unlink(a->tmp);
         return -1;
     }
     return 0;
@@ -237,13 +272,16 @@ static int close_held(bench_archive *a)
     return rc;
 }
 
+/* Rank 0: close, and remove the temporary unless it became the archive. */
 static void discard(bench_archive *a)
 {
     close_held(a);
     if (a->file >= 0)
         H5Fclose(a->file);
     a->file = H5I_INVALID_HID;
-    remove_pending();
+    bench_keep_disarm();
+    if (!a->committed)
+        unlink(a->tmp);
 }
 
 int bench_archive_open(MPI_Comm comm, const char *tool, const char *path, int force,
@@ -389,6 +427,30 @@ int bench_archive_papi(bench_archive *a, const char *path, const bench_papi *pap
     return 0;
 }
 
+/* ---------------------------------------------------------- checkpoints */
+
+void bench_archive_writing(bench_archive *a)
+{
+    if (!a || a->rank != ROOT)
+        return;
+    bench_fault_hold(1);
+    bench_keep_writing(1, -1);
+}
+
+int bench_archive_checkpoint(bench_archive *a, long rows)
+{
+    if (!a)
+        return 0;
+    int rc = 0;
+    if (a->rank == ROOT) {
+        if (rows >= 0)
+            rc = H5Fflush(a->file, H5F_SCOPE_LOCAL) < 0;
+        bench_keep_writing(0, rows >= 0 && !rc ? rows : -1);
+        bench_fault_hold(0);
+    }
+    return rows >= 0 ? bench_archive_agree(a, rc, "flush") : 0;
+}
+
 /* ---------------------------------------------------------- close */
 
 int bench_archive_mark(bench_archive *a, const char *name)
@@ -403,6 +465,9 @@ int bench_archive_mark(bench_archive *a, const char *name)
 static int finish_file(bench_archive *a, char *msg, size_t mlen)
 {
     char why[256];
+    /* From here a fault leaves the temporary as it is (complete or not,
+     * never under the final name). */
+    bench_keep_disarm();
     int rc = close_held(a) != 0;
     rc |= bench_metadata_write_end(a->file) != 0;
     rc |= H5Fclose(a->file) < 0;
@@ -428,7 +493,7 @@ static int finish_file(bench_archive *a, char *msg, size_t mlen)
             snprintf(msg, mlen, "cannot rename %s to %s: %s", a->tmp, a->path, strerror(errno));
         return 1;
     }
-    pending_tmp[0] = '\0';
+    a->committed = 1;
     return 0;
 }
 

@@ -44,6 +44,19 @@ int bench_archive_hold(bench_archive *a, hid_t obj);
  * once, "archive: cannot DOING TMPFILE: <HDF5's reason>", and every rank
  * gets 1; else 0.  a must not be NULL. */
 int bench_archive_agree(bench_archive *a, int rc, const char *doing);
+/* Rank 0 from here until bench_archive_checkpoint writes a unit of data
+ * (rb_micro: a row) that a fault must not split: the fault signals
+ * (bench_fault.h) are held on this thread, and a fault on another thread
+ * waits for the checkpoint's flush.  Not collective; a no-op elsewhere. */
+void bench_archive_writing(bench_archive *a);
+/* Collective: rank 0 flushes the file (H5Fflush: the temporary on disk is
+ * a readable HDF5 file holding `rows` rows, still complete = 0) and
+ * releases what bench_archive_writing held; a fault from now on keeps
+ * those rows (bench_keep.h).  rows < 0 (the writes failed): only the
+ * release, no flush, 0 returned (not collective then).  0, or 1 on every
+ * rank with the failure named ("archive: cannot flush ..."). */
+int bench_archive_checkpoint(bench_archive *a, long rows);
+
 /* Set the root attribute name = 1 (timed_out, diverged: a run that
  * ended early but keeps what it measured).  Rank 0; not collective. */
 int bench_archive_mark(bench_archive *a, const char *name);

@@ -2,6 +2,7 @@
 #include "bench_fail.h"
 
 #include <mpi.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,8 +78,16 @@ void bench_fail_on(int print, int rc, const char *what, const char *fmt, ...)
     va_end(ap);
 }
 
+static volatile sig_atomic_t exiting_with = -1;
+
+int bench_exiting(void)
+{
+    return (int)exiting_with;
+}
+
 _Noreturn void bench_exit(int code)
 {
+    exiting_with = code;
     /* Timeouts are named by the programs' "time limit ... reached" lines
      * (the watchdog's own line, then _exit, never comes here). */
     if (code != BENCH_EXIT_OK && code != BENCH_EXIT_TIMEOUT && !failure_named)

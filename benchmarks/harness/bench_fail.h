@@ -4,8 +4,10 @@
 #ifndef BENCH_FAIL_H
 #define BENCH_FAIL_H
 
-/* Exit codes shared by every benchmark (OSU / nccl-tests conventions). */
-enum { BENCH_EXIT_OK = 0, BENCH_EXIT_FAILED = 1, BENCH_EXIT_USAGE = 2, BENCH_EXIT_TIMEOUT = 124 };
+/* Exit codes shared by every benchmark (OSU / nccl-tests conventions;
+ * STALL: no progress inside a call, bench_stall.h). */
+enum { BENCH_EXIT_OK = 0, BENCH_EXIT_FAILED = 1, BENCH_EXIT_USAGE = 2, BENCH_EXIT_STALL = 3,
+       BENCH_EXIT_TIMEOUT = 124 };
 
 /* This process's rank in MPI_COMM_WORLD; 0 before MPI_Init or after
  * MPI_Finalize. */
@@ -17,6 +19,10 @@ void bench_printf0(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * a usage error; a timeout's line counts) first prints "PROG: rank R:
  * exiting with status N without naming the failure (a bug: ...)". */
 _Noreturn void bench_exit(int code);
+/* The status bench_exit is ending the process with (its failure named,
+ * or none), -1 before: a signal from a launcher ending the job then, or a
+ * hang in MPI_Finalize, needs no line of its own.  Async-signal-safe. */
+int bench_exiting(void);
 
 /* Naming failures: every non-zero exit prints, once per job,
  * one line on stderr

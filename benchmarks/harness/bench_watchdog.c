@@ -1,6 +1,7 @@
 /* The --timeout watchdog (bench_watchdog.h). */
 #include "bench_watchdog.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "bench_fail.h"
+#include "bench_keep.h"
 
 /* How long after rank 0's the other ranks' hard watchdogs fire: longer
  * than mpirun takes to kill a job's ranks once one has exited non-zero. */
@@ -17,10 +19,17 @@ static double deadline = 0.0;
 /* Made before the alarm: a signal handler may not format. */
 static char watchdog_msg[160];
 
+/* The rows checkpointed are kept (FILE.h5.interrupted, bench_keep.h),
+ * then the line, then the exit. */
 static void watchdog_fired(int sig)
 {
     (void)sig;
-    if (write(STDERR_FILENO, watchdog_msg, strlen(watchdog_msg)) < 0) {
+    char line[PATH_MAX + 512];
+    int how = bench_keep("time limit (--timeout) exceeded inside a call");
+    size_t n = bench_keep_put(line, sizeof line, 0, watchdog_msg);
+    n = bench_keep_text(line, sizeof line, n, how);
+    n = bench_keep_put(line, sizeof line, n, "; exiting 124\n");
+    if (write(STDERR_FILENO, line, n) < 0) {
         /* nothing more can be done from a signal handler */
     }
     _exit(BENCH_EXIT_TIMEOUT);
@@ -32,7 +41,7 @@ void bench_watchdog_start(double seconds)
         return;
     deadline = MPI_Wtime() + seconds;
     snprintf(watchdog_msg, sizeof watchdog_msg,
-             "%s: rank %d: time limit (--timeout) exceeded inside a call; exiting 124\n", bench_prog(),
+             "%s: rank %d: time limit (--timeout) exceeded inside a call", bench_prog(),
              bench_world_rank());
     /* The hard watchdog leaves room for the cooperative check, which ends
      * the run cleanly between calls.  Rank 0's fires first: its exit ends

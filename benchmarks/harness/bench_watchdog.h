@@ -7,7 +7,8 @@
 
 /* After 1.25 x `seconds` + 10 s (0 = off) the process exits 124 even if
  * stuck inside MPI, with one line (rank 0's; the other ranks' fire 5 s
- * later, when rank 0's exit has not ended the job); bench_deadline_passed()
+ * later, when rank 0's exit has not ended the job), rank 0 keeping the
+ * rows its archive checkpointed (bench_keep.h); bench_deadline_passed()
  * is the cooperative check (collective), at `seconds`. */
 void bench_watchdog_start(double seconds);
 int bench_deadline_passed(MPI_Comm comm);

@@ -20,7 +20,13 @@
  *                     the same command line on all
  *   bench_quantile.h  quantiles of samples
  *   bench_watchdog.h  the --timeout time limit
- *   bench_common.h    the seven above in one include (what programs use)
+ *   bench_keep.h      what a fault keeps of the open archive (async-signal-
+ *                     safe: a note in its user block, FILE.h5.interrupted)
+ *   bench_fault.h     the signals that end a job: rank 0 keeps, names, dies
+ *                     by the signal
+ *   bench_stall.h     the progress watchdog: no call finished for too long
+ *                     (a link down, a peer gone) ends the run, exit 3
+ *   bench_common.h    the ten above in one include (what programs use)
  *   bench_cli.h       the table-driven command-line parser and --help
  *   bench_device.h    device buffers for -d cuda
  *   memneed.h         memory a run needs per rank against what a rank may
@@ -37,14 +43,15 @@
  *   metadata.h        the archive's root attributes (calls simmeta, papi,
  *                     topology, machine_load, bench_init)
  *   archive.h         the HDF5 results archive (calls metadata, topology,
- *                     papi, tmpfiles); a program writes its own groups
+ *                     papi, tmpfiles, keep, fault); a program writes its own groups
  *                     through bench_archive_file, _hold and _agree
  *                     (/micro: benchmarks/micro/micro_archive.c; /train:
  *                     benchmarks/train/train_archive.c)
  * Every exported name starts with bench_ (the library owns rb_;
  * tests/arch/harness_symbols.sh).  The harness may print (it serves programs)
  * and returns status codes for the program to act on; it exits only in
- * bench_usage_error, bench_exit and the watchdog.
+ * bench_usage_error, bench_exit, the watchdogs (--timeout's hard one, the
+ * progress watchdog) and the fault signals' handler.
  *
  * This header includes them all, for a program that wants the whole
  * harness; harness files include the single headers they need. */

@@ -132,7 +132,7 @@ static int process_gone(long pid)
     return process_zombie(pid);
 }
 
-int bench_tmp_clean_stale(const char *path, char *report, size_t rlen)
+int bench_tmp_clean_stale(const char *path, bench_tmp_keep_fn keep, char *report, size_t rlen)
 {
     char dirbuf[PATH_MAX], basebuf[PATH_MAX];
     snprintf(dirbuf, sizeof dirbuf, "%s", path);
@@ -146,18 +146,18 @@ int bench_tmp_clean_stale(const char *path, char *report, size_t rlen)
     if (rlen)
         report[0] = '\0';
     for (struct dirent *e; (e = readdir(d));) {
-        char host[256], full[PATH_MAX + 512];
+        char host[256], full[PATH_MAX + 512], note[PATH_MAX + 64] = "";
         long pid;
         if (!bench_tmp_parse(e->d_name, base, host, sizeof host, &pid) ||
             strcmp(host, bench_tmp_host()) || pid == (long)getpid() || !process_gone(pid))
             continue;
         snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
-        if (unlink(full) != 0)
+        if (!(keep && keep(full, path, note, sizeof note)) && unlink(full) != 0)
             continue;
         removed++;
         if (used < rlen)
-            used += (size_t)snprintf(report + used, rlen - used, "%s%s (process %ld gone)",
-                                     used ? "\n" : "", full, pid);
+            used += (size_t)snprintf(report + used, rlen - used, "%s%s (process %ld gone)%s",
+                                     used ? "\n" : "", full, pid, note);
     }
     closedir(d);
     return removed;

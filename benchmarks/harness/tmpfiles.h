@@ -21,9 +21,12 @@ int bench_tmp_commit(const char *tmp, const char *path, int force);
  * one (an older PATH.tmp.PID has no host: 0). */
 int bench_tmp_parse(const char *name, const char *base, char *host, size_t hlen, long *pid);
 /* Remove the temporaries of path (same directory) that this host's dead
- * processes left; each removed name into report (one per line, up to
- * rlen).  Returns how many were removed. */
-int bench_tmp_clean_stale(const char *path, char *report, size_t rlen);
+ * processes left; each name into report (one per line, up to rlen).  keep
+ * (NULL: none) is asked first: non-zero when it took the file (the
+ * archive: kept as PATH.interrupted, what it held readable), its words
+ * for the report in note.  Returns how many were removed or kept. */
+typedef int (*bench_tmp_keep_fn)(const char *tmp, const char *path, char *note, size_t nlen);
+int bench_tmp_clean_stale(const char *path, bench_tmp_keep_fn keep, char *report, size_t rlen);
 
 /* Whether two paths name one file: the same inode when both exist, else
  * the same resolved directory and base name ("x.h5", "./x.h5" and a link

@@ -57,6 +57,7 @@ typedef struct micro_opts {
     int iters, warmup, check;
     int repeat;                /* --repeat: repetitions of the whole sweep */
     double timeout;            /* --timeout: seconds; 0 = none */
+    double stall_timeout;      /* --stall-timeout: seconds; 0 = off (bench_stall.h) */
     double density;
     bench_layout layout;
     bench_overlap overlap;
@@ -189,6 +190,10 @@ void micro_probe_machine(micro_run *c, size_t max_n, micro_machine *m);
 /* The row's model time (t_model_us, NaN for a reducer without a model)
  * and measured / model; nnz_max: the largest input over ranks. */
 void micro_model_row(micro_run *c, const micro_machine *m, double nnz_max, micro_row *row);
+/* Before the calls: the model's seconds for one call of the row on this
+ * rank's nnz input non-zeros (NaN without a model), what the progress
+ * watchdog expects of a call. */
+double micro_model_expect(micro_run *c, const micro_row *row, double nnz);
 
 /* ---------------------------------------------------------- statistics */
 

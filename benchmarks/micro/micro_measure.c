@@ -318,6 +318,7 @@ static int call_loop(micro_run *c, rb_reducer *red, size_t n, int iters, micro_c
         rc = one_call(c, red, n, &st, &t);
         if (rc != RB_OK)
             continue;
+        bench_stall_beat();
         if (calls)
             micro_calls_add(calls, i, t, &st);
         /* The warm-up too: a long one (-x) ran past --timeout until the
@@ -372,10 +373,15 @@ static int save_result(micro_run *c, const char *path, size_t n)
 static int time_calls(micro_run *c, rb_reducer *red, const micro_row *row, micro_calls *calls)
 {
     int timed_out = 0, mine = RB_OK;
+    unsigned long long size = (unsigned long long)row->size_bytes;
+    bench_stall_where("%s at %llu B (warm-up calls)", row->reducer, size);
+    bench_stall_step();   /* the first call's time starts here */
     int rc = call_loop(c, red, row->count, c->o->warmup, NULL, &timed_out, &mine);
     bench_papi_reset(c->papi);  /* count the timed calls only */
+    bench_stall_where("%s at %llu B (timed calls)", row->reducer, size);
     if (rc == RB_OK && !timed_out)
         rc = call_loop(c, red, row->count, c->o->iters, calls, &timed_out, &mine);
+    bench_stall_where("%s at %llu B (statistics, validation, archive)", row->reducer, size);
     if (rc == RB_OK)
         return timed_out ? ROW_TIMEOUT : ROW_OK;
     bench_printf0("# %s: reduce failed at size %llu: %s\n", row->reducer,
@@ -404,13 +410,18 @@ int micro_run_row(micro_run *c, const char *reducer, uint64_t rows, uint64_t col
         g.source_fill = bench_trace_fill, g.source = &replay;
     }
     describe_row(c, reducer, rows, cols, row);
+    bench_stall_where("%s at %llu B (set-up)", reducer, (unsigned long long)row->size_bytes);
     /* The nnz/rank column: counted here, untimed (reducers count only what
-     * their algorithm needs). */
+     * their algorithm needs).  Every rank makes every rank's gradient for
+     * the truth on its own: no wait for a peer, whatever it takes. */
+    bench_stall_pause(1);
     size_t own_nnz = prepare_input(c, &g, traits, row);
+    bench_stall_pause(0);
     rb_reducer *red = NULL;
     if (create_reducer(c, reducer, rows, cols, &red) != RB_OK)
         return ROW_ERROR;
     row->t_floor_us = memory_floor_us(c, row->count);
+    bench_stall_expect(micro_model_expect(c, row, (double)own_nnz));
     micro_calls calls = {.times = c->times, .nnz_local = (double)own_nnz};
     int status = time_calls(c, red, row, &calls);
     rb_destroy(red);

@@ -46,6 +46,7 @@ static double one_way(MPI_Comm comm, int rank, char *buf, int bytes, int calls, 
                 MPI_Recv(buf, bytes, MPI_CHAR, 0, 0, comm, MPI_STATUS_IGNORE);
                 MPI_Send(buf, bytes, MPI_CHAR, 0, 0, comm);
             }
+            bench_stall_beat();   /* a round trip: the progress watchdog's first calls */
         }
         t[r] = (MPI_Wtime() - t0) / (2.0 * calls);
     }
@@ -160,4 +161,12 @@ void micro_model_row(micro_run *c, const micro_machine *m, double nnz_max, micro
     /* --compute runs inside the timed call: the model adds it. */
     row->t_model_us = isnan(s) ? NAN : (s + c->o->compute) * 1e6;
     row->model_ratio = row->t_model_us > 0 ? row->t_avg_us / row->t_model_us : NAN;
+}
+
+double micro_model_expect(micro_run *c, const micro_row *row, double nnz)
+{
+    micro_row guess = *row;
+    guess.nnz_local_avg = nnz;
+    micro_model_row(c, &c->machine, nnz, &guess);
+    return guess.t_model_us * 1e-6;
 }

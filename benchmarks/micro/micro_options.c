@@ -226,7 +226,10 @@ static void epilogue(FILE *out)
     fprintf(out, "\n" BENCH_MALLOC_HELP);
     fprintf(out, "  RB_TEST_CORRUPT_RESULT=1  for the tests: rank 0 adds 1 to one element of every\n"
                  "                        result before validation, which must then fail (exit 1).\n");
-    fprintf(out, "\nExit status: 0 ok, 1 validation failure or error, 2 usage error, 124 timeout.\n");
+    fprintf(out, "\nExit status: 0 ok, 1 validation failure or error, 2 usage error, 3 no progress\n"
+                 "(--stall-timeout: a network or peer fault), 124 timeout; killed by SIGTERM, SIGINT,\n"
+                 "SIGHUP, SIGUSR1, SIGUSR2 or SIGPIPE after keeping the rows finished in\n"
+                 "FILE.h5.interrupted (complete = 0, the reason in its first 512 bytes).\n");
 }
 
 /* ---------------------------------------------------------- the table */
@@ -309,6 +312,11 @@ static const bench_opt options[] = {
      .help = "stop after SEC seconds, exit 124; the rows finished stay in the archive, marked "
              "timed_out=1 (was -T, which is OSU's --type)", .def_text = "0 = none",
      .expect = "a number of seconds >= 0"},
+    {BENCH_OPT_DOUBLE, "stall-timeout", 0, "SEC", F(stall_timeout), 0.0, 1e9, BENCH_STALL_DEFAULT,
+     .help = "a rank that made no progress (no call finished) for max(SEC, 10 x the slowest call so "
+             "far, 10 x the cost model's call) names where it is stuck and exits 3: a link down or a "
+             "peer gone; rank 0 keeps the rows finished in FILE.h5.interrupted (complete = 0)",
+     .def_text = BENCH_STALL_DEFAULT " s; 0 = off", .expect = "a number of seconds >= 0"},
     {BENCH_OPT_CUSTOM, "type", 'T', "mpi_float", .def = "mpi_float", .parse = parse_type,
      .help = "OSU's MPI data type: the reducers sum floats, so mpi_float (any case) is the one "
              "taken; mpi_char, mpi_int and all are refused"},

@@ -120,7 +120,15 @@ static void print_row(const micro_row *r, unsigned traits)
 
 int micro_write_row(micro_run *c, const micro_row *row, unsigned traits)
 {
+    /* A row is printed and written whole or not at all, then flushed: what
+     * a fault keeps (bench_keep.h) is a readable file of every row the
+     * table shows. */
+    bench_archive_writing(c->archive);
     print_row(row, traits);
-    return micro_archive_row(c->archive, row, &c->o->ropts, c->samples, c->o->iters, c->p)
-        || micro_archive_papi(c->archive, c->papi);
+    int rc = micro_archive_row(c->archive, row, &c->o->ropts, c->samples, c->o->iters, c->p)
+          || micro_archive_papi(c->archive, c->papi);
+    long rows = rc ? -1 : micro_archive_rows(c->archive);
+    rc = bench_archive_checkpoint(c->archive, rows) || rc;
+    bench_stall_step();
+    return rc;
 }

@@ -209,7 +209,9 @@ static void load_trace(micro_setup *s)
     micro_run *c = &s->run;
     bench_trace *t = &s->trace;
     char err[5400];
+    bench_stall_pause(1);   /* each rank reads and hashes its file */
     int rc = bench_trace_load(s->o.trace, s->o.trace_layer, c->p, t, err, sizeof err);
+    bench_stall_pause(0);
     /* Divided, not multiplied: rows x cols of a hostile trace (2^62 x 4)
      * wraps to 0 in 64 bits, and the replay then wrote past its buffer. */
     if (!rc && t->rows > UINT32_MAX / t->cols) {
@@ -306,14 +308,18 @@ static void setup(micro_setup *s, int argc, char **argv)
         if (s->shapes[i][0] * s->shapes[i][1] > s->max_n)
             s->max_n = s->shapes[i][0] * s->shapes[i][1];
     check_memory(s);
+    bench_stall_step();   /* each step of the set-up is progress */
     /* Binding and counters first, so the archive records them. */
     if (bench_bind(c->comm, o->bind))
         bench_exit(BENCH_EXIT_FAILED);
+    bench_stall_step();
     static const char *const phase_names[RB_PHASE_COUNT_] = {"encode", "comm", "decode"};
     if (bench_papi_open(c->comm, PROG, o->papi_events, RB_PHASE_COUNT_, phase_names, &c->papi))
         bench_exit(BENCH_EXIT_USAGE);
+    bench_stall_step();
     if (bench_archive_open(c->comm, PROG, o->output, o->force, argc, argv, &c->archive))
         bench_exit(BENCH_EXIT_USAGE);
+    bench_stall_step();
     check_outputs_distinct(c, o);
     int ok = micro_bufs_alloc(&s->bufs, s->max_n, o->check, o->input_rows, c->rank) == 0;
     c->bufs = &s->bufs;
@@ -327,7 +333,9 @@ static void setup(micro_setup *s, int argc, char **argv)
         bench_exit(BENCH_EXIT_FAILED);
     }
     micro_print_preamble(o, c->p, argc, argv);
+    bench_stall_step();
     micro_probe_machine(c, s->max_n, &c->machine);
+    bench_stall_step();
     micro_print_machine(&c->machine);
     micro_print_memory(c);
     if (record_machine(c) || record_input(c) || (c->trace && record_trace(c)))
@@ -472,6 +480,17 @@ static _Noreturn void finish(micro_setup *s, int exit_code, int had_error)
     bench_exit(exit_code);
 }
 
+/* From here on rank 0 names a signal that ends the job (with -o none
+ * too) and the progress watchdog watches every rank. */
+static void watch_faults(micro_run *c, const micro_opts *o)
+{
+    bench_fault_signals();
+    bench_stall_where("the set-up (probes, archive, buffers)");
+    int rc = bench_stall_start(o->stall_timeout) ? BENCH_NO_CODE : RB_OK;
+    if (bench_all_ok(c->comm, rc, "--stall-timeout", "cannot start the watchdog's thread") < 0)
+        bench_exit(BENCH_EXIT_FAILED);
+}
+
 int main(int argc, char **argv)
 {
     bench_mpi_init(&argc, &argv, PROG);
@@ -484,11 +503,13 @@ int main(int argc, char **argv)
     if (!bench_argv_agree(c->comm, argc, argv))
         bench_usage_error(PROG, "ranks were started with different command lines");
     micro_parse_options(argc, argv, c->p, &s.o);
+    watch_faults(c, &s.o);
     check_sizes(&s.o);
     check_output_targets(c, &s.o);
     c->o = &s.o;
     setup(&s, argc, argv);
     int had_error = 0;
     int exit_code = sweep(&s, &had_error);
+    bench_stall_where("the end of the run (archive, -J)");
     finish(&s, exit_code, had_error);
 }

@@ -52,6 +52,7 @@ typedef struct train_opts {
     int out_vocab;          /* embedlm: output classes */
     long eval_every, log_every, warmup, max_iters;
     double lr, momentum, weight_decay, target_accuracy, target_perplexity, time_limit;
+    double stall_timeout;      /* --stall-timeout: seconds, 0 = off (bench_stall.h) */
     uint64_t seed, train_limit, test_limit;
     uint64_t mem_limit;     /* -M: bytes a rank may hold; 0: from the node */
     const char *record;     /* --record-gradients FILE.h5, or NULL */

@@ -239,6 +239,16 @@ static int evaluation(train_run *r, loop_state *s)
     return 0;
 }
 
+/* An evaluation, set aside by the progress watchdog: it takes many
+ * steps' time (a whole test split), and no peer waits long for another. */
+static int evaluated(train_run *r, loop_state *s)
+{
+    bench_stall_pause(1);
+    int stop = evaluation(r, s);
+    bench_stall_pause(0);
+    return stop;
+}
+
 /* ---------------------------------------------------------- the loop */
 
 /* The steps of one epoch; 1 when training stops (time limit, target). */
@@ -253,12 +263,13 @@ static int epoch(train_run *r, loop_state *s, int e)
         }
         step_figures f;
         step(r, r->perm + (size_t)k * (size_t)B, &f);
+        bench_stall_beat();
         record_step(r, s, &f);
         if ((r->it + 1) % r->log_every == 0 && progress_line(r, s, e, f.lr)) {
             r->it++;
             return 1;
         }
-        if (((r->it + 1) % r->eval_every == 0 || r->it + 1 == r->total_iters) && evaluation(r, s)) {
+        if (((r->it + 1) % r->eval_every == 0 || r->it + 1 == r->total_iters) && evaluated(r, s)) {
             r->reached = !r->diverged;
             r->it++;   /* this step counts: the loop's increment is skipped */
             return 1;
@@ -274,6 +285,10 @@ void train_loop(train_run *r)
     r->last = (eval_result){NAN, NAN, NAN};
     r->last_train_loss = NAN;
     bench_watchdog_start(r->o.time_limit);
+    bench_stall_where("the training loop (model %s, reducer %s)", r->o.model, r->o.reducer);
+    int rc = bench_stall_start(r->o.stall_timeout) ? BENCH_NO_CODE : RB_OK;
+    if (bench_all_ok(MPI_COMM_WORLD, rc, "--stall-timeout", "cannot start the watchdog's thread") < 0)
+        bench_exit(BENCH_EXIT_FAILED);
     r->t_start = MPI_Wtime();
     loop_state s = {.t_log = r->t_start};
     for (int e = 0; r->it < r->total_iters && !epoch(r, &s, e); e++)
@@ -284,4 +299,6 @@ void train_loop(train_run *r)
         if (r->ge.r)
             train_check_rb(rb_flush(r->ge.r, r->ge.grad, r->ge.params, &st), "rb_flush (embedding)");
     }
+    bench_stall_where("the end of the run (report, archive)");
+    bench_stall_step();
 }

@@ -313,6 +313,7 @@ int main(int argc, char **argv)
     if (!bench_argv_agree(MPI_COMM_WORLD, argc, argv))
         BAD("ranks were started with different command lines");
     train_parse_options(argc, argv, &r->o);
+    bench_fault_signals();   /* rank 0 names a signal that ends the job */
     check_corpus_target(r);
     if (!strcmp(r->o.device, "cuda") && !nn_gpu_model_available())
         BAD("--device cuda: %s", nn_gpu_model_libraries());

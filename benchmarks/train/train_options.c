@@ -88,6 +88,9 @@ static const char *reducer_option_help(void)
 static void epilogue(FILE *out)
 {
     fprintf(out, "\n" BENCH_MALLOC_HELP);
+    fprintf(out, "\nExit status: 0 ok, 1 error or divergence, 2 usage error, 3 no progress\n"
+                 "(--stall-timeout: a network or peer fault), 124 timeout; killed by SIGTERM, SIGINT,\n"
+                 "SIGHUP, SIGUSR1, SIGUSR2 or SIGPIPE after one line naming it.\n");
 }
 
 /* ---------------------------------------------------------- the table */
@@ -171,6 +174,11 @@ static const bench_opt options[] = {
     {BENCH_OPT_DOUBLE, "timeout", 0, "SEC", F(time_limit), 0.0, 1e9, "0",
      .help = "time limit; exit 124 when hit (was -T)",
      .def_text = "0 = none", .expect = "a number of seconds >= 0"},
+    {BENCH_OPT_DOUBLE, "stall-timeout", 0, "SEC", F(stall_timeout), 0.0, 1e9, BENCH_STALL_DEFAULT,
+     .help = "a rank that made no progress in training (no step finished) for max(SEC, 10 x the "
+             "slowest step so far) names where it is stuck and exits 3: a link down or a peer gone "
+             "(evaluations are not watched)",
+     .def_text = BENCH_STALL_DEFAULT " s; 0 = off", .expect = "a number of seconds >= 0"},
     {BENCH_OPT_MOVED, NULL, 'T', .help = "the time limit is --timeout SEC (as in rb_micro, whose -T is "
      "OSU's data type)"},
     {BENCH_OPT_INT, "threads", 0, "N", F(threads), 1, 1024, "1", .help = "OpenBLAS threads per rank"},

@@ -96,7 +96,7 @@ check rb_micro --record-gradients \
     --repeat --alpha --beta \
     -c --check --no-check --no-phase-times --compute --timeout -d --device -o --output --force -J --json -M --mem-limit -P --papi \
     --bind -q --quiet -h --help --trace-layer -T --type -f --full -v --version --validation --accelerator \
-    --save-result
+    --save-result --stall-timeout
 # The letters OSU's osu_allreduce takes mean what they mean there: -T/--type
 # (mpi_float) where -T was the time limit (now --timeout alone), -f/--full
 # where -f was --stepfactor (nccl-tests' letter), -v/--version, OSU's long
@@ -107,13 +107,15 @@ check rb_micro --record-gradients \
 # --no-phase-times, -r/--repeat, -J/--json, --alpha/--beta, -M/--mem-limit are new (--no-phase-times: the anchor against OSU reads no
 # clock inside a call; -r: repetitions for confidence intervals; -J, --alpha/--beta: JSON lines, cost model;
 # -M: the memory check, rb_micro's and rb_train's; then --input, and rb_train's --embed-input).
+# --stall-timeout is new in both: the progress watchdog (a link down or a peer gone ends the
+# run in bounded time, named, exit 3).
 check rb_train --input --model --data --format --train-limit --test-limit --vocab --out-vocab --context \
     --embed-dim --hidden --write-corpus --batch --lr --momentum --weight-decay --lr-warmup \
     --schedule --epochs --iterations --seed --shuffle --reducer -O --option --sparsify --error-feedback \
     --embed-input \
     --eval-every --log-every --target-accuracy --target-perplexity --timeout --threads -d --device \
     -M --mem-limit --bench-sgemm -o --output --force --list-reducers -h --help \
-    --record-gradients --record-every --record-max-bytes
+    --record-gradients --record-every --record-max-bytes --stall-timeout
 # -h and --help were accepted before, but not listed; --out-vocab came later, with embedlm.
 # --warmup became --lr-warmup (rb_micro's and OSU's --warmup are untimed
 # calls), -T --timeout (rb_micro's -T is OSU's data type); -O and -o got

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The real job scripts on a real (local, single-node) Slurm: the p100 and
 # knl microbenchmark scripts with 4 tasks, a failing job, scancel during a
-# run, then stopping the cluster leaves no daemon.  (Job arrays and resume:
+# run (the rows finished kept as NAME.h5.interrupted), then stopping the
+# cluster leaves no daemon.  (Job arrays and resume:
 # tests/slurm/slurm_array.sh.)
 . "$top_srcdir/tests/slurm/slurm_lib.sh"
 slurm_start
@@ -50,22 +51,34 @@ grep -q "FAILED" "$W/results/rb-micro-generic-$bad.out" || fail "job $bad: no FA
 [ -z "$(ls "$W/results/$bad" | grep '\.h5')" ] || fail "bad reducer left archives: $(ls "$W/results/$bad")"
 note "bad reducer: exit $ec, no archive"
 
-# scancel while rb_micro measures: wait for its temporary archive, cancel.
+# scancel while rb_micro measures, once rows are finished: the job is
+# cancelled, no archive looks complete, no temporary is left, and the rows
+# finished are kept as NAME.h5.interrupted (complete = 0, the signal named
+# in its first bytes and in the job's log).
 long=$(sbatch --parsable --chdir="$W" --ntasks-per-node=2 "$JS/generic/micro.sbatch" \
-    --reducers dense --sizes 256K --iterations 1000000 --warmup 0 --timeout 120 -- -P none) || fail "sbatch long job"
+    --reducers dense --sizes 4K --iterations 20 --warmup 0 --timeout 120 -- -P none --repeat 100000) ||
+    fail "sbatch long job"
+log="$W/results/rb-micro-generic-$long.out"
 for ((i = 0; i < 400; i++)); do
-    ls "$W/results/$long" 2>/dev/null | grep -q '\.h5\.tmp\.' && break
+    grep -q '^ *4096 ' "$log" 2>/dev/null && break
     [ -n "$(squeue -h -j "$long")" ] || fail "long job $long ended before it was cancelled"
     sleep 0.25
 done
-ls "$W/results/$long" | grep -q '\.h5\.tmp\.' || fail "long job $long never opened its archive"
+grep -q '^ *4096 ' "$log" || fail "long job $long never finished a row"
 sleep 1
 scancel "$long"
 wait_jobs 60 "$long"
 [ "$(job_state "$long")" = CANCELLED ] || fail "job $long: state $(job_state "$long") after scancel"
 assert_no_partial "$W/results/$long"
 [ -z "$(ls "$W/results/$long" | grep '\.h5$')" ] || fail "cancelled job left an archive: $(ls "$W/results/$long")"
-note "scancel: job cancelled, no archive and no temporary left"
+kept=$(ls "$W/results/$long"/*.h5.interrupted 2>/dev/null)
+[ -n "$kept" ] || fail "scancel kept no NAME.h5.interrupted: $(ls "$W/results/$long"); $(tail -5 "$log")"
+[ "$(h5attr "$kept" complete)" = 0 ] || fail "$kept: complete is not 0"
+head -c 512 "$kept" | tr -d '\0' | grep -q '^reducerbench: interrupted: signal SIGTERM' ||
+    fail "$kept: no note naming SIGTERM in its first bytes"
+grep -q "rb_micro: rank 0: signal SIGTERM.*finished are kept in .*$(basename "$kept")" "$log" ||
+    fail "the job's log does not name the signal and the kept file: $(grep -v '^ *[0-9]' "$log" | tail -5)"
+note "scancel: job cancelled, no archive and no temporary left, the rows kept as $(basename "$kept")"
 
 daemons=$(for f in "$RB_SLURM_DIR/slurmctld.pid" "$RB_SLURM_DIR/slurmd.pid" "$RB_SLURM_DIR/munge/munged.pid"; do cat "$f"; done)
 # slurmctld's helper (slurmscriptd) does not name the directory: by parent.

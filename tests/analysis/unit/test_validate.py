@@ -2,7 +2,8 @@
 """analysis/rbanalysis/validate.py, the archive rules rb-report and
 rb-archive share, rule by rule: the root attributes (schema version,
 complete, tool, stopped early, ranks), the values of /micro/results, the
-final figures of /train, the status word of a listing, and the content
+final figures of /train, the status word of a listing, the runs a fault
+interrupted (their note, their kept name), and the content
 digest that tells copies of one run apart.  Small HDF5 files are made in
 memory (h5py's core driver); the real writers' files are checked by
 tests/archive/ and tests/analysis/report.sh."""
@@ -321,3 +322,52 @@ def test_lists_copied_from_load_stay_in_step():
     assert set(validate.TRAIN_CURVE_MARKERS) == set(load.CURVE_MARKERS), \
         "validate.TRAIN_CURVE_MARKERS %s differs from load.CURVE_MARKERS %s" % (
             validate.TRAIN_CURVE_MARKERS, load.CURVE_MARKERS)
+
+
+# ------------------------------------------------- runs a fault interrupted
+
+def kept_file(path, note, complete=0):
+    """A file as a fault keeps it: a 512-byte user block holding the note
+    (none: NULs), complete = 0, rows."""
+    with h5py.File(path, "w", userblock_size=512) as f:
+        for k, v in attrs(complete=complete).items():
+            f.attrs[k] = v
+        f.create_group("micro").create_dataset("results", data=micro_rows())
+    if note is not None:
+        with open(path, "r+b") as w:
+            w.write((validate.NOTE_PREFIX + note.encode() + b"\n").ljust(512, b"\0"))
+    return path
+
+
+def test_an_interrupted_run_gives_its_reason_and_rows(tmp_path):
+    why = "no progress for 61 s inside dense at 4096 B (timed calls): a network or peer fault?"
+    p = kept_file(str(tmp_path / "run.h5.interrupted"), why)
+    assert validate.interruption(p) == why
+    with h5py.File(p, "r") as f:
+        word, reason = validate.status(f)
+    assert word == "INTERRUPTED"
+    assert reason.startswith("interrupted: " + why)
+    assert "row(s) finished before it are kept" in reason
+
+
+def test_the_kept_name_without_a_note_is_interrupted_too(tmp_path):
+    p = kept_file(str(tmp_path / "run.h5.interrupted"), None)
+    assert validate.interruption(p) is None
+    with h5py.File(p, "r") as f:
+        word, reason = validate.status(f)
+    assert word == "INTERRUPTED" and "no reason recorded" in reason
+
+
+def test_a_note_under_any_name_is_read(tmp_path):
+    p = kept_file(str(tmp_path / "renamed.h5"), "signal SIGTERM (scancel)")
+    with h5py.File(p, "r") as f:
+        assert validate.status(f)[0] == "INTERRUPTED"
+
+
+def test_a_finished_run_with_an_empty_user_block_passes(tmp_path):
+    p = kept_file(str(tmp_path / "done.h5"), None, complete=1)
+    assert validate.interruption(p) is None
+    assert validate.is_kept_partial(p) is False
+    assert validate.is_kept_partial(p + ".interrupted") and validate.is_kept_partial("x.h5.failed")
+    with h5py.File(p, "r") as f:
+        assert validate.status(f) == ("complete", "")

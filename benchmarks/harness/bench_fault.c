@@ -1,0 +1,126 @@
+/* The signals that end a job (bench_fault.h). */
+#include "bench_fault.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench_fail.h"
+#include "bench_keep.h"
+
+static const int fault_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGPIPE};
+#define NSIGNALS (sizeof fault_signals / sizeof *fault_signals)
+/* The rank that names a signal (0: the others die by it in silence, so
+ * that a job the launcher ends prints one line, not one per rank). */
+static int fault_rank = -1;
+
+static const char *signal_name(int sig)
+{
+    switch (sig) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGHUP: return "SIGHUP";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGUSR2: return "SIGUSR2";
+    default: return "SIGPIPE";
+    }
+}
+
+/* Who sends it on a cluster. */
+static const char *signal_cause(int sig)
+{
+    switch (sig) {
+    case SIGTERM: return "scancel, Slurm's time limit or preemption, or the launcher ending the job "
+                         "after another rank failed";
+    case SIGINT: return "an interrupt: Ctrl-C, or srun/mpirun passing one on";
+    case SIGHUP: return "the terminal or the launcher hung up";
+    case SIGPIPE: return "a connection closed under a write: a peer or its node gone, or "
+                         "the reader of the output";
+    default: return "a warning signal: sbatch --signal, a preemption notice";
+    }
+}
+
+static void on_fault_signal(int sig)
+{
+    int saved = errno;
+    char why[256], line[2 * PATH_MAX + 1024];
+    size_t n = bench_keep_put(why, sizeof why, 0, "signal ");
+    n = bench_keep_put(why, sizeof why, n, signal_name(sig));
+    n = bench_keep_put(why, sizeof why, n, " (");
+    n = bench_keep_put(why, sizeof why, n, signal_cause(sig));
+    bench_keep_put(why, sizeof why, n, ")");
+    int how = bench_keep(why);
+    /* Not once the process ends by its own decision, named already (the
+     * launcher's TERM to a job whose rank 0 failed finds it exiting). */
+    if (fault_rank == 0 && bench_exiting() < 0) {
+        n = bench_keep_put(line, sizeof line, 0, bench_prog());
+        n = bench_keep_put(line, sizeof line, n, ": rank 0: ");
+        n = bench_keep_put(line, sizeof line, n, why);
+        n = bench_keep_text(line, sizeof line, n, how);
+        n = bench_keep_put(line, sizeof line, n, "\n");
+        if (write(STDERR_FILENO, line, n) < 0) {
+            /* nothing more can be done from a signal handler */
+        }
+    }
+    /* Die by the signal, as without the handler: the launcher, the shell
+     * and Slurm's accounting see what ended the process. */
+    signal(sig, SIG_DFL);
+    raise(sig);
+    errno = saved;
+}
+
+void bench_fault_signals(void)
+{
+    if (fault_rank >= 0)
+        return;
+    fault_rank = bench_world_rank();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fault_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < NSIGNALS; i++)   /* a second signal waits for the first's handler */
+        sigaddset(&sa.sa_mask, fault_signals[i]);
+    for (size_t i = 0; i < NSIGNALS; i++) {
+        struct sigaction old;
+        if (sigaction(fault_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+            sigaction(fault_signals[i], &sa, NULL);
+    }
+}
+
+static sigset_t fault_set(int alarm)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < NSIGNALS; i++)
+        sigaddset(&set, fault_signals[i]);
+    if (alarm)
+        sigaddset(&set, SIGALRM);
+    return set;
+}
+
+void bench_fault_hold(int on)
+{
+    static sigset_t before;
+    static int held;
+    if (on && !held) {
+        sigset_t set = fault_set(0);
+        held = pthread_sigmask(SIG_BLOCK, &set, &before) == 0;
+    } else if (!on && held) {
+        pthread_sigmask(SIG_SETMASK, &before, NULL);
+        held = 0;
+    }
+}
+
+void bench_fault_block_for_thread(void *saved)
+{
+    sigset_t set = fault_set(1);
+    pthread_sigmask(SIG_BLOCK, &set, saved);
+}
+
+void bench_fault_unblock(const void *saved)
+{
+    pthread_sigmask(SIG_SETMASK, saved, NULL);
+}
