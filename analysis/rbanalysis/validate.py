@@ -169,7 +169,7 @@ SCALAR_ROOT_ATTRS = ("tool", "tool_name", "version", "tool_version", "schema_ver
                      "machine_load_after", "machine_other_cpu_before", "machine_other_cpu_during",
                      "machine_steal_during", "timed_out", "diverged", "network",
                      "network_link_rate", "network_link_bps", "network_transport", "machines",
-                     "machine_ranks", "launcher")
+                     "machine_ranks", "launcher", "sim_smpi_options")
 
 
 def check_scalar_attrs(attrs):

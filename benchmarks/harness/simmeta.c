@@ -52,6 +52,12 @@ void *bench_sim_alloc(size_t bytes, int may_share, int *shared)
     return calloc(bytes ? bytes : 1, 1);
 }
 
+int bench_sim_ondemand_inputs(void)
+{
+    const char *env = getenv("RB_SIM_ONDEMAND_INPUT");
+    return bench_sim_is_simulated() && !(env && !strcmp(env, "0"));
+}
+
 void bench_sim_free(void *p, int shared)
 {
 #ifdef RB_SIMGRID

@@ -32,6 +32,10 @@ void bench_sim_free(void *p, int shared);
  * (rows of 256 floats, row density 0.02) 4.3 GB become ~0.3 GB, the values
  * every rank's own.  NULL when the mapping fails. */
 void *bench_ondemand_alloc(size_t bytes);
+/* 1 under SMPI unless RB_SIM_ONDEMAND_INPUT=0 (then inputs are calloc'ed,
+ * as before on-demand inputs existed): whether rb_micro holds each rank's
+ * input with bench_ondemand_alloc. */
+int bench_sim_ondemand_inputs(void);
 /* All zero again, its pages given back; 0 or -1. */
 int bench_ondemand_clear(void *p, size_t bytes);
 void bench_ondemand_free(void *p, size_t bytes);

@@ -32,12 +32,10 @@ size_t micro_shapes(const micro_opts *o, uint64_t (*shapes)[2], size_t max)
 
 /* Under SMPI a validating run holds every rank's own input in one
  * process: on demand, only its non-zeros' pages are backed (the values
- * and the reducers' work unchanged).  RB_SIM_ONDEMAND_INPUT=0: a calloc,
- * as before. */
+ * and the reducers' work unchanged; bench_sim_ondemand_inputs). */
 static int want_ondemand(int check)
 {
-    const char *env = getenv("RB_SIM_ONDEMAND_INPUT");
-    return check && bench_sim_is_simulated() && !(env && !strcmp(env, "0"));
+    return check && bench_sim_ondemand_inputs();
 }
 
 const char *micro_bufs_placement(const micro_bufs *b)
