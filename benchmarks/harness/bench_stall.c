@@ -72,6 +72,10 @@ void bench_stall_expect(double seconds)
     atomic_store(&w.expect, seconds > 0 && isfinite(seconds) ? (long long)(seconds * 1e9) : 0LL);
 }
 
+#ifndef HAVE_SIMGRID
+/* The watch thread: not under SMPI, whose simulated ranks are threads of
+ * one process and whose time is simulated (bench_stall_start). */
+
 /* The limit now, seconds (ranks other than 0 wait a grace longer). */
 static double limit_s(void)
 {
@@ -127,6 +131,7 @@ static void *watch(void *arg)
     }
     return NULL;
 }
+#endif
 
 int bench_stall_start(double min_s)
 {
