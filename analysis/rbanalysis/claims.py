@@ -643,10 +643,11 @@ def parity_rows(summ, truns, claim_id, reducer):
 # How far a simulated figure can be trusted, said on every simulated row:
 # SimGrid against a measured network (docs/simgrid.md, "SimGrid against
 # the wire", 2026-11-28).
-SIM_VALIDATION = ("simulated: against a measured 1 Gbit network SimGrid's median |error| was 12% "
-                  "(worst 40%) on 4-node calls of >= 10 ms, 34% on 2-node ones, 35% and 69% "
-                  "over all 2- and 4-node calls (shorter calls: set by the emulation's 2 shared "
-                  "cores and tbf burst, not the wire; docs/simgrid.md, SimGrid against the wire)")
+SIM_VALIDATION = ("simulated: against a measured 1 Gbit network (quiet run) SimGrid's median "
+                  "|error| was 2.5% (worst 13%) on 2-node calls of >= 10 ms and 17% (worst 27%) "
+                  "on 4-node ones, 10% and 30% over all 2- and 4-node calls (shorter calls: set "
+                  "by the emulation's tbf burst and 2 shared cores, not the wire; docs/simgrid.md, "
+                  "SimGrid against the wire)")
 
 
 def _row(claim_id, measure=None, **fields):
