@@ -660,6 +660,7 @@ def read_micro(g):
             df[col] = df[col].map(lambda v: v.decode("utf-8", "replace").rstrip("\0")
                                   if isinstance(v, bytes) else v)
     df["row"] = np.arange(len(df))
+    fill_later_columns(df)
     if "repeat" not in df:
         df["repeat"] = 0     # written before rb_micro --repeat (-r then): one repetition per row
     if "input" not in df:
@@ -681,6 +682,25 @@ def read_micro(g):
     df["iter_q50_us"] = [v[1] for v in q]
     df["iter_q75_us"] = [v[2] for v in q]
     return df
+
+
+# Columns rb_micro added after its first archives (validate.py's
+# MICRO_REQUIRED are the first ones): absent in an older file, they are
+# unknown (NaN), never a guessed value.  "device" is text: "unknown".
+LATER_NUMERIC_COLUMNS = (
+    "count", "slowest_rank", "t_encode_us", "t_comm_us", "t_decode_us", "algbw_gbs",
+    "busbw_gbs", "nnz_local_avg", "nnz_union", "bound_bytes", "wire_to_bound", "checked", "wrong",
+    "rel_l2_err", "recall", "max_abs_err", "consensus", "t_model_us", "model_ratio",
+    "t_floor_us", "msgs_sent_avg", "msgs_sent_max", "union_rows", "union_ratio",
+    "nnz_local_max", "imbalance", "step")
+
+
+def fill_later_columns(df):
+    for col in LATER_NUMERIC_COLUMNS:
+        if col not in df:
+            df[col] = np.nan
+    if "device" not in df:
+        df["device"] = "unknown"
 
 
 def _samples_index(g):

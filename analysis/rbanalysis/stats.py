@@ -40,6 +40,7 @@ state and neighbours, so they are correlated, and an interval built from
 them would be far too narrow.  They are only described (the iteration IQR).
 """
 
+import functools
 import math
 
 import numpy as np
@@ -55,23 +56,33 @@ ONE_LAUNCH = "one launch: the interval leaves out launch-to-launch variation"
 
 
 def coverage(n, l):
-    """P(x_(l) <= true median <= x_(n+1-l)) for n continuous samples."""
+    """P(x_(l) <= true median <= x_(n+1-l)) for n continuous samples.
+    Exact in integers: a float 2.0 ** n overflows from n = 1024."""
     if l < 1 or 2 * l > n + 1:
         return 0.0
     inside = sum(math.comb(n, i) for i in range(l, n - l + 1))
-    return inside / 2.0 ** n
+    return inside / 2 ** n
 
 
+@functools.lru_cache(maxsize=4096)
 def interval_ranks(n, level=LEVEL):
     """(l, u, coverage): 1-based ranks of the symmetric order-statistic
     interval of the median with the largest l reaching level; None when n
-    repetitions cannot give one."""
+    repetitions cannot give one.  One pass over the binomial tail with
+    exact integers, so thousands of launches cost milliseconds."""
+    if n < 1:
+        return None
+    total = 2 ** n
     best = None
+    tail = 0            # sum of comb(n, i) for i < l
+    term = 1            # comb(n, l - 1)
     for l in range(1, n // 2 + 1):
-        c = coverage(n, l)
+        tail += term
+        c = (total - 2 * tail) / total    # l <= n - l: the tails are mirror images
         if c < level:
             break
         best = (l, n + 1 - l, c)
+        term = term * (n - l + 1) // l
     return best
 
 

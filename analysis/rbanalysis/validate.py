@@ -44,8 +44,14 @@ NOTE_PREFIX = b"reducerbench: interrupted: "
 KEPT_SUFFIX = ".interrupted"
 KNOWN_TOOLS = ("rb_micro", "rb_train")
 
-# Columns /micro/results must have (the rest may be missing in older files).
-MICRO_REQUIRED = ("reducer", "size_bytes", "ranks", "t_avg_us")
+# Columns /micro/results must have: every rb_micro archive has carried
+# them since the table's first version, and the report cannot place or
+# compare a row without them (a table lacking one was damaged or written
+# by something else; the report refused nothing and died on it).
+MICRO_REQUIRED = ("reducer", "layout", "overlap", "size_bytes", "rows", "cols", "density",
+                  "ranks", "iters", "warmup", "t_avg_us", "t_min_us", "t_max_us", "t_p50_us",
+                  "t_p99_us", "bytes_sent_avg", "bytes_sent_max", "bytes_recv_avg",
+                  "bytes_recv_max")
 # Times: finite and >= 0 in every row.
 MICRO_TIMES = ("t_avg_us", "t_min_us", "t_max_us", "t_p50_us", "t_p99_us")
 # Times that may be unknown (NaN: phases not timed, --no-phase-times; no
@@ -192,9 +198,13 @@ def check_attrs(attrs):
     if major is None:
         raise Invalid("schema_version %r is not a version number" % text(attrs["schema_version"]))
     if major not in SUPPORTED_SCHEMA_MAJOR:
-        raise Invalid("unknown schema version %s (these tools read major %s); use newer tools"
-                      % (text(attrs["schema_version"]),
-                         ", ".join(str(v) for v in SUPPORTED_SCHEMA_MAJOR)))
+        known = ", ".join(str(v) for v in SUPPORTED_SCHEMA_MAJOR)
+        # Newer tools help only with a version above the ones known here;
+        # 0 or a negative one was never written by any release.
+        advice = ("use newer tools" if major > max(SUPPORTED_SCHEMA_MAJOR)
+                  else "no reducerbench release wrote it: a damaged or foreign file")
+        raise Invalid("unknown schema version %s (these tools read major %s); %s"
+                      % (text(attrs["schema_version"]), known, advice))
     complete = flag(attrs, "complete")
     if complete != 1:
         raise Invalid("marked incomplete (complete=%s): the run did not finish or failed; "
@@ -243,7 +253,8 @@ def check_micro(g):
         raise Invalid("/micro/results is not a compound table")
     missing = [c for c in MICRO_REQUIRED if c not in d.dtype.names]
     if missing:
-        raise Invalid("/micro/results lacks the column(s) %s" % ", ".join(missing))
+        raise Invalid("/micro/results lacks the column(s) %s that every rb_micro archive has: "
+                      "damaged, or not written by reducerbench" % ", ".join(missing))
     check_micro_types(d.dtype)
     if d.shape == () or len(d) == 0:
         # rb_micro keeps no archive without a row (a failure or a timeout

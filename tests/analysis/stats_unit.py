@@ -140,7 +140,22 @@ def tost():
     check(stats.min_pairs() == 5, "TOST needs 5 pairs at 90%")
 
 
+def many_launches():
+    # 1,024 and 10,000 repetitions (rb_micro --repeat 1024, or that many
+    # archives): a float 2.0 ** n overflowed here.  The ranks match the
+    # slow definition, and the normal approximation of the binomial.
+    for n in (1024, 10000):
+        l, u, cov = stats.interval_ranks(n)
+        check(0.95 <= cov < 0.96 and stats.coverage(n, l + 1) < 0.95 and u == n + 1 - l,
+              "n = %d: the largest l with coverage >= 95%% (got l = %d, %.4f)" % (n, l, cov))
+        half = 1.96 * math.sqrt(n) / 2
+        check(abs((n / 2 - l) - half) <= 2, "n = %d: l lies 1.96 sd below n/2 (%d vs %.1f)"
+              % (n, l, n / 2 - half))
+    med, lo, hi, n, _ = stats.median_ci(range(10000))
+    check(n == 10000 and lo < med < hi, "median_ci of 10,000 values has an interval")
+
+
 for test in (median_not_mean, censored, launches, launch_offset_not_significant, minimum_effect,
-             tost):
+             tost, many_launches):
     test()
 sys.exit(check.exit())

@@ -1,0 +1,141 @@
+#!/usr/bin/python3
+"""Archives the readers must refuse by name or read without dying, and
+rb-report's own faults, on synthetic archives (synth.py):
+  - a /micro/results lacking any one column: a column every rb_micro
+    archive has is refused, naming it, by validate and rb-archive list;
+    any other is read as unknown, and the tables are built;
+  - rb-report over a good archive, one lacking a required column and one
+    lacking every later column: the report is written and the refused file
+    is named;
+  - schema_version 0 is called damaged, 2 asks for newer tools;
+  - 1,100 repetitions of one point (rb_micro --repeat 1100): the interval's
+    binomial once overflowed a float;
+  - Ctrl-C on rb-report: one line, exit 130, no traceback, no output."""
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+try:
+    import h5py
+    import synth
+    from synth import Checks, load_tables, write_micro
+    from rbanalysis import validate
+except ImportError as e:
+    print("SKIP: Debian python3-numpy/h5py/pandas missing (%s)" % e)
+    sys.exit(77)
+
+check = Checks()
+REPORT = os.path.join(synth.ANALYSIS, "rb-report")
+ARCHIVE = os.path.join(synth.ANALYSIS, "rb-archive")
+ROWS = [{"reducer": r, "size_bytes": s, "t_avg_us": t, "t_min_us": t, "t_max_us": t,
+         "t_p50_us": t, "t_p99_us": t, "bytes_sent_avg": float(s)}
+        for r, t0 in (("dense", 50.0), ("agsparse", 20.0)) for s, t in ((4096, t0), (65536, 4 * t0))]
+
+
+def without(path, names):
+    """An archive of ROWS whose /micro/results lacks the columns names."""
+    saved = synth.MICRO_COLUMNS
+    synth.MICRO_COLUMNS = [c for c in saved if c[0] not in names]
+    try:
+        return write_micro(path, ROWS)
+    finally:
+        synth.MICRO_COLUMNS = saved
+
+
+def refusal(path):
+    """validate's reason for refusing path, or None."""
+    try:
+        with h5py.File(path, "r") as f:
+            validate.check_attrs(f.attrs)
+            validate.check_micro(f["micro"])
+    except validate.Invalid as e:
+        return str(e)
+    return None
+
+
+def each_column(tmp):
+    later_failed = []
+    for name, _ in synth.MICRO_COLUMNS:
+        path = without(os.path.join(tmp, "no-%s.h5" % name), {name})
+        why = refusal(path)
+        if name in validate.MICRO_REQUIRED:
+            check(why is not None and name in why, "without %s: refused, naming it (%s)" % (name, why))
+            continue
+        if why is not None:
+            later_failed.append("%s refused: %s" % (name, why))
+            continue
+        try:
+            load_tables([path])
+        except Exception as e:  # noqa: BLE001 -- the failure is the finding
+            later_failed.append("%s: %s: %s" % (name, type(e).__name__, e))
+    check(not later_failed, "every other column may be missing: the tables are built (%s)"
+          % "; ".join(later_failed))
+
+
+def report_goes_on(tmp):
+    runs = os.path.join(tmp, "runs")
+    os.makedirs(runs)
+    write_micro(os.path.join(runs, "good.h5"), ROWS)
+    without(os.path.join(runs, "no-layout.h5"), {"layout"})
+    later = {n for n, _ in synth.MICRO_COLUMNS if n not in validate.MICRO_REQUIRED}
+    without(os.path.join(runs, "first-version.h5"), later)
+    out = os.path.join(tmp, "report")
+    p = subprocess.run([REPORT, runs, "-o", out], capture_output=True, text=True, timeout=600)
+    check(p.returncode == 0 and os.path.exists(os.path.join(out, "report.md")),
+          "rb-report over a damaged archive among good ones writes the report (exit %d%s)"
+          % (p.returncode, "" if p.returncode == 0 else ": " + p.stderr[-600:]))
+    check("no-layout.h5" in p.stderr and "layout" in p.stderr and "Traceback" not in p.stderr,
+          "rb-report names the refused file and its missing column")
+    lst = subprocess.run([ARCHIVE, "list", runs], capture_output=True, text=True, timeout=120)
+    line = [ln for ln in lst.stdout.splitlines() if "no-layout.h5" in ln]
+    check(line and "INVALID" in line[0], "rb-archive list calls it INVALID (%s)" % line)
+
+
+def schema_versions(tmp):
+    for version, says in ((0, "damaged"), (2, "use newer tools")):
+        path = write_micro(os.path.join(tmp, "schema%d.h5" % version), ROWS)
+        with h5py.File(path, "r+") as f:
+            f.attrs["schema_version"] = version
+        why = refusal(path) or ""
+        check(says in why and (version != 0 or "newer" not in why),
+              "schema_version %d: '%s' (%s)" % (version, says, why))
+
+
+def many_repetitions(tmp):
+    rows = [dict(ROWS[0], repeat=i, t_avg_us=50.0 + (i % 7)) for i in range(1100)]
+    runs = os.path.join(tmp, "repeat")
+    os.makedirs(runs)
+    write_micro(os.path.join(runs, "r.h5"), rows)
+    p = subprocess.run([REPORT, runs, "-o", os.path.join(tmp, "repeat-report")],
+                       capture_output=True, text=True, timeout=600)
+    check(p.returncode == 0 and "Traceback" not in p.stderr,
+          "rb-report over 1,100 repetitions of one point (exit %d %s)"
+          % (p.returncode, p.stderr[-300:]))
+
+
+def interrupted(tmp):
+    runs = os.path.join(tmp, "many")
+    os.makedirs(runs)
+    for i in range(60):
+        write_micro(os.path.join(runs, "m%02d.h5" % i), ROWS)
+    out = os.path.join(tmp, "int-report")
+    p = subprocess.Popen([REPORT, runs, "-o", out], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(2.0)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    check(p.returncode == 130 and "Traceback" not in err and "interrupted" in err,
+          "Ctrl-C on rb-report: exit 130 and one line (exit %d: %s)" % (p.returncode, err[-300:]))
+    check(not os.path.exists(out) and not [n for n in os.listdir(tmp) if ".int-report.tmp." in n],
+          "Ctrl-C on rb-report leaves no report and no temporary")
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    for test in (each_column, report_goes_on, schema_versions, many_repetitions, interrupted):
+        test(tmp)
+sys.exit(check.exit())
