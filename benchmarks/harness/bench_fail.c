@@ -1,11 +1,13 @@
 /* Naming failures and ending the process (bench_fail.h). */
 #include "bench_fail.h"
 
+#include <errno.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "reducer.h"
 
@@ -85,8 +87,25 @@ int bench_exiting(void)
     return (int)exiting_with;
 }
 
+/* stdout's table is the run's only output under -o none: a write that
+ * failed (a full disk, a closed descriptor, /dev/full) is a failed run,
+ * named, never exit 0.  Returns the exit code to use. */
+static int check_stdout(int code)
+{
+    int flush_failed = fflush(stdout) != 0;
+    int err = errno;
+    if (!flush_failed && !ferror(stdout))
+        return code;
+    fprintf(stderr, "%s: rank %d: cannot write the results to standard output: %s\n",
+            prog_name, bench_world_rank(),
+            flush_failed ? strerror(err) : "an earlier write failed (a full disk or a closed descriptor)");
+    failure_named = 1;
+    return code == BENCH_EXIT_OK ? BENCH_EXIT_FAILED : code;
+}
+
 _Noreturn void bench_exit(int code)
 {
+    code = check_stdout(code);
     exiting_with = code;
     /* Timeouts are named by the programs' "time limit ... reached" lines
      * (the watchdog's own line, then _exit, never comes here). */

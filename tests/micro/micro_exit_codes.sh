@@ -2,7 +2,10 @@
 # rb_micro exit codes on real MPI runs: 0 when the exact reducers validate,
 # 1 when a wrong value is injected (the validator works), 124 on --timeout, 2 when
 # ranks were started with different command lines or RB_MALLOC settings,
-# or RB_MALLOC is neither keep nor default (on any one rank).
+# or RB_MALLOC is neither keep nor default (on any one rank); 1, named,
+# when standard output cannot be written (/dev/full, closed) under -o none,
+# where the table is the only output (rb_train alike).  One process
+# without mpirun: mpirun's own forwarding swallows a rank's write errors.
 micro="$top_builddir/benchmarks/rb_micro"
 fail=0
 tmp=$(mktemp -d) || exit 99
@@ -52,4 +55,15 @@ mpirun --bind-to none --mca btl self,vader -np 1 -x RB_MALLOC=default "$micro" -
 rc=$?
 [ $rc -eq 2 ] && grep -q "different RB_MALLOC settings" "$tmp/mb" ||
     { echo "FAIL: ranks with different RB_MALLOC exited $rc"; cat "$tmp/mb"; fail=1; }
+train="$top_builddir/benchmarks/rb_train"
+for out in full closed; do
+    for prog in micro train; do
+        if [ $prog = micro ]; then set -- "$micro" --reducer dense -m 4K:16K -i 2 -x 1 -o none
+        else set -- "$train" --model mlp --iterations 3 -o none; fi
+        if [ $out = full ]; then "$@" >/dev/full 2>"$tmp/so"; else "$@" >&- 2>"$tmp/so"; fi
+        rc=$?
+        [ $rc -eq 1 ] && grep -q "cannot write the results to standard output" "$tmp/so" ||
+            { echo "FAIL: rb_$prog -o none with stdout $out exited $rc"; cat "$tmp/so"; fail=1; }
+    done
+done
 exit $fail
