@@ -240,6 +240,13 @@ rb_keep_partial() {   # OUT [newer]
     local out=$1 newer=${2:-} t rows
     for t in "$out".tmp.*; do
         [ -e "$t" ] || continue
+        # A live writer holds its temporary open, and HDF5 keeps an
+        # exclusive flock on an open file: never touch that one (another
+        # run of the same configuration, started by hand or elsewhere).
+        if ! flock -n -s "$t" true 2>/dev/null; then
+            rb_log "leaving $t: a live run holds it open"
+            continue
+        fi
         rows=$(rb_rows "$t")
         if [ "$rows" = 0 ]; then
             rm -f "$t"
@@ -346,8 +353,10 @@ rb_run() {
     local name=$1 nodes=$2 tasks=$3 bin=$4 rc=0
     shift 4
     local out=$RB_OUT/$name.h5
+    rb_lock_config "$out"
     if rb_complete "$out"; then
         rb_log "skip $name: $out is complete"
+        rb_unlock_config
         return 0
     fi
     rb_discard_partial "$out"
@@ -377,7 +386,32 @@ rb_run() {
         rb_log "done $name -> $out"
     fi
     RB_CURRENT_OUT=""
+    rb_unlock_config
     return "$rc"
+}
+
+# One run per configuration at a time: rb_run holds an exclusive flock on
+# OUT.lock (kept in RB_OUT: removing a lock file others may wait on would
+# let two runs in).  A second job on the same configuration (a sweep line
+# duplicated in two array tasks, a script started twice) waits for the
+# first, then skips when the first finished it, or runs it when the first
+# failed; it never removes or renames the first one's files.
+RB_LOCK_FD=""
+rb_lock_config() {   # OUT
+    exec {RB_LOCK_FD}>>"$1.lock" || rb_die "cannot create the lock $1.lock"
+    if ! flock -n "$RB_LOCK_FD"; then
+        rb_log "waiting: another run of this configuration holds $1.lock"
+        flock "$RB_LOCK_FD" || rb_die "cannot lock $1.lock"
+        rb_log "the other run of $(basename "$1" .h5) ended; going on"
+    fi
+}
+rb_unlock_config() {
+    [ -n "$RB_LOCK_FD" ] || return 0
+    # flock -u: the launcher's children share the descriptor; unlocking
+    # releases it for all of them, closing would not
+    flock -u "$RB_LOCK_FD" 2>/dev/null || true
+    exec {RB_LOCK_FD}>&-
+    RB_LOCK_FD=""
 }
 
 # rb_for_tasks FUNC: call FUNC INDEX "LINE" for this array task's line of

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -132,6 +133,20 @@ static int process_gone(long pid)
     return process_zombie(pid);
 }
 
+/* A writer holds the file open: HDF5 keeps an exclusive flock on a file
+ * while it is open (unless HDF5_USE_FILE_LOCKING=FALSE).  The lock is seen
+ * where the writer's PID is not (another PID namespace, a container, an
+ * emulated node reusing the host name), so it is asked first. */
+static int held_open(const char *full)
+{
+    int fd = open(full, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    int held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    close(fd);   /* releases the shared lock, if taken */
+    return held;
+}
+
 int bench_tmp_clean_stale(const char *path, bench_tmp_keep_fn keep, char *report, size_t rlen)
 {
     char dirbuf[PATH_MAX], basebuf[PATH_MAX];
@@ -152,6 +167,8 @@ int bench_tmp_clean_stale(const char *path, bench_tmp_keep_fn keep, char *report
             strcmp(host, bench_tmp_host()) || pid == (long)getpid() || !process_gone(pid))
             continue;
         snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
+        if (held_open(full))
+            continue;
         if (!(keep && keep(full, path, note, sizeof note)) && unlink(full) != 0)
             continue;
         removed++;
