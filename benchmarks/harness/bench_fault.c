@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -43,33 +44,77 @@ static const char *signal_cause(int sig)
     }
 }
 
-static void on_fault_signal(int sig)
+/* bench_fault_defer: the first stop signal is only recorded here. */
+static volatile sig_atomic_t deferring, pending_signal;
+
+/* "signal SIGTERM (who sends it)" into why. */
+static size_t signal_reason(char *why, size_t cap, int sig)
 {
-    int saved = errno;
-    char why[256], line[2 * PATH_MAX + 1024];
-    size_t n = bench_keep_put(why, sizeof why, 0, "signal ");
-    n = bench_keep_put(why, sizeof why, n, signal_name(sig));
-    n = bench_keep_put(why, sizeof why, n, " (");
-    n = bench_keep_put(why, sizeof why, n, signal_cause(sig));
-    bench_keep_put(why, sizeof why, n, ")");
+    size_t n = bench_keep_put(why, cap, 0, "signal ");
+    n = bench_keep_put(why, cap, n, signal_name(sig));
+    n = bench_keep_put(why, cap, n, " (");
+    n = bench_keep_put(why, cap, n, signal_cause(sig));
+    return bench_keep_put(why, cap, n, ")");
+}
+
+/* Keep what was checkpointed, and rank 0's line: why, detail, what was
+ * kept.  Async-signal-safe. */
+static void keep_and_name(const char *why, const char *detail)
+{
+    char line[2 * PATH_MAX + 1024];
     int how = bench_keep(why);
     /* Not once the process ends by its own decision, named already (the
      * launcher's TERM to a job whose rank 0 failed finds it exiting). */
     if (fault_rank == 0 && bench_exiting() < 0) {
-        n = bench_keep_put(line, sizeof line, 0, bench_prog());
+        size_t n = bench_keep_put(line, sizeof line, 0, bench_prog());
         n = bench_keep_put(line, sizeof line, n, ": rank 0: ");
         n = bench_keep_put(line, sizeof line, n, why);
+        n = bench_keep_put(line, sizeof line, n, detail);
         n = bench_keep_text(line, sizeof line, n, how);
         n = bench_keep_put(line, sizeof line, n, "\n");
         if (write(STDERR_FILENO, line, n) < 0) {
             /* nothing more can be done from a signal handler */
         }
     }
-    /* Die by the signal, as without the handler: the launcher, the shell
-     * and Slurm's accounting see what ended the process. */
+}
+
+/* Die by the signal, as without the handler: the launcher, the shell and
+ * Slurm's accounting see what ended the process. */
+static void die_by(int sig)
+{
     signal(sig, SIG_DFL);
     raise(sig);
+}
+
+static void on_fault_signal(int sig)
+{
+    int saved = errno;
+    if (deferring && !pending_signal && sig != SIGPIPE) {
+        pending_signal = sig;   /* the program stops at its next step */
+        errno = saved;
+        return;
+    }
+    char why[256];
+    signal_reason(why, sizeof why, sig);
+    keep_and_name(why, "");
+    die_by(sig);
     errno = saved;
+}
+
+void bench_fault_defer(void) { deferring = 1; }
+int bench_fault_pending(void) { return pending_signal; }
+
+_Noreturn void bench_fault_stop(MPI_Comm comm, int sig, const char *detail)
+{
+    char why[256];
+    signal_reason(why, sizeof why, sig);
+    keep_and_name(why, detail);
+    fflush(stdout);
+    /* Rank 0 has kept the file before any rank dies: a launcher ends a
+     * job's other ranks once one has died. */
+    MPI_Barrier(comm);
+    die_by(sig);
+    _exit(128 + sig);   /* a signal that is blocked or ignored here */
 }
 
 void bench_fault_signals(void)

@@ -7,6 +7,7 @@
 #ifndef BENCH_FAULT_H
 #define BENCH_FAULT_H
 
+#include <mpi.h>
 #include <stddef.h>
 
 /* Handle SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2 and SIGPIPE where they have
@@ -14,6 +15,18 @@
  * nohup, is left alone).  After MPI_Init (the line names the rank); once
  * per process, later calls do nothing. */
 void bench_fault_signals(void);
+/* Defer the stop signals (all but SIGPIPE): the first is only recorded,
+ * for the program to stop at its next step boundary, all ranks together
+ * (bench_deadline_passed agrees on it, bench_stop_signal names it); a
+ * second one ends the process as without deferral.  rb_train. */
+void bench_fault_defer(void);
+/* The deferred signal this process received; 0 if none. */
+int bench_fault_pending(void);
+/* Collective: end the run stopped by sig, as the handler would have:
+ * rank 0 keeps what its archive checkpointed (bench_keep.h) and names the
+ * signal, detail appended (", at iteration 120"), in one line; every rank
+ * then dies by sig. */
+_Noreturn void bench_fault_stop(MPI_Comm comm, int sig, const char *detail);
 /* Hold (on = 1) or release (0) those signals on this thread: one that comes
  * meanwhile is handled at the release. */
 void bench_fault_hold(int on);

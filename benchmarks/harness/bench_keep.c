@@ -18,7 +18,10 @@ static struct {
     volatile sig_atomic_t rows;
     volatile sig_atomic_t writing;
     atomic_int armed;
-} pending = {.fd = -1};
+    const char *unit;         /* what a row is, in the line: "row(s)", "step(s)" */
+} pending = {.fd = -1, .unit = "row(s)"};
+
+void bench_keep_unit(const char *unit) { pending.unit = unit; }
 
 void bench_keep_arm(const char *tmp, const char *kept, int fd)
 {
@@ -126,7 +129,9 @@ size_t bench_keep_text(char *buf, size_t cap, size_t n, int how)
         return n;
     n = bench_keep_put(buf, cap, n, "; the ");
     n = bench_keep_put_long(buf, cap, n, bench_keep_rows());
-    n = bench_keep_put(buf, cap, n, " row(s) finished are kept in ");
+    n = bench_keep_put(buf, cap, n, " ");
+    n = bench_keep_put(buf, cap, n, pending.unit);
+    n = bench_keep_put(buf, cap, n, " finished are kept in ");
     n = bench_keep_put(buf, cap, n, bench_keep_path(how));
     return bench_keep_put(buf, cap, n, " (complete = 0: a partial run; rb-archive show reads it)");
 }

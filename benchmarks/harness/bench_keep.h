@@ -38,6 +38,10 @@ void bench_keep_disarm(void);
  * flushed file holds (rows >= 0) and the end of the unit (on = 0). */
 void bench_keep_writing(int on, long rows);
 
+/* What the rows are called in bench_keep_text ("row(s)" unless set; a
+ * string that lives as long as the program). */
+void bench_keep_unit(const char *unit);
+
 /* A fault's side: once (the first caller wins), a BENCH_KEEP_* value. */
 int bench_keep(const char *why);
 /* Where bench_keep put the file for its return value how ("" for none),

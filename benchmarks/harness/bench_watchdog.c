@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "bench_fail.h"
+#include "bench_fault.h"
 #include "bench_keep.h"
 
 /* How long after rank 0's the other ranks' hard watchdogs fire: longer
@@ -57,9 +58,16 @@ void bench_watchdog_start(double seconds)
     setitimer(ITIMER_REAL, &it, NULL);
 }
 
+static int stop_signal;
+
 int bench_deadline_passed(MPI_Comm comm)
 {
-    int mine = deadline > 0.0 && MPI_Wtime() > deadline, any = 0;
-    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
-    return any;
+    /* One exchange for both: the time limit, and a deferred stop signal
+     * (bench_fault_defer) that any rank got. */
+    int mine[2] = {deadline > 0.0 && MPI_Wtime() > deadline, bench_fault_pending()}, any[2];
+    MPI_Allreduce(mine, any, 2, MPI_INT, MPI_MAX, comm);
+    stop_signal = any[1];
+    return any[0];
 }
+
+int bench_stop_signal(void) { return stop_signal; }

@@ -12,5 +12,9 @@
  * is the cooperative check (collective), at `seconds`. */
 void bench_watchdog_start(double seconds);
 int bench_deadline_passed(MPI_Comm comm);
+/* The stop signal a rank deferred (bench_fault_defer), as agreed by the
+ * last bench_deadline_passed (the largest signal number when ranks got
+ * different ones); 0 if none. */
+int bench_stop_signal(void);
 
 #endif

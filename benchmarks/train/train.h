@@ -261,6 +261,10 @@ typedef struct train_run {
     double t_start, compute_s, steps_s;
     long it;                    /* iterations done */
     int timed_out, reached;
+    /* A stop signal (SIGTERM, SIGUSR1, ...: Slurm's time limit, scancel,
+     * sbatch --signal) every rank agreed on at a step's start: the loop
+     * ended there, and what it measured is kept, marked. */
+    int stop_signal;
     /* The loss became NaN or infinite: the run stopped (diverged_what says
      * which loss, diverged_at the iteration). */
     int diverged;

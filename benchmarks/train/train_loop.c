@@ -257,7 +257,10 @@ static int epoch(train_run *r, loop_state *s, int e)
     int B = r->o.batch;
     train_permute(r->perm, r->n_local, r->o.seed * 1000003u + (uint64_t)e * 7919u + (uint64_t)r->rank);
     for (long k = 0; k < r->steps_per_epoch && r->it < r->total_iters; k++, r->it++) {
-        if (bench_deadline_passed(MPI_COMM_WORLD)) {
+        int late = bench_deadline_passed(MPI_COMM_WORLD);
+        if ((r->stop_signal = bench_stop_signal()))
+            return 1;
+        if (late) {
             r->timed_out = 1;
             return 1;
         }

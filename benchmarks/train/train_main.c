@@ -14,6 +14,7 @@
 
 #include "harness/archive.h"
 #include "harness/bench_common.h"
+#include "harness/bench_keep.h"
 #include "harness/h5attr.h"
 #include "harness/tmpfiles.h"
 
@@ -199,6 +200,29 @@ static double report(train_run *r, double sgemm, double wall)
 }
 
 /* /train on rank 0, then close the archive; the exit code. */
+/* A stop signal ended the loop: rank 0 writes /train (the curve and the
+ * phases so far) and flushes it, then every rank ends as the signal
+ * would have ended it, rank 0 keeping the file as FILE.h5.interrupted
+ * (complete = 0, the signal in its first bytes).  Does not return. */
+static _Noreturn void stopped_by_signal(train_run *r, bench_archive *arch, const train_summary *sum)
+{
+    hid_t file = bench_archive_file(arch);
+    long steps = -1;
+    bench_archive_writing(arch);
+    if (r->rank == 0 && file != H5I_INVALID_HID &&
+        !train_archive_write(file, &r->o, sum, r->curve.v, r->curve.n, r->phases.v, r->phases.n))
+        steps = (long)r->phases.n;
+    if (file == H5I_INVALID_HID || r->rank != 0)
+        steps = 0;   /* -o none, or not rank 0: nothing to flush */
+    MPI_Bcast(&steps, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    if (bench_archive_path(arch))
+        bench_archive_checkpoint(arch, steps);
+    char detail[160];
+    snprintf(detail, sizeof detail, ", at iteration %ld after %zu evaluation(s)", r->it,
+             r->rank == 0 ? r->curve.n : (size_t)0);
+    bench_fault_stop(MPI_COMM_WORLD, r->stop_signal, detail);
+}
+
 static int archive_run(train_run *r, bench_archive *arch, double gflops, double sgemm, double wall)
 {
     const dataset *tr = &r->tr;
@@ -208,6 +232,8 @@ static int archive_run(train_run *r, bench_archive *arch, double gflops, double 
                          nn_model_flops(&r->m), gflops, sgemm, wall, r->last_train_loss,
                          lm ? NAN : r->last.accuracy, lm ? r->last.perplexity : NAN, r->reached,
                          r->timed_out, openblas_get_corename()};
+    if (r->stop_signal)
+        stopped_by_signal(r, arch, &sum);
     int aok = 0;
     hid_t file = bench_archive_file(arch);
     if (r->rank == 0 && file != H5I_INVALID_HID)
@@ -314,6 +340,10 @@ int main(int argc, char **argv)
         BAD("ranks were started with different command lines");
     train_parse_options(argc, argv, &r->o);
     bench_fault_signals();   /* rank 0 names a signal that ends the job */
+    /* ... at the next step, with the curve so far kept (a signal during
+     * the set-up or an evaluation is acted on at the next step). */
+    bench_fault_defer();
+    bench_keep_unit("step(s)");
     check_corpus_target(r);
     if (!strcmp(r->o.device, "cuda") && !nn_gpu_model_available())
         BAD("--device cuda: %s", nn_gpu_model_libraries());

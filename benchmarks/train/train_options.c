@@ -89,8 +89,10 @@ static void epilogue(FILE *out)
 {
     fprintf(out, "\n" BENCH_MALLOC_HELP);
     fprintf(out, "\nExit status: 0 ok, 1 error or divergence, 2 usage error, 3 no progress\n"
-                 "(--stall-timeout: a network or peer fault), 124 timeout; killed by SIGTERM, SIGINT,\n"
-                 "SIGHUP, SIGUSR1, SIGUSR2 or SIGPIPE after one line naming it.\n");
+                 "(--stall-timeout: a network or peer fault), 124 timeout.  SIGTERM, SIGINT, SIGHUP,\n"
+                 "SIGUSR1 or SIGUSR2 to any rank stops every rank at the next step: the curve and\n"
+                 "the steps so far are kept in FILE.h5.interrupted, one line names the signal, and\n"
+                 "the ranks die by it (a second signal, or SIGPIPE, ends a rank at once).\n");
 }
 
 /* ---------------------------------------------------------- the table */
