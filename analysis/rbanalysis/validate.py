@@ -262,13 +262,14 @@ def check_micro(g):
         raise Invalid("/micro/results holds no rows: no size was measured")
     arr = d[...]
     check_micro_values(arr)
-    check_micro_samples(g)
+    check_micro_samples(g, arr)
     return arr
 
 
-def check_micro_samples(g):
+def check_micro_samples(g, arr=None):
     """/micro/samples/<row>: each call's time on each rank (us), which the
-    report's per-iteration quartiles come from: numbers, finite, >= 0."""
+    report's per-iteration quartiles come from: numbers, finite, >= 0, and
+    the row's t_avg_us (their mean) among them."""
     import h5py
     if "samples" not in g or not isinstance(g["samples"], h5py.Group):
         return
@@ -285,6 +286,27 @@ def check_micro_samples(g):
         if bad.any():
             raise Invalid("%s: a per-call time = %s is a value no run can have (times are finite "
                           "and >= 0)" % (where, text(v[bad].reshape(-1)[0])))
+        row = _sample_row(ds, key)
+        if arr is not None and v.size and row is not None and 0 <= row < len(arr) \
+                and "t_avg_us" in arr.dtype.names:
+            avg = float(arr["t_avg_us"][row])
+            if not v.min() * (1 - ROUNDING) <= avg <= v.max() * (1 + ROUNDING):
+                raise Invalid("/micro/results row %d: t_avg_us = %s lies outside its samples "
+                              "(%s: %s .. %s): damaged (a flipped bit?)"
+                              % (row, text(avg), where, text(v.min()), text(v.max())))
+
+
+def _sample_row(ds, key):
+    """The row a samples dataset belongs to: its row attribute, else the
+    number its name ends with (load.py reads them the same way)."""
+    idx = ds.attrs.get("row")
+    if idx is None:
+        m = re.search(r"(\d+)$", key)
+        return int(m.group(1)) if m else None
+    try:
+        return int(np.asarray(idx).reshape(-1)[0])
+    except (TypeError, ValueError):
+        return None
 
 
 def micro_numeric_columns(names):
@@ -365,6 +387,49 @@ def check_micro_values(arr):
         _bad_rows(arr, "checked", np.isin(arr["checked"], (0, 1)))
     if "iters" in names:
         _bad_rows(arr, "iters", arr["iters"] >= 1)
+    check_micro_agreement(arr)
+
+
+# A float's size: the reducers sum float32 (rb_micro -T takes mpi_float only).
+ELEMENT_BYTES = 4
+# Times are sums and ratios of doubles: equal up to rounding.
+ROUNDING = 1e-9
+
+
+def _disagree(arr, ok, what):
+    """Raise Invalid naming the first row where ok fails: values that must
+    agree do not (a flipped bit, a damaged file)."""
+    if ok.all():
+        return
+    i = int(np.flatnonzero(~ok)[0])
+    red = text(arr["reducer"][i]).rstrip("\0") if "reducer" in arr.dtype.names else "?"
+    raise Invalid("/micro/results row %d (%s): %s does not hold: damaged (a flipped bit?)"
+                  % (i, red, what % {c: text(arr[c][i]) for c in arr.dtype.names}))
+
+
+def check_micro_agreement(arr):
+    """Values of a row that must agree: size = element size x count = 4 x
+    rows x cols; #wrong <= count in a validated row; min <= average <= max
+    over ranks; p50 <= p99."""
+    names = set(arr.dtype.names)
+    f = {c: arr[c].astype(float) for c in names if c in micro_numeric_columns(names) or
+         c in ("count", "rows", "cols")}
+    if {"size_bytes", "count"} <= names:
+        _disagree(arr, f["size_bytes"] == ELEMENT_BYTES * f["count"],
+                  "size_bytes = 4 x count (%(size_bytes)s vs %(count)s)")
+    if {"count", "rows", "cols"} <= names:
+        _disagree(arr, f["rows"] * f["cols"] == f["count"],
+                  "rows x cols = count (%(rows)s x %(cols)s vs %(count)s)")
+    if {"wrong", "count", "checked"} <= names:
+        _disagree(arr, (arr["checked"] != 1) | (f["wrong"] <= f["count"]),
+                  "#wrong <= count (%(wrong)s vs %(count)s)")
+    if {"t_min_us", "t_avg_us", "t_max_us"} <= names:
+        lo, avg, hi = f["t_min_us"], f["t_avg_us"], f["t_max_us"]
+        _disagree(arr, (lo <= avg * (1 + ROUNDING)) & (avg <= hi * (1 + ROUNDING)),
+                  "t_min_us <= t_avg_us <= t_max_us (%(t_min_us)s, %(t_avg_us)s, %(t_max_us)s)")
+    if {"t_p50_us", "t_p99_us"} <= names:
+        _disagree(arr, f["t_p50_us"] <= f["t_p99_us"] * (1 + ROUNDING),
+                  "t_p50_us <= t_p99_us (%(t_p50_us)s, %(t_p99_us)s)")
 
 
 # ---------------------------------------------------------------- /train

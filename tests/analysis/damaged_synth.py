@@ -7,6 +7,9 @@ rb-report's own faults, on synthetic archives (synth.py):
   - rb-report over a good archive, one lacking a required column and one
     lacking every later column: the report is written and the refused file
     is named;
+  - values that must agree and do not (a flipped bit: size 16,384 read as
+    81,920, an average outside its samples, #wrong above the count, min
+    above max) are refused, naming the row and the rule;
   - schema_version 0 is called damaged, 2 asks for newer tools;
   - 1,100 repetitions of one point (rb_micro --repeat 1100): the interval's
     binomial once overflowed a float;
@@ -96,6 +99,39 @@ def report_goes_on(tmp):
     check(line and "INVALID" in line[0], "rb-archive list calls it INVALID (%s)" % line)
 
 
+def flipped_bits(tmp):
+    """Each case: one value of a good archive changed as a flipped bit
+    would change it; refused, naming what does not hold."""
+    import numpy as np
+    rows = [dict(r, count=r["size_bytes"] // 4, cols=r["size_bytes"] // 4,
+                 t_min_us=r["t_avg_us"] / 10, t_max_us=r["t_avg_us"] * 1000) for r in ROWS]
+    good = write_micro(os.path.join(tmp, "flip-good.h5"), rows)
+    with h5py.File(good, "r+") as f:
+        g = f["micro"].create_group("samples")
+        for i, r in enumerate(rows):
+            t = r["t_avg_us"]
+            g.create_dataset(str(i), data=np.array([[t * 0.9, t * 1.1], [t * 1.1, t * 0.9]]))
+    check(refusal(good) is None, "the unflipped archive passes (%s)" % refusal(good))
+    cases = (("size_bytes", 1, 81920, "size_bytes = 4 x count"),
+             ("t_avg_us", 0, 27.22e3, "outside its samples"),
+             ("wrong", 0, 2.25e15, "#wrong <= count"),
+             ("t_min_us", 2, 1e9, "t_min_us <= t_avg_us <= t_max_us"),
+             ("t_p50_us", 3, 1e9, "t_p50_us <= t_p99_us"),
+             ("rows", 0, 3, "rows x cols = count"))
+    for col, row, value, rule in cases:
+        path = os.path.join(tmp, "flip-%s.h5" % col)
+        with open(good, "rb") as src, open(path, "wb") as dst:
+            dst.write(src.read())
+        with h5py.File(path, "r+") as f:
+            d = f["micro/results"]
+            a = d[...]
+            a[col][row] = value
+            d[...] = a
+        why = refusal(path) or ""
+        check(rule in why and ("row %d" % row) in why,
+              "%s of row %d set to %g: refused by '%s' (%s)" % (col, row, value, rule, why))
+
+
 def schema_versions(tmp):
     for version, says in ((0, "damaged"), (2, "use newer tools")):
         path = write_micro(os.path.join(tmp, "schema%d.h5" % version), ROWS)
@@ -107,7 +143,11 @@ def schema_versions(tmp):
 
 
 def many_repetitions(tmp):
-    rows = [dict(ROWS[0], repeat=i, t_avg_us=50.0 + (i % 7)) for i in range(1100)]
+    rows = []
+    for i in range(1100):
+        t = 50.0 + (i % 7)
+        rows.append(dict(ROWS[0], repeat=i, t_avg_us=t, t_min_us=t, t_max_us=t, t_p50_us=t,
+                         t_p99_us=t))
     runs = os.path.join(tmp, "repeat")
     os.makedirs(runs)
     write_micro(os.path.join(runs, "r.h5"), rows)
@@ -123,19 +163,22 @@ def interrupted(tmp):
     os.makedirs(runs)
     for i in range(60):
         write_micro(os.path.join(runs, "m%02d.h5" % i), ROWS)
-    out = os.path.join(tmp, "int-report")
-    p = subprocess.Popen([REPORT, runs, "-o", out], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    time.sleep(2.0)
-    p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=120)
-    check(p.returncode == 130 and "Traceback" not in err and "interrupted" in err,
-          "Ctrl-C on rb-report: exit 130 and one line (exit %d: %s)" % (p.returncode, err[-300:]))
-    check(not os.path.exists(out) and not [n for n in os.listdir(tmp) if ".int-report.tmp." in n],
-          "Ctrl-C on rb-report leaves no report and no temporary")
+    # While the modules load, and while the archives are read.
+    for delay in (0.2, 2.5):
+        out = os.path.join(tmp, "int-report")
+        p = subprocess.Popen([REPORT, runs, "-o", out], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        time.sleep(delay)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=120)
+        check(p.returncode == 130 and "Traceback" not in err and "interrupted" in err,
+              "Ctrl-C on rb-report after %g s: exit 130 and one line (exit %d: %s)"
+              % (delay, p.returncode, err[-300:]))
+        check(not os.path.exists(out) and not [n for n in os.listdir(tmp) if ".int-report.tmp." in n],
+              "Ctrl-C on rb-report after %g s leaves no report and no temporary" % delay)
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    for test in (each_column, report_goes_on, schema_versions, many_repetitions, interrupted):
+    for test in (each_column, report_goes_on, flipped_bits, schema_versions, many_repetitions, interrupted):
         test(tmp)
 sys.exit(check.exit())

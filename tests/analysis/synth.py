@@ -88,6 +88,10 @@ def write_micro(path, rows, ranks=2, machine=None, extra=None, columns=()):
              "bytes_sent_avg": float(size), "t_model_us": np.nan, "rel_l2_err": np.nan,
              "recall": np.nan, "max_abs_err": 0.0, "consensus": np.nan, "t_floor_us": 1.0}
         d.update(r)
+        # Values a real row keeps in agreement (validate.check_micro_agreement):
+        # the spread over ranks and iterations around the average.
+        for t in ("t_min_us", "t_max_us", "t_p50_us", "t_p99_us"):
+            d.setdefault(t, d["t_avg_us"])
         for name, _ in cols:
             if name in d:
                 v = d[name]

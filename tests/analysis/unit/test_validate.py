@@ -92,8 +92,14 @@ def test_schema_major():
 
 MICRO = [("reducer", "S16"), ("size_bytes", "<u8"), ("ranks", "<i4"), ("iters", "<i4"),
          ("t_avg_us", "<f8"), ("t_min_us", "<f8"), ("t_model_us", "<f8"), ("wrong", "<i8"),
-         ("nnz_union", "<f8"), ("density", "<f8"), ("recall", "<f8"), ("checked", "<i4")]
-GOOD_ROW = (b"dense", 4096, 2, 100, 12.5, 10.0, np.nan, 0, -1.0, 0.01, np.nan, 1)
+         ("nnz_union", "<f8"), ("density", "<f8"), ("recall", "<f8"), ("checked", "<i4"),
+         # the other columns every rb_micro archive has (validate.MICRO_REQUIRED)
+         ("layout", "S16"), ("overlap", "S16"), ("rows", "<u8"), ("cols", "<u8"),
+         ("warmup", "<i4"), ("t_max_us", "<f8"), ("t_p50_us", "<f8"), ("t_p99_us", "<f8"),
+         ("bytes_sent_avg", "<f8"), ("bytes_sent_max", "<f8"), ("bytes_recv_avg", "<f8"),
+         ("bytes_recv_max", "<f8")]
+GOOD_ROW = (b"dense", 4096, 2, 100, 12.5, 10.0, np.nan, 0, -1.0, 0.01, np.nan, 1,
+            b"element", b"random", 1, 1024, 10, 15.0, 12.0, 14.0, 4096.0, 4096.0, 4096.0, 4096.0)
 
 
 def micro_rows(**second):
@@ -206,7 +212,8 @@ def test_micro_results_must_be_a_compound_table_with_the_columns():
     with h5() as f:
         f.create_group("micro").create_dataset(
             "results", data=np.zeros(1, dtype=[("reducer", "S8"), ("ranks", "<i4")]))
-        assert "lacks the column(s) size_bytes, t_avg_us" in invalid(validate.check_run, f)
+        why = invalid(validate.check_run, f)
+        assert "lacks the column(s) layout, overlap, size_bytes" in why and "t_avg_us" in why
 
 
 def test_micro_results_with_no_row_is_refused():
@@ -243,8 +250,12 @@ def test_micro_samples_a_run_cannot_have_are_refused(sample, reason):
         f["micro"].create_group("samples").create_dataset("0", data=sample)
         assert reason in invalid(validate.check_run, f)
     with h5(rows=micro_rows()) as f:
-        f["micro"].create_group("samples").create_dataset("0", data=np.ones((3, 2)))
+        # per-call times around row 0's t_avg_us (12.5)
+        f["micro"].create_group("samples").create_dataset("0", data=np.array([[10.0, 15.0]] * 3))
         assert validate.status(f) == ("complete", "")
+    with h5(rows=micro_rows()) as f:
+        f["micro"].create_group("samples").create_dataset("0", data=np.ones((3, 2)))
+        assert "row 0: t_avg_us = 12.5 lies outside its samples" in invalid(validate.check_run, f)
 
 
 CURVE = [("iteration", "<i8"), ("epoch", "<f8"), ("wall_s", "<f8"), ("train_loss", "<f8"),
