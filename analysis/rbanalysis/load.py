@@ -186,7 +186,11 @@ def load(paths):
     files, archive.refusals = find_files(paths)
     archive.files = files
     runs = []
+    crashing = validate.crashing_files(files)
     for path in files:
+        if path in crashing:
+            archive.refusals.append(Refusal(path, "", crashing[path]))
+            continue
         found, refusals = load_file(path)
         runs.extend(found)
         archive.refusals.extend(refusals)

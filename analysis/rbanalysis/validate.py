@@ -23,7 +23,10 @@ it.  A run is refused, with the reason, when:
     count (#wrong, bytes, iterations), a non-finite training loss; in a
     training curve an accuracy outside 0..100, a perplexity below 1, a
     negative loss or time, iterations that go back; a curve table with no
-    row; text where the report reads a number.
+    row; text where the report reads a number;
+  - values of a row that must agree do not (check_micro_agreement);
+  - reading it kills the process (a damaged file that crashes HDF5):
+    crashing_files() reads every file first in a forked child.
 
 Only h5py and numpy are needed: rb-archive is installed with this file and
 rbanalysis/__init__.py next to it (under $(pkgdatadir)), not the rest.
@@ -81,6 +84,98 @@ def file_problem(path):
     kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
             else "a socket" if stat.S_ISSOCK(mode) else "a device")
     return "not a regular file (%s): not read" % kind
+
+
+def _read_everything(path):
+    """Open path with HDF5 and read every attribute and dataset in it: what
+    any reader will touch.  Exceptions are the caller's."""
+    import h5py
+
+    def visit(_name, obj):
+        for key in obj.attrs:
+            obj.attrs[key]
+        if isinstance(obj, h5py.Dataset):
+            obj[()]
+
+    with h5py.File(path, "r") as f:
+        visit("/", f)
+        f.visititems(visit)
+
+
+def _screen_worker(paths, out_fd):
+    """The child: for each path in order, one byte once it is read."""
+    for path in paths:
+        try:
+            _read_everything(path)
+        except Exception:  # noqa: BLE001 -- an error is for the reader to name, not a crash
+            pass
+        os.write(out_fd, b".")
+    os._exit(0)
+
+
+# A first read that makes no progress for this long (plus a second per
+# 50 MB of file) is taken for HDF5 looping on a damaged file.
+READ_LIMIT_S = 10.0
+READ_RATE_BPS = 50e6
+
+
+def _read_limit(path):
+    try:
+        return READ_LIMIT_S + os.path.getsize(path) / READ_RATE_BPS
+    except OSError:
+        return READ_LIMIT_S
+
+
+def _wait_progress(fd, seconds):
+    """One byte of the child's progress within seconds: True; EOF or the
+    time out: False."""
+    import select
+    ready, _, _ = select.select([fd], [], [], seconds)
+    return bool(ready) and os.read(fd, 1) == b"."
+
+
+def crashing_files(paths):
+    """{path: reason} of the files whose first read kills the process that
+    reads it (a damaged file can crash the HDF5 library: SIGSEGV, an
+    abort) or never ends (HDF5 looping on it).  Each file is first read in
+    full by a forked child, which goes on to the next file; when it dies
+    or stalls, the file it was reading is named and a new child takes the
+    rest.  Where fork is not available, {}."""
+    import signal
+    found, rest = {}, [p for p in paths if file_problem(p) is None]
+    while rest and hasattr(os, "fork"):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:   # the child: no Python-level cleanup on the way out
+            os.close(r)
+            try:
+                _screen_worker(rest, w)
+            finally:
+                os._exit(1)
+        os.close(w)
+        done = 0
+        while done < len(rest) and _wait_progress(r, _read_limit(rest[done])):
+            done += 1
+        reaped, status = os.waitpid(pid, os.WNOHANG)
+        stalled = done < len(rest) and reaped == 0
+        if reaped == 0:   # stalled, or ending right now
+            if stalled:
+                os.kill(pid, signal.SIGKILL)
+            _, status = os.waitpid(pid, 0)
+        os.close(r)
+        if done >= len(rest):
+            break
+        if stalled:
+            how = "it did not end in %.0f s: HDF5 looping on a damaged file?" % _read_limit(rest[done])
+        elif os.WIFSIGNALED(status):
+            how = "signal %s inside the HDF5 library" % signal.Signals(os.WTERMSIG(status)).name
+        else:
+            how = "exit status %d" % os.WEXITSTATUS(status)
+        found[rest[done]] = ("reading it killed the reader (%s): damaged; refused without "
+                             "reading it here" % how if not stalled else
+                             "reading it never ended (%s); refused without reading it here" % how)
+        rest = rest[done + 1:]
+    return found
 
 
 def interruption(path):

@@ -10,6 +10,9 @@ rb-report's own faults, on synthetic archives (synth.py):
   - values that must agree and do not (a flipped bit: size 16,384 read as
     81,920, an average outside its samples, #wrong above the count, min
     above max) are refused, naming the row and the rule;
+  - a file whose reading crashes HDF5 (bit flips of a real layout, found
+    by a seeded search) is refused by name, and rb-report, rb-archive list
+    and merge go on or stop with a message, never die with it;
   - schema_version 0 is called damaged, 2 asks for newer tools;
   - 1,100 repetitions of one point (rb_micro --repeat 1100): the interval's
     binomial once overflowed a float;
@@ -132,6 +135,64 @@ def flipped_bits(tmp):
               "%s of row %d set to %g: refused by '%s' (%s)" % (col, row, value, rule, why))
 
 
+def flip_until_refused(tmp, seed, name):
+    """Flip single bits of a fixed archive (seeded) until reading the file
+    kills a forked reader or never ends; at most 600 tries.  (path, reason)
+    or (None, None)."""
+    import random
+    good = write_micro(os.path.join(tmp, "crash-src.h5"), ROWS, extra={"run_id": "0" * 32})
+    data = open(good, "rb").read()
+    rnd = random.Random(seed)
+    path = os.path.join(tmp, name)
+    for _ in range(600):
+        flipped = bytearray(data)
+        off = rnd.randrange(512, len(flipped))
+        flipped[off] ^= 1 << rnd.randrange(8)
+        with open(path, "wb") as f:
+            f.write(flipped)
+        found = validate.crashing_files([path])
+        if found:
+            return path, found[path]
+    return None, None
+
+
+def crash_in_hdf5(tmp):
+    """Of this archive's seeded flips (Debian 12's HDF5 1.10), seed 2's
+    first makes HDF5 crash with SIGSEGV, seed 7's 200th makes it loop (out
+    of 300 flips of a 79 KB rb_micro archive, 11 crashed, one looped)."""
+    limit = validate.READ_LIMIT_S
+    validate.READ_LIMIT_S = 2.0
+    try:
+        looping, why = flip_until_refused(tmp, 7, "loop.h5")
+    finally:
+        validate.READ_LIMIT_S = limit
+    check(looping is not None and ("never ended" in why or "killed the reader" in why),
+          "a flipped file whose reading never ends (or crashes) is refused (%s)" % why)
+    crash, why = flip_until_refused(tmp, 2, "crash.h5")
+    check(crash is not None, "a bit flip that crashes HDF5 was found in 600 tries (%s)" % why)
+    if crash is None:
+        return
+    runs = os.path.join(tmp, "crash-runs")
+    os.makedirs(runs)
+    os.rename(crash, os.path.join(runs, "crash.h5"))
+    write_micro(os.path.join(runs, "good.h5"), ROWS)
+    p = subprocess.run([REPORT, runs, "-o", os.path.join(tmp, "crash-report")],
+                       capture_output=True, text=True, timeout=600)
+    check(p.returncode == 0 and "refused %s/crash.h5: reading it " % runs in p.stderr, "rb-report refuses the crashing file by name and reports the rest "
+          "(exit %d: %s)" % (p.returncode, p.stderr[-400:]))
+    lst = subprocess.run([ARCHIVE, "list", runs], capture_output=True, text=True, timeout=120)
+    check(lst.returncode == 1 and "INVALID" in lst.stdout and "crash.h5 (reading it" in lst.stdout
+          and "good.h5" in lst.stdout, "rb-archive list names it INVALID and lists the rest "
+          "(exit %d: %s)" % (lst.returncode, (lst.stdout + lst.stderr)[-400:]))
+    mrg = subprocess.run([ARCHIVE, "merge", "-o", os.path.join(tmp, "m.h5"),
+                          os.path.join(runs, "crash.h5"), os.path.join(runs, "good.h5")],
+                         capture_output=True, text=True, timeout=120)
+    check(mrg.returncode == 2 and "crash.h5: reading it " in mrg.stderr
+          and not os.path.exists(os.path.join(tmp, "m.h5")),
+          "rb-archive merge refuses it by name, writing nothing (exit %d: %s)"
+          % (mrg.returncode, mrg.stderr[-300:]))
+
+
 def schema_versions(tmp):
     for version, says in ((0, "damaged"), (2, "use newer tools")):
         path = write_micro(os.path.join(tmp, "schema%d.h5" % version), ROWS)
@@ -179,6 +240,6 @@ def interrupted(tmp):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    for test in (each_column, report_goes_on, flipped_bits, schema_versions, many_repetitions, interrupted):
+    for test in (each_column, report_goes_on, flipped_bits, crash_in_hdf5, schema_versions, many_repetitions, interrupted):
         test(tmp)
 sys.exit(check.exit())
