@@ -310,7 +310,11 @@ rb_on_signal() {
     fi
     exit 143
 }
-trap rb_on_signal TERM INT
+# USR1: the #SBATCH --signal=B:USR1@90 of every script, 90 s before the
+# time limit: the running benchmark is stopped (TERM: it keeps what it
+# finished as NAME.h5.interrupted) while there is time, where the limit's
+# own TERM leaves KillWait (30 s by default) before SIGKILL.
+trap rb_on_signal TERM INT USR1
 
 # Wait for the launcher; once rank 0 has ended on a fault (a new
 # FILE.h5.interrupted: rb_kept_since), give it RB_FAULT_GRACE seconds

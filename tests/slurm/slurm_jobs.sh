@@ -1,6 +1,7 @@
 #!/bin/bash
 # The real job scripts on a real (local, single-node) Slurm: the p100 and
-# knl microbenchmark scripts with 4 tasks, a failing job, scancel during a
+# knl microbenchmark scripts with 4 tasks, a failing job, scancel and the
+# time-limit warning (USR1 to the batch shell) during a
 # run (the rows finished kept as NAME.h5.interrupted), then stopping the
 # cluster leaves no daemon.  (Job arrays and resume:
 # tests/slurm/slurm_array.sh.)
@@ -79,6 +80,30 @@ head -c 512 "$kept" | tr -d '\0' | grep -q '^reducerbench: interrupted: signal S
 grep -q "rb_micro: rank 0: signal SIGTERM.*finished are kept in .*$(basename "$kept")" "$log" ||
     fail "the job's log does not name the signal and the kept file: $(grep -v '^ *[0-9]' "$log" | tail -5)"
 note "scancel: job cancelled, no archive and no temporary left, the rows kept as $(basename "$kept")"
+
+# The scripts' #SBATCH --signal=B:USR1@90: USR1 to the batch shell only
+# (what Slurm sends 90 s before the time limit; scancel --batch here) stops
+# the running rb_micro, which keeps its rows, and ends the job.
+warned=$(sbatch --parsable --chdir="$W" --ntasks-per-node=2 "$JS/generic/micro.sbatch" \
+    --reducers dense --sizes 4K --iterations 20 --warmup 0 --timeout 120 -- -P none --repeat 100000) ||
+    fail "sbatch warned job"
+log="$W/results/rb-micro-generic-$warned.out"
+for ((i = 0; i < 400; i++)); do
+    grep -q '^ *4096 ' "$log" 2>/dev/null && break
+    [ -n "$(squeue -h -j "$warned")" ] || fail "job $warned ended before the warning"
+    sleep 0.25
+done
+grep -q '^ *4096 ' "$log" || fail "job $warned never finished a row"
+scontrol show job "$warned" | grep -q "Signal=USR1@90" ||
+    fail "job $warned was not submitted with the scripts' --signal=B:USR1@90"
+scancel --batch --signal=USR1 "$warned"
+wait_jobs 60 "$warned"
+kept=$(ls "$W/results/$warned"/*.h5.interrupted 2>/dev/null)
+[ -n "$kept" ] || fail "USR1 to the batch shell kept no NAME.h5.interrupted: $(ls "$W/results/$warned"); $(tail -5 "$log")"
+grep -q "signal: stopping" "$log" && grep -q "kept the partial archive as .*interrupted" "$log" ||
+    fail "the job's log does not say it stopped and kept: $(grep -v '^ *[0-9]' "$log" | tail -5)"
+assert_no_partial "$W/results/$warned"
+note "USR1 to the batch shell (the time-limit warning): rows kept as $(basename "$kept")"
 
 daemons=$(for f in "$RB_SLURM_DIR/slurmctld.pid" "$RB_SLURM_DIR/slurmd.pid" "$RB_SLURM_DIR/munge/munged.pid"; do cat "$f"; done)
 # slurmctld's helper (slurmscriptd) does not name the directory: by parent.
