@@ -110,10 +110,12 @@ write_network_info() {   # NODES
 
 # Open MPI's settings on every node, as NAME=VALUE lines (exported to every
 # task by the TaskProlog, and by jobscripts/emulated/mpirun): TCP between
-# nodes over eth0, the link to the switch, two sockets per pair of ranks
-# (with Open MPI's one, a 2-rank exchange of 16 MiB took the one-way time
-# in some launches and twice it in others, 196-224 ms for a dense
-# allreduce; with two, 154-161 ms: docs/measurements/2026-11-28-emulated-tcp-duplex.md);
+# nodes over eth0, the link to the switch, Open MPI's one socket per pair
+# of ranks (btl_tcp_links=1, said explicitly: with two sockets a 2-rank
+# 16 MiB exchange ran at the duplex rate in every launch, 154-161 ms for a
+# dense allreduce against 196-224 ms with one, but Open MPI 4.1 then hung
+# inside agsparse's allgatherv at 4-16 MiB on 4 nodes in 6 of 13 launches,
+# 0 of 13 with one: docs/measurements/2026-11-28-emulated-tcp-duplex.md);
 # no binding, since every node's ranks share this machine's cores and would
 # all be bound to core 0; ranks yield the core while they wait, since nodes
 # x ranks exceed the cores.
@@ -121,7 +123,7 @@ emul_mpi_settings() {
     cat <<'MCA'
 OMPI_MCA_btl_tcp_if_include=eth0
 OMPI_MCA_oob_tcp_if_include=eth0
-OMPI_MCA_btl_tcp_links=2
+OMPI_MCA_btl_tcp_links=1
 OMPI_MCA_hwloc_base_binding_policy=none
 OMPI_MCA_mpi_yield_when_idle=1
 MCA
