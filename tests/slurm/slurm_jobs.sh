@@ -52,6 +52,18 @@ grep -q "FAILED" "$W/results/rb-micro-generic-$bad.out" || fail "job $bad: no FA
 [ -z "$(ls "$W/results/$bad" | grep '\.h5')" ] || fail "bad reducer left archives: $(ls "$W/results/$bad")"
 note "bad reducer: exit $ec, no archive"
 
+# wait_first_row JOB LOG: until the job's rb_micro has finished a row (its
+# 4096-byte line in LOG), failing when the job ends first or after 100 s.
+wait_first_row() {
+    local i
+    for ((i = 0; i < 400; i++)); do
+        grep -q '^ *4096 ' "$2" 2>/dev/null && break
+        [ -n "$(squeue -h -j "$1")" ] || fail "job $1 ended before it finished a row"
+        sleep 0.25
+    done
+    grep -q '^ *4096 ' "$2" || fail "job $1 never finished a row"
+}
+
 # scancel while rb_micro measures, once rows are finished: the job is
 # cancelled, no archive looks complete, no temporary is left, and the rows
 # finished are kept as NAME.h5.interrupted (complete = 0, the signal named
@@ -60,12 +72,7 @@ long=$(sbatch --parsable --chdir="$W" --ntasks-per-node=2 "$JS/generic/micro.sba
     --reducers dense --sizes 4K --iterations 20 --warmup 0 --timeout 120 -- -P none --repeat 100000) ||
     fail "sbatch long job"
 log="$W/results/rb-micro-generic-$long.out"
-for ((i = 0; i < 400; i++)); do
-    grep -q '^ *4096 ' "$log" 2>/dev/null && break
-    [ -n "$(squeue -h -j "$long")" ] || fail "long job $long ended before it was cancelled"
-    sleep 0.25
-done
-grep -q '^ *4096 ' "$log" || fail "long job $long never finished a row"
+wait_first_row "$long" "$log"
 sleep 1
 scancel "$long"
 wait_jobs 60 "$long"
@@ -88,12 +95,7 @@ warned=$(sbatch --parsable --chdir="$W" --ntasks-per-node=2 "$JS/generic/micro.s
     --reducers dense --sizes 4K --iterations 20 --warmup 0 --timeout 120 -- -P none --repeat 100000) ||
     fail "sbatch warned job"
 log="$W/results/rb-micro-generic-$warned.out"
-for ((i = 0; i < 400; i++)); do
-    grep -q '^ *4096 ' "$log" 2>/dev/null && break
-    [ -n "$(squeue -h -j "$warned")" ] || fail "job $warned ended before the warning"
-    sleep 0.25
-done
-grep -q '^ *4096 ' "$log" || fail "job $warned never finished a row"
+wait_first_row "$warned" "$log"
 scontrol show job "$warned" | grep -q "Signal=USR1@90" ||
     fail "job $warned was not submitted with the scripts' --signal=B:USR1@90"
 scancel --batch --signal=USR1 "$warned"
