@@ -301,20 +301,56 @@ rb_say_kept() {   # OUT ID
 RB_CURRENT_OUT=""
 RB_CHILD=""
 RB_KEPT_ID=none
-rb_on_signal() {
-    rb_log "signal: stopping ${RB_CURRENT_OUT:-the run}"
-    [ -n "$RB_CHILD" ] && kill -TERM "$RB_CHILD" 2>/dev/null && wait "$RB_CHILD" 2>/dev/null
+# Until no temporary of OUT is held open by a writer (its rank 0 keeping
+# what it finished after the launcher has already returned: srun, told to
+# stop, may end before its tasks), at most SECONDS.
+rb_wait_released() {   # OUT SECONDS
+    local t i
+    for ((i = 0; i < $2 * 5; i++)); do
+        for t in "$1".tmp.*; do
+            [ -e "$t" ] && ! flock -n -s "$t" true 2>/dev/null && break
+            t=""
+        done
+        [ -z "$t" ] && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+rb_on_signal() {   # SIGNAL
+    rb_log "signal $1: stopping ${RB_CURRENT_OUT:-the run}"
+    [ -n "$RB_CHILD" ] && rb_stop_tasks "$1"
     if [ -n "$RB_CURRENT_OUT" ]; then
+        rb_wait_released "$RB_CURRENT_OUT" 20 ||
+            rb_log "a rank still writes $RB_CURRENT_OUT's temporary after 20 s; leaving it"
         rb_discard_partial "$RB_CURRENT_OUT" newer
         rb_say_kept "$RB_CURRENT_OUT" "$RB_KEPT_ID"
     fi
     exit 143
 }
+# Stop the running benchmark's ranks, which keep what they finished, then
+# wait for the launcher.  Under srun a TERM or INT to the job reached the
+# ranks already (scancel, the time limit: every step's tasks get it); USR1
+# (below) came to this shell alone and is passed to srun, which forwards
+# it to its tasks (srun told TERM would kill them with SIGKILL).  mpirun
+# passes a TERM on to its ranks.
+rb_stop_tasks() {   # SIGNAL
+    if [ "${RB_LAUNCH[0]##*/}" = srun ]; then
+        [ "$1" = USR1 ] && kill -USR1 "$RB_CHILD" 2>/dev/null
+    else
+        kill -TERM "$RB_CHILD" 2>/dev/null
+    fi
+    # its status is the signal's: not a failure of this shell (set -e
+    # ended the handler here, before it could say what was kept)
+    wait "$RB_CHILD" 2>/dev/null || true
+}
 # USR1: the #SBATCH --signal=B:USR1@90 of every script, 90 s before the
 # time limit: the running benchmark is stopped (TERM: it keeps what it
 # finished as NAME.h5.interrupted) while there is time, where the limit's
 # own TERM leaves KillWait (30 s by default) before SIGKILL.
-trap rb_on_signal TERM INT USR1
+trap 'rb_on_signal TERM' TERM
+trap 'rb_on_signal INT' INT
+trap 'rb_on_signal USR1' USR1
 
 # Wait for the launcher; once rank 0 has ended on a fault (a new
 # FILE.h5.interrupted: rb_kept_since), give it RB_FAULT_GRACE seconds
@@ -395,17 +431,20 @@ rb_run() {
 }
 
 # One run per configuration at a time: rb_run holds an exclusive flock on
-# OUT.lock (kept in RB_OUT: removing a lock file others may wait on would
-# let two runs in).  A second job on the same configuration (a sweep line
+# RB_OUT/.NAME.lock (hidden, and not named *.h5*, so that no tool or glob
+# takes it for an archive; kept: removing a lock file others may wait on
+# would let two runs in).  A second job on the same configuration (a sweep line
 # duplicated in two array tasks, a script started twice) waits for the
 # first, then skips when the first finished it, or runs it when the first
 # failed; it never removes or renames the first one's files.
 RB_LOCK_FD=""
 rb_lock_config() {   # OUT
-    exec {RB_LOCK_FD}>>"$1.lock" || rb_die "cannot create the lock $1.lock"
+    local lock
+    lock=$(dirname "$1")/.$(basename "$1" .h5).lock
+    exec {RB_LOCK_FD}>>"$lock" || rb_die "cannot create the lock $lock"
     if ! flock -n "$RB_LOCK_FD"; then
-        rb_log "waiting: another run of this configuration holds $1.lock"
-        flock "$RB_LOCK_FD" || rb_die "cannot lock $1.lock"
+        rb_log "waiting: another run of this configuration holds $lock"
+        flock "$RB_LOCK_FD" || rb_die "cannot lock $lock"
         rb_log "the other run of $(basename "$1" .h5) ended; going on"
     fi
 }

@@ -89,8 +89,11 @@ static void die_by(int sig)
 static void on_fault_signal(int sig)
 {
     int saved = errno;
-    if (deferring && !pending_signal && sig != SIGPIPE) {
-        pending_signal = sig;   /* the program stops at its next step */
+    /* The program stops at its next step.  The same signal again (the job
+     * script passing on what Slurm sent every process, mpirun forwarding
+     * it) changes nothing; another one ends the process now. */
+    if (deferring && sig != SIGPIPE && (!pending_signal || pending_signal == sig)) {
+        pending_signal = sig;
         errno = saved;
         return;
     }

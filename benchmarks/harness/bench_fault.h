@@ -17,8 +17,9 @@
 void bench_fault_signals(void);
 /* Defer the stop signals (all but SIGPIPE): the first is only recorded,
  * for the program to stop at its next step boundary, all ranks together
- * (bench_deadline_passed agrees on it, bench_stop_signal names it); a
- * second one ends the process as without deferral.  rb_train. */
+ * (bench_deadline_passed agrees on it, bench_stop_signal names it); the
+ * same signal again changes nothing, another one ends the process as
+ * without deferral.  rb_train. */
 void bench_fault_defer(void);
 /* The deferred signal this process received; 0 if none. */
 int bench_fault_pending(void);

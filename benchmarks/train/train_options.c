@@ -92,7 +92,7 @@ static void epilogue(FILE *out)
                  "(--stall-timeout: a network or peer fault), 124 timeout.  SIGTERM, SIGINT, SIGHUP,\n"
                  "SIGUSR1 or SIGUSR2 to any rank stops every rank at the next step: the curve and\n"
                  "the steps so far are kept in FILE.h5.interrupted, one line names the signal, and\n"
-                 "the ranks die by it (a second signal, or SIGPIPE, ends a rank at once).\n");
+                 "the ranks die by it (another signal, or SIGPIPE, ends a rank at once).\n");
 }
 
 /* ---------------------------------------------------------- the table */

@@ -224,19 +224,27 @@ def interrupted(tmp):
     os.makedirs(runs)
     for i in range(60):
         write_micro(os.path.join(runs, "m%02d.h5" % i), ROWS)
-    # While the modules load, and while the archives are read.
-    for delay in (0.2, 2.5):
+    # While the modules load, and once the report is being built (its
+    # work directory exists).
+    for when in ("loading", "building"):
         out = os.path.join(tmp, "int-report")
         p = subprocess.Popen([REPORT, runs, "-o", out], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
-        time.sleep(delay)
+        if when == "loading":
+            time.sleep(0.2)
+        else:
+            for _ in range(1200):
+                if [n for n in os.listdir(tmp) if n.startswith(".int-report.tmp.")] or p.poll() is not None:
+                    break
+                time.sleep(0.05)
+        delay = when
         p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=120)
         check(p.returncode == 130 and "Traceback" not in err and "interrupted" in err,
-              "Ctrl-C on rb-report after %g s: exit 130 and one line (exit %d: %s)"
+              "Ctrl-C on rb-report while %s: exit 130 and one line (exit %d: %s)"
               % (delay, p.returncode, err[-300:]))
         check(not os.path.exists(out) and not [n for n in os.listdir(tmp) if ".int-report.tmp." in n],
-              "Ctrl-C on rb-report after %g s leaves no report and no temporary" % delay)
+              "Ctrl-C on rb-report while %s leaves no report and no temporary" % delay)
 
 
 with tempfile.TemporaryDirectory() as tmp:

@@ -58,7 +58,8 @@ def close(a, b, rel=1e-9):
 
 def write_run(template, path, picks, with_repeat):
     """A run file from template: picks = [(template row, repeat, t_avg_us)]
-    become its /micro/results rows (and /micro/samples/<row>), with a
+    become its /micro/results rows (and /micro/samples/<row>, the row's
+    times and samples scaled to the new average), with a
     `repeat` column when with_repeat; a new run_id."""
     with h5py.File(template, "r") as src, h5py.File(path, "w") as dst:
         for k, v in src.attrs.items():
@@ -83,6 +84,11 @@ def write_run(template, path, picks, with_repeat):
         for j, (i, rep, t) in enumerate(picks):
             for n in base:
                 out[n][j] = res[n][i]
+            # the row's other times scaled with it: they must agree
+            # (t_min <= t_avg <= t_max, the average among its samples)
+            scale = t / res["t_avg_us"][i]
+            for n in ("t_avg_us", "t_min_us", "t_max_us", "t_p50_us", "t_p99_us"):
+                out[n][j] = res[n][i] * scale
             out["t_avg_us"][j] = t
             if with_repeat:
                 out["repeat"][j] = rep
@@ -93,9 +99,12 @@ def write_run(template, path, picks, with_repeat):
                 v = [u for n, u in zip(res.dtype.names, v) if n != "repeat"] + [""] * with_repeat
             ds.attrs[k] = v
         samples = g.create_group("samples")
-        for j, (i, _, _) in enumerate(picks):
-            src.copy(src["micro/samples/%d" % i], samples, name=str(j))
-            samples[str(j)].attrs["row"] = j
+        for j, (i, _, t) in enumerate(picks):
+            ds = samples.create_dataset(str(j), data=src["micro/samples/%d" % i][...]
+                                        * (t / res["t_avg_us"][i]))
+            for k, v in src["micro/samples/%d" % i].attrs.items():
+                ds.attrs[k] = v
+            ds.attrs["row"] = j
 
 
 def template_rows(template):

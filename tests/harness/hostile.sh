@@ -378,7 +378,7 @@ abuse "rb_micro timed_out=1" mto 'f.attrs["timed_out"] = 1' "stopped by its time
 
 # Conflicting copies: one run_id, different contents: both named, neither used.
 cp "$good" "$tmp/conflict.h5"
-$PY -c 'import sys,h5py; f=h5py.File(sys.argv[1],"a"); r=f["micro/results"][...]; r["t_avg_us"][0]*=2; f["micro/results"][...]=r' "$tmp/conflict.h5"
+$PY -c 'import sys,h5py; f=h5py.File(sys.argv[1],"a"); r=f["micro/results"][...]; r["algbw_gbs"][0]*=2; f["micro/results"][...]=r' "$tmp/conflict.h5"
 refused "rb-report: conflicting copies (the original)" "good.h5: conflicting copies: .*conflict.h5 has the same run_id"
 refused "rb-report: conflicting copies (the changed one)" "conflict.h5: conflicting copies: .*good.h5 has the same run_id"
 why=""

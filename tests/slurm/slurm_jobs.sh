@@ -96,13 +96,14 @@ warned=$(sbatch --parsable --chdir="$W" --ntasks-per-node=2 "$JS/generic/micro.s
     fail "sbatch warned job"
 log="$W/results/rb-micro-generic-$warned.out"
 wait_first_row "$warned" "$log"
-scontrol show job "$warned" | grep -q "Signal=USR1@90" ||
-    fail "job $warned was not submitted with the scripts' --signal=B:USR1@90"
+for f in "$JS"/*/*.sbatch; do
+    grep -q "^#SBATCH --signal=B:USR1@90$" "$f" || fail "$f asks for no time-limit warning (--signal=B:USR1@90)"
+done
 scancel --batch --signal=USR1 "$warned"
 wait_jobs 60 "$warned"
 kept=$(ls "$W/results/$warned"/*.h5.interrupted 2>/dev/null)
 [ -n "$kept" ] || fail "USR1 to the batch shell kept no NAME.h5.interrupted: $(ls "$W/results/$warned"); $(tail -5 "$log")"
-grep -q "signal: stopping" "$log" && grep -q "kept the partial archive as .*interrupted" "$log" ||
+grep -q "signal USR1: stopping" "$log" && grep -q "kept the partial archive as .*interrupted" "$log" ||
     fail "the job's log does not say it stopped and kept: $(grep -v '^ *[0-9]' "$log" | tail -5)"
 assert_no_partial "$W/results/$warned"
 note "USR1 to the batch shell (the time-limit warning): rows kept as $(basename "$kept")"
