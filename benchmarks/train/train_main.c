@@ -373,8 +373,9 @@ int main(int argc, char **argv)
     }
     train_loop(r);
     /* A diverged run's trace ends in non-finite gradients: not kept (it
-     * was kept, marked complete, and rb_micro refused it). */
-    if (train_record_close(r, !r->diverged)) {
+     * was kept, marked complete, and rb_micro refused it); nor one a stop
+     * signal cut short (it looked whole). */
+    if (train_record_close(r, !r->diverged && !r->stop_signal)) {
         bench_archive_close(arch, 0);
         bench_exit(BENCH_EXIT_FAILED);
     }

@@ -138,6 +138,9 @@ int train_record_close(train_run *r, int complete)
     if (r->rank == 0 && complete)
         printf("trace: %s (%ld steps of %d ranks%s)\n", r->o.record, r->rec_steps, r->nranks,
                r->rec_capped ? ", capped" : "");
+    else if (r->rank == 0 && r->stop_signal)
+        printf("trace: %s not written: a stop signal ended the training (a trace is an input "
+               "to replay whole, not kept in part)\n", r->o.record);
     else if (r->rank == 0)
         printf("trace: %s not written: the training diverged (its last gradients are not finite, "
                "a trace rb_micro refuses)\n", r->o.record);

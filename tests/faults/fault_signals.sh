@@ -72,6 +72,30 @@ PY
 train_signal_case train-term TERM 1
 train_signal_case train-usr1 USR1 0
 
+# rb_train --record-gradients stopped by a signal: the curve is kept, the
+# trace (an input to replay whole) is neither left as a temporary nor
+# written as if whole.
+"$MPIRUN" 2 "$train" --model embedlm --iterations 100000 --eval-every 50 --timeout 120 \
+    --record-gradients "$tmp/rec-trace.h5" -o "$tmp/rec.h5" >"$tmp/rec.out" 2>"$tmp/rec.err" &
+job=$!
+for _ in $(seq 1 900); do
+    grep -q '^eval' "$tmp/rec.out" && break
+    sleep 0.1
+done
+if pid=$(rank_pid 0 $(descendants "$job")); then
+    kill -TERM "$pid"
+    wait "$job"
+    [ -e "$tmp/rec.h5.interrupted" ] || bad "--record-gradients: no rec.h5.interrupted: $(ls "$tmp" | grep rec)"
+    ls "$tmp" | grep -q "^rec-trace.h5" && bad "--record-gradients: the trace was left: $(ls "$tmp" | grep rec-trace)"
+    grep -q "not written: a stop signal ended the training" "$tmp/rec.out" ||
+        bad "--record-gradients: no line saying the trace was not written: $(grep trace "$tmp/rec.out")"
+    note "rb_train --record-gradients: SIGTERM kept the curve and left no trace"
+else
+    bad "--record-gradients: no rank 0"
+    kill "$job"
+    wait "$job"
+fi
+
 # -o none: the signal is named, no archive.
 # shellcheck disable=SC2086
 "$MPIRUN" 2 "$micro" $run -o none >"$tmp/none.out" 2>"$tmp/none.err" &
