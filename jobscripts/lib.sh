@@ -236,14 +236,16 @@ rb_note() {
 # file on disk is readable) becomes FILE.h5.interrupted when it holds a
 # row, replacing an older one when newer is set (the run just made), else
 # only where there is none; one without a row is removed.
+# Whether a live writer holds FILE open: HDF5 keeps an exclusive flock on
+# an open file (another run of the same configuration, started by hand or
+# elsewhere; a rank 0 still keeping what it finished).
+rb_held_open() { [ -e "$1" ] && ! flock -n -s "$1" true 2>/dev/null; }
+
 rb_keep_partial() {   # OUT [newer]
     local out=$1 newer=${2:-} t rows
     for t in "$out".tmp.*; do
         [ -e "$t" ] || continue
-        # A live writer holds its temporary open, and HDF5 keeps an
-        # exclusive flock on an open file: never touch that one (another
-        # run of the same configuration, started by hand or elsewhere).
-        if ! flock -n -s "$t" true 2>/dev/null; then
+        if rb_held_open "$t"; then
             rb_log "leaving $t: a live run holds it open"
             continue
         fi
@@ -308,7 +310,7 @@ rb_wait_released() {   # OUT SECONDS
     local t i
     for ((i = 0; i < $2 * 5; i++)); do
         for t in "$1".tmp.*; do
-            [ -e "$t" ] && ! flock -n -s "$t" true 2>/dev/null && break
+            rb_held_open "$t" && break
             t=""
         done
         [ -z "$t" ] && return 0

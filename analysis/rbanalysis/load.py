@@ -714,12 +714,9 @@ def _samples_index(g):
         return out
     for key in g["samples"]:
         obj = g["samples"][key]
-        idx = obj.attrs.get("row") if isinstance(obj, h5py.Dataset) else None
-        if idx is None:
-            m = re.search(r"(\d+)$", key)
-            idx = int(m.group(1)) if m else None
-        if idx is not None and isinstance(obj, h5py.Dataset):
-            out[int(decode(idx))] = obj
+        idx = validate.sample_row(obj, key) if isinstance(obj, h5py.Dataset) else None
+        if idx is not None:
+            out[idx] = obj
     return out
 
 

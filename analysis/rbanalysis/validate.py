@@ -166,14 +166,14 @@ def crashing_files(paths):
         if done >= len(rest):
             break
         if stalled:
-            how = "it did not end in %.0f s: HDF5 looping on a damaged file?" % _read_limit(rest[done])
+            what = ("reading it never ended (it did not end in %.0f s: HDF5 looping on a "
+                    "damaged file?)" % _read_limit(rest[done]))
         elif os.WIFSIGNALED(status):
-            how = "signal %s inside the HDF5 library" % signal.Signals(os.WTERMSIG(status)).name
+            what = ("reading it killed the reader (signal %s inside the HDF5 library): damaged"
+                    % signal.Signals(os.WTERMSIG(status)).name)
         else:
-            how = "exit status %d" % os.WEXITSTATUS(status)
-        found[rest[done]] = ("reading it killed the reader (%s): damaged; refused without "
-                             "reading it here" % how if not stalled else
-                             "reading it never ended (%s); refused without reading it here" % how)
+            what = "reading it killed the reader (exit status %d): damaged" % os.WEXITSTATUS(status)
+        found[rest[done]] = what + "; refused without reading it here"
         rest = rest[done + 1:]
     return found
 
@@ -381,7 +381,7 @@ def check_micro_samples(g, arr=None):
         if bad.any():
             raise Invalid("%s: a per-call time = %s is a value no run can have (times are finite "
                           "and >= 0)" % (where, text(v[bad].reshape(-1)[0])))
-        row = _sample_row(ds, key)
+        row = sample_row(ds, key)
         if arr is not None and v.size and row is not None and 0 <= row < len(arr) \
                 and "t_avg_us" in arr.dtype.names:
             avg = float(arr["t_avg_us"][row])
@@ -391,16 +391,16 @@ def check_micro_samples(g, arr=None):
                               % (row, text(avg), where, text(v.min()), text(v.max())))
 
 
-def _sample_row(ds, key):
+def sample_row(ds, key):
     """The row a samples dataset belongs to: its row attribute, else the
-    number its name ends with (load.py reads them the same way)."""
+    number its name ends with (any padding); None when neither says."""
     idx = ds.attrs.get("row")
     if idx is None:
         m = re.search(r"(\d+)$", key)
         return int(m.group(1)) if m else None
     try:
-        return int(np.asarray(idx).reshape(-1)[0])
-    except (TypeError, ValueError):
+        return int(text(idx))
+    except ValueError:
         return None
 
 
@@ -507,8 +507,8 @@ def check_micro_agreement(arr):
     rows x cols; #wrong <= count in a validated row; min <= average <= max
     over ranks; p50 <= p99."""
     names = set(arr.dtype.names)
-    f = {c: arr[c].astype(float) for c in names if c in micro_numeric_columns(names) or
-         c in ("count", "rows", "cols")}
+    f = {c: arr[c].astype(float) for c in micro_numeric_columns(names) + ["count", "rows", "cols"]
+         if c in names}
     if {"size_bytes", "count"} <= names:
         _disagree(arr, f["size_bytes"] == ELEMENT_BYTES * f["count"],
                   "size_bytes = 4 x count (%(size_bytes)s vs %(count)s)")

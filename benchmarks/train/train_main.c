@@ -206,20 +206,17 @@ static double report(train_run *r, double sgemm, double wall)
  * (complete = 0, the signal in its first bytes).  Does not return. */
 static _Noreturn void stopped_by_signal(train_run *r, bench_archive *arch, const train_summary *sum)
 {
-    hid_t file = bench_archive_file(arch);
-    long steps = -1;
+    hid_t file = bench_archive_file(arch);   /* rank 0's; none under -o none */
+    long steps = 0;                           /* the steps flushed; -1: the write failed */
     bench_archive_writing(arch);
-    if (r->rank == 0 && file != H5I_INVALID_HID &&
-        !train_archive_write(file, &r->o, sum, r->curve.v, r->curve.n, r->phases.v, r->phases.n))
-        steps = (long)r->phases.n;
-    if (file == H5I_INVALID_HID || r->rank != 0)
-        steps = 0;   /* -o none, or not rank 0: nothing to flush */
+    if (file != H5I_INVALID_HID)
+        steps = train_archive_write(file, &r->o, sum, r->curve.v, r->curve.n, r->phases.v,
+                                    r->phases.n) ? -1 : (long)r->phases.n;
     MPI_Bcast(&steps, 1, MPI_LONG, 0, MPI_COMM_WORLD);
     if (bench_archive_path(arch))
         bench_archive_checkpoint(arch, steps);
-    char detail[160];
-    snprintf(detail, sizeof detail, ", at iteration %ld after %zu evaluation(s)", r->it,
-             r->rank == 0 ? r->curve.n : (size_t)0);
+    char detail[160];   /* rank 0's line */
+    snprintf(detail, sizeof detail, ", at iteration %ld after %zu evaluation(s)", r->it, r->curve.n);
     bench_fault_stop(MPI_COMM_WORLD, r->stop_signal, detail);
 }
 

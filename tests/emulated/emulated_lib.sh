@@ -2,40 +2,8 @@
 # (jobscripts/emulated/start in a unique state directory), always stopped
 # on exit.  Needs root (else skipped); a kernel that refuses network
 # namespaces, veth pairs or tbf skips the test with start's reason.
-set -u
-: "${top_srcdir:?run under make check}" "${top_builddir:?run under make check}"
-JS=$top_srcdir/jobscripts
-fail() { echo "FAIL: $*" >&2; exit 1; }
-note() { printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
-
-if [ "$(id -u)" -ne 0 ]; then
-    echo "SKIP: network namespaces, tc and Slurm's daemons need root" >&2
-    exit 77
-fi
-/usr/bin/python3 -c 'import h5py' 2>/dev/null || { echo "FAIL: /usr/bin/python3 cannot import h5py (apt-get install python3-h5py)" >&2; exit 99; }
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/rb-emul-test.XXXXXX")
-chmod 755 "$T"
-export RB_EMUL_DIR=$T/cluster
-W=$T/work
-mkdir -p "$W/results"
-export RB_BUILD=$top_builddir
-
-emul_cleanup() {
-    local rc=$?
-    trap - EXIT
-    "$JS/emulated/stop" >"$T/stop.log" 2>&1 || { cat "$T/stop.log" >&2; rc=1; }
-    if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
-        echo "--- job outputs, daemon logs (kept in $T) ---" >&2
-        tail -n 30 "$W"/results/*.out >&2 2>/dev/null
-        tail -n 20 "$RB_EMUL_DIR"/log/*.log >&2 2>/dev/null
-    else
-        rm -rf "$T"
-    fi
-    exit "$rc"
-}
-trap emul_cleanup EXIT
-trap 'exit 1' TERM INT HUP
+. "$top_srcdir/tests/slurm/cluster_lib.sh"
+test_cluster emul RB_EMUL_DIR emulated/stop "network namespaces, tc and Slurm's daemons need root"
 
 # emul_start NODES RATE: the cluster, and its env (SLURM_CONF, PATH).
 emul_start() {
