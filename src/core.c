@@ -285,7 +285,10 @@ int rb_reduce_rows(rb_reducer *r, const rb_rows *in, float *dense, rb_rows *out,
     if (local == RB_OK && !r->rows_state && !(r->rows_state = calloc(1, sizeof *r->rows_state)))
         local = rb_fail(RB_ERR_NOMEM, "rb_reduce_rows: no memory");
     rb_phase_start(r, st, RB_PHASE_COMM);
-    int rc = rb_agree(r->comm, local);
+    /* A reducer that never communicates has no collective to protect: a
+     * rank's own error is its answer, and the no-communication reference
+     * sends nothing at all. */
+    int rc = r->ops->traits & RB_TRAIT_NOCOMM ? local : rb_agree(r->comm, local);
     if (rc == RB_OK) {
         rb_rows_call call = {in, dense, &r->rows_state->out, NULL};
         rc = r->ops->reduce_rows ? r->ops->reduce_rows(r, &call, st)
