@@ -45,6 +45,7 @@ enum { SPARSIFY_NONE = 0, SPARSIFY_TOPK = 1, SPARSIFY_THRESHOLD = 2 };
 typedef struct train_opts {
     const char *model, *data, *format, *reducer, *output, *shuffle, *sparsify, *schedule;
     const char *embed_input;   /* wordlm: dense | rows (rb_reduce_rows) */
+    const char *dense_reducer; /* the dense parameters' reducer beside an embedding */
     const char *write_corpus;
     const char *device;     /* "host" | "cuda" */
     char device_desc[512];  /* GPU and libraries, for the archive ("" on host) */
@@ -156,8 +157,8 @@ typedef struct grad_group {
 
 /* A rows x cols gradient group (sparsified when sparsifiable and asked
  * for).  Collective (rb_create); the RB_* code, rank 0 printing why. */
-int train_group_create(grad_group *g, const train_opts *o, size_t rows, size_t cols, float *grad,
-                       float *params, int sparsifiable);
+int train_group_create(grad_group *g, const train_opts *o, const char *reducer, size_t rows,
+                       size_t cols, float *grad, float *params, int sparsifiable);
 void train_group_free(grad_group *g);
 /* rc != RB_OK: message naming what failed, MPI_Abort. */
 void train_check_rb(int rc, const char *what);

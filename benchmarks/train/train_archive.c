@@ -56,6 +56,7 @@ static int write_hyper(hid_t g, const train_opts *o, const train_summary *s,
     rc |= bench_h5_attr_str(g, "data_path", s->data_path);
     rc |= bench_h5_attr_str(g, "data_format", s->data_format);
     rc |= bench_h5_attr_str(g, "reducer", o->reducer);
+    rc |= bench_h5_attr_str(g, "dense_reducer", o->dense_reducer);
     rc |= bench_h5_attr_str(g, "device", o->device);
     rc |= bench_h5_attr_str(g, "device_description", o->device_desc);
     rc |= bench_h5_attr_str(g, "sparsify", o->sparsify);

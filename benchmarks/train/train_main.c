@@ -97,10 +97,11 @@ static void build_model(train_run *r, bench_archive *arch)
     }
     gpu_model *g = r->trn.g;
     model *m = &r->m;
-    int rc = train_group_create(&r->gd, o, m->n_dense, 1, g ? nn_gpu_model_grads(g) : m->grads,
+    int rc = train_group_create(&r->gd, o, m->n_embed ? o->dense_reducer : o->reducer, m->n_dense, 1,
+                                g ? nn_gpu_model_grads(g) : m->grads,
                                 g ? nn_gpu_model_params(g) : m->params, 1);
     if (rc == RB_OK && m->n_embed)
-        rc = train_group_create(&r->ge, o, (size_t)r->cor.vocab, (size_t)o->embed_dim,
+        rc = train_group_create(&r->ge, o, o->reducer, (size_t)r->cor.vocab, (size_t)o->embed_dim,
                                 g ? nn_gpu_model_egrads(g) : m->egrads,
                                 g ? nn_gpu_model_eparams(g) : m->eparams, 0);
     if (rc != RB_OK) {
@@ -138,12 +139,15 @@ static void plan(train_run *r)
         r->total_iters = o->max_iters;
     r->eval_every = o->eval_every ? o->eval_every : spe;
     r->log_every = o->log_every ? o->log_every : (spe >= 10 ? spe / 10 : 1);
+    char dense_note[96] = "";
+    if (strcmp(o->dense_reducer, o->reducer))
+        snprintf(dense_note, sizeof dense_note, " (dense parameters: %s)", o->dense_reducer);
     bench_printf0("rb_train: model %s (%zu dense + %zu embedding parameters, %.3g MFLOP/sample "
                   "forward), data %s (%s), %llu train / %zu test samples, %d ranks x batch %d, "
-                  "%ld steps/epoch, reducer %s, sparsify %s, shuffle %s\n",
+                  "%ld steps/epoch, reducer %s%s, sparsify %s, shuffle %s\n",
                   o->model, r->m.n_dense, r->m.n_embed, nn_model_flops(&r->m) / 1e6, o->data, r->fmt,
                   (unsigned long long)r->tr.total, r->te.total, r->nranks, o->batch, spe,
-                  o->reducer, o->sparsify, o->shuffle);
+                  o->reducer, dense_note, o->sparsify, o->shuffle);
 }
 
 static void alloc_buffers(train_run *r)

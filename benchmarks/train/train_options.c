@@ -28,6 +28,18 @@ static int parse_reducer(const char *v, void *opts, char *msg, size_t len)
     return 0;
 }
 
+/* A reducer's name, or "same" (then the --reducer's). */
+static int parse_dense_reducer(const char *v, void *opts, char *msg, size_t len)
+{
+    unsigned traits;
+    if (strcmp(v, "same") && rb_reducer_traits(v, &traits) != RB_OK) {
+        snprintf(msg, len, "'%s' is not a reducer or 'same' (see --help for the list)", v);
+        return -1;
+    }
+    ((train_opts *)opts)->dense_reducer = v;
+    return 0;
+}
+
 /* none | topk:R | threshold:T into sparsify, sparsify_kind, sparsify_value. */
 static int parse_sparsify(const char *v, void *opts, char *msg, size_t len)
 {
@@ -154,6 +166,10 @@ static const bench_opt options[] = {
      .help_fn = reducer_help},
     {BENCH_OPT_REDUCER_OPTION, "option", 'O', "KEY=VALUE", F(ropts),
      .help_fn = reducer_option_help},
+    {BENCH_OPT_CUSTOM, "dense-reducer", 0, "NAME", .def = "same", .parse = parse_dense_reducer,
+     .help = "wordlm, embedlm: the reducer of the dense parameters beside the embedding (same = "
+     "--reducer's; the S2 authors sketch the embedding only and allreduce the rest: "
+     "--reducer s2 --dense-reducer dense); the -O options go to both"},
     {BENCH_OPT_CUSTOM, "sparsify", 0, "S", .def = "none", .parse = parse_sparsify,
      .help = "none | topk:R (keep fraction R) | threshold:T"},
     {BENCH_OPT_INT, "error-feedback", 0, "0|1", F(error_feedback), 0, 1, "1",
@@ -255,6 +271,24 @@ static void model_defaults(train_opts *o)
         o->data = emb ? DEFAULT_DICT : lm ? DEFAULT_TEXT : DEFAULT_IMAGES;
 }
 
+/* A reducer of its own for the dense parameters needs a model that has
+ * other parameters, and gossip mixes every parameter with one partner. */
+static void check_dense_reducer(const train_opts *o)
+{
+    if (!strcmp(o->dense_reducer, o->reducer))
+        return;
+    if (strcmp(o->model, "embedlm") && strcmp(o->model, "wordlm"))
+        bench_usage_error(PROG, "--dense-reducer %s: %s has no embedding; every parameter is "
+                          "reduced by --reducer %s", o->dense_reducer, o->model, o->reducer);
+    unsigned a = 0, b = 0;
+    rb_reducer_traits_with(o->reducer, &o->ropts, &a);
+    rb_reducer_traits_with(o->dense_reducer, &o->ropts, &b);
+    if ((a | b) & RB_TRAIT_GOSSIP)
+        bench_usage_error(PROG, "--dense-reducer %s with --reducer %s: gossip mixes all the "
+                          "parameters with one partner a step, so both groups must use it",
+                          o->dense_reducer, o->reducer);
+}
+
 void train_parse_options(int argc, char **argv, train_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -280,6 +314,9 @@ void train_parse_options(int argc, char **argv, train_opts *o)
     if (!strcmp(o->model, "embedlm") && o->vocab > 0 && o->out_vocab > o->vocab)
         bench_usage_error(PROG, "--out-vocab %d: more words predicted than the --vocab %d words "
                           "embedded", o->out_vocab, o->vocab);
+    if (!strcmp(o->dense_reducer, "same"))
+        o->dense_reducer = o->reducer;
+    check_dense_reducer(o);
     if (o->record && !strcmp(o->device, "cuda"))
         bench_usage_error(PROG, "--record-gradients: host only (the gradient lives on the GPU under -d cuda)");
     if (o->record && o->record_max_bytes > BENCH_TRACE_MAX_BYTES)

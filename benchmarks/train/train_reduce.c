@@ -13,8 +13,8 @@
 /* The reducer's name, for the lines naming a failed call. */
 static const char *reducer_name = "";
 
-int train_group_create(grad_group *g, const train_opts *o, size_t rows, size_t cols, float *grad,
-                       float *params, int sparsifiable)
+int train_group_create(grad_group *g, const train_opts *o, const char *reducer, size_t rows,
+                       size_t cols, float *grad, float *params, int sparsifiable)
 {
     memset(g, 0, sizeof *g);
     g->n = rows * cols, g->rows = rows, g->cols = cols, g->grad = grad, g->params = params;
@@ -31,13 +31,13 @@ int train_group_create(grad_group *g, const train_opts *o, size_t rows, size_t c
         train_gpu_die("sparsification on the GPU", err);
     rb_config cfg;
     rb_config_default(&cfg);
-    cfg.name = o->reducer, cfg.comm = MPI_COMM_WORLD, cfg.rows = rows, cfg.cols = cols;
+    cfg.name = reducer, cfg.comm = MPI_COMM_WORLD, cfg.rows = rows, cfg.cols = cols;
     cfg.opts = o->ropts;
     cfg.device = g->on_gpu ? RB_DEVICE_CUDA : RB_DEVICE_HOST;
     int rc = rb_create(&cfg, &g->r);
-    reducer_name = o->reducer;
+    reducer_name = reducer;
     char what[256];
-    snprintf(what, sizeof what, "%s: create for the %zu x %zu gradient", o->reducer, rows, cols);
+    snprintf(what, sizeof what, "%s: create for the %zu x %zu gradient", reducer, rows, cols);
     bench_all_ok(MPI_COMM_WORLD, rc, what, rb_last_error());   /* rb_create: every rank alike */
     return rc;
 }
