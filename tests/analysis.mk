@@ -4,13 +4,14 @@
 TESTS += tests/analysis/report.sh tests/analysis/verdict.sh \
 	tests/analysis/stats_unit.py tests/analysis/claims_synth.py \
 	tests/analysis/busy_synth.py tests/analysis/emulated_synth.py tests/analysis/render_check.py \
-	tests/analysis/browser.sh tests/analysis/installed.sh tests/analysis/damaged_synth.py
+	tests/analysis/browser.sh tests/analysis/installed.sh tests/analysis/damaged_synth.py \
+	tests/analysis/frontier_synth.py
 dist_check_SCRIPTS += tests/analysis/report.sh tests/analysis/report_check.py \
 	tests/analysis/verdict.sh tests/analysis/verdict_check.py \
 	tests/analysis/stats_unit.py tests/analysis/claims_synth.py \
 	tests/analysis/busy_synth.py tests/analysis/emulated_synth.py tests/analysis/synth.py \
 	tests/analysis/render_check.py tests/analysis/browser.sh tests/analysis/browser_check.py \
-	tests/analysis/installed.sh tests/analysis/damaged_synth.py
+	tests/analysis/installed.sh tests/analysis/damaged_synth.py tests/analysis/frontier_synth.py
 # Module-level tests of analysis/rbanalysis under Debian's python3-pytest
 # (SKIP without it): stats, claims' verdicts, load's busy rule, validate,
 # the workload table's fastest exact reducer, compare's point keys, the

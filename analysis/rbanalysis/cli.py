@@ -30,13 +30,14 @@ crossover = wire = Document = fmt = None
 
 def _import_heavy():
     global pd, claims, compare, figures, formatting, load, micro, stats, training, Document, fmt
-    global crossover, wire
+    global crossover, wire, frontier
     pd = importlib.import_module("pandas")
     claims, compare, figures, formatting, load, micro, stats, training, document = (
         importlib.import_module("." + m, __package__)
         for m in ("claims", "compare", "figures", "formatting", "load", "micro", "stats", "training",
                   "document"))
-    crossover, wire = (importlib.import_module("." + m, __package__) for m in ("crossover", "wire"))
+    crossover, wire, frontier = (importlib.import_module("." + m, __package__)
+                                 for m in ("crossover", "wire", "frontier"))
     Document, fmt = document.Document, formatting.number
 
 
@@ -280,6 +281,7 @@ def build_report(archive, outdir, inputs, targets):
         __version__, ", ".join("`%s`" % p for p in inputs)))
     section_claims(doc, ctab, cpoints)
     figs = crossover.section(doc, cpoints, agg, draw)
+    figs += frontier.section(doc, cpoints.get("frontier"), draw)
     section_inputs(doc, archive, rows)
     if not rows.empty:
         figs += section_micro(doc, rows, agg)

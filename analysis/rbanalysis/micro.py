@@ -63,10 +63,14 @@ def short_variants(reducers, options):
     than one value for that reducer in these data; the full option list
     stays in the options column."""
     parsed = [dict(p.split("=", 1) for p in str(o).split(",") if "=" in p) for o in options]
+    keys_of = {}
+    for red, opts in zip(reducers, parsed):
+        keys_of.setdefault(red, set()).update(opts)
+    # An option some runs of a reducer lack (rb_train's sparsify) varies too.
     varying = {}
     for red, opts in zip(reducers, parsed):
-        for k, v in opts.items():
-            varying.setdefault((red, k), set()).add(v)
+        for k in keys_of[red]:
+            varying.setdefault((red, k), set()).add(opts.get(k))
     out = []
     for red, opts in zip(reducers, parsed):
         keys = [k for k in opts if k != "seed" and len(varying[(red, k)]) > 1]

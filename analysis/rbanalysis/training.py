@@ -42,6 +42,7 @@ def records(archive):
             reducer = str(_attr(a, "reducer", default="?"))
             opts = (options_text(rec.options, reducer) if rec.options is not None
                     else _options_text(a, reducer))
+            opts = _with_training_options(opts, a, reducer)
             data = str(_attr(a, "dataset", "data_path", "data", default=""))
             info = {
                 "run": run.label, "file": run.path, "kind": run_kind(run.meta),
@@ -72,6 +73,22 @@ def records(archive):
                                                  [i["options"] for i in infos])):
             info["variant"] = v
     return out
+
+
+def _with_training_options(opts, attrs, reducer):
+    """rb_train's --dense-reducer (where it is not the reducer) and
+    --sparsify (with its error feedback, on unless said) are part of what a
+    run measured: runs that differ in them are other variants."""
+    parts = [opts]
+    dense = str(_attr(attrs, "dense_reducer", default=reducer))
+    if dense != reducer:
+        parts.append("dense_reducer=" + dense)
+    how = str(_attr(attrs, "sparsify", default="none"))
+    if how not in ("", "none"):
+        parts.append("sparsify=" + how)
+        if str(_attr(attrs, "error_feedback", default=1)) in ("0", "off"):
+            parts.append("sparsify_feedback=off")
+    return ",".join(p for p in parts if p)
 
 
 def _seed(value):
@@ -137,6 +154,9 @@ def phase_times(recs):
             tcol = next((c for c in p.columns if str(c) in ("iteration_s", "t_iter_s", "t_iteration_s", "total_s")), None)
             row["t_iter_s"] = float(np.median(p[tcol])) if tcol is not None else total
             row["embed_density"] = _embed_density(p, info["embedding_parameters"])
+            # rank 0's payload bytes per step, every gradient together
+            row["bytes_per_step"] = (float(np.median(p["bytes_sent"])) if "bytes_sent" in p.columns
+                                     else np.nan)
         else:
             c = rec.curve
             if c is not None and "wall_s" in c and "iteration" in c and c["iteration"].max() > 0:
@@ -145,6 +165,7 @@ def phase_times(recs):
                 row["t_iter_s"] = np.nan
             for ph in PHASES:
                 row["t_" + ph + "_s"] = np.nan
+            row["bytes_per_step"] = np.nan
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -241,7 +262,7 @@ def runs(curv, phases, targets=None):
     pr = pd.DataFrame(per_run)
     keep = ["tid", "run", "variant", "group", "reducer", "ranks", "model", "kind", "dataset",
             "malloc", "options", "oversubscribed", "busy", "platform", "seed",
-            "embedding_parameters", "embed_dim", "embed_density", "t_iter_s"] + \
+            "embedding_parameters", "embed_dim", "embed_density", "bytes_per_step", "t_iter_s"] + \
         ["t_%s_s" % p for p in PHASES]
     keys = ["tid", "run", "variant"]
     ph = (phases[[c for c in keep if c in phases and (c in keys or c not in pr.columns)]]
@@ -261,7 +282,7 @@ def summary(curv, phases, targets=None):
         return pd.DataFrame(), {}
     g = merged.groupby(["tid", "variant"], dropna=False)
     agg = {"n_repeats": ("run", "nunique")}
-    for col in ("final", "best", "it_target", "t_iter_s",
+    for col in ("final", "best", "it_target", "t_iter_s", "bytes_per_step",
                 "t_forward_s", "t_backward_s", "t_reduce_s", "t_update_s"):
         if col in merged:
             agg[col + "_median"] = (col, "median")
@@ -330,6 +351,33 @@ def paired_differences(truns, tid, variant, reference="dense"):
     if a["seed"].isna().any() or b["seed"].isna().any():
         notes.append("runs without a recorded seed left out")
     return diffs, seeds, "; ".join(notes)
+
+
+def parity(truns, tid, variant, metric, name=None):
+    """Accuracy parity of variant against dense in group tid: two one-sided
+    tests on the final metric's differences paired by seed.  A dict:
+    diffs, seeds, notes, median, low, high (the 90% interval), n, coverage,
+    class (equivalent, below, not-equivalent, inconclusive), words, unit
+    (the margin's), relative (perplexity: differences relative to dense)."""
+    name = name or variant
+    diffs, seeds, notes = paired_differences(truns, tid, variant)
+    tr = truns[truns["tid"] == tid]
+    higher = bool(tr["higher_is_better"].iloc[0]) if "higher_is_better" in tr and len(tr) else True
+    margin, unit, rel = margin_of(metric, higher, tr.get("final", []))
+    med, lo, hi, n, cov, cls = stats.paired_equivalence(diffs, margin)
+    worse = (hi < -margin) if higher else (lo > margin)
+    if cls == "not-equivalent" and worse:
+        cls = "below"
+    words = {"equivalent": "equivalent within +-%s (90%% interval inside the margin)" % unit,
+             "below": "below: %s worse than dense by more than %s" % (name, unit),
+             "not-equivalent": "not equivalent: %s better than dense by more than %s" % (name, unit),
+             "inconclusive": "inconclusive: the 90%% interval straddles +-%s" % unit}[cls]
+    if n < stats.min_pairs():
+        words = ("inconclusive: %d seed(s) paired with dense, need >= %d (rb_train --seed)"
+                 % (n, stats.min_pairs()))
+    return {"diffs": diffs, "seeds": seeds, "notes": notes, "median": med, "low": lo, "high": hi,
+            "n": n, "coverage": cov, "class": cls, "words": words, "unit": unit, "relative": rel,
+            "higher": higher, "margin": margin}
 
 
 def _add_iter_interval(out, merged, g):

@@ -73,11 +73,12 @@ def _root(f, tool, ranks, machine=None, extra=None):
     topo.attrs["pus"] = 64      # never oversubscribed unless a test says so
 
 
-def write_micro(path, rows, ranks=2, machine=None, extra=None, columns=()):
+def write_micro(path, rows, ranks=2, machine=None, extra=None, columns=(), options=None):
     """rows: dicts with at least reducer, size_bytes, t_avg_us (repeat,
     bytes_sent_avg, density, layout... default to a dense element-layout
     row of 4-byte floats); columns: (name, type) beyond rb_micro's, as a
-    later writer may add."""
+    later writer may add; options: the reducer options of the run
+    (opt_<key> attributes of /micro/results)."""
     cols = MICRO_COLUMNS + list(columns)
     out = np.zeros(len(rows), np.dtype(cols))
     for i, r in enumerate(rows):
@@ -99,14 +100,20 @@ def write_micro(path, rows, ranks=2, machine=None, extra=None, columns=()):
     with h5py.File(path, "w") as f:
         _root(f, "rb_micro", ranks, machine, extra)
         g = f.create_group("micro")
-        g.create_dataset("results", data=out)
+        res = g.create_dataset("results", data=out)
+        for k, v in (options or {}).items():
+            res.attrs["opt_" + k] = v
     return path
 
 
 def write_train(path, reducer, seed, iterations, wall_s, values, metric="test_accuracy",
-                model="mlp", ranks=2, t_iter=0.01, machine=None, target=0.0):
+                model="mlp", ranks=2, t_iter=0.01, machine=None, target=0.0, options=None,
+                bytes_per_step=0, embedding=None, attrs=None):
     """One rb_train run: its curve (evaluations at iterations, wall times,
-    metric values) and per-iteration phases summing to t_iter s."""
+    metric values) and per-iteration phases summing to t_iter s.  options:
+    the reducer's (/train/reducer_options); embedding: (rows, cols, nnz a
+    step) of an embedding model; attrs: more /train attributes
+    (dense_reducer, sparsify)."""
     curve = np.zeros(len(iterations), np.dtype(CURVE))
     curve["iteration"] = iterations
     curve["epoch"] = np.asarray(iterations, float) / max(iterations[-1], 1)
@@ -120,6 +127,9 @@ def write_train(path, reducer, seed, iterations, wall_s, values, metric="test_ac
     phases["iteration"] = np.arange(1, n + 1)
     phases["forward_s"] = phases["backward_s"] = phases["update_s"] = t_iter / 4
     phases["reduce_s"] = t_iter / 4
+    phases["bytes_sent"] = bytes_per_step
+    if embedding:
+        phases["embed_nnz"] = embedding[2]
     with h5py.File(path, "w") as f:
         _root(f, "rb_train", ranks, machine)
         g = f.create_group("train")
@@ -130,11 +140,17 @@ def write_train(path, reducer, seed, iterations, wall_s, values, metric="test_ac
         g.attrs["ranks"] = ranks
         g.attrs["seed"] = np.uint64(seed)
         g.attrs["iterations"] = n
-        g.attrs["embedding_parameters"] = np.uint64(0)
+        g.attrs["embedding_parameters"] = np.uint64(embedding[0] * embedding[1] if embedding else 0)
+        if embedding:
+            g.attrs["embed_dim"] = embedding[1]
         g.attrs["target_accuracy"] = target
         g.attrs["target_perplexity"] = 0.0
         g.attrs["timed_out"] = 0
-        g.create_group("reducer_options")
+        for k, v in (attrs or {}).items():
+            g.attrs[k] = v
+        ro = g.create_group("reducer_options")
+        for k, v in (options or {}).items():
+            ro.attrs[k] = v
         g.create_dataset("curves", data=curve)
         g.create_dataset("phases", data=phases)
     return path
