@@ -98,6 +98,46 @@ for path in sys.argv[1:]:
     assert abs(a["embed_row_density"] - density) < 1e-12, (a["embed_row_density"], density)
     assert (p.bytes_sent > 0).all(), p
 PY
+# --- --dense-reducer: the dense layers beside the embedding -----------------
+# agsparse on the embedding with dense allreduce on the rest trains to dense's
+# numbers; s2 the same way sends the dense layers' allreduce beside its
+# sketch (more bytes than s2 sketching the 197,760 dense parameters into
+# 0.0032 of them), and the archive says which reducer took them.
+"$MPIRUN" 2 "$train" --model embedlm --reducer agsparse --dense-reducer dense $short \
+    -o "$tmp/agd.h5" > "$tmp/agd" 2>&1 || bad "agsparse --dense-reducer dense exits $?: $(tail -n 3 "$tmp/agd")"
+for f in val_perplexity param_sum; do
+    a=$(field $f "$tmp/dense") b=$(field $f "$tmp/agd")
+    awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; if (d < 0) d = -d; m = a < 0 ? -a : a;
+        exit !(a != "" && d <= 1e-5 * m + 1e-4) }' ||
+        bad "dense and agsparse --dense-reducer dense differ in $f: '$a' vs '$b'"
+done
+sk="-O sketch_width_mode=fraction -O sketch_width=0.0032"
+for d in same dense; do
+    "$MPIRUN" 2 "$train" --model embedlm --reducer s2 $sk --dense-reducer $d $short \
+        -o "$tmp/s2-$d.h5" > "$tmp/s2-$d" 2>&1 || bad "s2 --dense-reducer $d exits $?: $(tail -n 3 "$tmp/s2-$d")"
+done
+/usr/bin/python3 - "$tmp/s2-same.h5" "$tmp/s2-dense.h5" "$tmp/agd.h5" <<'PY' || bad "--dense-reducer archives: see above"
+import sys, h5py, numpy as np
+def grp(path):
+    return h5py.File(path, "r")["train"]
+same, dense, agd = (grp(p) for p in sys.argv[1:])
+attr = lambda g: g.attrs["dense_reducer"].decode() if isinstance(g.attrs["dense_reducer"], bytes) \
+    else g.attrs["dense_reducer"]
+assert (attr(same), attr(dense), attr(agd)) == ("s2", "dense", "dense"), (attr(same), attr(dense))
+n = int(dense.attrs["dense_parameters"])
+extra = np.median(dense["phases"]["bytes_sent"]) - np.median(same["phases"]["bytes_sent"])
+# an allreduce of n floats sends at least 4n (p - 1) / p bytes a rank; the
+# sketch it replaces held 0.0032 n counters
+assert extra >= 4 * n * 0.5 - 4 * 0.0032 * n, (extra, n)
+PY
+for args in "--model lenet --reducer agsparse --dense-reducer dense:has no embedding" \
+            "--model embedlm --reducer gossip --dense-reducer dense:gossip mixes all" \
+            "--model embedlm --dense-reducer nosuch:not a reducer"; do
+    "$train" -o none ${args%%:*} --iterations 1 > "$tmp/out" 2>&1
+    rc=$?
+    [ $rc -eq 2 ] && grep -q -- "${args#*:}" "$tmp/out" || bad "${args%%:*}: exit $rc: $(cat "$tmp/out")"
+done
+
 # the archive's layout is the one results/README.md documents
 /usr/bin/python3 "${top_srcdir:-.}/tests/archive/archive_schema_check.py" "${top_srcdir:-.}/results/README.md" \
     "$tmp/dense.h5" "$tmp/agsparse.h5" || bad "embedlm archives do not conform to results/README.md"
