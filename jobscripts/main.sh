@@ -20,6 +20,9 @@
 #                  agsparse sparcml parallax omnireduce s2 gossip)
 #   RB_LENET_REDUCERS    reducers trained on lenet (default: none dense gossip)
 #   RB_SKIP_TRAIN  1 = microbenchmarks only
+#   RB_SKIP_FRONTIER  1 = no frontier runs (every lossy method at its knobs,
+#                  trained beside dense on embedlm and lenet, seeds 1..RB_SEEDS,
+#                  and s2 at the same sketches in rb_micro)
 #   RB_SKIP_SIM    1 = no SimGrid runs (the 128-rank simulated points)
 #   RB_SKIP_EMULATED  1 = no emulated-network runs (2 nodes at 1 Gbit: network
 #                  namespaces and tbf on this machine, as root)
@@ -45,7 +48,7 @@ case "$ranks$launches$reps$seeds" in *[!0-9]*|"")
 esac
 out=${RB_OUT:-$src/results/main-$(date -u +%Y%m%dT%H%M%SZ)}
 step=0
-say() { step=$((step + 1)); printf '\n=== [%d] %s (%s)\n' "$step" "$*" "$(date -u +%H:%M:%S)"; }
+say() { step=$((step + 1)); printf '\n=== [%d] %s (%s)\n' "$step" "$*" "$(date -u +%H:%M:%S)" | fold -s -w 120; }
 
 say "dependencies"
 "$src/tests/install-deps.sh"
@@ -64,10 +67,26 @@ fi
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 # Large buffers without a page fault per call (recorded in every archive).
 export GLIBC_TUNABLES=glibc.malloc.hugetlb=1
-run() { mpirun --bind-to none -np "$ranks" -x GLIBC_TUNABLES "$@"; }
 mkdir -p "$out"
+# A warning every run repeats (PAPI counters unavailable in a VM) is said
+# once at the end with its count; anything else on stderr shows at once.
+warnings="$out/warnings.txt"
+run() {
+    rrc=0
+    mpirun --bind-to none -np "$ranks" -x GLIBC_TUNABLES "$@" 2>"$out/.stderr" || rrc=$?
+    grep ': warning: ' "$out/.stderr" >>"$warnings" || :
+    grep -v ': warning: ' "$out/.stderr" | fold -s -w 120 >&2 || :
+    return $rrc
+}
 micro="$build/benchmarks/rb_micro"
 train="$build/benchmarks/rb_train"
+# One rb_train run: its archive and log are train-NAME.h5 and .txt; here,
+# one line with its final figures.
+train_one() {
+    name=$1; shift
+    run "$train" "$@" -o "$out/train-$name.h5" </dev/null >"$out/train-$name.txt"
+    printf '  %-26s %s\n' "$name" "$(sed -n 's/^final: //p' "$out/train-$name.txt" | cut -c1-90)"
+}
 
 # Every microbenchmark runs in several launches (new processes, new
 # placement and memory layout: a launch-to-launch effect of 2x was seen on
@@ -83,6 +102,15 @@ element-d0.01 --reducer all -m 64K:16M --stepfactor 4 -i 10 -x 2 --density 0.01
 element-d0.10 --reducer all -m 4M:16M --stepfactor 4 -i 5 -x 1 --density 0.1
 element-d0.50 --reducer all -m 4M:16M --stepfactor 4 -i 5 -x 1 --density 0.5
 CONFIGS
+# s2 at the frontier's sketches, in the same embedding setting: where one
+# trains as well as dense, the report judges S2's whole claim there.
+if [ "${RB_SKIP_FRONTIER:-0}" != 1 ]; then
+    # fraction 0.00125 = 1/16 x density here, as 0.0008 is on embedlm
+    for sk in "fraction 0.00125 1" "nnz 1 1" "nnz 4 3"; do
+        set -f; set -- $sk; set +f
+        echo "embedding-d0.02-s2-$1$2r$3 --reducer s2 --shape 32768x256 --layout row --density 0.02 -i 10 -x 2 -O sketch_width_mode=$1 -O sketch_width=$2 -O sketch_rows=$3"
+    done >>"$configs"
+fi
 say "rb_micro: $(wc -l <"$configs") configurations x $launches launches x $reps repetitions: the S2 authors' embedding setting (32768 x 256, row density 2%, their sketch width), GossipGraD against no communication with 20 ms of modelled compute per step, element density 1% (64 KiB - 16 MiB), 10% and 50% (the dense/sparse crossover)"
 for launch in $(seq 1 "$launches"); do
     while read -r name args; do
@@ -105,9 +133,12 @@ if [ "${RB_SKIP_TRAIN:-0}" != 1 ] && [ -x "$train" ]; then
         # The authors' sketch width: 0.25 x the embedding's row density.
         [ "$r" = s2 ] && extra="-O sketch_width_mode=fraction -O sketch_width=0.0032"
         [ "$r" = gossip ] && extra="-O gossip_mix=params"
+        # The sparse reducers take the embedding; the dense layers go
+        # through dense allreduce, as in the S2 authors' training.
+        case $r in none|dense|gossip) ;; *) extra="$extra --dense-reducer dense" ;; esac
         # shellcheck disable=SC2086
-        run "$train" --model embedlm --reducer "$r" $extra --seed "$seed" --iterations 400 \
-            --eval-every 100 -o "$out/train-embedlm-$r-$seed.h5" </dev/null
+        train_one "embedlm-$r-$seed" --model embedlm --reducer "$r" $extra --seed "$seed" \
+            --iterations 400 --eval-every 100
     done
     done
     say "rb_train: lenet on Fashion-MNIST, one epoch, reducers $lenet_reducers, seeds 1-$seeds (GossipGraD's regime: image classification)"
@@ -120,9 +151,39 @@ if [ "${RB_SKIP_TRAIN:-0}" != 1 ] && [ -x "$train" ]; then
         [ "$r" = s2 ] && extra="--sparsify topk:0.05 -O sketch_width_mode=nnz -O sketch_width=4 -O sketch_rows=3"
         [ "$r" = gossip ] && extra="-O gossip_mix=params"
         # shellcheck disable=SC2086
-        run "$train" --model lenet --reducer "$r" $extra --epochs 1 --seed "$seed" \
-            --eval-every 50 -o "$out/train-lenet-$r-$seed.h5" </dev/null
+        train_one "lenet-$r-$seed" --model lenet --reducer "$r" $extra --epochs 1 --seed "$seed" \
+            --eval-every 50
     done
+    done
+fi
+
+# The frontier: every lossy method at its knobs, trained beside dense with
+# the same seeds, so that each setting gets its accuracy difference, bytes
+# per step and time per iteration, and the report finds the narrowest s2
+# sketch (and the gossip setting) that trains as well as dense.
+if [ "${RB_SKIP_TRAIN:-0}" != 1 ] && [ "${RB_SKIP_FRONTIER:-0}" != 1 ] && [ -x "$train" ]; then
+    frontier="$out/frontier-configs.txt"
+    cat >"$frontier" <<FRONTIER
+embedlm s2-f0.0008 --reducer s2 --dense-reducer dense -O sketch_width_mode=fraction -O sketch_width=0.0008
+embedlm s2-ef --reducer s2 --dense-reducer dense -O sketch_width_mode=fraction -O sketch_width=0.0032 -O error_feedback=on
+embedlm s2-nnz1 --reducer s2 --dense-reducer dense -O sketch_width_mode=nnz -O sketch_width=1
+embedlm s2-nnz4r3 --reducer s2 --dense-reducer dense -O sketch_width_mode=nnz -O sketch_width=4 -O sketch_rows=3
+embedlm oktopk-0.01 --reducer oktopk --dense-reducer dense -O oktopk_select=topk -O oktopk_density=0.01 -O error_feedback=on
+embedlm gossip-grad --reducer gossip -O gossip_mix=grad
+lenet s2-nnz4r3-topk0.05 --reducer s2 --sparsify topk:0.05 -O sketch_width_mode=nnz -O sketch_width=4 -O sketch_rows=3
+lenet topk-0.01 --reducer agsparse --sparsify topk:0.01
+lenet topk-0.05 --reducer agsparse --sparsify topk:0.05
+lenet oktopk-0.01 --reducer oktopk -O oktopk_select=topk -O oktopk_density=0.01 -O error_feedback=on
+lenet gossip-grad --reducer gossip -O gossip_mix=grad
+FRONTIER
+    say "rb_train: the frontier: $(wc -l <"$frontier") settings of the lossy methods (s2 sketch widths and rows, error feedback; top-k; Ok-Topk's top-k; gossip's mixing) on embedlm and lenet, seeds 1-$seeds"
+    for seed in $(seq 1 "$seeds"); do
+        while read -r model name args; do
+            steps="--iterations 400 --eval-every 100"
+            [ "$model" = lenet ] && steps="--epochs 1 --eval-every 50"
+            # shellcheck disable=SC2086
+            train_one "$model-$name-$seed" --model "$model" $args --seed "$seed" $steps
+        done <"$frontier"
     done
 fi
 
@@ -195,6 +256,15 @@ if [ "${RB_SKIP_EMULATED:-0}" != 1 ]; then
             *) tail -20 "$out/emulated.txt"; echo "main.sh: the emulated-network runs failed (exit $erc; log $out/emulated.txt)" >&2; exit 1 ;;
         esac
     fi
+fi
+
+rm -f "$out/.stderr"
+if [ -s "$warnings" ]; then
+    printf '\nWarnings of the runs, each once with the number of times it was given (all: %s):\n' "$warnings" |
+        fold -s -w 120
+    sort "$warnings" | uniq -c | sort -rn | while read -r n line; do
+        printf '%s [%d times]\n' "$line" "$n" | fold -s -w 120
+    done
 fi
 
 say "report"
