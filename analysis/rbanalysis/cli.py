@@ -697,7 +697,8 @@ def section_micro(doc, rows, agg):
 
     out += subsection(doc, "Measured against the cost model", micro.model_fit(agg), "micro_model", {
         "kind": "kind", "variant": "reducer", "points": "points", "ratio_median": "meas/model",
-        "ratio_min": "min", "ratio_max": "max", "within_0.5_2": "share in 0.5-2x"},
+        "ratio_min": "min", "ratio_max": "max", "within_0.5_2": "share in 0.5-2x",
+        "floor_over_model": "floor/model", "explained": "why (where the data say)"},
         "no row has a model time (archives before rb_micro's model column)",
         intro="measured median / the cost model's time (docs/cost-model.md): a reducer far off "
               "its model has a bug, a missing optimisation, or a cost the model leaves out.")

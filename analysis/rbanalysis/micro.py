@@ -289,11 +289,34 @@ def model_fit(agg):
     if d is None:
         return pd.DataFrame()
     d["ratio"] = d["t_avg_us_median"] / d["t_model_us_median"]
+    floor = d["t_floor_us_median"] if "t_floor_us_median" in d else np.nan
+    d["floor_ratio"] = floor / d["t_model_us_median"]
     g = d.groupby(["kind", "variant"], sort=True)["ratio"]
     out = pd.DataFrame({"points": g.size(), "ratio_median": g.median(), "ratio_min": g.min(),
                         "ratio_max": g.max(),
-                        "within_0.5_2": g.agg(lambda r: float(((r >= 0.5) & (r <= 2)).mean()))})
-    return out.reset_index()
+                        "within_0.5_2": g.agg(lambda r: float(((r >= 0.5) & (r <= 2)).mean())),
+                        "floor_over_model": d.groupby(["kind", "variant"], sort=True)["floor_ratio"]
+                        .median()})
+    out = out.reset_index()
+    out["explained"] = [_model_gap(r) for _, r in out.iterrows()]
+    return out
+
+
+def _model_gap(r):
+    """Why a reducer is slower than its model, where the data say: the
+    memory floor measured at run time (one read pass of the input) against
+    the model's whole call.  The model's memory bandwidth is a calibration's;
+    on a loaded VM one pass over a dense input can take longer than the
+    model's whole call, and every reducer that scans its input pays it."""
+    ratio, floor = r["ratio_median"], r["floor_over_model"]
+    if not (ratio > 2 and np.isfinite(floor)):
+        return ""
+    if floor >= 0.5 * ratio:
+        return ("the input's memory floor here alone is %.1fx the model's whole call: the pass "
+                "over the dense input, slower on this machine than the model's bandwidth, sets "
+                "the time" % floor)
+    return ("the memory floor is %.1fx the model: the rest of the gap is local work the model "
+            "leaves out (encode and decode phases)" % floor)
 
 
 def memory_floor(agg):
