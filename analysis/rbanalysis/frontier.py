@@ -324,6 +324,21 @@ def _s2_joint_at(label, tid, at, s2p, summ, make_row):
                    float(np.nanmedian(pts["s2_rel_l2_err"])) if pts["s2_rel_l2_err"].notna().any()
                    else np.nan, sp, base, at["seeds"]),
             would_change=_s2_would_change(parts)))
+    # Platforms that measured s2 at other sketches but not at this one: the
+    # joint claim is open there, and the row says how to settle it.
+    for kind, plat in _s2_platforms(s2p):
+        if (kind, plat) in micro:
+            continue
+        parts = [acc, ("missing", "reduction and reduce speedup on %s" % plat), train_part]
+        rows.append(make_row(
+            "s2_joint", setting="paper", platform=plat, data=kind, oversubscribed="no",
+            busy="-", points=0, model=at["model"], claim=head,
+            verdict=_verdict_words(_joint_class(parts), parts),
+            verdict_class=_joint_class(parts),
+            why="%s vs dense, %s; %s ran s2 at other sketches, not at this one"
+                % (_fmt_diff(at), at["parity"], plat),
+            would_change="rb_micro with this sketch's options at the S2 authors' setting on %s "
+                         "(%s)" % (plat, _how_to_run(kind, plat))))
     if not rows:
         parts = [acc, ("missing", "reduction and reduce speedup"), train_part]
         cls = _joint_class(parts)
@@ -338,6 +353,22 @@ def _s2_joint_at(label, tid, at, s2p, summ, make_row):
             would_change="rb_micro --reducer all --shape 32768x256 --layout row --density 0.02 "
                          "with this sketch's options, in >= 6 launches"))
     return rows
+
+
+def _s2_platforms(s2p):
+    """(kind, platform) of every platform with an s2 point in row layout."""
+    if s2p is None or s2p.empty:
+        return []
+    pts = s2p[s2p["layout"] == "row"]
+    return sorted(set(zip(pts["kind"], pts["platform"])))
+
+
+def _how_to_run(kind, plat):
+    if kind == "simulated":
+        return "jobscripts/sim/claims.sh, -O sketch_width_mode/-O sketch_width in its s2 runs"
+    if "emulated" in str(plat):
+        return "jobscripts/emulated/sweep, the s2 line with this sketch"
+    return "rb_micro --reducer s2 --shape 32768x256 --layout row --density 0.02, >= 6 launches"
 
 
 def _busy(pts, at):
