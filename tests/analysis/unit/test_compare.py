@@ -2,7 +2,8 @@
 """analysis/rbanalysis/compare.py: the key that pairs a point of run A with
 the same point of run B.  The same configuration simulated on two
 platforms is two points (one key each); a measured point's key does not
-depend on the platform column.  A damaged report directory (a table cut
+depend on the platform column; a joint claim whose setting at parity
+differs between A and B is a contradiction.  A damaged report directory (a table cut
 short, text where a number belongs) is refused, not compared."""
 
 import os
@@ -74,3 +75,23 @@ def test_a_damaged_report_is_refused(tmp_path, points, reason):
     with pytest.raises(compare.DatasetError) as e:
         compare.dataset(report_dir(tmp_path, points))
     assert reason in str(e.value)
+
+
+def _joint(claim, median=3.0):
+    import pandas as pd
+    from rbanalysis import claims
+    row = claims._row("s2_joint", claim=claim, setting="paper", platform="this machine, 2 ranks",
+                      data="measured", oversubscribed="no", busy="no", points=6, repetitions=2,
+                      measured_median=median, measured_low=median * 0.9,
+                      measured_high=median * 1.1, launches=6, model="embedlm",
+                      verdict="meets the joint claim", verdict_class="meets")
+    return pd.DataFrame([row], columns=claims.COLUMNS)
+
+
+def test_a_parity_setting_that_differs_is_a_contradiction():
+    a = _joint("S2 at parity (width 0.0625 x the row density, 1 row, embedlm)")
+    b = _joint("S2 at parity (width 0.25 x the row density, 1 row, embedlm)")
+    rows, checked, _ = compare.headline_contradictions(a, b)
+    assert len(rows) == 1 and "setting at parity differs" in rows[0]["item"]
+    same, checked, _ = compare.headline_contradictions(a, a)
+    assert same == [] and checked == ["S2 at parity (measured, this machine, 2 ranks, embedlm)"]
