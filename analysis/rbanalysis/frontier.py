@@ -173,9 +173,12 @@ def s2_settings(fp):
             continue
         ok = s2[s2["parity"] == "equivalent"]
         parity = (ok.sort_values(["bytes_per_step", "t_iter_s"]).iloc[0] if len(ok) else None)
-        authors = [r for _, r in s2.iterrows()
-                   if sketch_of(r["options"], r["embed_density"])[0] == "x density"
-                   and _near(sketch_of(r["options"], r["embed_density"])[1], 0.25)]
+        # the authors' rule: a fraction width 0.25 x density, no error
+        # feedback (theirs has none) before one with it
+        authors = sorted((r for _, r in s2.iterrows()
+                          if sketch_of(r["options"], r["embed_density"])[0] == "x density"
+                          and _near(sketch_of(r["options"], r["embed_density"])[1], 0.25)),
+                         key=lambda r: sketch_of(r["options"], r["embed_density"])[3])
         out[tid] = (parity, authors[0] if authors else None, s2)
     return out
 
