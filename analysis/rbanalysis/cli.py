@@ -281,7 +281,8 @@ def build_report(archive, outdir, inputs, targets):
         __version__, ", ".join("`%s`" % p for p in inputs)))
     section_claims(doc, ctab, cpoints)
     figs = crossover.section(doc, cpoints, agg, draw)
-    figs += frontier.section(doc, cpoints.get("frontier"), draw)
+    figs += frontier.section(doc, cpoints.get("frontier"), draw,
+                             [r.path for r in archive.refusals if r.reason.startswith("diverged")])
     section_inputs(doc, archive, rows)
     if not rows.empty:
         figs += section_micro(doc, rows, agg)

@@ -265,7 +265,9 @@ def s2_joint_rows(fp, s2p, summ, make_row):
     for tid, (parity, authors, s2) in sorted(s2_settings(fp).items()):
         if parity is None:
             rows.append(_no_parity_row(tid, s2, make_row))
-        for label, at in (("at parity", parity), ("at the authors' width", authors)):
+        same = parity is not None and authors is not None and parity["variant"] == authors["variant"]
+        for label, at in (("at parity, the authors' width," if same else "at parity", parity),
+                          ("at the authors' width", None if same else authors)):
             if at is not None:
                 rows += _s2_joint_at(label, tid, at, s2p, summ, make_row)
     return rows
@@ -451,10 +453,17 @@ def gossip_joint_rows(fp, o1_rows, make_row):
 HEADING = "Where each method holds: the accuracy-bytes-time frontier"
 
 
-def section(doc, fp, draw):
+def section(doc, fp, draw, diverged=()):
     """The report's section: the frontier table per training group and the
-    trade-off figure (drawn by draw(doc, fn, *args), rb-report's)."""
+    trade-off figure (drawn by draw(doc, fn, *args), rb-report's); diverged:
+    the training archives refused because their loss diverged (a setting
+    too lossy to train has no point, so they are named here)."""
     doc.heading(2, HEADING)
+    if diverged:
+        names = sorted(os.path.basename(p) for p in diverged)
+        doc.para("Diverged (a loss became NaN or infinite; no accuracy, so no point below; "
+                 "refused, see Inputs): %d run(s): %s." % (len(names), ", ".join(
+                     "`%s`" % n for n in names[:12]) + (", ..." if len(names) > 12 else "")))
     if fp is None or fp.empty:
         doc.para("No training group of these data holds dense beside another reducer: no frontier.")
         return []
