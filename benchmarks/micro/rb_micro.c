@@ -399,7 +399,11 @@ static int sweep(micro_setup *s, int *had_error)
 static int export_json(micro_run *c, const char *h5path, const char *path)
 {
     char msg[4400] = "";
+    /* A stop signal during the export waits for its end (a second or so):
+     * then the lines are whole or absent, never a FILE.tmp left behind. */
+    bench_fault_hold(1);
     int rc = c->rank == 0 ? micro_jsonl_export(h5path, path, c->o->force, msg, sizeof msg) : 0;
+    bench_fault_hold(0);
     MPI_Bcast(&rc, 1, MPI_INT, 0, c->comm);
     if (rc)
         bench_fail_on(c->rank == 0, BENCH_NO_CODE, "-J", "%s", strncmp(msg, "-J: ", 4) ? msg : msg + 4);
