@@ -85,6 +85,11 @@ def relative(v):
     return "-" if missing(v) else "%+.2f%% perplexity" % (100 * float(v))
 
 
+# A unit in words is written once after an interval: '-0.25 [-0.50, +0.10] points'.
+points.bare, points.suffix = (lambda v: "%+.2f" % float(v)), " points"
+relative.bare, relative.suffix = (lambda v: "%+.2f%%" % (100 * float(v))), " perplexity"
+
+
 def plain_unit(v):
     """A number whose unit is not known: said so rather than left bare."""
     return "-" if missing(v) else "%.3g (no unit)" % float(v)
@@ -124,6 +129,8 @@ def interval(med, lo, hi, f, exact=False):
     if exact or (stats.has_interval(lo, hi) and f(lo) == f(hi) == f(med)):
         return "%s (exact)" % f(med)
     if stats.has_interval(lo, hi):
+        if hasattr(f, "suffix"):
+            return "%s [%s, %s]%s" % (f.bare(med), f.bare(lo), f.bare(hi), f.suffix)
         return "%s [%s, %s]" % (f(med), f(lo), f(hi))
     return "%s (no interval)" % f(med)
 
