@@ -124,9 +124,18 @@ def main(argv=None):
               file=sys.stderr)
         return 2
     _import_heavy()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        status = _main_report(args)
+    # a warning that came many times (one per group, per point) is said once, with its count
+    say_counted(["%s: %s" % (w.category.__name__, w.message) for w in caught],
+                "rb-report: warning: ", sys.stderr)
+    return status
+
+
+def _main_report(args):
     archive = load.load(args.paths)
-    for r in archive.refusals:
-        print("rb-report: " + r.message(), file=sys.stderr)
+    say_counted([r.message() for r in archive.refusals], "rb-report: ", sys.stderr)
     if not archive.runs:
         print("rb-report: nothing usable in %s (%d file(s) found, %d refused); no report written"
               % (" ".join(args.paths), len(archive.files), len(archive.refusals)), file=sys.stderr)
@@ -970,12 +979,13 @@ def plain(text):
 
 
 def say_counted(messages, prefix, file=None):
-    """Each distinct message once, with how many times it came."""
+    """Each distinct message once, with how many times it came (one line
+    each: on stderr a line names its file whole, for grep)."""
     counts = {}
     for m in messages:
         counts[m] = counts.get(m, 0) + 1
     for m, n in counts.items():
-        say("%s%s%s" % (prefix, "(%d times) " % n if n > 1 else "", m), file)
+        print("%s%s%s" % (prefix, "(%d times) " % n if n > 1 else "", m), file=file or sys.stdout)
 
 
 def headline_items(ctab):
