@@ -12,7 +12,7 @@ LONG_TABLE_ROWS rows, folded under a line that says what it holds and
 opens it, then scrolling downwards under a sticky header; a table marked
 full, such as the claims, shows every row), a row's notes (why a verdict,
 what would change it) as a line under it, figures three to a row (two
-panels: two thirds of a row), and the report's Markdown (emphasis, code,
+panels: half a row), and the report's Markdown (emphasis, code,
 links) rendered, never left as text."""
 
 import base64
@@ -28,6 +28,9 @@ fmt = formatting.number     # the name the rest of the package uses
 # More rows than this: the table is folded (a line says what it holds and
 # opens it), then scrolls in its box under a sticky header.
 LONG_TABLE_ROWS = 6
+# A row's note longer than this (characters) shows its first line, the rest
+# folded (summary ...).
+NOTE_OPEN = 170
 
 # Verdict classes (claims table, verdict_class, and figures.display_class's
 # median-only) and their colours: the verdict figure's, one per meaning.
@@ -42,7 +45,7 @@ VERDICT_KEY = (("meets", "meets the claim, or equivalent within the margin"),
                ("missing", "not measured"))
 
 CSS = """
-body{font-family:sans-serif;max-width:1240px;margin:auto;padding:0 16px;line-height:1.35}
+body{font-family:sans-serif;max-width:1240px;margin:auto;padding:0 16px;line-height:1.3}
 h1{margin:10px 0 4px}h2{margin:18px 0 6px}h3{margin:12px 0 4px;font-size:1.05em}p{margin:6px 0}
 nav.toc{border:1px solid #ddd;background:#fafafa;padding:2px 12px;font-size:12px}
 nav.toc ul{margin:1px 0;padding-left:16px}nav.toc>ul{columns:3}nav.toc li{break-inside:avoid}
@@ -50,7 +53,7 @@ nav.toc ul{margin:1px 0;padding-left:16px}nav.toc>ul{columns:3}nav.toc li{break-
 .headline .tablebox{border:none}.headline table{font-size:13px;width:100%%}.headline td,.headline th{border:none;text-align:left;padding:2px 10px 2px 0}
 .headline td{max-width:none}.headline tr.why td{padding:0 0 4px 14px;font-size:12px;color:#444}
 .headline tr.why summary{cursor:pointer;color:#0550ae;font-size:11.5px}
-.verdict{font-weight:bold;padding:1px 6px;border-radius:4px;color:#fff}
+.verdict{font-weight:bold;padding:1px 6px;border-radius:4px;color:#fff;display:inline-block}
 %s
 .vkey{font-size:12px;margin:3px 0}.vkey .verdict{margin-right:2px}.vkey>span.k{margin-right:12px;white-space:nowrap}
 .tablebox{overflow-x:auto;max-width:100%%;margin:4px 0;border:1px solid #ddd}
@@ -61,21 +64,21 @@ td,th{border:1px solid #ccc;padding:2px 5px;text-align:left;vertical-align:top}
 td{max-width:22em;overflow-wrap:break-word}td.n{text-align:right;white-space:nowrap}
 th{background:#eee;position:sticky;top:0;z-index:1;overflow-wrap:anywhere}
 tr.note td{border-top:none;color:#444;font-size:11.5px;padding:0 6px 4px 18px;max-width:none}
-tr.noted td{border-bottom:none}tr.section td{background:#f3f6fa;font-size:12.5px;max-width:none}
+tr.noted td{border-bottom:none}tr.note summary{cursor:pointer}tr.section td{background:#f3f6fa;font-size:12.5px;max-width:none}
 dl.key{columns:2;column-gap:24px;font-size:12px;margin:4px 0;line-height:1.3}
 dl.key>div{break-inside:avoid;margin:0 0 3px}dl.key dt{display:inline;font-weight:bold}
 dl.key dd{display:inline;margin:0}dl.key dt::after{content:": "}
-.figures{display:grid;grid-template-columns:repeat(3,minmax(0,1fr));gap:8px 14px;grid-auto-flow:dense}
-figure{margin:4px 0;min-width:0}figure.wide{grid-column:span 2}figure.full{grid-column:1/-1}
+.figures{display:grid;grid-template-columns:repeat(6,minmax(0,1fr));gap:8px 14px;grid-auto-flow:dense}
+figure{margin:4px 0;min-width:0;grid-column:span 2}figure.wide{grid-column:span 3}figure.full{grid-column:1/-1}
 figure img{width:100%%;height:auto;display:block}figcaption{font-size:11.5px;color:#333}
 figure.full img{width:auto;max-width:100%%}
-p.note{color:#555;font-style:italic;margin:3px 0}
+p.note{color:#555;font-style:italic;margin:3px 0}p.tmeta{margin:2px 0 8px}
 small a{overflow-wrap:anywhere}
 @media print{body{max-width:none}nav.toc{display:none}
 .tablebox,details.fold>.tablebox{overflow:visible;max-height:none;border:none}
 table{font-size:8px}td{max-width:none;overflow-wrap:anywhere}td.n{white-space:normal}
 td,th{padding:1px 3px}th{position:static;overflow-wrap:anywhere}figure{break-inside:avoid}
-.figures{grid-template-columns:repeat(2,minmax(0,1fr))}}
+figure{grid-column:span 3}figure.wide,figure.full{grid-column:1/-1}}
 """ % "\n".join(".verdict.%s{background:%s}" % kv for kv in VERDICT_COLOURS.items())
 
 # Source columns shown with a unit: name -> formatter (the CSV keeps the number).
@@ -237,10 +240,10 @@ class Document:
     def _html_figure(self, filename, caption, clipped=()):
         with open(os.path.join(self.outdir, filename), "rb") as f:
             png = f.read()
-        # one third of a row; two panels two thirds; wider ones (the
-        # verdict, one panel per rank count) a row of their own
+        # one panel a third of a row; two panels half a row; wider ones
+        # (the verdict, one panel per rank count) a row of their own
         width = _png_width(png)
-        cls = "full" if width > 820 else "wide" if width > 450 else ""
+        cls = "full" if width > 700 else "wide" if width > 450 else ""
         return ("<figure%s%s><img alt='%s' src='data:image/png;base64,%s'>"
                 "<figcaption>%s</figcaption></figure>"
                 % (" class='%s'" % cls if cls else "",
@@ -305,18 +308,24 @@ def _html_table(heads, cells, csv, caption=None, full=False, notes=None, section
         note = notes[i] if notes else ""
         rows.append("<tr%s>%s</tr>" % (" class='noted'" if note else "",
                                        "".join(_html_cell(v) for v in r)))
-        if note:
+        if note and len(note) > NOTE_OPEN:
+            # a long note: its start, the rest a click away
+            cut = note.rfind(" ", 0, NOTE_OPEN - 20)
+            rows.append("<tr class='note'><td colspan='%d'><details><summary>%s ...</summary>%s"
+                        "</details></td></tr>" % (len(heads), _inline(note[:cut]), _inline(note)))
+        elif note:
             rows.append("<tr class='note'><td colspan='%d'>%s</td></tr>" % (len(heads), _inline(note)))
     link = "<a href='%s'>%s</a>" % (html.escape(csv, quote=True), html.escape(csv))
     box = ("<div class='tablebox'><table><thead><tr>%s</tr></thead><tbody>%s</tbody></table></div>"
            % (head, "".join(rows)))
-    cap = "<p class='caption'><small>%s</small></p>" % _inline(caption) if caption else ""
+    # what every row shares and the CSV: one line under the table
+    meta = "<p class='tmeta'><small>%sfull table: %s</small></p>" % (
+        _inline(caption) + " " if caption else "", link)
     if len(cells) > LONG_TABLE_ROWS and not full:
-        return ("%s<details class='fold'><summary>table of %d rows: %s (show)</summary>%s</details>"
-                "<p><small>full table: %s</small></p>"
-                % (cap, len(cells), html.escape(", ".join(str(h) for h in heads[:8])
-                                                + (", ..." if len(heads) > 8 else "")), box, link))
-    return "%s%s<p><small>full table: %s</small></p>" % (cap, box, link)
+        return ("<details class='fold'><summary>table of %d rows: %s (show)</summary>%s</details>%s"
+                % (len(cells), html.escape(", ".join(str(h) for h in heads[:8])
+                                           + (", ..." if len(heads) > 8 else "")), box, meta))
+    return box + meta
 
 
 def verdict_key_html(classes=None):

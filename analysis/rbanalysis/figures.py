@@ -39,9 +39,9 @@ MARKERS = "osD^v<>px*h+"
 LINESTYLES = ("-", "--", ":", "-.")
 DPI = 90
 # Inches: one plot fills a third of the page's 1216 px column at DPI, two
-# panels two thirds.
-ONE = (4.4, 2.9)
-TWO = (8.8, 2.9)
+# panels half of it.
+ONE = (4.4, 2.8)
+TWO = (6.6, 2.8)
 FONT = {"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "legend.fontsize": 6.5,
         "xtick.labelsize": 7, "ytick.labelsize": 7, "figure.titlesize": 8}
 matplotlib.rcParams.update(FONT)
@@ -415,7 +415,7 @@ def _two_plots(outdir, name, caption, panels, suptitle=None, values=None):
         plt.close(fig)
         return _few(name, caption, max(counts), values)
     if suptitle:
-        fig.suptitle(title_text(suptitle, 115, 2), fontsize=8)
+        fig.suptitle(title_text(suptitle, 85, 2), fontsize=8)
     return _save(fig, outdir, name), caption
 
 
@@ -500,7 +500,7 @@ def _one_size_latency(one, titles, outdir):
     """Groups run at one size, a row each: every reducer's median time per
     call relative to dense's in that group (to the fastest where dense is
     absent), with its interval; one colour per reducer."""
-    fig, ax = plt.subplots(figsize=(8.8, 0.9 + 0.3 * len(one)))
+    fig, ax = plt.subplots(figsize=(6.6, 1.0 + 0.2 * len(one)))
     variants = sorted({v for _, s in one for v in s["variant"]})
     n = 0
     labels = []
@@ -525,7 +525,12 @@ def _one_size_latency(one, titles, outdir):
     ax.set_yticklabels(labels, fontsize=6.5)
     ax.set_ylim(len(one) - 0.5, -0.5)
     _axes(ax, "time per call / dense's in the same group (log; < 1: faster than dense)", "",
-          xscale="log", legend=6.5)
+          xscale="log", legend=0)
+    # the legend beside the rows, not below them
+    handles, labels = ax.get_legend_handles_labels()
+    seen = dict(zip(labels, handles))
+    ax.legend(list(seen.values()), [_tick_name(k, 22) for k in seen], fontsize=6, loc="upper left",
+              bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.suptitle("Groups run at one size: each reducer's time relative to dense", fontsize=8)
     name = _save(fig, outdir, "latency_one_size.png")
     return (name, "groups run at one size (%s): each reducer's median time per call relative to "
@@ -858,7 +863,7 @@ def verdict(ctab, outdir):
     left_out = [c for c in dict.fromkeys(ctab["claim_id"]) if c not in claims]
     ctab = ctab[ctab["claim_id"].isin(claims)]
     heights = [max(1, (ctab["claim_id"] == c).sum()) for c in claims]
-    fig, axes = plt.subplots(len(claims), 1, figsize=(9, 0.6 + 0.22 * sum(heights) + 0.45 * len(claims)),
+    fig, axes = plt.subplots(len(claims), 1, figsize=(9, 0.6 + 0.28 * sum(heights) + 0.42 * len(claims)),
                              gridspec_kw={"height_ratios": [h + 1.5 for h in heights]}, squeeze=False)
     drawn = 0
     shown = set()

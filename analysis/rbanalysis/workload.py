@@ -129,7 +129,7 @@ def figures(wl, red, outdir):
     sub = red[red["kind"] == red["kind"].iloc[0]] if len(red) else red
     ranks = sorted(sub["ranks"].unique())[:4]
     if ranks:
-        fig, axes = plt.subplots(1, len(ranks), figsize=(3.0 * len(ranks) + 1.4, 3.2), squeeze=False)
+        fig, axes = plt.subplots(1, len(ranks), figsize=(2.6 * len(ranks) + 1.0, 3.0), squeeze=False)
         for ax, p in zip(axes[0], ranks):
             s = sub[sub["ranks"] == p]
             reducers = sorted(s["reducer"].unique())
@@ -152,7 +152,7 @@ def figures(wl, red, outdir):
                          "Each reducer's time per call on each workload (minimum over "
                          "repetitions and steps), one panel per rank count."))
     if len(wl):
-        fig, axes = plt.subplots(1, 2, figsize=(8.8, 3.2))
+        fig, axes = plt.subplots(1, 2, figsize=(6.6, 3.0))
         for i, (w, s) in enumerate(sorted(wl.groupby("workload"), key=lambda kv: _order(kv[0]))):
             s = s.groupby("ranks")[["union_ratio", "imbalance"]].median().reset_index()
             style = dict(marker="osD^v<>"[i % 7], label=w, color=series_colour(i))
