@@ -233,6 +233,15 @@ def test_verdict(tmp):
           and np.isclose(filled["paper_value"].iloc[0], 0.81)
           and np.isclose(filled["paper_value"].iloc[3], 1.0) and (filled["why"] == "c").all(),
           "claims_for_report fills an older claims table: %s" % list(filled["verdict_class"]))
+    later = cli.claims_for_report(ctab.assign(why="the interval is above 81%",
+                                              would_change="a point below 81%"))
+    notes = cli.claim_notes(later)
+    check(notes[0] == "*why*: the interval is above 81%; *would change it*: a point below 81%"
+          and cli.claim_notes(cli.claims_for_report(ctab))[0] == "",
+          "a claims row's why and would_change as its note, when the columns are there: %s" % notes[0])
+    box = document._html_headline(["x"], cli.headline_rows(later))
+    check("<details><summary>why / what would change it</summary>" in box and "a point below 81%" in box,
+          "the headline box: why and would_change folded under a row")
     rows = cli.headline_rows(cli.claims_for_report(ctab))
     check([r[5] for r in rows] == ["meets", "below", "below"] and rows[0][2] == "83.2% (exact)",
           "headline box rows: %s" % [r[2] for r in rows])
