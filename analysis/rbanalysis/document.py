@@ -131,8 +131,8 @@ class Document:
     def table(self, df, name, columns=None, caption=None, full=False, notes=None, sections=None):
         """Show df (optionally a subset/renaming {col: header}); write the
         full table to tables/<name>.csv.  A column with no value in any row
-        is left out, and one with the same value in every row (of several)
-        is said once above the table instead.  full: every row shown, never
+        is left out, and one (but the first) with the same value in every
+        row (of several) is said once under the table instead.  full: every row shown, never
         folded (the claims); notes: a Markdown line per row shown under it
         ('' for none); sections: a Markdown line per row, shown once above
         the rows that share it (the claim and how it is read, above its
@@ -149,8 +149,9 @@ class Document:
         keep = [j for j in range(len(cols)) if any(r[j] not in ("", "-") for r in cells)]
         same = []
         if len(cells) > 2:
-            same = [j for j in keep if len({r[j] for r in cells}) == 1 and len(cells[0][j]) < 60]
-            if len(same) == len(keep):
+            # the first column names the rows (a group): always shown
+            same = [j for j in keep if j > 0 and len({r[j] for r in cells}) == 1 and len(cells[0][j]) < 60]
+            if len(same) >= len(keep) - 1:   # every column alike: the table as it is
                 same = []
         if same:
             caption = "%sIn every row: %s." % (caption + " " if caption else "", "; ".join(

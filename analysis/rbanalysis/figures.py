@@ -480,10 +480,13 @@ def latency(agg, outdir):
     out = []
     titles = short_groups(agg)
     groups = natural_groups(agg, "gid")
-    one = [(g, s) for g, s in groups if s["size_bytes"].nunique() == 1]
+    # one size and enough points for a figure (fewer: a table row, below)
+    one = [(g, s) for g, s in groups if s["size_bytes"].nunique() == 1
+           and np.isfinite(s["t_avg_us_median"].to_numpy(dtype=float)).sum() >= MIN_POINTS]
     if len(one) >= 2:
         out.append(_one_size_latency(one, titles, outdir))
-        groups = [(g, s) for g, s in groups if s["size_bytes"].nunique() > 1]
+        drawn = {g for g, _ in one}
+        groups = [(g, s) for g, s in groups if g not in drawn]
     for gid, sub in groups[:MAX_FIGURES_PER_KIND]:
         out.append(_one_plot(
             outdir, "latency_%s.png" % gid,
@@ -709,8 +712,11 @@ def gossip_consensus(g, outdir):
     if (g["consensus_median"].fillna(0) == 0).all():
         return [(None, "No figure of the gossip consensus distance: it is 0 at every point "
                        "(one gossip step left the ranks at the exact average).")]
-    # a line per group and options: colours of their own, not gossip's alone
-    return [_one_plot(outdir, "gossip_consensus_%s.png" % kind,
+    # a line per group and options: colours of their own, not gossip's alone;
+    # a kind whose every point is 0 has nothing to draw (its table says so)
+    return [(None, "No figure of the gossip consensus distance (%s data): it is 0 at every point "
+                   "(one gossip step left the ranks at the exact average)." % kind)
+            if (gk["consensus_median"].fillna(0) == 0).all() else _one_plot(outdir, "gossip_consensus_%s.png" % kind,
                       "gossip consensus distance after one call (%s data)" % kind,
                       lambda ax, gk=gk: _lines(
                           ax, gk, ["gid", "options"], "size_bytes", "consensus_median",

@@ -187,13 +187,32 @@ def wrap_lines(text, width=TERMINAL_WIDTH, indent="", subsequent=None):
                          break_on_hyphens=False) or [indent.rstrip()]
 
 
+def cell_wrap(text, width):
+    """A table cell's lines: broken at spaces and after ',' or '[' (so that
+    's2[sketch_width=0.005,sketch_width_mode=fraction]' breaks between its
+    options), a piece longer than the column broken where it must."""
+    pieces = [p for p in re.split(r"(?<=[ ,\[])", text) if p]
+    lines, cur = [], ""
+    for p in pieces:
+        if cur and len(cur) + len(p.rstrip()) > width:
+            lines.append(cur.rstrip())
+            cur = ""
+        while len(p.rstrip()) > width:
+            lines.append(p[:width])
+            p = p[width:]
+        cur += p
+    if cur.strip() or not lines:
+        lines.append(cur.rstrip())
+    return lines
+
+
 def text_table(heads, rows, widths, right=(), indent="  ", notes=None):
     """An aligned plain-text table whose cells wrap inside their column
     (never cut): heads and rows of strings, widths per column, right: the
     columns aligned right; notes: a text per row (or ''), wrapped under it
     across the table's width.  Returns the lines."""
     def cell_lines(text, w):
-        return wrap_lines(str(text), w) if str(text) else [""]
+        return cell_wrap(str(text), w) if str(text) else [""]
 
     def render(cells):
         wrapped = [cell_lines(c, w) for c, w in zip(cells, widths)]

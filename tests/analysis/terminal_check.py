@@ -82,6 +82,13 @@ def main():
         cli.say("x " * 200)
     check(max(len(x) for x in out.getvalue().splitlines()) <= WIDTH
           and out.getvalue().split() == ["x"] * 200, "a long line wrapped at %d, nothing cut" % WIDTH)
+    from rbanalysis import formatting
+    for text, w in (("S2 speedup (training) (time per iteration)", 26),
+                    ("agsparse = s2[sketch_width=0.005,sketch_width_mode=fraction] = sparcml", 30),
+                    ("x" * 70, 30)):
+        got = formatting.cell_wrap(text, w)
+        check(max(map(len, got)) <= w and "".join(got).replace(" ", "") == text.replace(" ", ""),
+              "a table cell wraps within its %d columns, nothing lost: %s" % (w, got))
     return check.exit()
 
 
