@@ -603,7 +603,7 @@ def section_key(doc, groups):
     if groups:
         doc.para("**Groups**: rows are compared only inside a group; G ids are rb_micro's, "
                  "T ids rb_train's (the *Groups* table lists what each holds).")
-        doc.key(groups)
+        doc.key(groups, columns=3)
     doc.para("**Terms**:")
     doc.key(GLOSSARY, columns=3)
 
@@ -772,7 +772,9 @@ def section_latency_speedup(doc, agg):
              "difference is significant (the two 95% intervals do not overlap); otherwise "
              "**no significant difference**. rank = 1 + the number of reducers significantly "
              "faster at that point (ties share a rank). `none` is left out: it does not "
-             "communicate (see compute efficiency).")
+             "communicate (see compute efficiency).",
+             fold="Speedup = median time of dense (or of the fastest other validated baseline) / "
+                  "the reducer's; how it is read (show)")
     sp = micro.speedups(agg)
     if not sp.empty:
         sp["vs dense"] = [speedup_text(v, t) for v, t in zip(sp["speedup_vs_dense"], sp["vs_dense"])]
@@ -786,11 +788,11 @@ def section_latency_speedup(doc, agg):
     # each group's latency beside its speedup: one row of the page
     doc.heading(3, "Latency and speedup per group")
     if lat_figs or sp_figs:
-        doc.para("Left: time per call vs size (median over repetitions, bars: 95%% confidence "
-                 "interval of the median, none below %d repetitions); right: speedup vs dense and "
-                 "vs the fastest other exact baseline (a bar that crosses 1: no significant "
-                 "difference). Groups run at one size are drawn together, first; %s."
-                 % (stats.MIN_REPETITIONS, figures.SPEEDUP_ONE_SIZE))
+        doc.para("Per group, time per call vs size (median; bars: 95%% CI of the median, from "
+                 "%d repetitions) beside the speedup vs dense and vs the fastest other exact "
+                 "baseline (a bar that crosses 1: no significant difference); the groups run at "
+                 "one size together, first (no speedup figure: see the table)."
+                 % stats.MIN_REPETITIONS)
     order = {}
     for e in lat_figs + sp_figs:
         m = re.search(r"_(G\d+)\.png$", str(e[0] or (e[2]["figure"].replace(" ", "_") + ".png"
@@ -835,6 +837,8 @@ def section_micro(doc, rows, agg):
 
     out += section_latency_speedup(doc, agg)
 
+    # the figures of the short sections below share rows at their end
+    doc.begin_gallery()
     doc.heading(3, "Wire bytes per rank vs density")
     doc.para("bytes sent per rank per call (median over repeats); bound = 2k(p-1)/p x 8 B "
              "for k non-zeros of the aggregate; wire/bound is how far above that bound.")
@@ -912,6 +916,7 @@ def section_micro(doc, rows, agg):
         "bytes_sent_avg_median": "sent/rank"}, "no gossip rows", figures.gossip_consensus,
         intro="consensus = max over ranks of |x_r - mean| / |mean| after one call: how far "
               "one gossip step leaves the ranks from the exact average.")
+    doc.end_gallery("Figures: wire bytes, scaling, S2 error, cost model, SimGrid, gossip consensus")
     return out
 
 
@@ -944,12 +949,15 @@ def section_training(doc, curv, summ, chosen):
         "tt_target_text": "time to target s", "tt_target_ci": "95% CI s", "n_reached": "reached",
         "it_target_median": "iters to target",
         "compute_efficiency": "compute eff."})
+    # the curves, the phase breakdown and the efficiency share rows at the end
+    doc.begin_gallery()
     out += draw(doc, figures.training_curves, curv, outdir)
-    doc.heading(3, "Phase breakdown")
     out += draw(doc, figures.phase_bars, summ, outdir)
     out += subsection(doc, "Compute efficiency vs ranks", training.efficiency_vs_ranks(summ),
                       "train_efficiency", None,
                       "no group has both `none` and another reducer", figures.efficiency)
+    doc.end_gallery("Figures: training curves, phase breakdown (time per iteration by phase), "
+                    "compute efficiency")
     return out
 
 

@@ -46,13 +46,13 @@ VERDICT_KEY = (("meets", "meets the claim, or equivalent within the margin"),
 
 CSS = """
 body{font-family:sans-serif;max-width:1240px;margin:auto;padding:0 16px;line-height:1.3}
-h1{margin:10px 0 4px}h2{margin:18px 0 6px}h3{margin:12px 0 4px;font-size:1.05em}p{margin:6px 0}
+h1{margin:10px 0 4px}h2{margin:16px 0 5px}h3{margin:10px 0 4px;font-size:1.05em}p{margin:5px 0}
 nav.toc{border:1px solid #ddd;background:#fafafa;padding:2px 12px;font-size:12px}
 nav.toc ul{margin:1px 0;padding-left:16px}nav.toc>ul{columns:3}nav.toc li{break-inside:avoid}
 .headline{border:2px solid #444;border-radius:6px;padding:4px 12px;margin:8px 0;background:#f6f8fa}
 .headline .tablebox{border:none}.headline table{font-size:13px;width:100%%}.headline td,.headline th{border:none;text-align:left;padding:2px 10px 2px 0}
-.headline td{max-width:none}.headline tr.why td{padding:0 0 4px 14px;font-size:12px;color:#444}
-.headline tr.why summary{cursor:pointer;color:#0550ae;font-size:11.5px}
+.headline td{max-width:none}.headline details.why{font-size:12px;color:#444;font-weight:normal}
+.headline details.why summary{cursor:pointer;color:#0550ae;font-size:11.5px}
 .verdict{font-weight:bold;padding:1px 6px;border-radius:4px;color:#fff;display:inline-block}
 %s
 .vkey{font-size:12px;margin:3px 0}.vkey .verdict{margin-right:2px}.vkey>span.k{margin-right:12px;white-space:nowrap}
@@ -62,10 +62,11 @@ details.fold{margin:4px 0}details.fold>summary{cursor:pointer;font-size:13px;col
 table{border-collapse:collapse;font-size:12px;max-width:100%%}
 td,th{border:1px solid #ccc;padding:2px 5px;text-align:left;vertical-align:top}
 td{max-width:22em;overflow-wrap:break-word}td.n{text-align:right;white-space:nowrap}
-th{background:#eee;position:sticky;top:0;z-index:1;overflow-wrap:anywhere}
+th{background:#eee;position:sticky;top:0;z-index:1;overflow-wrap:break-word}
 tr.note td{border-top:none;color:#444;font-size:11.5px;padding:0 6px 4px 18px;max-width:none}
+.tablebox.full table{width:100%%}.tablebox.full td{max-width:34em}
 tr.noted td{border-bottom:none}tr.note summary{cursor:pointer}tr.section td{background:#f3f6fa;font-size:12.5px;max-width:none}
-dl.key{columns:2;column-gap:24px;font-size:12px;margin:4px 0;line-height:1.3}
+dl.key{columns:2;column-gap:22px;font-size:11.5px;margin:4px 0;line-height:1.3}
 dl.key>div{break-inside:avoid;margin:0 0 3px}dl.key dt{display:inline;font-weight:bold}
 dl.key dd{display:inline;margin:0}dl.key dt::after{content:": "}
 .figures{display:grid;grid-template-columns:repeat(6,minmax(0,1fr));gap:8px 14px;grid-auto-flow:dense}
@@ -90,6 +91,7 @@ class Document:
     def __init__(self, outdir):
         self.outdir = outdir
         self.blocks = []
+        self.gallery = None
         self.csv_files = []
         os.makedirs(os.path.join(outdir, "tables"), exist_ok=True)
 
@@ -166,8 +168,21 @@ class Document:
 
     def figure(self, filename, caption, clipped=None):
         """A figure; clipped: the texts of it that reached outside the
-        image (figures.CLIPPED), marked on it for the reader and the tests."""
-        self.blocks.append(("fig", filename, caption, list(clipped or [])))
+        image (figures.CLIPPED), marked on it for the reader and the tests.
+        Inside a gallery (begin_gallery) it waits for the gallery's end."""
+        block = ("fig", filename, caption, list(clipped or []))
+        (self.gallery if self.gallery is not None else self.blocks).append(block)
+
+    def begin_gallery(self):
+        """Figures from here on are shown together at end_gallery: several
+        short sections' figures share rows instead of a row each."""
+        self.gallery = []
+
+    def end_gallery(self, heading):
+        figs, self.gallery = self.gallery or [], None
+        if figs:
+            self.heading(3, heading)
+            self.blocks.extend(figs)
 
     # ------------------------------------------------------------ render
     def markdown(self):
@@ -317,8 +332,8 @@ def _html_table(heads, cells, csv, caption=None, full=False, notes=None, section
         elif note:
             rows.append("<tr class='note'><td colspan='%d'>%s</td></tr>" % (len(heads), _inline(note)))
     link = "<a href='%s'>%s</a>" % (html.escape(csv, quote=True), html.escape(csv))
-    box = ("<div class='tablebox'><table><thead><tr>%s</tr></thead><tbody>%s</tbody></table></div>"
-           % (head, "".join(rows)))
+    box = ("<div class='tablebox%s'><table><thead><tr>%s</tr></thead><tbody>%s</tbody></table></div>"
+           % (" full" if full else "", head, "".join(rows)))
     # what every row shares and the CSV: one line under the table
     meta = "<p class='tmeta'><small>%sfull table: %s</small></p>" % (
         _inline(caption) + " " if caption else "", link)
@@ -345,16 +360,17 @@ def _html_headline(lines, rows):
     for row in rows:
         claim, platform, value, paper, verdict, cls = row[:6]
         classes.add(cls)
-        body.append("<tr><td>%s</td><td>%s</td><td><b>%s</b></td><td>paper %s</td>"
-                    "<td><span class='verdict %s'>%s</span></td></tr>"
-                    % tuple(html.escape(str(x)) for x in (claim, platform, value, paper, cls, verdict)))
         extra = [(label, text) for label, text in zip(("why", "would change it"), row[6:8])
                  if text and not formatting.missing(text)]
-        if extra:
-            body.append("<tr class='why'><td colspan='5'><details><summary>why%s</summary>%s"
-                        "</details></td></tr>" % (" / what would change it" if len(extra) > 1 else "",
-                                                  "<br>".join("<i>%s</i>: %s" % (label, _inline(str(text)))
-                                                              for label, text in extra)))
+        # why (and what would change it) folded under the claim's name
+        why = ("<details class='why'><summary>why%s</summary>%s</details>"
+               % (" / what would change it" if len(extra) > 1 else "",
+                  "<br>".join("<i>%s</i>: %s" % (label, _inline(str(text))) for label, text in extra))
+               if extra else "")
+        body.append("<tr><td>%s%s</td><td>%s</td><td><b>%s</b></td><td>paper %s</td>"
+                    "<td><span class='verdict %s'>%s</span></td></tr>"
+                    % (html.escape(str(claim)), why, html.escape(str(platform)), html.escape(str(value)),
+                       html.escape(str(paper)), html.escape(str(cls)), html.escape(str(verdict))))
     return ("<div class='headline'><p><b>Headline</b>: the papers' setting, a core per rank, "
             "a machine not busy, intervals over launches (or an exact value)</p>"
             "<div class='tablebox'><table><thead><tr><th>claim</th><th>platform</th>"

@@ -40,8 +40,8 @@ LINESTYLES = ("-", "--", ":", "-.")
 DPI = 90
 # Inches: one plot fills a third of the page's 1216 px column at DPI, two
 # panels half of it.
-ONE = (4.4, 2.8)
-TWO = (6.6, 2.8)
+ONE = (4.4, 2.7)
+TWO = (6.6, 2.7)
 FONT = {"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "legend.fontsize": 6.5,
         "xtick.labelsize": 7, "ytick.labelsize": 7, "figure.titlesize": 8}
 matplotlib.rcParams.update(FONT)
@@ -126,6 +126,8 @@ def _save(fig, outdir, name, rect=None):
             artists = clipped_texts(fig, artists=True)
             if not artists or not any(_narrower(t) for _, t in artists):
                 break
+            if rect is not None:
+                fig.tight_layout(rect=rect)
             fig.canvas.draw()
         cut = clipped_texts(fig)
         if cut:
@@ -605,8 +607,8 @@ def speedup(sp, outdir):
     titles = short_groups(sp) if "group" in sp else {}
     for gid, sub in natural_groups(sp, "gid")[:MAX_FIGURES_PER_KIND]:
         if sub["size_bytes"].nunique() == 1:
-            # one size: the latency figure's dots show the same order; the
-            # speedups are the table's (SPEEDUP_ONE_SIZE)
+            # one size: the one-size latency figure shows each reducer
+            # against dense; the speedups are the speedup table's
             continue
         panels = []
         for col, title, legend in (("speedup_vs_dense", "vs dense", 0),
@@ -626,10 +628,6 @@ def speedup(sp, outdir):
                                   sub, _point_label, "speedup_vs_dense", formatting.times,
                                   ("speedup_vs_dense_low", "speedup_vs_dense_high")) + " (vs dense)"))
     return out
-
-
-SPEEDUP_ONE_SIZE = ("a group run at one size has no speedup figure: its latency figure's dots "
-                    "show the reducers in order, its speedups are in the speedup table")
 
 
 def _family_title(fam_cols, key, varying, size):
@@ -835,7 +833,7 @@ def _measure_of(claim):
     """'S2: speedup vs best baseline (training time to accuracy)' ->
     'training time to accuracy' (what tells apart the rows of one claim)."""
     m = re.search(r"\(([^()]*)\)\s*$", str(claim))
-    return m.group(1) if m else str(claim)
+    return m.group(1) if m else ""
 
 
 def _platform_label(r, measure=False):
@@ -846,7 +844,7 @@ def _platform_label(r, measure=False):
         label = "no point"
     if str(r.get("setting", "paper")) != "paper":
         flags.insert(0, "other setting")
-    if measure:
+    if measure and _measure_of(r["claim"]):
         label = "%s: %s" % (_measure_of(r["claim"]), label)
     return label + (" (%s)" % ", ".join(flags) if flags else "")
 
@@ -868,12 +866,27 @@ def verdict(ctab, outdir):
         return [(None, "No figure of the verdict: no claim has a measured value in these data.")]
     left_out = [c for c in dict.fromkeys(ctab["claim_id"]) if c not in claims]
     ctab = ctab[ctab["claim_id"].isin(claims)]
-    heights = [max(1, (ctab["claim_id"] == c).sum()) for c in claims]
-    fig, axes = plt.subplots(len(claims), 1, figsize=(9, 0.6 + 0.28 * sum(heights) + 0.42 * len(claims)),
-                             gridspec_kw={"height_ratios": [h + 1.5 for h in heights]}, squeeze=False)
+    # row names (long ones on two lines: such a panel's rows get more room)
+    names = {}
+    for c in claims:
+        rows = ctab[ctab["claim_id"] == c]
+        several = rows["claim"].nunique() > 1
+        names[c] = [textwrap.fill(_platform_label(r, several), 48) for _, r in rows.iterrows()]
+    heights = [max(1, len(names[c])) * (1.7 if any("\n" in x for x in names[c]) else 1.0)
+               for c in claims]
+    # two panels side by side (the page's width), a row as tall as its taller panel
+    cols = 2 if len(claims) > 2 else 1
+    nrows = (len(claims) + cols - 1) // cols
+    row_h = [max(heights[k] for k in range(r * cols, min(len(claims), (r + 1) * cols)))
+             for r in range(nrows)]
+    fig, axes = plt.subplots(nrows, cols, figsize=(13.4 if cols == 2 else 9,
+                                                   0.6 + 0.23 * sum(row_h) + 0.5 * nrows),
+                             gridspec_kw={"height_ratios": [h + 1.6 for h in row_h]}, squeeze=False)
+    for ax in axes.flat[len(claims):]:
+        ax.set_visible(False)
     drawn = 0
     shown = set()
-    for ax, cid in zip(axes[:, 0], claims):
+    for ax, cid in zip(axes.flat, claims):
         annotations = []
         rows = ctab[ctab["claim_id"] == cid].reset_index(drop=True)
         first = rows.iloc[0]
@@ -888,7 +901,7 @@ def verdict(ctab, outdir):
             med = r["measured_median"]
             if not formatting.is_number(med) or not r.get("points", 0):
                 why = r.get("why", "") if not formatting.missing(r.get("why", "")) else ""
-                ax.text(0.01, pos, _wrap(str(why or r.get("verdict", "") or "missing"), 100),
+                ax.text(0.01, pos, _wrap(str(why or r.get("verdict", "") or "missing"), 75),
                         transform=ax.get_yaxis_transform(), va="center", fontsize=7, color=colour)
                 continue
             med *= scale
@@ -935,12 +948,16 @@ def verdict(ctab, outdir):
             ax.set_xlim(lo - pad, hi + pad)
         ax.set_yticks(range(len(rows)))
         several = rows["claim"].nunique() > 1      # e.g. time per iteration and to accuracy
-        ax.set_yticklabels([_platform_label(r, several) for _, r in rows.iterrows()], fontsize=7)
+        # a long row name on two lines, not a squeezed figure
+        ax.set_yticklabels(names[cid], fontsize=7)
         ax.set_ylim(len(rows) - 0.5, -0.5)
         title = re.sub(r"\s*\([^()]*\)\s*$", "", str(first["claim"])) if several else first["claim"]
-        ax.set_title(textwrap.fill("%s (paper %s, dashed)" % (title, first["paper"]), 90),
+        ax.set_title(textwrap.fill("%s (paper %s, dashed)" % (title, first["paper"]), 75),
                      fontsize=8, loc="left")
-        ax.set_xlabel(formatting.claim_unit(first["paper"], first.get("unit")), fontsize=7)
+        units = {str(u) for u in rows.get("unit", []) if not formatting.missing(u)}
+        ax.set_xlabel(formatting.claim_unit(first["paper"], first.get("unit")) if len(units) <= 1
+                      else "difference to dense (each value with its unit: %s)" % ", ".join(sorted(units)),
+                      fontsize=7)
         if not any(formatting.is_number(v) for v in rows["measured_median"]):
             ax.set_xticks([])      # nothing measured: an axis without values
             ax.set_xlabel("")

@@ -240,7 +240,8 @@ def test_verdict(tmp):
           and cli.claim_notes(cli.claims_for_report(ctab))[0] == "",
           "a claims row's why and would_change as its note, when the columns are there: %s" % notes[0])
     box = document._html_headline(["x"], cli.headline_rows(later))
-    check("<details><summary>why / what would change it</summary>" in box and "a point below 81%" in box,
+    check("<details class='why'><summary>why / what would change it</summary>" in box
+          and "a point below 81%" in box,
           "the headline box: why and would_change folded under a row")
     rows = cli.headline_rows(cli.claims_for_report(ctab))
     check([r[5] for r in rows] == ["meets", "below", "below"] and rows[0][2] == "83.2% (exact)",
