@@ -124,9 +124,18 @@ def main(argv=None):
               file=sys.stderr)
         return 2
     _import_heavy()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        status = _main_report(args)
+    # a warning that came many times (one per group, per point) is said once, with its count
+    say_counted(["%s: %s" % (w.category.__name__, w.message) for w in caught],
+                "rb-report: warning: ", sys.stderr)
+    return status
+
+
+def _main_report(args):
     archive = load.load(args.paths)
-    for r in archive.refusals:
-        print("rb-report: " + r.message(), file=sys.stderr)
+    say_counted([r.message() for r in archive.refusals], "rb-report: ", sys.stderr)
     if not archive.runs:
         print("rb-report: nothing usable in %s (%d file(s) found, %d refused); no report written"
               % (" ".join(args.paths), len(archive.files), len(archive.refusals)), file=sys.stderr)
@@ -244,23 +253,46 @@ def draw(doc, fn, *args):
     """Draw figures with fn(*args) and add them to doc.  A figure that
     cannot be drawn is reported, never the end of the report; one that
     cannot be written (a full disk) ends it: no report lacking figures."""
+    figs = draw_only(doc, fn, *args)
+    return place(doc, figs, fn.__name__) if figs is not None else []
+
+
+def draw_only(doc, fn, *args):
+    """fn(*args)'s figure entries, or None (said in doc) when it failed."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # all-NaN series, empty legends
-            figs = fn(*args)
+            return fn(*args)
     except OSError:
         raise
     except Exception as e:  # noqa: BLE001 -- any plotting failure
         msg = "figure %s could not be drawn: %s: %s" % (fn.__name__, type(e).__name__, e)
         print("rb-report: warning: " + msg, file=sys.stderr)
         doc.note("(%s)" % msg)
-        return []
-    drawn = [f for f in figs if f[0]]
-    for name, caption in figs:
+        return None
+
+
+def place(doc, figs, kind):
+    """Add figure entries to doc: the figures, a line for each that had
+    nothing to plot, and one table of those with too few points."""
+    drawn = [f[:2] for f in figs if f[0]]
+    few = []
+    for entry in figs:
+        name, caption = entry[0], entry[1]
         if name:
-            doc.figure(name, caption)
+            doc.figure(name, caption, figures.CLIPPED.get(name))
+        elif len(entry) > 2:   # too few points for a figure: a table row
+            few.append(entry[2])
         else:   # nothing to plot: said in text, never an empty frame
             doc.note(caption)
+    if few:
+        table = "few_points_" + kind
+        while os.path.join("tables", table + ".csv") in doc.csv_files:
+            table += "_"
+        doc.table(pd.DataFrame(few), table, columns={"figure": "not drawn", "points": "points",
+                                                     "values": "its points (median [interval])"},
+                  caption="Fewer than %d points: no figure, the values instead."
+                          % figures.MIN_POINTS)
     return drawn
 
 
@@ -279,7 +311,8 @@ def build_report(archive, outdir, inputs, targets):
     doc.para("Generated %s by rb-report %s from: %s" % (
         datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         __version__, ", ".join("`%s`" % p for p in inputs)))
-    section_claims(doc, ctab, cpoints)
+    doc.para(platforms_text(archive))
+    section_claims(doc, ctab, cpoints, key_items(rows, curv))
     figs = crossover.section(doc, cpoints, agg, draw)
     figs += frontier.section(doc, cpoints.get("frontier"), draw,
                              [r.path for r in archive.refusals if r.reason.startswith("diverged")])
@@ -411,10 +444,34 @@ def run_contents(run):
     return "; ".join(parts) or "-"
 
 
-CLAIM_COLUMNS = {"claim": "claim", "paper": "paper", "reading": "read as",
-                 "platform": "platform", "data": "data", "oversubscribed": "oversubscribed",
+# The claim, the paper's number and how it is read head each claim's rows
+# (claim_sections); the rows say where and what was measured.
+CLAIM_COLUMNS = {"platform": "platform", "data": "data", "oversubscribed": "oversub.",
                  "busy": "busy", "launches": "launches", "measured": "measured",
-                 "verdict": "verdict", "why": "why / context"}
+                 "verdict": "verdict"}
+
+
+def _text(v):
+    return "" if formatting.missing(v) else str(v).strip()
+
+
+def claim_sections(t):
+    """The line above a claim's rows: the claim, the paper's number, how it
+    is read."""
+    return ["**%s** (paper: %s)%s" % (r["claim"], r["paper"],
+                                      " -- read as: %s" % _text(r.get("reading")) if _text(r.get("reading")) else "")
+            for _, r in t.iterrows()]
+
+
+def claim_notes(t):
+    """A line per claims row under it: why the verdict came out so, and
+    what would change it (the claims table's why and would_change columns,
+    where it has them)."""
+    out = []
+    for _, r in t.iterrows():
+        parts = [("why", _text(r.get("why"))), ("would change it", _text(r.get("would_change")))]
+        out.append("; ".join("*%s*: %s" % (k, v) for k, v in parts if v))
+    return out
 VERDICT_CLASSES = ("meets", "below", "equivalent", "not-equivalent", "inconclusive", "missing")
 
 
@@ -469,9 +526,13 @@ def _headline_table(ctab):
 
 
 def headline_rows(ctab):
-    """The headline box: (claim, platform, value, paper, verdict, class)."""
+    """The headline box: (claim, platform, value, paper, verdict, colour
+    class, why, would change it); the class is figures.display_class's (a
+    verdict by the median alone has its own)."""
     return [(r["claim"], r["platform"], formatting.claim_value(r), r["paper"], r["verdict"],
-             r["verdict_class"]) for _, r in _headline_table(ctab).iterrows()]
+             figures.display_class(r["verdict_class"], r["verdict"]), _text(r.get("why")),
+             _text(r.get("would_change")))
+            for _, r in _headline_table(ctab).iterrows()]
 
 
 def headline_lines(ctab):
@@ -480,10 +541,80 @@ def headline_lines(ctab):
     return claims.headline(ctab)
 
 
-def section_claims(doc, ctab, cpoints):
+def platforms_text(archive):
+    """The first screen's words on where the numbers come from."""
+    hosts = sorted({str(r.meta["host"]) for r in archive.runs
+                    if load.run_kind(r.meta) == "measured" and not load.emulated(r.meta)}
+                   - {"", "-", "None"})
+    return ("**Platforms**: *this machine* is the computer the measured runs ran on%s, their "
+            "ranks as processes on it; an *emulated network* is several nodes emulated on one "
+            "machine, joined by links shaped to a chosen rate (docs/emulated.md); *simulated* "
+            "rows are predictions of the SimGrid simulator (SMPI) for a modelled cluster "
+            "platform, never pooled with measured ones; *model* rows are the cost model's "
+            "predictions. Group ids (G1, T1, ...) and terms are defined under *Key* below."
+            % (" (%s)" % ", ".join(hosts[:3]) + (" and %d more" % (len(hosts) - 3) if len(hosts) > 3 else "")
+               if hosts else ""))
+
+
+GLOSSARY = (
+    ("dense", "MPI_Allreduce of the whole gradient buffer: the exact reference"),
+    ("none", "no communication (local SGD): the compute-efficiency reference"),
+    ("agsparse", "allgather of (index, value) pairs and a local sum: exact"),
+    ("sparcml", "SparCML's sparse recursive doubling, switching to dense as it fills in: exact"),
+    ("parallax", "Parallax's sparse parameter server, indices sharded over ranks: exact"),
+    ("omnireduce", "OmniReduce's bitmap of non-zero blocks, blocks sum-allreduced: exact"),
+    ("oktopk", "Ok-Topk's sparse allreduce (PPoPP'22), exact unless oktopk_select=topk"),
+    ("zen", "Zen's sparse allreduce (OSDI'25), indices hash-partitioned over ranks: exact"),
+    ("s2", "S2 Reducer: a bitmap of non-zero rows plus a count sketch: approximate"),
+    ("gossip", "GossipGraD: each rank averages with one partner per step: approximate"),
+    ("validated", "a reducer's rows in which no check found a wrong value (an unchecked "
+                  "run, e.g. simulated, still counts); only validated baselines are compared"),
+    ("nnz", "number of non-zero values (per rank, or of the union over ranks)"),
+    ("busbw", "bus bandwidth in GB/s: the algorithm bandwidth (size / time, algbw) scaled "
+              "by 2(p-1)/p as for an allreduce, comparable across rank counts"),
+    ("launch", "one start of the benchmark's processes; intervals over launches include "
+               "launch-to-launch variation"),
+    ("exact", "a value every repetition gave alike (bytes): no interval needed"),
+    ("oversubscribed / busy", "more ranks than cores / other processes on the machine: "
+                              "such times never make the headline"),
+    ("95% CI", "the 95% confidence interval of a median (from 6 repetitions on)"),
+)
+
+
+def key_items(rows, curv):
+    """The group ids (G1.. of rb_micro, T1.. of rb_train) and what each is."""
+    items = []
+    if not rows.empty:
+        g = micro.groups_table(rows)
+        parts = [str(x).split(" | ") for x in g["group"]]
+        # what every group shares is said once
+        common = set.intersection(*(set(p) for p in parts)) if len(parts) > 1 else set()
+        if common:
+            items.append(("all G groups", " | ".join(x for x in parts[0] if x in common)))
+        items += [(r["gid"], " | ".join(x for x in p if x not in common))
+                  for (_, r), p in zip(g.iterrows(), parts)]
+    if curv is not None and not curv.empty and "tid" in curv:
+        t = curv.groupby("tid", sort=False)["group"].first()
+        items += sorted(t.items(), key=lambda kv: figures.natural_key(kv[0]))
+    return items
+
+
+def section_key(doc, groups):
+    doc.heading(2, "Key: groups and terms")
+    if groups:
+        doc.para("**Groups**: rows are compared only inside a group; G ids are rb_micro's, "
+                 "T ids rb_train's (the *Groups* table lists what each holds).")
+        doc.key(groups, columns=3)
+    doc.para("**Terms**:")
+    doc.key(GLOSSARY, columns=3)
+
+
+def section_claims(doc, ctab, cpoints, groups=()):
     ctab = claims_for_report(ctab)
     doc.heading(2, "Headline claims checked on these data")
     doc.headline(headline_lines(ctab), headline_rows(ctab))
+    section_key(doc, groups)
+    doc.heading(2, "Claims in detail")
     draw(doc, figures.verdict, ctab, doc.outdir)
     doc.para("Each claim of the S2 Reducer and GossipGraD papers next to what these data "
              "show at the papers' setting (`paper`): for S2 a row-sparse gradient of >= 64 "
@@ -511,10 +642,15 @@ def section_claims(doc, ctab, cpoints):
              "value is exact, e.g. bytes) are shown but never make the headline; cost-model "
              "rows are predictions. A claim without data says so: nothing is assumed. "
              "docs/report.md says how each claim is read."
-             % (stats.MIN_REPETITIONS, round(100 * stats.MIN_EFFECT)))
+             % (stats.MIN_REPETITIONS, round(100 * stats.MIN_EFFECT)),
+             fold="How the claims are read: settings, reductions, speedups, intervals, verdicts (show)")
+    doc.para("Every claim row, both settings, in full precision: "
+             "[tables/claims.csv](tables/claims.csv).")
     doc.csv(ctab, "claims")
     shown = ctab.assign(measured=[formatting.claim_value(r) for _, r in ctab.iterrows()])
-    doc.table(shown[shown["setting"] == "paper"], "claims_paper", columns=CLAIM_COLUMNS)
+    paper = shown[shown["setting"] == "paper"]
+    doc.table(paper, "claims_paper", columns=CLAIM_COLUMNS, full=True, notes=claim_notes(paper),
+              sections=claim_sections(paper))
     doc.heading(3, "Where S2 is not designed to win (setting `other`)")
     other = shown[shown["setting"] == "other"]
     if other.empty:
@@ -523,7 +659,9 @@ def section_claims(doc, ctab, cpoints):
         doc.para("Points outside the papers' regime, e.g. element-sparse gradients, where "
                  "S2's bitmap of one bit per row is as large as the data, or another sketch "
                  "width. The per-point table below says why each point is `other`.")
-        doc.table(other, "claims_other", columns=CLAIM_COLUMNS)
+        # outside the papers' setting: folded when long (the headline's claims stay open)
+        doc.table(other, "claims_other", columns=CLAIM_COLUMNS, notes=claim_notes(other),
+                  sections=claim_sections(other))
     yes_no = {True: "yes", False: "no"}
     if not cpoints["s2"].empty:
         doc.heading(3, "S2 vs the best baseline, per point")
@@ -536,13 +674,14 @@ def section_claims(doc, ctab, cpoints):
                                 s2p["comm_reduction_high"])],
             speedup_text=[formatting.interval(m, lo, hi, formatting.times) for m, lo, hi in
                           zip(s2p["speedup"], s2p["speedup_low"], s2p["speedup_high"])])
+        # the group's shape (layout, columns, density, ranks) is in the key: the
+        # table keeps to what the claims read, so that it fits the page
         doc.table(s2p, "claims_s2_points", columns={
-            "gid": "group", "kind": "kind", "platform": "platform", "setting": "setting",
+            "gid": "group", "platform": "platform", "setting": "setting",
             "why_other": "why other",
             "oversubscribed": "oversub.", "busy": "busy", "launches": "launches",
-            "layout": "layout", "cols": "cols",
-            "density": "density", "ranks": "ranks", "size_bytes": "size",
-            "s2_variant": "s2", "n_repeats": "n", "fewest_bytes_baseline": "fewest-bytes baseline",
+            "size_bytes": "size",
+            "s2_variant": "s2", "fewest_bytes_baseline": "fewest-bytes baseline",
             "reduction_text": "reduction", "fastest_baseline": "fastest baseline",
             "speedup_text": "speedup", "speedup_verdict": "s2 is", "s2_rel_l2_err": "s2 rel err",
             "s2_wire_text": "wire share of s2", "baseline_wire_text": "of the baseline"})
@@ -620,13 +759,13 @@ def section_latency_speedup(doc, agg):
     lat["ci"] = [point_interval_text(a, b, u, n) for a, b, u, n in
                  zip(lat["t_avg_us_ci_low"], lat["t_avg_us_ci_high"],
                      lat.get("interval_unit", [""] * len(lat)), lat.get("n_units", lat["n_repeats"]))]
-    doc.table(wire.annotate(lat), "micro_latency", columns={
+    doc.table(wire.annotate(lat), "micro_latency", caption="Per point: %s." % LATENCY_COLUMNS, columns={
         "gid": "group", "kind": "kind", "variant": "reducer", "size_bytes": "size",
         "n_repeats": "n", "n_samples": "samples", "t_avg_us_median": "median us",
         "ci": "95% CI us", "t_avg_us_min": "min us", "t_avg_us_max": "max us",
         "iter_iqr": "iter IQR us", "busbw_gbs_median": "busbw GB/s", "wrong_max": "wrong",
         **wire.SHOWN})
-    out += draw(doc, figures.latency, agg, outdir)
+    lat_figs = draw_only(doc, figures.latency, agg, outdir) or []
 
     doc.heading(3, "Speedup vs dense and vs the best exact sparse baseline")
     doc.para("Median time of dense (of the fastest other validated baseline) / median time of "
@@ -634,7 +773,9 @@ def section_latency_speedup(doc, agg):
              "difference is significant (the two 95% intervals do not overlap); otherwise "
              "**no significant difference**. rank = 1 + the number of reducers significantly "
              "faster at that point (ties share a rank). `none` is left out: it does not "
-             "communicate (see compute efficiency).")
+             "communicate (see compute efficiency).",
+             fold="Speedup = median time of dense (or of the fastest other validated baseline) / "
+                  "the reducer's; how it is read (show)")
     sp = micro.speedups(agg)
     if not sp.empty:
         sp["vs dense"] = [speedup_text(v, t) for v, t in zip(sp["speedup_vs_dense"], sp["vs_dense"])]
@@ -644,8 +785,28 @@ def section_latency_speedup(doc, agg):
         "gid": "group", "variant": "reducer", "size_bytes": "size", "rank": "rank",
         "n_repeats": "n", "t_avg_us_median": "median us", "vs dense": "vs dense",
         "best_baseline": "fastest other baseline", "vs baseline": "vs it"})
-    out += draw(doc, figures.speedup, sp, outdir)
+    sp_figs = draw_only(doc, figures.speedup, sp, outdir) or []
+    # each group's latency beside its speedup: one row of the page
+    doc.heading(3, "Latency and speedup per group")
+    if lat_figs or sp_figs:
+        doc.para("Per group, time per call vs size (median; bars: 95%% CI of the median, from "
+                 "%d repetitions) beside the speedup vs dense and vs the fastest other exact "
+                 "baseline (a bar that crosses 1: no significant difference); the groups run at "
+                 "one size together, first (no speedup figure: see the table)."
+                 % stats.MIN_REPETITIONS)
+    order = {}
+    for e in lat_figs + sp_figs:
+        m = re.search(r"_(G\d+)\.png$", str(e[0] or (e[2]["figure"].replace(" ", "_") + ".png"
+                                                      if len(e) > 2 else "")))
+        order.setdefault(m.group(1) if m else "G0", []).append(e)
+    merged = [e for k in sorted(order, key=figures.natural_key) for e in order[k]]
+    out += place(doc, merged, "latency_speedup")
     return out
+
+
+LATENCY_COLUMNS = ("n = repetitions; samples = timed calls behind them; CI = 95% confidence interval "
+                   "of the median; iter IQR = interquartile range of one run's per-iteration times; "
+                   "busbw = bus bandwidth (Key)")
 
 
 def section_micro(doc, rows, agg):
@@ -669,10 +830,16 @@ def section_micro(doc, rows, agg):
     doc.para("Tidy table of every measurement with its run metadata: "
              "[tables/micro_rows.csv](tables/micro_rows.csv).")
     doc.heading(3, "Groups")
-    doc.table(micro.groups_table(rows), "micro_groups")
+    # what each group is: the key at the top; here what it holds
+    doc.table(micro.groups_table(rows), "micro_groups",
+              columns={"gid": "group", "runs": "runs", "rows": "rows", "reducers": "reducers",
+                       "sizes": "sizes"},
+              caption="What each group is: *Key* at the top (and the CSV).")
 
     out += section_latency_speedup(doc, agg)
 
+    # the figures of the short sections below share rows at their end
+    doc.begin_gallery()
     doc.heading(3, "Wire bytes per rank vs density")
     doc.para("bytes sent per rank per call (median over repeats); bound = 2k(p-1)/p x 8 B "
              "for k non-zeros of the aggregate; wire/bound is how far above that bound.")
@@ -750,6 +917,7 @@ def section_micro(doc, rows, agg):
         "bytes_sent_avg_median": "sent/rank"}, "no gossip rows", figures.gossip_consensus,
         intro="consensus = max over ranks of |x_r - mean| / |mean| after one call: how far "
               "one gossip step leaves the ranks from the exact average.")
+    doc.end_gallery("Figures: wire bytes, scaling, S2 error, cost model, SimGrid, gossip consensus")
     return out
 
 
@@ -782,29 +950,129 @@ def section_training(doc, curv, summ, chosen):
         "tt_target_text": "time to target s", "tt_target_ci": "95% CI s", "n_reached": "reached",
         "it_target_median": "iters to target",
         "compute_efficiency": "compute eff."})
+    # the curves, the phase breakdown and the efficiency share rows at the end
+    doc.begin_gallery()
     out += draw(doc, figures.training_curves, curv, outdir)
-    doc.heading(3, "Phase breakdown")
     out += draw(doc, figures.phase_bars, summ, outdir)
     out += subsection(doc, "Compute efficiency vs ranks", training.efficiency_vs_ranks(summ),
                       "train_efficiency", None,
                       "no group has both `none` and another reducer", figures.efficiency)
+    doc.end_gallery("Figures: training curves, phase breakdown (time per iteration by phase), "
+                    "compute efficiency")
     return out
 
 
 # ---------------------------------------------------------------- stdout
 
+def say(text="", file=None, indent="    "):
+    """Print text wrapped to the terminal's 120 columns (continuation lines
+    indented); nothing is cut."""
+    text = str(text)
+    for para in text.split("\n"):
+        if not para.strip():
+            print(file=file or sys.stdout)
+            continue
+        lead = para[:len(para) - len(para.lstrip())]
+        for line in wrap_lines(para.strip(), lead, lead + indent):
+            print(line, file=file or sys.stdout)
+
+
+def wrap_lines(text, indent="", subsequent=None):
+    return formatting.wrap_lines(plain(text), formatting.TERMINAL_WIDTH, indent, subsequent)
+
+
+def plain(text):
+    """The report's Markdown as terminal text: no emphasis marks or
+    backticks."""
+    return re.sub(r"\*\*?([^*]+?)\*\*?|`([^`]+)`", lambda m: m.group(1) or m.group(2), str(text))
+
+
+def say_counted(messages, prefix, file=None):
+    """Each distinct message once, with how many times it came (one line
+    each: on stderr a line names its file whole, for grep)."""
+    counts = {}
+    for m in messages:
+        counts[m] = counts.get(m, 0) + 1
+    for m, n in counts.items():
+        print("%s%s%s" % (prefix, "(%d times) " % n if n > 1 else "", m), file=file or sys.stdout)
+
+
+def headline_items(ctab):
+    """claims.py's headline lines, each as (lead, [(item, why, would change
+    it)]): the lead 'Headline (measured, ...):' and an item per claim row
+    (the line's '; '-separated parts), with the row's why and would_change
+    where the headline rows line up with the parts."""
+    lines = [ln.replace("**", "").replace("*", "") for ln in headline_lines(ctab)]
+    rows = _headline_table(ctab)
+    names = sorted({str(v) for v in getattr(claims, "SHORT", {}).values()}, key=len, reverse=True)
+    split = re.compile(r"; (?=(?:%s) )" % "|".join(re.escape(n) for n in names)) if names else None
+    groups = []
+    if not rows.empty:
+        over = rows["platform"].map(load.is_emulated_platform).rename("emulated")
+        groups = [sub for _, sub in rows.groupby([rows["data"], over], sort=True)]
+    out = []
+    for i, line in enumerate(lines):
+        m = re.match(r"^(Headline(?: \([^:]*\))?:)\s*(.*?)\.?$", line, re.S)
+        if not m or split is None or line.startswith("Headline: no number"):
+            out.append((line, []))
+            continue
+        lead, body = m.groups()
+        parts = split.split(body)
+        sub = groups[i] if i < len(groups) and len(groups[i]) == len(parts) else None
+        items = []
+        for k, p in enumerate(parts):
+            r = sub.iloc[k] if sub is not None else None
+            items.append((p, _text(r.get("why")) if r is not None else "",
+                          _text(r.get("would_change")) if r is not None else ""))
+        out.append((lead, items))
+    return out
+
+
+WHY_LINES = 3     # lines of a why under a headline item; the rest in report.md
+
+
+def print_headline(ctab):
+    """The headline: its lead line, an item per claim, and under each its
+    why and what would change it (at most WHY_LINES lines each, the rest
+    said to be in report.md)."""
+    for lead, items in headline_items(ctab):
+        say(lead)
+        for item, why, change in items:
+            for x in wrap_lines(item, "  - ", "      "):
+                print(x)
+            for label, text in (("why", why), ("would change it", change)):
+                if not text:
+                    continue
+                lines = wrap_lines("%s: %s" % (label, text), "      ", "        ")
+                if len(lines) > WHY_LINES:
+                    lines = lines[:WHY_LINES]
+                    lines[-1] = (lines[-1][:formatting.TERMINAL_WIDTH - 24].rstrip()
+                                 + " ... (in report.md)")
+                for x in lines:
+                    print(x)
+
+
+def claim_label(r):
+    """A claims row's claim, short (claims.SHORT, with its measure)."""
+    short = getattr(claims, "SHORT", {}).get(r.get("claim_id", ""), "")
+    if not short:
+        return str(r["claim"])
+    measure = _text(r.get("measure"))
+    return "%s (%s)" % (short, measure) if measure and measure not in short else short
+
+
 def print_summary(archive, outdir, result):
-    print("rb-report: %d run(s) used, %d refused; report: %s (and report.html, %d figure(s), "
-          "tables in %s)" % (len(archive.runs), len(archive.refusals),
-                             os.path.join(outdir, "report.md"), len(result["figures"]),
-                             os.path.join(outdir, "tables")))
+    say("rb-report: %d run(s) used, %d refused; report: %s (and report.html, %d figure(s), "
+        "tables in %s)" % (len(archive.runs), len(archive.refusals),
+                           os.path.join(outdir, "report.md"), len(result["figures"]),
+                           os.path.join(outdir, "tables")))
     agg = result["agg"]
     if not agg.empty:
-        print("\nMicrobenchmarks, largest size of each group: fastest reducer that "
-              "communicates (with those not significantly slower), and dense (median us):")
-        print("%-4s %-44s %10s %-32s %10s %10s" % ("grp", "group", "size_B", "fastest", "its_us",
-                                                  "dense_us"))
-        groups = list(agg.groupby("gid", sort=False))
+        say("\nMicrobenchmarks, largest size of each group: fastest reducer that "
+            "communicates (with those not significantly slower: a = b is a tie), and dense "
+            "(median us):")
+        groups = figures.natural_groups(agg, "gid")
+        rows = []
         for gid, sub in groups[:10]:
             sub = sub[(sub["size_bytes"] == sub["size_bytes"].max()) & (sub["reducer"] != "none")]
             top, alone = micro.fastest(sub)
@@ -812,25 +1080,36 @@ def print_summary(archive, outdir, result):
                 continue
             best = sub[sub["variant"] == top[0]].iloc[0]
             dense = sub[sub["reducer"] == "dense"]["t_avg_us_median"]
-            label = "%s %s/%s d=%g p=%d" % (best["kind"], best["layout"], best["overlap"],
-                                            float(best["density"]), int(best["ranks"]))
+            label = "%s %s %s/%s d=%g p=%d" % (best["kind"], best.get("machine", ""), best["layout"],
+                                               best["overlap"], float(best["density"]),
+                                               int(best["ranks"]))
             name = top[0] if alone else "%s = %s" % (top[0], " = ".join(top[1:]))
-            print("%-4s %-44s %10d %-32s %10s %10s" % (gid, label[:44], best["size_bytes"],
-                                                      name[:32], fmt(best["t_avg_us_median"]),
-                                                      fmt(dense.min()) if len(dense) else "-"))
+            rows.append((gid, label, formatting.size(best["size_bytes"]), name,
+                         fmt(best["t_avg_us_median"]), fmt(dense.min()) if len(dense) else "-"))
+        for line in formatting.text_table(("grp", "group", "size", "fastest", "its us", "dense us"),
+                                          rows, (4, 44, 9, 30, 10, 10), right=(2, 4, 5)):
+            print(line)
         if len(groups) > 10:
-            print("... %d more groups in the report" % (len(groups) - 10))
+            say("  ... %d more groups in the report" % (len(groups) - 10))
     for warning in (result["crowded"], result["loaded"]):
         if warning:
-            print("\nWarning: " + warning)
+            say("\nWarning: " + warning)
     print()
-    for line in headline_lines(claims_for_report(result["claims"])):
-        print(line.replace("**", "").replace("*", ""))
-    print("\nHeadline claims:")
-    for _, r in claims_for_report(result["claims"]).iterrows():
-        flag = "  [%s]" % r["verdict"] if str(r["verdict"]).startswith("inconclusive") else ""
-        where = "%s%s%s" % (r["setting"], ", oversubscribed" if r["oversubscribed"] == "yes" else "",
+    ctab = claims_for_report(result["claims"])
+    print_headline(ctab)
+    print("\nHeadline claims (oversub.: more ranks than cores; busy: other load on the machine; "
+          "verdict's words under its row):")
+    rows, notes = [], []
+    for _, r in ctab.iterrows():
+        where = "%s%s%s" % (r["setting"], ", oversub." if r["oversubscribed"] == "yes" else "",
                             ", busy" if r["busy"] == "yes" else "")
-        print("  %-60s %-26s %-9s %-16s %s: %s%s" % (r["claim"], r["platform"], r["data"], where,
-                                                      formatting.claim_value(r), r["verdict_class"],
-                                                      flag))
+        cls = figures.display_class(r["verdict_class"], r["verdict"])
+        rows.append((claim_label(r), r["platform"], r["data"], where, formatting.claim_value(r), cls))
+        text = _text(r["verdict"])
+        # the verdict's own words where they say more than its class
+        notes.append("" if not text or text.split(" (")[0] in ("meets the claim", "below the claim",
+                                                             "not measured", cls) else text)
+    lines = formatting.text_table(("claim", "platform", "data", "setting", "measured", "verdict"),
+                                  rows, (26, 24, 9, 16, 22, 14), notes=notes)
+    for line in lines:
+        print(line)

@@ -1,9 +1,18 @@
 """PNG figures.  Each function writes its files into outdir and returns
 [(file name, caption)]; a figure with nothing to plot is not drawn: its
-entry is (None, a sentence saying why) and the report prints it.  Lines show the
-median over repetitions; error bars its 95% confidence interval (stats.py),
-absent below 6 repetitions.  Every figure colours a reducer the same way
-(reducer_colour), and a size axis is labelled in B/KiB/MiB."""
+entry is (None, a sentence saying why) and the report prints it, and one
+that would show fewer than MIN_POINTS points is not drawn either: its entry
+is (None, why, [(what, values)]) and the report lists those values in a
+table instead.  Lines show the median over repetitions; error bars its 95%
+confidence interval (stats.py), absent below 6 repetitions.  Every figure
+colours a reducer the same way (reducer_colour); series that are not
+reducers (phases, workloads, sizes, options) take colours from a palette of
+their own (SERIES_COLOURS), never a reducer's.  A size axis is labelled in
+B/KiB/MiB.  Figures are small (3 to a row of the page at 1280 px), laid out
+by matplotlib's constrained layout with wrapped titles and legends beside
+or below the axes; after drawing, every text is checked to lie inside the
+image (CLIPPED names any that does not, and the image is then saved with
+its bounding box widened, so nothing is cut)."""
 
 import os
 import re
@@ -15,6 +24,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.lines  # noqa: E402
+import matplotlib.patches  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -23,17 +33,67 @@ from .micro import GROUP_COLS  # noqa: E402
 from .stats import MIN_REPETITIONS  # noqa: E402
 
 MAX_FIGURES_PER_KIND = 24
+# A figure of fewer points than this says nothing a table row does not.
+MIN_POINTS = 3
 MARKERS = "osD^v<>px*h+"
 LINESTYLES = ("-", "--", ":", "-.")
 DPI = 90
+# Inches: one plot fills a third of the page's 1216 px column at DPI, two
+# panels half of it.
+ONE = (4.4, 2.7)
+TWO = (6.6, 2.7)
+FONT = {"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "legend.fontsize": 6.5,
+        "xtick.labelsize": 7, "ytick.labelsize": 7, "figure.titlesize": 8}
+matplotlib.rcParams.update(FONT)
 
 # One colour per reducer in every figure (matplotlib's tab10, fixed order).
 REDUCER_COLOURS = {"dense": "#1f77b4", "agsparse": "#ff7f0e", "sparcml": "#2ca02c",
                    "s2": "#d62728", "parallax": "#9467bd", "omnireduce": "#8c564b",
                    "gossip": "#e377c2", "none": "#7f7f7f"}
 OTHER_COLOURS = ("#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39")
+# Series that are not reducers (training phases, workloads, sizes, options
+# of one reducer): a palette no reducer uses (ColorBrewer's dark teal to
+# sand), drawn with hatches or markers of their own as well.
+SERIES_COLOURS = ("#01665e", "#80cdc1", "#543005", "#dfc27d", "#35978f", "#bf812d",
+                  "#003c30", "#f6e8c3", "#8c510a", "#c7eae5")
+SERIES_HATCHES = ("", "//", "..", "xx", "\\\\", "++")
+# Verdicts: one colour per meaning (VERDICT_KEY says which).  A verdict by
+# the median alone (no interval) has a colour of its own, not inconclusive's.
 VERDICT_COLOURS = {"meets": "#1a7f37", "equivalent": "#1a7f37", "below": "#c62828",
-                   "not-equivalent": "#c62828", "inconclusive": "#9a6700", "missing": "#6e7781"}
+                   "not-equivalent": "#c62828", "inconclusive": "#9a6700",
+                   "median-only": "#6639ba", "missing": "#6e7781"}
+VERDICT_KEY = (("meets", "meets the claim, or equivalent within the margin"),
+               ("below", "below the claim, or not equivalent"),
+               ("median-only", "meets or below by its median only: no interval"),
+               ("inconclusive", "inconclusive: the interval straddles the claim"),
+               ("missing", "not measured"))
+
+# Figures whose text would reach outside the image: file -> [what]
+CLIPPED = {}
+
+
+def display_class(verdict_class, verdict=""):
+    """The colour class a verdict is shown in: claims.py's class, except
+    that a verdict by the median alone ('meets the claim by its median
+    only') is told apart from an inconclusive interval."""
+    cls = str(verdict_class)
+    if cls == "inconclusive" and "by its median only" in str(verdict):
+        return "median-only"
+    return cls if cls in VERDICT_COLOURS else "missing"
+
+
+def series_colour(i):
+    return SERIES_COLOURS[i % len(SERIES_COLOURS)]
+
+
+def natural_key(text):
+    """'G2' before 'G10': digits compared as numbers."""
+    return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", str(text)) if t]
+
+
+def natural_groups(frame, by):
+    """frame.groupby(by) in natural order of the key (G1, G2, ..., G10)."""
+    return sorted(frame.groupby(by, sort=False), key=lambda kv: natural_key(kv[0]))
 
 
 def reducer_of(variant):
@@ -49,15 +109,90 @@ def reducer_colour(variant):
     return OTHER_COLOURS[zlib.crc32(r.encode()) % len(OTHER_COLOURS)]
 
 
-def _save(fig, outdir, name):
+def _save(fig, outdir, name, rect=None):
+    """Lay fig out (constrained layout), check that no text reaches outside
+    it, save it as outdir/name.  A text that does (a title too long for any
+    wrapping) is named in CLIPPED and the image is widened to hold it.
+    rect: tight layout within it instead (a figure legend below the axes)."""
     for ax in fig.get_axes():
         _readable_ticks(ax)
     try:
-        fig.tight_layout()
-        fig.savefig(os.path.join(outdir, name), dpi=DPI)
+        if rect is not None:
+            fig.tight_layout(rect=rect)
+        elif fig.get_layout_engine() is None:
+            fig.set_layout_engine("constrained")
+        fig.canvas.draw()
+        for _ in range(3):      # a text that reaches outside: wrapped narrower, laid out again
+            artists = clipped_texts(fig, artists=True)
+            if not artists or not any(_narrower(t) for _, t in artists):
+                break
+            if rect is not None:
+                fig.tight_layout(rect=rect)
+            fig.canvas.draw()
+        cut = clipped_texts(fig)
+        if cut:
+            CLIPPED[name] = cut
+        else:
+            CLIPPED.pop(name, None)
+        fig.savefig(os.path.join(outdir, name), dpi=DPI,
+                    **({"bbox_inches": "tight", "pad_inches": 0.05} if cut else {}))
     finally:
         plt.close(fig)
     return name
+
+
+def _narrower(text):
+    """Wrap a text artist to about two thirds of its longest line; False
+    when it cannot get narrower (a single word)."""
+    s = text.get_text()
+    longest = max(len(x) for x in s.split("\n"))
+    width = max(12, int(longest * 0.7))
+    if width >= longest:
+        return False
+    new = "\n".join(textwrap.fill(x, width, break_long_words=False) for x in s.split("\n"))
+    if new == s:
+        return False
+    text.set_text(new)
+    return True
+
+
+def clipped_texts(fig, artists=False):
+    """The visible texts of a drawn figure (titles, axis labels, tick
+    labels, legends, annotations) that reach outside it, as
+    ['title: ...', ...] (artists: as [(what, the text artist)])."""
+    renderer = fig.canvas.get_renderer()
+    box = fig.bbox
+    out = []
+    texts = [("suptitle", fig._suptitle)] if getattr(fig, "_suptitle", None) else []
+    for leg in fig.legends:
+        texts += [("legend", t) for t in leg.get_texts()]
+    for ax in fig.get_axes():
+        texts += [("title", ax.title), ("title", ax._left_title), ("title", ax._right_title),
+                  ("x label", ax.xaxis.label), ("y label", ax.yaxis.label)]
+        for axis in (ax.xaxis, ax.yaxis):    # the ticks drawn, not those beyond the limits
+            texts += [("tick label", t.label1) for t in axis._update_ticks()]
+        if ax.get_legend():
+            texts += [("legend", t) for t in ax.get_legend().get_texts()]
+        texts += [("annotation", t) for t in ax.texts]
+    for what, t in texts:
+        if t is None or not t.get_visible() or not t.get_text().strip():
+            continue
+        e = t.get_window_extent(renderer)
+        if e.x0 < box.x0 - 1 or e.y0 < box.y0 - 1 or e.x1 > box.x1 + 1 or e.y1 > box.y1 + 1:
+            out.append((what, t) if artists else
+                       "%s '%s'" % (what, t.get_text().replace("\n", " ")[:60]))
+    return out
+
+
+def title_text(text, width=50, lines=3):
+    """A title wrapped to the width of a small figure, at most `lines`
+    lines; a longer one is shortened at a word with '...' (the caption and
+    the group key hold it whole)."""
+    wrapped = textwrap.wrap(str(text), width)
+    if len(wrapped) > lines:
+        wrapped = wrapped[:lines]
+        wrapped[-1] = wrapped[-1][:width - 3].rstrip() + "..."
+    return "\n".join(wrapped)
 
 
 def _plain(v, _pos=None):
@@ -94,15 +229,25 @@ def _ticks_within(axis, lo, hi):
     return [t for t in axis.get_major_locator().tick_values(lo, hi) if lo <= t <= hi]
 
 
-def _legend(ax, size):
-    """One entry per label (repetitions of a reducer share one)."""
+def _legend(ax, size, outside=None):
+    """One entry per label (repetitions of a reducer share one).  More
+    than a few entries go below the axes, never over the data."""
     handles, labels = ax.get_legend_handles_labels()
     seen = {}
     for h, lab in zip(handles, labels):
         seen.setdefault(lab, h)
-    if seen:
-        ax.legend(list(seen.values()), list(seen.keys()), fontsize=size,
-                  ncol=1 if len(seen) <= 8 else 2)
+    if not seen:
+        return
+    if outside is None:
+        outside = len(seen) > 4
+    labels = [_tick_name(k, 30) for k in seen]
+    widest = max(len(x) for lab in labels for x in lab.split("\n"))
+    if outside:
+        ax.legend(list(seen.values()), labels, fontsize=size, loc="upper center",
+                  bbox_to_anchor=(0.5, -0.22), frameon=False,
+                  ncol=max(1, min(3, len(seen), 66 // (widest + 6))))
+    else:
+        ax.legend(list(seen.values()), labels, fontsize=size, loc="best")
 
 
 def _style(i, colour=None):
@@ -120,29 +265,41 @@ def _axes(ax, xlabel, ylabel, xscale=None, yscale=None, title=None, legend=6):
         ax.set_xscale(name, **kw)
     if yscale:
         ax.set_yscale(yscale)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    ax.set_xlabel(_wrap_label(xlabel, 50))
+    ax.set_ylabel(_wrap_label(ylabel))
     if title:
-        ax.set_title(title, fontsize=8)
+        ax.set_title(title_text(title), fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
     if legend:
         _legend(ax, legend)
 
 
+def _wrap_label(text, width=34):
+    """A y label on two lines where one would not fit beside a small axes."""
+    return "\n".join(textwrap.wrap(str(text), width)) if text else text
+
+
 def _lines(ax, frame, by, x, y, interval=None, label=None, colour=None, positive=False):
     """One line per value of `by`, sorted by x, coloured by its reducer
-    (the frame's variant column) unless colour(key, s) says otherwise; with
+    (the frame's variant column) unless colour(key, s) says otherwise
+    (colour="series": each line a colour of SERIES_COLOURS and a marker of
+    its own); with
     interval=(low, high) columns, error bars where both ends are known.
     Returns the number of points drawn (0: nothing to plot; positive: only
     y > 0 counts, for a log axis)."""
     drawn = 0
     per_colour = {}
-    for key, s in frame.groupby(by):
+    for n, (key, s) in enumerate(natural_groups(frame, by)):
         s = s.sort_values(x)
         name = label(key, s) if label else key
-        c = colour(key, s) if colour else (reducer_colour(s["variant"].iloc[0])
-                                          if "variant" in s else None)
+        if colour == "series":
+            c = series_colour(n)
+        else:
+            c = colour(key, s) if colour else (reducer_colour(s["variant"].iloc[0])
+                                              if "variant" in s else None)
         i = per_colour[c] = per_colour.get(c, -1) + 1     # variants of one reducer: own marker
+        if colour == "series":
+            i = n
         yv = s[y].to_numpy(dtype=float)
         ok = np.isfinite(s[x].to_numpy(dtype=float)) & np.isfinite(yv) & ((yv > 0) if positive else True)
         drawn += int(ok.sum())
@@ -169,9 +326,32 @@ def _dots(ax, frame, value, interval=None, label="variant"):
         ax.errorbar([r[value]], [pos], xerr=err, fmt="o", capsize=3,
                     color=reducer_colour(r["variant"]))
     ax.set_yticks(range(len(d)))
-    ax.set_yticklabels(list(d[label]), fontsize=7)
+    # long variant names ('s2[sketch_width=0.005,sketch_width_mode=fraction]')
+    # on two or three lines, broken after a comma or '['
+    ax.set_yticklabels([_tick_name(x) for x in d[label]], fontsize=6.5)
     ax.set_ylim(-0.7, len(d) - 0.3)
     return len(d)
+
+
+def _differing_options(all_options, options):
+    """' a=1,b=2' less the options every line shares (said once in the
+    caption's table); '' when none differs."""
+    sets = [set(str(o).split(",")) for o in set(all_options) if str(o)]
+    common = set.intersection(*sets) if sets else set()
+    own = [p for p in str(options).split(",") if p and p not in common]
+    return " " + ",".join(own) if own else ""
+
+
+def _tick_name(text, width=24):
+    parts = re.split(r"(?<=[,\[])", str(text))
+    lines, cur = [], ""
+    for p in parts:
+        if cur and len(cur) + len(p) > width:
+            lines.append(cur)
+            cur = ""
+        cur += p
+    lines.append(cur)
+    return "\n".join(lines)
 
 
 def _empty_panel(ax, what="no value to plot"):
@@ -180,15 +360,24 @@ def _empty_panel(ax, what="no value to plot"):
     ax.set_yticks([])
 
 
-def _one_plot(outdir, name, caption, draw, **frame):
+def _one_plot(outdir, name, caption, draw, values=None, **frame):
     """A one-axis figure: draw(ax) (returns how many points it drew), then
     the shared frame; (file, caption), or (None, why) when draw had
-    nothing to plot."""
-    fig, ax = plt.subplots(figsize=(6.6, 4))
-    if not draw(ax):
+    nothing to plot, or (None, why, row) when it drew fewer than
+    MIN_POINTS points (row: what the figure was and values(), its points
+    as text, for the report's table of them)."""
+    fig, ax = plt.subplots(figsize=ONE)
+    n = draw(ax)
+    if not n:
         plt.close(fig)
         return None, _nothing(caption)
+    if n < MIN_POINTS:
+        plt.close(fig)
+        return _few(name, caption, n, values)
+    title = frame.pop("title", None)
     _axes(ax, **frame)
+    if title:    # over the figure, not the axes (long tick labels push the axes aside)
+        fig.suptitle(title_text(title, 60), fontsize=8)
     return _save(fig, outdir, name), caption
 
 
@@ -196,26 +385,59 @@ def _nothing(caption):
     return "No figure for %s: these data hold no value to plot." % caption
 
 
-def _two_plots(outdir, name, caption, panels, suptitle=None):
+def _few(name, caption, n, values):
+    """The entry of a figure of too few points: a row of the report's table
+    of them instead of an image."""
+    what = os.path.splitext(name)[0].replace("_", " ")
+    return (None, "No figure for %s: %d point%s, fewer than %d (listed in a table instead)."
+            % (caption, n, "" if n == 1 else "s", MIN_POINTS),
+            {"figure": what, "points": n, "values": values() if values else "-",
+             "caption": caption})
+
+
+def _two_plots(outdir, name, caption, panels, suptitle=None, values=None):
     """Two axes side by side: panels = [(draw(ax), frame)], each frame the
     keywords of _axes (legend=0 where the other panel has it).  A panel
-    without data says so; a figure without any is not drawn."""
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    total = 0
+    without data says so; a figure without any is not drawn, nor one whose
+    panels each have fewer than MIN_POINTS points (a table row instead)."""
+    fig, axes = plt.subplots(1, 2, figsize=TWO)
+    counts = []
     for ax, (draw, frame) in zip(axes, panels):
         n = draw(ax)
-        total += n
+        counts.append(n)
         if n:
             _axes(ax, **frame)
         else:
             _empty_panel(ax)
-            ax.set_title(frame.get("title") or frame.get("ylabel", ""), fontsize=8)
-    if not total:
+            ax.set_title(title_text(frame.get("title") or frame.get("ylabel", "")), fontsize=8)
+    if not sum(counts):
         plt.close(fig)
         return None, _nothing(caption)
+    if max(counts) < MIN_POINTS:
+        plt.close(fig)
+        return _few(name, caption, max(counts), values)
     if suptitle:
-        fig.suptitle(_wrap(suptitle), fontsize=8)
+        fig.suptitle(title_text(suptitle, 85, 2), fontsize=8)
     return _save(fig, outdir, name), caption
+
+
+def _point_text(frame, label, value, fmt_value, interval=None):
+    """The points of a figure not drawn, as text: 'dense 4 KiB: 30 us
+    [28, 33]; agsparse 4 KiB: 41 us'."""
+    parts = []
+    for _, r in frame.iterrows():
+        v = r.get(value)
+        if not formatting.is_number(v):
+            continue
+        text = "%s: %s" % (label(r), fmt_value(v))
+        if interval and all(formatting.is_number(r.get(c)) for c in interval):
+            text += " [%s, %s]" % (fmt_value(r[interval[0]]), fmt_value(r[interval[1]]))
+        parts.append(text)
+    return "; ".join(parts) or "-"
+
+
+def _us(v):
+    return "%s us" % formatting.general(v)
 
 
 CI_BARS = "bars: 95%% confidence interval of the median (none below %d repetitions)"
@@ -239,18 +461,87 @@ def _size_frame(sub, xlabel, ylabel, scale="log", **kw):
     return dict(xlabel=xlabel, ylabel=ylabel, xscale=("log", {"base": 2}), yscale=scale, **kw)
 
 
+def short_groups(frame):
+    """gid -> '<gid>: ' + the parts of its group label (' | '-separated)
+    that not every group of the frame shares (the group key at the top of
+    the report has the whole label)."""
+    labels = frame.groupby("gid", sort=False)["group"].first().to_dict()
+    parts = {g: str(lab).split(" | ") for g, lab in labels.items()}
+    common = set.intersection(*(set(p) for p in parts.values())) if len(parts) > 1 else set()
+    return {g: "%s: %s" % (g, " | ".join(x for x in p if x not in common) or "all groups alike")
+            for g, p in parts.items()}
+
+
+def _point_label(r):
+    return "%s %s" % (r["variant"], formatting.size(r["size_bytes"]))
+
+
 def latency(agg, outdir):
+    """A figure per group over size; the groups run at one size only, when
+    there are several, in one figure together (latency_one_size.png)."""
     out = []
-    for gid, sub in list(agg.groupby("gid", sort=False))[:MAX_FIGURES_PER_KIND]:
+    titles = short_groups(agg)
+    groups = natural_groups(agg, "gid")
+    # one size and enough points for a figure (fewer: a table row, below)
+    one = [(g, s) for g, s in groups if s["size_bytes"].nunique() == 1
+           and np.isfinite(s["t_avg_us_median"].to_numpy(dtype=float)).sum() >= MIN_POINTS]
+    if len(one) >= 2:
+        out.append(_one_size_latency(one, titles, outdir))
+        drawn = {g for g, _ in one}
+        groups = [(g, s) for g, s in groups if g not in drawn]
+    for gid, sub in groups[:MAX_FIGURES_PER_KIND]:
         out.append(_one_plot(
             outdir, "latency_%s.png" % gid,
-            "%s: time per call vs size, per reducer (median over repetitions; %s)"
-            % (gid, CI_BARS % MIN_REPETITIONS),
-            lambda ax: _by_size_or_dots(ax, sub, "t_avg_us_median",
-                                        ("t_avg_us_ci_low", "t_avg_us_ci_high")),
-            **_size_frame(sub, SIZE, "time per call (us, avg over ranks)",
-                          title=_wrap(sub["group"].iloc[0]))))
+            "%s: time per call vs size, per reducer (median, 95%% CI bars)" % gid,
+            lambda ax, sub=sub: _by_size_or_dots(ax, sub, "t_avg_us_median",
+                                                 ("t_avg_us_ci_low", "t_avg_us_ci_high")),
+            values=lambda sub=sub: _point_text(sub, _point_label, "t_avg_us_median", _us,
+                                               ("t_avg_us_ci_low", "t_avg_us_ci_high")),
+            **_size_frame(sub, SIZE, "time per call (us, avg over ranks)", title=titles[gid])))
     return out
+
+
+def _one_size_latency(one, titles, outdir):
+    """Groups run at one size, a row each: every reducer's median time per
+    call relative to dense's in that group (to the fastest where dense is
+    absent), with its interval; one colour per reducer."""
+    fig, ax = plt.subplots(figsize=(6.6, 1.0 + 0.2 * len(one)))
+    variants = sorted({v for _, s in one for v in s["variant"]})
+    n = 0
+    labels = []
+    for row, (gid, s) in enumerate(one):
+        t = s.set_index("variant")
+        ref = t.loc["dense", "t_avg_us_median"] if "dense" in t.index else t["t_avg_us_median"].min()
+        labels.append("%s (%s)" % (gid, formatting.size(s["size_bytes"].iloc[0])))
+        for k, v in enumerate(variants):
+            if v not in t.index or not formatting.is_number(t.loc[v, "t_avg_us_median"]) or not ref > 0:
+                continue
+            r = t.loc[v]
+            y = row + (k - (len(variants) - 1) / 2) * 0.6 / max(len(variants), 1)
+            x = r["t_avg_us_median"] / ref
+            err = None
+            if all(formatting.is_number(r.get(c)) for c in ("t_avg_us_ci_low", "t_avg_us_ci_high")):
+                err = [[x - r["t_avg_us_ci_low"] / ref], [r["t_avg_us_ci_high"] / ref - x]]
+            ax.errorbar([x], [y], xerr=err, fmt=MARKERS[k % len(MARKERS)], markersize=3.5, capsize=1.5,
+                        color=reducer_colour(v), label=v, lw=0.8)
+            n += 1
+    ax.axvline(1.0, color="k", lw=0.7)
+    ax.set_yticks(range(len(one)))
+    ax.set_yticklabels(labels, fontsize=6.5)
+    ax.set_ylim(len(one) - 0.5, -0.5)
+    _axes(ax, "time per call / dense's in the same group (log; < 1: faster than dense)", "",
+          xscale="log", legend=0)
+    # the legend beside the rows, not below them
+    handles, labels = ax.get_legend_handles_labels()
+    seen = dict(zip(labels, handles))
+    ax.legend(list(seen.values()), [_tick_name(k, 22) for k in seen], fontsize=6, loc="upper left",
+              bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.suptitle("Groups run at one size: each reducer's time relative to dense", fontsize=8)
+    name = _save(fig, outdir, "latency_one_size.png")
+    return (name, "groups run at one size (%s): each reducer's median time per call relative to "
+                  "dense's in its group (the fastest's where dense was not run), bars: 95%% "
+                  "confidence interval; the groups' times are in the latency table"
+            % ", ".join(g for g, _ in one))
 
 
 def model_vs_measured(agg, outdir):
@@ -313,10 +604,15 @@ def speedup(sp, outdir):
     if sp.empty:
         return []
     out = []
-    for gid, sub in list(sp.groupby("gid", sort=False))[:MAX_FIGURES_PER_KIND]:
+    titles = short_groups(sp) if "group" in sp else {}
+    for gid, sub in natural_groups(sp, "gid")[:MAX_FIGURES_PER_KIND]:
+        if sub["size_bytes"].nunique() == 1:
+            # one size: the one-size latency figure shows each reducer
+            # against dense; the speedups are the speedup table's
+            continue
         panels = []
         for col, title, legend in (("speedup_vs_dense", "vs dense", 0),
-                                   ("speedup_vs_best_baseline", "vs fastest other exact sparse baseline", 6)):
+                                   ("speedup_vs_best_baseline", "vs fastest other exact baseline", 6)):
             def draw(ax, col=col):
                 n = _by_size_or_dots(ax, sub, col, (col + "_low", col + "_high"))
                 if n:
@@ -325,9 +621,12 @@ def speedup(sp, outdir):
             panels.append((draw, _size_frame(sub, SIZE, "speedup (>1 = faster)",
                                              title="speedup " + title, legend=legend)))
         out.append(_two_plots(outdir, "speedup_%s.png" % gid,
-                              "%s: speedup of each reducer vs dense and vs the fastest other exact "
-                              "sparse baseline (a bar that crosses 1: no significant difference)" % gid,
-                              panels, sub["group"].iloc[0]))
+                              "%s: speedup vs dense and vs the fastest other exact baseline "
+                              "(a bar that crosses 1: no significant difference)" % gid,
+                              panels, titles.get(gid, gid),
+                              values=lambda sub=sub: _point_text(
+                                  sub, _point_label, "speedup_vs_dense", formatting.times,
+                                  ("speedup_vs_dense_low", "speedup_vs_dense_high")) + " (vs dense)"))
     return out
 
 
@@ -370,7 +669,11 @@ def _family_plots(df, outdir, varying, name, caption, y, interval, frame):
         if s0[varying].nunique() < 2:
             continue
         out.append(_one_plot(outdir, name % n, caption % title,
-                             lambda ax: _lines(ax, s0, "variant", varying, y, interval, positive=True),
+                             lambda ax, s0=s0: _lines(ax, s0, "variant", varying, y, interval,
+                                                      positive=True),
+                             values=lambda s0=s0: _point_text(
+                                 s0, lambda r: "%s %s %s" % (r["variant"], varying, formatting.general(r[varying])),
+                                 y, formatting.general),
                              title=title, **frame))
     if not out:
         out.append((None, "No figure of %s: no configuration was run at more than one %s."
@@ -382,17 +685,22 @@ def s2_error(s2, outdir):
     out = []
     for kind, sk in s2.groupby("kind"):
         modes = ",".join(sorted(set(str(m) for m in sk["sketch_width_mode"])))
-        xlabel = "sketch width (option sketch_width, mode %s)" % modes
+        xlabel = "sketch width (sketch_width, mode %s)" % modes
+        # a line per group and size: colours of their own, not s2's alone
         panels = [(lambda ax, col=col: _lines(
                        ax, sk, ["gid", "size_bytes"], "sketch_width", col,
                        label=lambda k, s: "%s %s d=%g" % (k[0], formatting.size(k[1]),
                                                           float(s["density"].iloc[0])),
-                       colour=lambda k, s: reducer_colour("s2")),
+                       colour="series"),
                    dict(xlabel=xlabel, ylabel=ylabel, legend=legend))
-                  for col, ylabel, legend in (("rel_l2_err_median", "relative L2 error", 6),
-                                              ("recall_median", "recall of the true support", 0))]
+                  for col, ylabel, legend in (("rel_l2_err_median", "relative L2 error", 0),
+                                              ("recall_median", "recall of the true support", 6))]
         out.append(_two_plots(outdir, "s2_error_%s.png" % kind,
-                              "s2 error and recall vs sketch width (%s data)" % kind, panels))
+                              "s2 error and recall vs sketch width (%s data)" % kind, panels,
+                              values=lambda sk=sk: _point_text(
+                                  sk, lambda r: "%s %s width %s" % (r["gid"], formatting.size(r["size_bytes"]),
+                                                                    formatting.general(r["sketch_width"])),
+                                  "rel_l2_err_median", lambda v: "rel. L2 error %s" % formatting.general(v))))
     return out
 
 
@@ -402,11 +710,20 @@ def gossip_consensus(g, outdir):
     if (g["consensus_median"].fillna(0) == 0).all():
         return [(None, "No figure of the gossip consensus distance: it is 0 at every point "
                        "(one gossip step left the ranks at the exact average).")]
-    return [_one_plot(outdir, "gossip_consensus_%s.png" % kind,
+    # a line per group and options: colours of their own, not gossip's alone;
+    # a kind whose every point is 0 has nothing to draw (its table says so)
+    return [(None, "No figure of the gossip consensus distance (%s data): it is 0 at every point "
+                   "(one gossip step left the ranks at the exact average)." % kind)
+            if (gk["consensus_median"].fillna(0) == 0).all() else _one_plot(outdir, "gossip_consensus_%s.png" % kind,
                       "gossip consensus distance after one call (%s data)" % kind,
-                      lambda ax: _lines(ax, gk, ["gid", "options"], "size_bytes", "consensus_median",
-                                        label=lambda k, s: "%s %d ranks %s" % (k[0], s["ranks"].iloc[0], k[1]),
-                                        colour=lambda k, s: reducer_colour("gossip")),
+                      lambda ax, gk=gk: _lines(
+                          ax, gk, ["gid", "options"], "size_bytes", "consensus_median",
+                          label=lambda k, s, gk=gk: "%s %d ranks%s" % (
+                              k[0], s["ranks"].iloc[0], _differing_options(gk["options"], k[1])),
+                          colour="series"),
+                      values=lambda gk=gk: _point_text(
+                          gk, lambda r: "%s %s" % (r["gid"], formatting.size(r["size_bytes"])),
+                          "consensus_median", formatting.general),
                       xlabel=SIZE,
                       ylabel="consensus distance max_r |x_r - mean| / |mean|", xscale=("log", {"base": 2}))
             for kind, gk in g.groupby("kind")]
@@ -416,9 +733,13 @@ def training_curves(curv, outdir):
     """Each repetition (run) a thin line in its reducer's colour; one legend
     entry per reducer."""
     out = []
-    for tid, sub in list(curv.groupby("tid"))[:MAX_FIGURES_PER_KIND] if not curv.empty else []:
+    for tid, sub in natural_groups(curv, "tid")[:MAX_FIGURES_PER_KIND] if not curv.empty else []:
         metric = sub["metric"].iloc[0]
         runs = sub.groupby("variant")["run"].nunique().max()
+        v = sub["value"].to_numpy(dtype=float)
+        v = v[np.isfinite(v)]
+        # values over orders of magnitude (a perplexity from 10 to 10^4): log
+        scale = "log" if len(v) and v.min() > 0 and v.max() / v.min() >= 20 else None
 
         def draw(ax, x):
             n = _lines(ax, sub, ["variant", "run"], x, "value", label=lambda k, s: k[0])
@@ -427,12 +748,18 @@ def training_curves(curv, outdir):
                 line.set_linewidth(0.9)
                 line.set_markersize(2.5)
             return n
-        panels = [(lambda ax, x=x: draw(ax, x), dict(xlabel=xlabel, ylabel=metric, legend=legend))
+        panels = [(lambda ax, x=x: draw(ax, x), dict(xlabel=xlabel, ylabel=metric + (" (log)" if scale else ""),
+                                                     yscale=scale, legend=legend))
                   for x, xlabel, legend in (("iteration", "iteration", 0), ("wall_s", "wall time (s)", 7))]
         out.append(_two_plots(outdir, "train_%s.png" % tid,
                               "%s: %s vs iteration and vs wall time (%d repetition%s per reducer, "
-                              "one line each)" % (tid, metric, runs, "" if runs == 1 else "s"),
-                              panels, sub["group"].iloc[0]))
+                              "one line each%s)" % (tid, metric, runs, "" if runs == 1 else "s",
+                                                    "; log axis: the values span %.0fx" % (v.max() / v.min())
+                                                    if scale else ""),
+                              panels, "%s: %s" % (tid, sub["group"].iloc[0]),
+                              values=lambda sub=sub: _point_text(
+                                  sub, lambda r: "%s run %s it %s" % (r["variant"], r["run"], r["iteration"]),
+                                  "value", formatting.general)))
     return out
 
 
@@ -441,18 +768,19 @@ def phase_bars(summ, outdir):
     cols = ["t_%s_s_median" % p for p in ("forward", "backward", "reduce", "update")]
     if summ.empty or not all(c in summ for c in cols):
         return out
-    phase_colours = ("#4c72b0", "#55a868", "#c44e52", "#8172b2")
-    for tid, sub in list(summ.groupby("tid"))[:MAX_FIGURES_PER_KIND]:
+    # phases are not reducers: the series palette, and a hatch each
+    for tid, sub in natural_groups(summ, "tid")[:MAX_FIGURES_PER_KIND]:
         sub = sub[sub[cols].notna().any(axis=1)]
         if sub.empty:
             out.append((None, _nothing("%s: time per iteration by phase" % tid)))
             continue
-        fig, ax = plt.subplots(figsize=(6.6, 4))
+        fig, ax = plt.subplots(figsize=ONE)
         x = np.arange(len(sub))
         bottom = np.zeros(len(sub))
-        for c, colour in zip(cols, phase_colours):
+        for i, c in enumerate(cols):
             v = sub[c].fillna(0).to_numpy() * 1e3
-            ax.bar(x, v, bottom=bottom, label=c[2:-9], color=colour)
+            ax.bar(x, v, bottom=bottom, label=c[2:-9], color=series_colour(i),
+                   hatch=SERIES_HATCHES[i % len(SERIES_HATCHES)], edgecolor="#333", linewidth=0.4)
             bottom += v
         ax.set_xticks(x)
         ax.set_xticklabels(sub["variant"], rotation=30, ha="right", fontsize=7)
@@ -460,8 +788,9 @@ def phase_bars(summ, outdir):
             t.set_color(reducer_colour(v))
         ax.set_xlabel("reducer")
         ax.set_ylabel("ms per iteration (median)")
-        ax.set_title(_wrap(sub["group"].iloc[0]), fontsize=8)
-        _legend(ax, 7)
+        ax.set_title(title_text("%s: %s" % (tid, sub["group"].iloc[0])), fontsize=8)
+        _legend(ax, 6.5, outside=False)
+        ax.get_legend().set_title("phase", prop={"size": 6.5})
         name = _save(fig, outdir, "phases_%s.png" % tid)
         out.append((name, "%s: time per iteration by phase" % tid))
     return out
@@ -492,7 +821,10 @@ def efficiency(eff, outdir):
     frame = (dict(xlabel="%s at %d ranks" % (ylabel, pct["ranks"].iloc[0]), ylabel="", legend=0)
              if one else dict(xlabel="ranks", ylabel=ylabel))
     return [_one_plot(outdir, "efficiency.png", "compute efficiency vs ranks (%s)"
-                      % (CI_BARS % MIN_REPETITIONS), draw, **frame)]
+                      % (CI_BARS % MIN_REPETITIONS), draw,
+                      values=lambda: _point_text(
+                          pct, lambda r: "%s %s %s %d ranks" % (r["kind"], r["model"], r["variant"], r["ranks"]),
+                          "compute_efficiency", lambda v: "%.1f%%" % v), **frame)]
 
 
 # ---------------------------------------------------------------- verdict
@@ -501,7 +833,7 @@ def _measure_of(claim):
     """'S2: speedup vs best baseline (training time to accuracy)' ->
     'training time to accuracy' (what tells apart the rows of one claim)."""
     m = re.search(r"\(([^()]*)\)\s*$", str(claim))
-    return m.group(1) if m else str(claim)
+    return m.group(1) if m else ""
 
 
 def _platform_label(r, measure=False):
@@ -512,7 +844,7 @@ def _platform_label(r, measure=False):
         label = "no point"
     if str(r.get("setting", "paper")) != "paper":
         flags.insert(0, "other setting")
-    if measure:
+    if measure and _measure_of(r["claim"]):
         label = "%s: %s" % (_measure_of(r["claim"]), label)
     return label + (" (%s)" % ", ".join(flags) if flags else "")
 
@@ -527,12 +859,35 @@ def verdict(ctab, outdir):
     verdict_class)."""
     if ctab is None or ctab.empty:
         return []
-    claims = list(dict.fromkeys(ctab["claim_id"]))
-    heights = [max(1, (ctab["claim_id"] == c).sum()) for c in claims]
-    fig, axes = plt.subplots(len(claims), 1, figsize=(9, 0.9 + 0.42 * sum(heights) + 0.55 * len(claims)),
-                             gridspec_kw={"height_ratios": [h + 1.2 for h in heights]}, squeeze=False)
+    measured = ctab["measured_median"].map(formatting.is_number) & (ctab["points"].fillna(0) > 0)
+    # a claim without any measured row is a line of the claims table, not a panel
+    claims = list(dict.fromkeys(ctab.loc[measured, "claim_id"]))
+    if not claims:
+        return [(None, "No figure of the verdict: no claim has a measured value in these data.")]
+    left_out = [c for c in dict.fromkeys(ctab["claim_id"]) if c not in claims]
+    ctab = ctab[ctab["claim_id"].isin(claims)]
+    # row names (long ones on two lines: such a panel's rows get more room)
+    names = {}
+    for c in claims:
+        rows = ctab[ctab["claim_id"] == c]
+        several = rows["claim"].nunique() > 1
+        names[c] = [textwrap.fill(_platform_label(r, several), 48) for _, r in rows.iterrows()]
+    heights = [max(1, len(names[c])) * (1.7 if any("\n" in x for x in names[c]) else 1.0)
+               for c in claims]
+    # two panels side by side (the page's width), a row as tall as its taller panel
+    cols = 2 if len(claims) > 2 else 1
+    nrows = (len(claims) + cols - 1) // cols
+    row_h = [max(heights[k] for k in range(r * cols, min(len(claims), (r + 1) * cols)))
+             for r in range(nrows)]
+    fig, axes = plt.subplots(nrows, cols, figsize=(13.4 if cols == 2 else 9,
+                                                   0.6 + 0.23 * sum(row_h) + 0.5 * nrows),
+                             gridspec_kw={"height_ratios": [h + 1.6 for h in row_h]}, squeeze=False)
+    for ax in axes.flat[len(claims):]:
+        ax.set_visible(False)
     drawn = 0
-    for ax, cid in zip(axes[:, 0], claims):
+    shown = set()
+    for ax, cid in zip(axes.flat, claims):
+        annotations = []
         rows = ctab[ctab["claim_id"] == cid].reset_index(drop=True)
         first = rows.iloc[0]
         pct = "%" in str(first["paper"])
@@ -540,12 +895,13 @@ def verdict(ctab, outdir):
         paper = float(first["paper_value"]) * scale if formatting.is_number(first["paper_value"]) else np.nan
         values = []
         for pos, r in rows.iterrows():
-            cls = str(r.get("verdict_class", "missing"))
-            colour = VERDICT_COLOURS.get(cls, "#6e7781")
+            cls = display_class(r.get("verdict_class", "missing"), r.get("verdict", ""))
+            shown.add(cls)
+            colour = VERDICT_COLOURS[cls]
             med = r["measured_median"]
             if not formatting.is_number(med) or not r.get("points", 0):
                 why = r.get("why", "") if not formatting.missing(r.get("why", "")) else ""
-                ax.text(0.01, pos, _wrap(str(why or r.get("verdict", "") or "missing"), 100),
+                ax.text(0.01, pos, _wrap(str(why or r.get("verdict", "") or "missing"), 75),
                         transform=ax.get_yaxis_transform(), va="center", fontsize=7, color=colour)
                 continue
             med *= scale
@@ -568,15 +924,15 @@ def verdict(ctab, outdir):
             text = formatting.claim_value(r, with_points=False)
             if pooled:
                 text = "%s, median of %d points" % (text.replace(" (exact)", ""), int(r["points"]))
-            ax.annotate(text, (med, pos), xytext=(0, 5),
-                        textcoords="offset points", ha="center", va="bottom", fontsize=6.5,
-                        color=colour)
+            annotations.append(ax.annotate(text, (med, pos), xytext=(0, 5),
+                                           textcoords="offset points", ha="center", va="bottom",
+                                           fontsize=6.5, color=colour))
             drawn += 1
         if np.isfinite(paper):
             ax.axvline(paper, color="k", linestyle="--", lw=1)
             values.append(paper)
         finite = [v for v in values if np.isfinite(v)]
-        ratio = formatting.claim_formatter(first["paper"]) is formatting.times
+        ratio = formatting.row_formatter(first) is formatting.times
         centres = [v for v in list(rows["measured_median"] * scale) + [paper]
                    if formatting.is_number(v) and np.isfinite(v)]
         if ratio and centres and min(centres) > 0:
@@ -592,33 +948,45 @@ def verdict(ctab, outdir):
             ax.set_xlim(lo - pad, hi + pad)
         ax.set_yticks(range(len(rows)))
         several = rows["claim"].nunique() > 1      # e.g. time per iteration and to accuracy
-        ax.set_yticklabels([_platform_label(r, several) for _, r in rows.iterrows()], fontsize=7)
+        # a long row name on two lines, not a squeezed figure
+        ax.set_yticklabels(names[cid], fontsize=7)
         ax.set_ylim(len(rows) - 0.5, -0.5)
         title = re.sub(r"\s*\([^()]*\)\s*$", "", str(first["claim"])) if several else first["claim"]
-        ax.set_title(textwrap.fill("%s (paper %s, dashed)" % (title, first["paper"]), 90),
+        ax.set_title(textwrap.fill("%s (paper %s, dashed)" % (title, first["paper"]), 75),
                      fontsize=8, loc="left")
-        ax.set_xlabel(formatting.claim_unit(first["paper"]), fontsize=7)
+        units = {str(u) for u in rows.get("unit", []) if not formatting.missing(u)}
+        ax.set_xlabel(formatting.claim_unit(first["paper"], first.get("unit")) if len(units) <= 1
+                      else "difference to dense (each value with its unit: %s)" % ", ".join(sorted(units)),
+                      fontsize=7)
         if not any(formatting.is_number(v) for v in rows["measured_median"]):
             ax.set_xticks([])      # nothing measured: an axis without values
             ax.set_xlabel("")
         ax.tick_params(axis="x", labelsize=7)
         ax.grid(True, axis="x", alpha=0.3)
+        # a value's label near an end of the axis runs inwards, not off the figure
+        lo, hi = ax.get_xlim()
+        tr = (np.log10 if ax.get_xscale() == "log" else (lambda v: v))
+        for a in annotations:
+            frac = (tr(a.xy[0]) - tr(lo)) / (tr(hi) - tr(lo)) if tr(hi) != tr(lo) else 0.5
+            a.set_ha("left" if frac < 0.3 else "right" if frac > 0.7 else "center")
     if not drawn:
         plt.close(fig)
         return [(None, "No figure of the verdict: no claim has a measured value in these data.")]
-    handles = [matplotlib.lines.Line2D([], [], marker="o", linestyle="none", color=c, label=k)
-               for k, c in VERDICT_COLOURS.items() if k in set(ctab.get("verdict_class", []))]
+    # the key: one colour per meaning, as in the headline box
+    handles = [matplotlib.lines.Line2D([], [], marker="o", linestyle="none",
+                                       color=VERDICT_COLOURS[k], label=text)
+               for k, text in VERDICT_KEY if k in shown]
     if handles:
-        fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=7, frameon=False)
-    for ax in axes[:, 0]:
-        _readable_ticks(ax)
-    fig.tight_layout(rect=(0, 0.04 if handles else 0, 1, 1))
-    fig.savefig(os.path.join(outdir, "verdict.png"), dpi=DPI)
-    plt.close(fig)
+        fig.legend(handles=handles, loc="lower center", ncol=min(3, len(handles)), fontsize=7,
+                   frameon=False)
+    bottom = (0.3 + 0.2 * ((len(handles) + 2) // 3)) / fig.get_figheight() if handles else 0
+    _save(fig, outdir, "verdict.png", rect=(0, bottom, 1, 1))
     return [("verdict.png", "the verdict: each claim's measured value (median over its points, "
                             "bar: its interval; diamond: exact, no interval needed) against the "
                             "paper's number (dashed), per platform; light band: the range of the points pooled in "
-                            "a row; colour: the verdict")]
+                            "a row; colour: the verdict (key below the figure)%s"
+              % ("; claims without a measured value (%d) are in the table only" % len(left_out)
+                 if left_out else ""))]
 
 
 def _wrap(text, width=110):

@@ -124,11 +124,12 @@ def figures(wl, red, outdir):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from .figures import SERIES_HATCHES, series_colour
     out = []
     sub = red[red["kind"] == red["kind"].iloc[0]] if len(red) else red
     ranks = sorted(sub["ranks"].unique())[:4]
     if ranks:
-        fig, axes = plt.subplots(1, len(ranks), figsize=(4.5 * len(ranks), 4), squeeze=False)
+        fig, axes = plt.subplots(1, len(ranks), figsize=(2.6 * len(ranks) + 1.0, 3.0), squeeze=False)
         for ax, p in zip(axes[0], ranks):
             s = sub[sub["ranks"] == p]
             reducers = sorted(s["reducer"].unique())
@@ -136,8 +137,10 @@ def figures(wl, red, outdir):
             width = 0.8 / max(len(works), 1)
             for i, w in enumerate(works):
                 t = s[s["workload"] == w].groupby("reducer")["t_min_us"].min()
+                # workloads are not reducers: colours of their own, and hatches
                 ax.bar(np.arange(len(reducers)) + i * width, [t.get(r, np.nan) for r in reducers],
-                       width, label=w)
+                       width, label=w, color=series_colour(i),
+                       hatch=SERIES_HATCHES[i % len(SERIES_HATCHES)], edgecolor="#333", linewidth=0.3)
             ax.set_xticks(np.arange(len(reducers)) + 0.4 - width / 2)
             ax.set_xticklabels(reducers, rotation=60, fontsize=7)
             ax.set_yscale("log")
@@ -149,11 +152,12 @@ def figures(wl, red, outdir):
                          "Each reducer's time per call on each workload (minimum over "
                          "repetitions and steps), one panel per rank count."))
     if len(wl):
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-        for w, s in sorted(wl.groupby("workload"), key=lambda kv: _order(kv[0])):
+        fig, axes = plt.subplots(1, 2, figsize=(6.6, 3.0))
+        for i, (w, s) in enumerate(sorted(wl.groupby("workload"), key=lambda kv: _order(kv[0]))):
             s = s.groupby("ranks")[["union_ratio", "imbalance"]].median().reset_index()
-            axes[0].plot(s["ranks"], s["union_ratio"], marker="o", label=w)
-            axes[1].plot(s["ranks"], s["imbalance"], marker="o", label=w)
+            style = dict(marker="osD^v<>"[i % 7], label=w, color=series_colour(i))
+            axes[0].plot(s["ranks"], s["union_ratio"], **style)
+            axes[1].plot(s["ranks"], s["imbalance"], **style)
         axes[0].set_ylabel("union / (ranks x per-rank non-zeros)")
         axes[1].set_ylabel("max / mean non-zeros per rank")
         for ax in axes:
@@ -168,11 +172,9 @@ def figures(wl, red, outdir):
 
 
 def _save(fig, outdir, name, caption):
-    import matplotlib.pyplot as plt
-    fig.tight_layout()
-    fig.savefig(os.path.join(outdir, name), dpi=90)
-    plt.close(fig)
-    return name, caption
+    """Laid out and checked for cut text as every figure (figures._save)."""
+    from . import figures as figs
+    return figs._save(fig, outdir, name), caption
 
 
 def section(doc, rows):
@@ -206,7 +208,8 @@ def section(doc, rows):
     except Exception as e:  # noqa: BLE001 -- a figure is never the end of the report
         doc.para("_(workload figures could not be drawn: %s: %s)_" % (type(e).__name__, e))
         drawn = []
+    from .figures import CLIPPED
     for name, caption in drawn:
-        doc.figure(name, caption)
+        doc.figure(name, caption, CLIPPED.get(name))
         figs.append((name, caption))
     return figs

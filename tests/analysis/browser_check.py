@@ -2,7 +2,8 @@
 """Open an rb-report report.html in headless Chromium and check what a
 reader sees.
 
-usage: browser_check.py [--chromium PATH] [--width PX] [--print] [--screenshot PNG] REPORT_HTML
+usage: browser_check.py [--chromium PATH] [--width PX] [--print] [--max-height PX]
+                        [--screenshot PNG] REPORT_HTML
 
 A copy of the page, with a script added that measures it once loaded, is
 opened at a viewport WIDTH px wide (default 1280); the script's findings
@@ -20,7 +21,12 @@ any, 0 otherwise):
     the verdict classes (no verdict only where the box says "no number");
   - every table with more than 15 rows keeps its header in view (th
     position: sticky; on paper the header repeats on each page instead);
-  - every figure has a caption.
+  - every figure has a caption;
+  - no table and no figure is wider than the box it sits in (a table that
+    needs a scroll bar hides columns), and no figure is marked by rb-report
+    as having text cut (data-clipped: a title, label or legend reaching
+    outside the image);
+  - with --max-height, the page is at most that tall.
 With --print, the page's print style (@media print) is applied on screen,
 at WIDTH (718 px: A4 at 96 dpi less 1 cm margins, unless given): nothing
 scrolls on paper, so every table must fit the page.
@@ -36,7 +42,8 @@ import subprocess
 import sys
 import tempfile
 
-VERDICT_CLASSES = ("meets", "below", "equivalent", "not-equivalent", "inconclusive", "missing")
+VERDICT_CLASSES = ("meets", "below", "equivalent", "not-equivalent", "inconclusive", "median-only",
+                   "missing")
 
 # Runs in the page once everything has loaded; leaves its findings as JSON
 # in <pre id="rb-browser-check"> (added after measuring, so it moves nothing).
@@ -73,6 +80,19 @@ window.addEventListener("load", () => {
                   Math.round(e.getBoundingClientRect().right) + " px)") + ": " + name(e));
   }
   if (overflows > 10) err("... and " + (overflows - 10) + " more overflowing elements");
+  // a table or a figure wider than its box: a scroll bar hides part of it;
+  // folded tables (details) are opened to be measured, as a reader opens them
+  for (const d of document.querySelectorAll("details")) d.open = true;
+  for (const t of document.querySelectorAll("table, figure img")) {
+    const box = t.parentElement, w = t.getBoundingClientRect().width;
+    if (box.clientWidth > 0 && (w > box.clientWidth + 1 || box.scrollWidth > box.clientWidth + 1))
+      err((t.tagName === "TABLE" ? "table" : "figure") + " wider than its box (" + Math.round(w) +
+          " > " + box.clientWidth + " px): " + name(t.tagName === "TABLE" ? t : t.closest("figure")).slice(0, 120));
+  }
+  for (const f of document.querySelectorAll("figure[data-clipped]"))
+    err("figure with text cut (" + f.getAttribute("data-clipped") + "): " + name(f).slice(0, 100));
+  if (%(max_height)d && out.height > %(max_height)d)
+    err("page is " + out.height + " px tall, more than " + %(max_height)d + " px");
   const marks = [[/(^|[^\w*\\])\*\*?[^\s*][^*\n]*?\*\*?(?![\w*])/, "*emphasis*"],
                  [/(^|[^\w])_[^_\s][^_\n]*?_(?!\w)/, "_emphasis_"],
                  [/`/, "backtick"], [/\[[^\]\n]+\]\([^)\n]+\)/, "[text](link)"]];
@@ -124,14 +144,14 @@ def chromium(binary, width, height, *args):
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
 
 
-def measure(binary, report, width, printed=False):
+def measure(binary, report, width, printed=False, max_height=0):
     """The probe's findings for report (a copy with PROBE added, beside it
     so that relative links resolve); printed: with its print style."""
     page = open(report, encoding="utf-8").read()
     if printed:
         page = page.replace("@media print", "@media all")
     probe = PROBE % {"width": width, "classes": json.dumps(list(VERDICT_CLASSES)),
-                     "printed": json.dumps(printed)}
+                     "printed": json.dumps(printed), "max_height": max_height or 0}
     if "</body>" not in page:
         return {"errors": ["report.html has no </body>"]}
     fd, copy = tempfile.mkstemp(suffix=".html", prefix=".probe-", dir=os.path.dirname(report))
@@ -155,9 +175,10 @@ def main():
     p.add_argument("--width", type=int)
     p.add_argument("--print", action="store_true", dest="printed")
     p.add_argument("--screenshot")
+    p.add_argument("--max-height", type=int, default=0)
     a = p.parse_args()
     a.width = a.width or (718 if a.printed else 1280)
-    res = measure(a.chromium, a.report, a.width, a.printed)
+    res = measure(a.chromium, a.report, a.width, a.printed, a.max_height)
     for e in res["errors"]:
         print("FAIL: " + e)
     if "height" in res:

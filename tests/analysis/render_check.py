@@ -6,7 +6,7 @@
     interval that does not cover its points printed with their range;
   - document: the report's Markdown (emphasis, code, links) rendered as
     HTML, everything else escaped; a contents list whose anchors exist;
-    tables with a header row, long ones marked to scroll; the headline box
+    tables with a header row, long ones folded under a summary line; the headline box
     with verdict classes;
   - figures: one colour per reducer (a variant of a reducer takes its
     colour) in every figure; a log axis over less than a decade has three
@@ -73,10 +73,20 @@ def test_formatting():
     check("not the points'" in formatting.claim_value(unknown),
           "a pooled interval whose points' range is unknown says whose interval it is: %s"
           % formatting.claim_value(unknown))
-    check(formatting.claim_value({"points": 1, "paper": "converges to the same accuracy",
-                                  "measured_median": -0.25, "measured_low": -0.5,
-                                  "measured_high": 0.1}) == "-0.25 [-0.5, 0.1]",
-          "a claim that is neither percent nor x: plain numbers")
+    diff = {"points": 1, "paper": "converges to the same accuracy", "measured_median": -0.25,
+            "measured_low": -0.5, "measured_high": 0.1}
+    check(formatting.claim_value(dict(diff, unit="points"))
+          == "-0.25 [-0.50, +0.10] points",
+          "an accuracy difference in points, every number with its unit: %s"
+          % formatting.claim_value(dict(diff, unit="points")))
+    check(formatting.claim_value(dict(diff, measured_median=0.00307, measured_low=np.nan,
+                                      measured_high=np.nan, unit="rel"))
+          == "+0.31% perplexity (no interval)", "a perplexity difference in percent of perplexity")
+    check(formatting.claim_value({"points": 1, "paper": "O(1)", "unit": "x", "measured_median": 8.571,
+                                  "measured_low": np.nan, "measured_high": np.nan, "exact": True})
+          == "8.57x (exact)", "a growth ratio as x")
+    check("(no unit)" in formatting.claim_value(diff),
+          "a claim whose unit is unknown says so, never a bare number: %s" % formatting.claim_value(diff))
     check(formatting.claim_value({"points": 1, "paper": "1.8x", "measured_median": 0.935,
                                   "measured_low": 0.765, "measured_high": 1.143})
           == "0.94x [0.77x, 1.14x]", "a speedup as in the headline")
@@ -113,9 +123,11 @@ def test_document(tmp):
           % (ids, links))
     check("<code>other</code>" in page and "`" not in page.split("</style>")[1],
           "backticks in a heading rendered as code")
-    check("<div class='tablebox long'><table><thead>" in page and "<td class='n'>4 KiB</td>" in page
+    check("<details class='fold'><summary>table of 20 rows" in page
+          and "<div class='tablebox'><table><thead>" in page and "<td class='n'>4 KiB</td>" in page
           and "<td class='n'>83.2%</td>" in page,
-          "a long table scrolls in its box, with a header row; sizes and reductions with units")
+          "a long table folded under a line saying what it holds, with a header row; sizes and "
+          "reductions with units")
     check("class='verdict below'" in page, "the headline box carries the verdict class")
     md = doc.markdown()
     check("<td>~100% read as &gt;=<wbr> 90% of <code>none</code>&#x27;s time</td>" in page,
@@ -221,8 +233,18 @@ def test_verdict(tmp):
           and np.isclose(filled["paper_value"].iloc[0], 0.81)
           and np.isclose(filled["paper_value"].iloc[3], 1.0) and (filled["why"] == "c").all(),
           "claims_for_report fills an older claims table: %s" % list(filled["verdict_class"]))
+    later = cli.claims_for_report(ctab.assign(why="the interval is above 81%",
+                                              would_change="a point below 81%"))
+    notes = cli.claim_notes(later)
+    check(notes[0] == "*why*: the interval is above 81%; *would change it*: a point below 81%"
+          and cli.claim_notes(cli.claims_for_report(ctab))[0] == "",
+          "a claims row's why and would_change as its note, when the columns are there: %s" % notes[0])
+    box = document._html_headline(["x"], cli.headline_rows(later))
+    check("<details class='why'><summary>why / what would change it</summary>" in box
+          and "a point below 81%" in box,
+          "the headline box: why and would_change folded under a row")
     rows = cli.headline_rows(cli.claims_for_report(ctab))
-    check([r[-1] for r in rows] == ["meets", "below", "below"] and rows[0][2] == "83.2% (exact)",
+    check([r[5] for r in rows] == ["meets", "below", "below"] and rows[0][2] == "83.2% (exact)",
           "headline box rows: %s" % [r[2] for r in rows])
 
 
