@@ -283,5 +283,10 @@ if [ -s "$warnings" ]; then
 fi
 
 say "report"
-"$src/analysis/rb-report" "$out" -o "$out/report"
+# rb-report names each refused file whole with its reason on one line (for
+# grep, kept in report-terminal.txt); here they fold at 120 columns too.
+rrc=0
+"$src/analysis/rb-report" "$out" -o "$out/report" >"$out/report-terminal.txt" 2>&1 || rrc=$?
+fold -s -w 120 "$out/report-terminal.txt"
+[ $rrc -eq 0 ] || exit $rrc
 printf '\nResults: %s\nReport:  %s/report/report.md (and report.html)\n' "$out" "$out"
