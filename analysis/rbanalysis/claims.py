@@ -893,6 +893,9 @@ def would_change(r):
     if cls == "missing":
         return "a run at the papers' setting: %s" % CLAIMS[cid][3]
     if cls == "inconclusive":
+        if "points disagree" in str(r.get("verdict", "")):
+            return ("settle the point that lies apart: its own launches (>= 6), or the same compute "
+                    "per step for every point (see the per-point table)")
         if r.get("points", 0) and not _has_ends(r) and str(r.get("exact", "")).lower() != "true":
             return ("an interval: >= %d launches of each point (RB_LAUNCHES) or >= 3 points"
                     % stats.MIN_REPETITIONS)
@@ -964,7 +967,7 @@ def headline(ctab):
     over = rows["platform"].map(is_emulated_platform).rename("emulated")
     for (kind, emulated), sub in rows.groupby([rows["data"], over], sort=True):
         parts = ["%s %s%s%s (paper %s%s): %s" % (
-            SHORT[r["claim_id"]], format_value(r, False),
+            _short_name(r), format_value(r, False),
             " [%s]" % r["model"] if r.get("model") else "",
             " on %s" % r["platform"] if emulated else "", r["paper"], _read_as(r), r["verdict"])
             for _, r in sub.iterrows()]
@@ -972,6 +975,18 @@ def headline(ctab):
                      "intervals over launches): %s." % (
                          kind, " over an emulated network" if emulated else "", "; ".join(parts)))
     return lines
+
+
+# How a joint claim's row begins (its setting follows in parentheses).
+JOINT_NAMES = ("S2 at parity", "S2 at the authors' width", "GossipGraD at parity")
+
+
+def _short_name(r):
+    """The claim's short name; a joint claim's says at which setting
+    ('S2 at parity (width ..., embedlm)'), as two of them may stand side by side."""
+    if r["claim_id"].endswith("_joint") and str(r.get("claim", "")).startswith(JOINT_NAMES):
+        return str(r["claim"])
+    return SHORT[r["claim_id"]]
 
 
 def _read_as(r):

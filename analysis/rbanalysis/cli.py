@@ -800,7 +800,9 @@ def section_latency_speedup(doc, agg):
                                                       if len(e) > 2 else "")))
         order.setdefault(m.group(1) if m else "G0", []).append(e)
     merged = [e for k in sorted(order, key=figures.natural_key) for e in order[k]]
+    doc.fold_figures("every group's latency beside its speedup, in group order")
     out += place(doc, merged, "latency_speedup")
+    doc.fold_figures()
     return out
 
 
@@ -1004,7 +1006,8 @@ def headline_items(ctab):
     where the headline rows line up with the parts."""
     lines = [ln.replace("**", "").replace("*", "") for ln in headline_lines(ctab)]
     rows = _headline_table(ctab)
-    names = sorted({str(v) for v in getattr(claims, "SHORT", {}).values()}, key=len, reverse=True)
+    names = sorted({str(v) for v in getattr(claims, "SHORT", {}).values()}
+                   | set(getattr(claims, "JOINT_NAMES", ())), key=len, reverse=True)
     split = re.compile(r"; (?=(?:%s) )" % "|".join(re.escape(n) for n in names)) if names else None
     groups = []
     if not rows.empty:
@@ -1055,7 +1058,7 @@ def print_headline(ctab):
 def claim_label(r):
     """A claims row's claim, short (claims.SHORT, with its measure)."""
     short = getattr(claims, "SHORT", {}).get(r.get("claim_id", ""), "")
-    if not short:
+    if not short or str(r.get("claim_id", "")).endswith("_joint"):   # its setting in its name
         return str(r["claim"])
     measure = _text(r.get("measure"))
     return "%s (%s)" % (short, measure) if measure and measure not in short else short

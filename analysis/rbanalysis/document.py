@@ -30,7 +30,7 @@ fmt = formatting.number     # the name the rest of the package uses
 LONG_TABLE_ROWS = 6
 # A row's note longer than this (characters) shows its first line, the rest
 # folded (summary ...).
-NOTE_OPEN = 170
+NOTE_OPEN = 110
 
 # Verdict classes (claims table, verdict_class, and figures.display_class's
 # median-only) and their colours: the verdict figure's, one per meaning.
@@ -92,6 +92,7 @@ class Document:
         self.outdir = outdir
         self.blocks = []
         self.gallery = None
+        self.folded = None    # figures added now are folded under this line
         self.csv_files = []
         os.makedirs(os.path.join(outdir, "tables"), exist_ok=True)
 
@@ -170,8 +171,14 @@ class Document:
         """A figure; clipped: the texts of it that reached outside the
         image (figures.CLIPPED), marked on it for the reader and the tests.
         Inside a gallery (begin_gallery) it waits for the gallery's end."""
-        block = ("fig", filename, caption, list(clipped or []))
+        block = ("fig", filename, caption, list(clipped or []), self.folded)
         (self.gallery if self.gallery is not None else self.blocks).append(block)
+
+    def fold_figures(self, summary=None):
+        """Figures from here on (until fold_figures() again) are folded in
+        the HTML under the line summary: many figures of one kind, a click
+        away, keep the page short."""
+        self.folded = summary
 
     def begin_gallery(self):
         """Figures from here on are shown together at end_gallery: several
@@ -218,13 +225,24 @@ class Document:
         toc_done = False
         figs = []     # consecutive figures share one row-wrapping box
 
+        fold = [None]
+
         def flush_figures():
             if figs:
-                parts.append("<div class='figures'>%s</div>" % "".join(figs))
+                box = "<div class='figures'>%s</div>" % "".join(figs)
+                if fold[0]:
+                    box = ("<details class='fold'><summary>%s (%d figure%s: show)</summary>%s"
+                           "</details>" % (_inline(fold[0]), len(figs), "" if len(figs) == 1
+                                           else "s", box))
+                parts.append(box)
                 figs.clear()
 
         for i, b in enumerate(self.blocks):
             if b[0] == "fig":
+                folded = b[4] if len(b) > 4 else None
+                if figs and folded != fold[0]:
+                    flush_figures()
+                fold[0] = folded
                 figs.append(self._html_figure(b[1], b[2], b[3]))
                 continue
             flush_figures()

@@ -342,8 +342,26 @@ def _differing_options(all_options, options):
     return " " + ",".join(own) if own else ""
 
 
+# Option names as a figure's legend and ticks abbreviate them (tables and
+# CSVs keep the full variant labels).
+COMPACT = ((r"sketch_width_mode=fraction", "frac"), (r"sketch_width_mode=nnz", "x nnz"),
+           (r"sketch_width=", "w="), (r"sketch_rows=", "rows="), (r"error_feedback=", "ef="),
+           (r"dense_reducer=", "dense layers: "), (r"gossip_mix=", "mix="),
+           (r"oktopk_select=", "select="), (r"oktopk_density=", "k="),
+           (r"sparsify=topk:", "top-k "), (r"sparsify_feedback=off", "no feedback"))
+
+
+def compact(text):
+    """'s2[sketch_rows=1,sketch_width=0.0008,sketch_width_mode=fraction]' ->
+    's2[rows=1,w=0.0008,frac]'."""
+    text = str(text)
+    for long, short in COMPACT:
+        text = re.sub(long, short, text)
+    return text
+
+
 def _tick_name(text, width=24):
-    parts = re.split(r"(?<=[,\[])", str(text))
+    parts = re.split(r"(?<=[,\[])", compact(text))
     lines, cur = [], ""
     for p in parts:
         if cur and len(cur) + len(p) > width:
@@ -865,7 +883,9 @@ def verdict(ctab, outdir):
     if not claims:
         return [(None, "No figure of the verdict: no claim has a measured value in these data.")]
     left_out = [c for c in dict.fromkeys(ctab["claim_id"]) if c not in claims]
-    ctab = ctab[ctab["claim_id"].isin(claims)]
+    # a row without a value (a platform that did not run the setting) stays
+    # a line of the claims table: the panels show values
+    ctab = ctab[ctab["claim_id"].isin(claims) & measured]
     # row names (long ones on two lines: such a panel's rows get more room)
     names = {}
     for c in claims:
@@ -890,7 +910,10 @@ def verdict(ctab, outdir):
         annotations = []
         rows = ctab[ctab["claim_id"] == cid].reset_index(drop=True)
         first = rows.iloc[0]
-        pct = "%" in str(first["paper"])
+        # the row's unit, where it has one: a joint claim's paper text holds
+        # "81%" though its value is a speedup
+        unit = first.get("unit")
+        pct = unit == "%" if not formatting.missing(unit) and unit else "%" in str(first["paper"])
         scale = 100.0 if pct else 1.0
         paper = float(first["paper_value"]) * scale if formatting.is_number(first["paper_value"]) else np.nan
         values = []

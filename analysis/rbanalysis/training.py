@@ -67,10 +67,14 @@ def records(archive):
             out.append((run, rec, info))
     infos = [info for _, _, info in out]
     _add_group_ids(infos)
-    if infos:
-        from .micro import short_variants
-        for info, v in zip(infos, short_variants([i["reducer"] for i in infos],
-                                                 [i["options"] for i in infos])):
+    # A variant names the options that vary within its training group (an
+    # option that only differs between models, s2's rows on lenet and
+    # embedlm, says nothing about either).
+    from .micro import short_variants
+    for tid in sorted(set(i["tid"] for i in infos)):
+        mine = [i for i in infos if i["tid"] == tid]
+        for info, v in zip(mine, short_variants([i["reducer"] for i in mine],
+                                                [i["options"] for i in mine])):
             info["variant"] = v
     return out
 
