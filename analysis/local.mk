@@ -14,4 +14,4 @@ dist_rbanalysis_DATA = \
 	analysis/rbanalysis/micro.py analysis/rbanalysis/stats.py \
 	analysis/rbanalysis/torchtrace.py analysis/rbanalysis/training.py \
 	analysis/rbanalysis/validate.py analysis/rbanalysis/simwire.py \
-	analysis/rbanalysis/workload.py
+	analysis/rbanalysis/workload.py analysis/rbanalysis/frontier.py
