@@ -95,3 +95,10 @@ def test_a_parity_setting_that_differs_is_a_contradiction():
     assert len(rows) == 1 and "setting at parity differs" in rows[0]["item"]
     same, checked, _ = compare.headline_contradictions(a, a)
     assert same == [] and checked == ["S2 at parity (measured, this machine, 2 ranks, embedlm)"]
+
+
+def test_a_number_from_a_busy_machine_is_unchecked_not_a_contradiction():
+    a = _joint("S2 at parity (width 0.25 x the row density, 1 row, embedlm)")
+    b = a.assign(busy="yes")
+    rows, checked, unchecked = compare.headline_contradictions(a, b)
+    assert rows == [] and checked == [] and len(unchecked) == 1 and "busy in B" in unchecked[0]
