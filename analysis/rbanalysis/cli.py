@@ -204,10 +204,14 @@ def start_output(outdir):
     where = outdir if os.path.isdir(outdir) else os.path.dirname(os.path.abspath(outdir))
     name = os.path.basename(os.path.abspath(outdir))
     work = tempfile.mkdtemp(prefix=".%s.tmp." % name, dir=where)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(work, 0o777 & ~umask)   # mkdtemp's 0700 would be the report's mode
-    os.mkdir(os.path.join(work, "tables"))
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(work, 0o777 & ~umask)   # mkdtemp's 0700 would be the report's mode
+        os.mkdir(os.path.join(work, "tables"))
+    except BaseException:   # ^C or a full disk right after mkdtemp: nothing left behind
+        shutil.rmtree(work, ignore_errors=True)
+        raise
     return work
 
 

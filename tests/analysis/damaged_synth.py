@@ -178,16 +178,21 @@ def crash_in_hdf5(tmp):
     write_micro(os.path.join(runs, "good.h5"), ROWS)
     p = subprocess.run([REPORT, runs, "-o", os.path.join(tmp, "crash-report")],
                        capture_output=True, text=True, timeout=600)
-    check(p.returncode == 0 and "refused %s/crash.h5: reading it " % runs in p.stderr, "rb-report refuses the crashing file by name and reports the rest "
-          "(exit %d: %s)" % (p.returncode, p.stderr[-400:]))
+    # HDF5 crashes on this file in some processes and raises in others (it
+    # depends on the memory layout): either way the file is refused by name
+    # and the rest goes on, never a crash of the tool.
+    check(p.returncode == 0 and "refused %s/crash.h5: " % runs in p.stderr
+          and "Traceback" not in p.stderr, "rb-report refuses the crashing file by name and "
+          "reports the rest (exit %d: %s)" % (p.returncode, p.stderr[-400:]))
     lst = subprocess.run([ARCHIVE, "list", runs], capture_output=True, text=True, timeout=120)
-    check(lst.returncode == 1 and "INVALID" in lst.stdout and "crash.h5 (reading it" in lst.stdout
-          and "good.h5" in lst.stdout, "rb-archive list names it INVALID and lists the rest "
-          "(exit %d: %s)" % (lst.returncode, (lst.stdout + lst.stderr)[-400:]))
+    check(lst.returncode == 1 and "crash.h5" in lst.stdout + lst.stderr and "good.h5" in lst.stdout
+          and ("INVALID" in lst.stdout or "cannot read" in lst.stderr)
+          and "Traceback" not in lst.stderr, "rb-archive list names it (INVALID or unreadable) "
+          "and lists the rest (exit %d: %s)" % (lst.returncode, (lst.stdout + lst.stderr)[-400:]))
     mrg = subprocess.run([ARCHIVE, "merge", "-o", os.path.join(tmp, "m.h5"),
                           os.path.join(runs, "crash.h5"), os.path.join(runs, "good.h5")],
                          capture_output=True, text=True, timeout=120)
-    check(mrg.returncode == 2 and "crash.h5: reading it " in mrg.stderr
+    check(mrg.returncode == 2 and "crash.h5: " in mrg.stderr and "Traceback" not in mrg.stderr
           and not os.path.exists(os.path.join(tmp, "m.h5")),
           "rb-archive merge refuses it by name, writing nothing (exit %d: %s)"
           % (mrg.returncode, mrg.stderr[-300:]))
@@ -243,8 +248,10 @@ def interrupted(tmp):
         check(p.returncode == 130 and "Traceback" not in err and "interrupted" in err,
               "Ctrl-C on rb-report while %s: exit 130 and one line (exit %d: %s)"
               % (delay, p.returncode, err[-300:]))
-        check(not os.path.exists(out) and not [n for n in os.listdir(tmp) if ".int-report.tmp." in n],
-              "Ctrl-C on rb-report while %s leaves no report and no temporary" % delay)
+        left = [n for n in os.listdir(tmp) if ".int-report.tmp." in n]
+        check(not os.path.exists(out) and not left,
+              "Ctrl-C on rb-report while %s leaves no report and no temporary (report: %s, "
+              "temporaries: %s)" % (delay, os.path.exists(out), left))
 
 
 with tempfile.TemporaryDirectory() as tmp:

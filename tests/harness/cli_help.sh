@@ -112,11 +112,12 @@ check rb_micro --record-gradients \
 check rb_train --input --model --data --format --train-limit --test-limit --vocab --out-vocab --context \
     --embed-dim --hidden --write-corpus --batch --lr --momentum --weight-decay --lr-warmup \
     --schedule --epochs --iterations --seed --shuffle --reducer -O --option --sparsify --error-feedback \
-    --embed-input \
+    --embed-input --dense-reducer \
     --eval-every --log-every --target-accuracy --target-perplexity --timeout --threads -d --device \
     -M --mem-limit --bench-sgemm -o --output --force --list-reducers -h --help \
     --record-gradients --record-every --record-max-bytes --stall-timeout
-# -h and --help were accepted before, but not listed; --out-vocab came later, with embedlm.
+# -h and --help were accepted before, but not listed; --out-vocab came later, with embedlm;
+# --dense-reducer later still (the dense layers' own reducer, as the S2 authors train).
 # --warmup became --lr-warmup (rb_micro's and OSU's --warmup are untimed
 # calls), -T --timeout (rb_micro's -T is OSU's data type); -O and -o got
 # rb_micro's long names.
