@@ -1028,17 +1028,3 @@ def format_value(row, say_missing=True):
         return "%s [%s, %s]" % (f(row["measured_median"]), f(row["measured_low"]),
                                 f(row["measured_high"]))
     return f(row["measured_median"]) + (" (no interval)" if say_missing else "")
-
-
-def format_measured(row):
-    """'81.2% [79.0%, 83.3%] (12 points, >= 6 repetitions; min 70.1%, max
-    90.0%)' or the not-measured text."""
-    if not row["points"]:
-        return "not measured in these data"
-    f = _formatter(row)
-    no_ci = not _has_ends(row) and str(row.get("exact", False)).lower() != "true"
-    return "%s (%d point%s, %s%d repetition%s%s; min %s, max %s)" % (
-        format_value(row, say_missing=False), row["points"], "" if row["points"] == 1 else "s",
-        ">= " if row["points"] > 1 else "", row["repetitions"],
-        "" if row["repetitions"] == 1 else "s", ": no interval" if no_ci else "",
-        f(row["measured_min"]), f(row["measured_max"]))
