@@ -71,11 +71,13 @@ mkdir -p "$out"
 # A warning every run repeats (PAPI counters unavailable in a VM) is said
 # once at the end with its count; anything else on stderr shows at once.
 warnings="$out/warnings.txt"
+keep_warnings() { grep ': warning: ' "$out/.stderr" >>"$warnings" || :; }
+show_errors() { grep -v ': warning: ' "$out/.stderr" | fold -s -w 120 >&2 || :; }
 run() {
     rrc=0
     mpirun --bind-to none -np "$ranks" -x GLIBC_TUNABLES "$@" 2>"$out/.stderr" || rrc=$?
-    grep ': warning: ' "$out/.stderr" >>"$warnings" || :
-    grep -v ': warning: ' "$out/.stderr" | fold -s -w 120 >&2 || :
+    keep_warnings
+    show_errors
     return $rrc
 }
 micro="$build/benchmarks/rb_micro"
@@ -91,14 +93,14 @@ train_one() {
     trc=0
     mpirun --bind-to none -np "$ranks" -x GLIBC_TUNABLES "$train" "$@" -o "$out/train-$name.h5" \
         </dev/null >"$log" 2>"$out/.stderr" || trc=$?
-    grep ': warning: ' "$out/.stderr" >>"$warnings" || :
+    keep_warnings
     if [ $trc -ne 0 ] && grep -q '^rb_train: rank 0: training: diverged' "$out/.stderr"; then
         printf '  %-26s diverged: %s\n' "$name" \
             "$(sed -n 's/^rb_train: rank 0: training: diverged: \(.*iteration [0-9]*\).*/\1/p' \
                "$out/.stderr" | cut -c1-80)"
         return 0
     fi
-    grep -v ': warning: ' "$out/.stderr" | fold -s -w 120 >&2 || :
+    show_errors
     [ $trc -eq 0 ] || return $trc
     printf '  %-26s %s\n' "$name" "$(sed -n 's/^final: //p' "$log" | cut -c1-90)"
 }

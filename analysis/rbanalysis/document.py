@@ -32,17 +32,8 @@ LONG_TABLE_ROWS = 6
 # folded (summary ...).
 NOTE_OPEN = 110
 
-# Verdict classes (claims table, verdict_class, and figures.display_class's
-# median-only) and their colours: the verdict figure's, one per meaning.
-VERDICT_COLOURS = {"meets": "#1a7f37", "equivalent": "#1a7f37", "below": "#c62828",
-                   "not-equivalent": "#c62828", "inconclusive": "#9a6700",
-                   "median-only": "#6639ba", "missing": "#6e7781"}
-# The key under the headline: class -> what its colour means.
-VERDICT_KEY = (("meets", "meets the claim, or equivalent within the margin"),
-               ("below", "below the claim, or not equivalent"),
-               ("median-only", "meets or below by its median only: no interval"),
-               ("inconclusive", "inconclusive: the interval straddles the claim"),
-               ("missing", "not measured"))
+# Verdict classes and their colours: formatting's, shared with the figures.
+VERDICT_COLOURS, VERDICT_KEY = formatting.VERDICT_COLOURS, formatting.VERDICT_KEY
 
 CSS = """
 body{font-family:sans-serif;max-width:1240px;margin:auto;padding:0 16px;line-height:1.3}

@@ -57,16 +57,8 @@ OTHER_COLOURS = ("#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39
 SERIES_COLOURS = ("#01665e", "#80cdc1", "#543005", "#dfc27d", "#35978f", "#bf812d",
                   "#003c30", "#f6e8c3", "#8c510a", "#c7eae5")
 SERIES_HATCHES = ("", "//", "..", "xx", "\\\\", "++")
-# Verdicts: one colour per meaning (VERDICT_KEY says which).  A verdict by
-# the median alone (no interval) has a colour of its own, not inconclusive's.
-VERDICT_COLOURS = {"meets": "#1a7f37", "equivalent": "#1a7f37", "below": "#c62828",
-                   "not-equivalent": "#c62828", "inconclusive": "#9a6700",
-                   "median-only": "#6639ba", "missing": "#6e7781"}
-VERDICT_KEY = (("meets", "meets the claim, or equivalent within the margin"),
-               ("below", "below the claim, or not equivalent"),
-               ("median-only", "meets or below by its median only: no interval"),
-               ("inconclusive", "inconclusive: the interval straddles the claim"),
-               ("missing", "not measured"))
+# Verdicts: one colour per meaning, the report page's too (formatting).
+VERDICT_COLOURS, VERDICT_KEY = formatting.VERDICT_COLOURS, formatting.VERDICT_KEY
 
 # Figures whose text would reach outside the image: file -> [what]
 CLIPPED = {}
@@ -912,8 +904,7 @@ def verdict(ctab, outdir):
         first = rows.iloc[0]
         # the row's unit, where it has one: a joint claim's paper text holds
         # "81%" though its value is a speedup
-        unit = first.get("unit")
-        pct = unit == "%" if not formatting.missing(unit) and unit else "%" in str(first["paper"])
+        pct = formatting.row_formatter(first) is formatting.percent
         scale = 100.0 if pct else 1.0
         paper = float(first["paper_value"]) * scale if formatting.is_number(first["paper_value"]) else np.nan
         values = []

@@ -175,6 +175,18 @@ def is_number(v):
 
 # ---------------------------------------------------------------- terminal
 
+# Verdict classes (claims table, verdict_class, and figures.display_class's
+# median-only) and their colours, one per meaning, on the page and in the
+# figures; the key says what each colour means.
+VERDICT_COLOURS = {"meets": "#1a7f37", "equivalent": "#1a7f37", "below": "#c62828",
+                   "not-equivalent": "#c62828", "inconclusive": "#9a6700",
+                   "median-only": "#6639ba", "missing": "#6e7781"}
+VERDICT_KEY = (("meets", "meets the claim, or equivalent within the margin"),
+               ("below", "below the claim, or not equivalent"),
+               ("median-only", "meets or below by its median only: no interval"),
+               ("inconclusive", "inconclusive: the interval straddles the claim"),
+               ("missing", "not measured"))
+
 TERMINAL_WIDTH = 120
 
 

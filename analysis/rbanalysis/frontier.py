@@ -219,10 +219,17 @@ def _train_speedup(summ, tid, row):
     lo, hi = stats.ratio_interval(b_lo, b_hi, row["t_iter_s_low"], row["t_iter_s_high"])
     how = "95% interval"
     if not stats.has_interval(lo, hi):
-        lo = fastest.get("t_iter_s_min", np.nan) / row["t_iter_s_max"]
-        hi = fastest.get("t_iter_s_max", np.nan) / row["t_iter_s_min"]
+        lo, hi = _pairing_range(fastest, row)
         how = "range over the runs' pairings"
     return fastest["t_iter_s_median"] / row["t_iter_s"], lo, hi, fastest["variant"], how
+
+
+def _pairing_range(num, den):
+    """The range of num's seconds per iteration over den's, over every
+    pairing of a run of each (num, den: rows with t_iter_s_min/max): what a
+    ratio of two seeds' runs can be when there are too few for an interval."""
+    return (num.get("t_iter_s_min", np.nan) / den["t_iter_s_max"],
+            num.get("t_iter_s_max", np.nan) / den["t_iter_s_min"])
 
 
 def _part(value, lo, hi, target, exact=False):
@@ -438,8 +445,7 @@ def gossip_joint_rows(fp, o1_rows, make_row):
         if not stats.has_interval(eff[1], eff[2]) and len(none):
             # too few seeds for a 95% interval: the range over every pairing
             # of a none run with a gossip run (as the S2 training speedup)
-            n = none.iloc[0]
-            eff = (eff[0], n["t_iter_s_min"] / at["t_iter_s_max"], n["t_iter_s_max"] / at["t_iter_s_min"])
+            eff = (eff[0],) + _pairing_range(none.iloc[0], at)
         parts = [("equivalent", "accuracy (%s)" % _fmt_diff(at)),
                  (_part(*eff, GOSSIP_EFFICIENCY), "compute efficiency (%.1f%%)" % (100 * eff[0])),
                  o1_part]

@@ -291,12 +291,12 @@ def model_fit(agg):
     d["ratio"] = d["t_avg_us_median"] / d["t_model_us_median"]
     floor = d["t_floor_us_median"] if "t_floor_us_median" in d else np.nan
     d["floor_ratio"] = floor / d["t_model_us_median"]
-    g = d.groupby(["kind", "variant"], sort=True)["ratio"]
+    grp = d.groupby(["kind", "variant"], sort=True)
+    g = grp["ratio"]
     out = pd.DataFrame({"points": g.size(), "ratio_median": g.median(), "ratio_min": g.min(),
                         "ratio_max": g.max(),
                         "within_0.5_2": g.agg(lambda r: float(((r >= 0.5) & (r <= 2)).mean())),
-                        "floor_over_model": d.groupby(["kind", "variant"], sort=True)["floor_ratio"]
-                        .median()})
+                        "floor_over_model": grp["floor_ratio"].median()})
     out = out.reset_index()
     out["explained"] = [_model_gap(r) for _, r in out.iterrows()]
     return out

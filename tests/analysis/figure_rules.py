@@ -17,25 +17,20 @@ import os
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 try:
     import matplotlib  # noqa: F401
     import numpy as np
     import pandas as pd
+    from synth import Checks   # the suite's ok / FAIL lines and exit status
 except ImportError as e:
-    print("SKIP: Debian python3-numpy/pandas/matplotlib missing (%s)" % e)
+    print("SKIP: Debian python3-numpy/pandas/matplotlib/h5py missing (%s)" % e)
     sys.exit(77)
 
-sys.path.insert(0, os.path.join(os.environ.get("top_srcdir", "."), "analysis"))
 from rbanalysis import cli, document, figures  # noqa: E402
 
 cli._import_heavy()
-failures = []
-
-
-def check(ok, what):
-    print(("ok: " if ok else "FAIL: ") + what)
-    if not ok:
-        failures.append(what)
+check = Checks()
 
 
 def agg_frame(groups):
@@ -150,8 +145,7 @@ def main():
         test_nothing_cut(tmp)
         test_colours(tmp)
         test_verdict_classes()
-    print("%d failure(s)" % len(failures))
-    return 1 if failures else 0
+    return check.exit()
 
 
 if __name__ == "__main__":
