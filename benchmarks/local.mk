@@ -12,3 +12,4 @@ include benchmarks/micro.mk
 include benchmarks/nn.mk
 include benchmarks/train.mk
 include benchmarks/sketch.mk
+include benchmarks/torch.mk

@@ -17,5 +17,32 @@ endif
 # CUDA kernels and the device layer: src/cuda.mk
 include src/cuda.mk
 
+# libreducer as a shared library too, for programs and bindings outside the
+# tree (pkg-config libreducer); the suite's own programs link the archive
+# above.  libtool compiles the same sources position-independent into a
+# convenience library, which the shared library and the Python module wrap.
+# Only the functions of reducer.h are exported (libreducer.sym: the ABI;
+# tests/lib/shared_install.sh checks the two agree).
+EXTRA_DIST += src/libreducer.sym src/libreducer.pc.in
+if BUILD_SHARED
+noinst_LTLIBRARIES += src/libreducer_pic.la
+src_libreducer_pic_la_CPPFLAGS = $(src_libreducer_a_CPPFLAGS)
+src_libreducer_pic_la_SOURCES = $(src_libreducer_a_SOURCES)
+src_libreducer_pic_la_LIBADD = $(LIBREDUCER_PIC_CUDA)
+lib_LTLIBRARIES += src/libreducer.la
+src_libreducer_la_SOURCES =
+src_libreducer_la_LIBADD = src/libreducer_pic.la $(CUDA_LIBS) $(NCCL_LIBS) -lm
+# version-info current:revision:age; soname libreducer.so.(current - age).
+src_libreducer_la_LDFLAGS = -version-info 0:0:0 -no-undefined \
+	-export-symbols $(srcdir)/src/libreducer.sym
+EXTRA_src_libreducer_la_DEPENDENCIES = $(srcdir)/src/libreducer.sym
+pkgconfigdir = $(libdir)/pkgconfig
+pkgconfig_DATA = src/libreducer.pc
+endif
+DISTCLEANFILES += src/libreducer.pc
+
+# The Python binding: src/python/local.mk
+include src/python/local.mk
+
 # What a program linking libreducer needs.
 LIBREDUCER = src/libreducer.a $(CUDA_LIBS) $(NCCL_LIBS) -lm

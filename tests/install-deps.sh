@@ -6,7 +6,7 @@ pkgs="build-essential autoconf automake autoconf-archive pkg-config
 libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools zlib1g-dev
 libpapi-dev papi-tools libhwloc-dev hwloc libopenblas-dev
 python3-h5py python3-numpy python3-pandas python3-matplotlib python3-mpi4py python3-scipy python3-pytest
-python3-torch python3-torchvision
+python3-torch python3-torchvision python3-dev libtool
 dataset-fashion-mnist fortunes fortunes-min dict-gcide
 slurmctld slurmd slurm-client munge libsimgrid-dev
 chromium"

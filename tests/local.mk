@@ -13,6 +13,7 @@ dist_check_DATA += tests/lsan.supp
 include tests/micro.mk
 include tests/core.mk
 include tests/rows.mk
+include tests/binding.mk
 include tests/s2.mk
 include tests/gossip.mk
 include tests/archive.mk
