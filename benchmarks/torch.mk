@@ -5,8 +5,16 @@
 # position-independent for it).  Installed: the script in bindir, its
 # package rbtorch in $(pkgdatadir), _rbharness in $(pkglibdir), where the
 # script looks for them.  Needs the Python binding (configure).
-EXTRA_DIST += benchmarks/torch/_rbharness.c
+RBTORCH_FILES = benchmarks/torch/rbtorch/__init__.py benchmarks/torch/rbtorch/cli.py \
+	benchmarks/torch/rbtorch/data.py benchmarks/torch/rbtorch/models.py \
+	benchmarks/torch/rbtorch/loop.py benchmarks/torch/rbtorch/archive.py
+# binding-overhead: the binding's cost per call against rb_micro's (docs/python.md).
+EXTRA_DIST += benchmarks/torch/_rbharness.c benchmarks/torch/rb-torch-train \
+	$(RBTORCH_FILES) benchmarks/torch/binding-overhead
 if HAVE_PYTHON
+bin_SCRIPTS += benchmarks/torch/rb-torch-train
+rbtorchdir = $(pkgdatadir)/rbtorch
+rbtorch_DATA = $(RBTORCH_FILES)
 noinst_LTLIBRARIES += benchmarks/libbench_pic.la
 benchmarks_libbench_pic_la_SOURCES = $(benchmarks_libbench_a_SOURCES)
 benchmarks_libbench_pic_la_CPPFLAGS = $(benchmarks_libbench_a_CPPFLAGS)

@@ -16,8 +16,8 @@ dist_check_SCRIPTS += tests/train/train-loaders.sh tests/train/train-mpi.sh test
 TESTS += tests/train/train-embedlm.sh
 dist_check_SCRIPTS += tests/train/train-embedlm.sh
 # PyTorch anchors: SKIP where /usr/bin/python3 has no torch.
-TESTS += tests/train/train-anchors.sh
-dist_check_SCRIPTS += tests/train/train-anchors.sh
+TESTS += tests/train/train-anchors.sh tests/train/torch-train.sh
+dist_check_SCRIPTS += tests/train/train-anchors.sh tests/train/torch-train.sh
 EXTRA_DIST += benchmarks/anchors/torch_common.py benchmarks/anchors/torch_lenet.py \
 	benchmarks/anchors/torch_wordlm.py benchmarks/anchors/torch_compare.py
 EXTRA_DIST += tests/train/train_lib.sh

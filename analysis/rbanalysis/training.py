@@ -51,7 +51,7 @@ def records(archive):
                 "host": run.meta["host"] or "", "job_id": run.meta["job_id"] or "",
                 "partition": run.meta["partition"] or "", "cluster": run.meta["cluster"] or "",
                 "nodes": run.meta["nodes"] or "", "date": run.meta["date"] or "",
-                "model": str(_attr(a, "model", default="?")),
+                "model": model_label(a),
                 "dataset": os.path.basename(data.rstrip("/")) or data,
                 "target_accuracy": _attr(a, "target_accuracy", default=float("nan")),
                 "target_perplexity": _attr(a, "target_perplexity", default=float("nan")),
@@ -77,6 +77,13 @@ def records(archive):
                                                 [i["options"] for i in mine])):
             info["variant"] = v
     return out
+
+
+def model_label(attrs):
+    """The model's name; "NAME (PyTorch)" for a run PyTorch drove
+    (rb-torch-train: /train@driver), never pooled with rb_train's runs."""
+    model = str(_attr(attrs, "model", default="?"))
+    return model + " (PyTorch)" if str(_attr(attrs, "driver", default="")) == "pytorch" else model
 
 
 def _with_training_options(opts, attrs, reducer):

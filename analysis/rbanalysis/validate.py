@@ -45,7 +45,7 @@ SUPPORTED_SCHEMA_MAJOR = (1,)
 NOTE_BYTES = 512
 NOTE_PREFIX = b"reducerbench: interrupted: "
 KEPT_SUFFIX = ".interrupted"
-KNOWN_TOOLS = ("rb_micro", "rb_train")
+KNOWN_TOOLS = ("rb_micro", "rb_train", "rb-torch-train")
 
 # Columns /micro/results must have: every rb_micro archive has carried
 # them since the table's first version, and the report cannot place or
@@ -306,7 +306,7 @@ def check_attrs(attrs):
                       "its numbers are not used" % ("absent" if complete is None else complete))
     tool = text(attrs.get("tool"))
     if tool not in KNOWN_TOOLS:
-        raise Invalid("unknown tool %r (expected %s)" % (tool, " or ".join(KNOWN_TOOLS)))
+        raise Invalid("unknown tool %r (expected %s)" % (tool, ", ".join(KNOWN_TOOLS)))
     check_stopped(attrs)
     if "ranks" in attrs:
         ranks = _number(attrs["ranks"])

@@ -47,4 +47,24 @@ readelf -d "$tmp/user" | grep -q 'NEEDED.*\[libreducer\.so\.0\]' ||
 out=$(LD_LIBRARY_PATH=$libdir "$MPIRUN" 2 "$tmp/user" 2>&1)
 echo "$out"
 echo "$out" | grep -q '^avg 1.5 version ' || { echo "FAIL: the installed library did not average 1 and 2"; fail=1; }
+
+# The Python binding and rb-torch-train as installed (when configure built
+# them): the package and module from the install alone, the driver finding
+# its modules and the harness's under the prefix, one step on one rank.
+if grep -q '"HAVE_PYTHON_TRUE"\]=""' "$top_builddir/config.status"; then
+    site=$(dirname "$(find "$dest" -path '*-packages/rbreducer/__init__.py' | head -1)")
+    site=${site%/rbreducer}
+    [ -f "$site/rbreducer/__init__.py" ] && ls "$site"/_rbreducer*.so >/dev/null 2>&1 ||
+        { echo "FAIL: rbreducer or _rbreducer not installed together"; find "$dest" -name '*rbreducer*'; fail=1; }
+    drv=$(find "$dest" -path '*/bin/rb-torch-train' | head -1)
+    if [ -x "$drv" ] && /usr/bin/python3 -c 'import torch, torchvision' 2>/dev/null &&
+       [ -r /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
+        (cd "$tmp" && env -u PYTHONPATH PYTHONPATH="$site" timeout 120 "$drv" --model resnet18 --reducer dense \
+            --iterations 1 --train-limit 64 --test-limit 10 -o run.h5 >drv.out 2>&1) ||
+            { echo "FAIL: the installed rb-torch-train:"; tail -5 "$tmp/drv.out"; fail=1; }
+        [ -f "$tmp/run.h5" ] || { echo "FAIL: the installed rb-torch-train wrote no archive"; fail=1; }
+    elif [ ! -x "$drv" ]; then
+        echo "FAIL: rb-torch-train not installed"; fail=1
+    fi
+fi
 exit $fail
