@@ -26,6 +26,15 @@
 #   RB_SKIP_SIM    1 = no SimGrid runs (the 128-rank simulated points)
 #   RB_SKIP_EMULATED  1 = no emulated-network runs (2 nodes at 1 Gbit: network
 #                  namespaces and tbf on this machine, as root)
+#   RB_TORCH       the PyTorch models through the Python binding beside
+#                  PyTorch's DDP hooks (rb-torch-train: lstm on dict-gcide,
+#                  resnet18 and googlenet on Fashion-MNIST; dense, agsparse,
+#                  s2, gossip, DDP's allreduce, fp16 and PowerSGD; about 25
+#                  minutes more at the defaults): 0 (default), 1 = as well,
+#                  only = nothing else (the build and the report aside)
+#   RB_TORCH_SEEDS       seeds per model and method (default 3)
+#   RB_TORCH_ITERATIONS  steps per run (default 200)
+#   RB_TORCH_MODELS      (default: lstm resnet18 googlenet)
 set -eu
 case "${1:-}" in
     -h|--help) sed -n '2,/^set -eu/{/^set -eu/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
@@ -43,9 +52,23 @@ seeds=${RB_SEEDS:-${RB_TRAIN_REPEAT:-5}}
 # need none (the compute-efficiency reference) and dense (parity).
 embed_reducers=${RB_EMBEDLM_REDUCERS:-none dense agsparse sparcml parallax omnireduce s2 gossip}
 lenet_reducers=${RB_LENET_REDUCERS:-none dense gossip}
-case "$ranks$launches$reps$seeds" in *[!0-9]*|"")
-    echo "main.sh: RB_RANKS, RB_LAUNCHES, RB_REPEAT and RB_SEEDS must be integers" >&2; exit 2 ;;
+torch_mode=${RB_TORCH:-0}
+torch_seeds=${RB_TORCH_SEEDS:-3}
+torch_iterations=${RB_TORCH_ITERATIONS:-200}
+torch_models=${RB_TORCH_MODELS:-lstm resnet18 googlenet}
+case "$ranks$launches$reps$seeds$torch_seeds$torch_iterations" in *[!0-9]*|"")
+    echo "main.sh: RB_RANKS, RB_LAUNCHES, RB_REPEAT, RB_SEEDS, RB_TORCH_SEEDS and RB_TORCH_ITERATIONS must be integers" >&2; exit 2 ;;
 esac
+case $torch_mode in
+    0|1) ;;
+    only) RB_SKIP_TRAIN=1 RB_SKIP_SIM=1 RB_SKIP_EMULATED=1 ;;
+    *) echo "main.sh: RB_TORCH must be 0, 1 or only" >&2; exit 2 ;;
+esac
+for m in $torch_models; do
+    case $m in lstm|resnet18|googlenet) ;; *)
+        echo "main.sh: RB_TORCH_MODELS: unknown model '$m' (lstm, resnet18, googlenet)" >&2; exit 2 ;;
+    esac
+done
 out=${RB_OUT:-$src/results/main-$(date -u +%Y%m%dT%H%M%SZ)}
 step=0
 say() { step=$((step + 1)); printf '\n=== [%d] %s (%s)\n' "$step" "$*" "$(date -u +%H:%M:%S)" | fold -s -w 120; }
@@ -82,21 +105,24 @@ run() {
 }
 micro="$build/benchmarks/rb_micro"
 train="$build/benchmarks/rb_train"
-# One rb_train run: its archive and log are train-NAME.h5 and .txt; here,
-# one line with its final figures.  A run that diverges is a result (a
-# setting too lossy to train), not a failure of the job: its archive keeps
-# the curve so far, marked diverged=1, which rb-report lists as refused
-# and the frontier names.
+# One rb_train run (rb-torch-train's with trainer=torch): its archive and
+# log are train-NAME.h5 and .txt; here, one line with its final figures.  A
+# run that diverges is a result (a setting too lossy to train), not a
+# failure of the job: its archive keeps the curve so far, marked
+# diverged=1, which rb-report lists as refused and the frontier names.
+trainer=rb_train
 train_one() {
     name=$1; shift
     log="$out/train-$name.txt"
+    prog=$train
+    [ "$trainer" = rb_train ] || prog="$src/benchmarks/torch/rb-torch-train"
     trc=0
-    mpirun --bind-to none -np "$ranks" -x GLIBC_TUNABLES "$train" "$@" -o "$out/train-$name.h5" \
+    mpirun --bind-to none -np "$ranks" -x GLIBC_TUNABLES "$prog" "$@" -o "$out/train-$name.h5" \
         </dev/null >"$log" 2>"$out/.stderr" || trc=$?
     keep_warnings
-    if [ $trc -ne 0 ] && grep -q '^rb_train: rank 0: training: diverged' "$out/.stderr"; then
+    if [ $trc -ne 0 ] && grep -q "^$trainer: rank 0: training: diverged" "$out/.stderr"; then
         printf '  %-26s diverged: %s\n' "$name" \
-            "$(sed -n 's/^rb_train: rank 0: training: diverged: \(.*iteration [0-9]*\).*/\1/p' \
+            "$(sed -n "s/^$trainer: rank 0: training: diverged: \(.*iteration [0-9]*\).*/\1/p" \
                "$out/.stderr" | cut -c1-80)"
         return 0
     fi
@@ -128,7 +154,8 @@ if [ "${RB_SKIP_FRONTIER:-0}" != 1 ]; then
         echo "embedding-d0.02-s2-$1$2r$3 --reducer s2 --shape 32768x256 --layout row --density 0.02 -i 10 -x 2 -O sketch_width_mode=$1 -O sketch_width=$2 -O sketch_rows=$3"
     done >>"$configs"
 fi
-say "rb_micro: $(wc -l <"$configs") configurations x $launches launches x $reps repetitions: the S2 authors' embedding setting (32768 x 256, row density 2%, their sketch width), GossipGraD against no communication with 20 ms of modelled compute per step, element density 1% (64 KiB - 16 MiB), 10% and 50% (the dense/sparse crossover)"
+[ "$torch_mode" = only ] && : >"$configs"
+[ -s "$configs" ] && say "rb_micro: $(wc -l <"$configs") configurations x $launches launches x $reps repetitions: the S2 authors' embedding setting (32768 x 256, row density 2%, their sketch width), GossipGraD against no communication with 20 ms of modelled compute per step, element density 1% (64 KiB - 16 MiB), 10% and 50% (the dense/sparse crossover)"
 for launch in $(seq 1 "$launches"); do
     while read -r name args; do
         printf '  launch %d/%d: %s\n' "$launch" "$launches" "$name"
@@ -272,6 +299,43 @@ if [ "${RB_SKIP_EMULATED:-0}" != 1 ]; then
             3) echo "  skipped: $(sed -n 's/.*error: //p' "$out/emulated.txt" | tail -1)" ;;
             *) tail -20 "$out/emulated.txt"; echo "main.sh: the emulated-network runs failed (exit $erc; log $out/emulated.txt)" >&2; exit 1 ;;
         esac
+    fi
+fi
+
+# PyTorch: the papers' model families (S2: an LSTM language model with a
+# sparse embedding; GossipGraD: ResNet, GoogLeNet) trained through the
+# Python binding with our reducers, beside PyTorch's own DDP with its
+# allreduce, fp16 and PowerSGD hooks, same seeds (docs/python.md).  DDP's
+# hooks take no sparse gradient: lstm has DDP's allreduce only.
+if [ "$torch_mode" != 0 ]; then
+    methods="dense agsparse s2 gossip ddp-allreduce ddp-fp16 ddp-powersgd"
+    say "PyTorch (rb-torch-train): $torch_models; $methods; seeds 1-$torch_seeds, $torch_iterations steps"
+    if ! /usr/bin/python3 -c 'import torch, torchvision, mpi4py' 2>/dev/null ||
+       [ ! -f "$build/benchmarks/torch/_rbharness.la" ]; then
+        echo "  skipped: needs python3-torch, python3-torchvision, python3-mpi4py and the Python binding (configure: Python binding yes)"
+    else
+        trainer=rb-torch-train
+        PYTHONPATH="$src/src/python:$build/src/python/.libs:$build/benchmarks/torch/.libs${PYTHONPATH:+:$PYTHONPATH}"
+        export PYTHONPATH
+        for seed in $(seq 1 "$torch_seeds"); do
+        for model in $torch_models; do
+        for m in $methods; do
+            case $model-$m in lstm-ddp-fp16|lstm-ddp-powersgd) continue ;; esac
+            case $m in
+                ddp-*) how="--ddp ${m#ddp-}" ;;
+                gossip) how="--reducer gossip -O gossip_mix=params" ;;
+                *) how="--reducer $m" ;;
+            esac
+            # lstm: the sparse reducers take the embedding, dense allreduce
+            # the dense layers, as the S2 authors train.
+            [ "$model" = lstm ] && case $m in agsparse|s2) how="$how --dense-reducer dense" ;; esac
+            # shellcheck disable=SC2086
+            train_one "torch-$model-$m-$seed" --model "$model" $how --seed "$seed" \
+                --iterations "$torch_iterations" --eval-every "$((torch_iterations / 2))"
+        done
+        done
+        done
+        trainer=rb_train
     fi
 fi
 

@@ -34,8 +34,9 @@ import pandas as pd
 from . import stats, training
 from .micro import BASELINES, option_value
 
-# Reducers whose result is not the exact average (or no average at all).
-LOSSY = ("s2", "gossip", "none")
+# Reducers whose result is not the exact average (or no average at all);
+# ddp-*: PyTorch DDP's compression hooks (rb-torch-train).
+LOSSY = ("s2", "gossip", "none", "ddp-fp16", "ddp-powersgd")
 S2_REDUCTION, S2_SPEEDUP, GOSSIP_EFFICIENCY = 0.81, 1.8, 0.9
 # A fraction width matches another as a multiple of the row density within this.
 RATIO_TOLERANCE = 1.25

@@ -156,6 +156,22 @@ def _allreduce_bytes(p, nbytes):
     return int(round(2.0 * (p - 1) / p * nbytes)) if p > 1 else 0
 
 
+def _one_bucket_at_a_time(torch, hook):
+    """PowerSGD's hook, each bucket's chain of allreduces finished before
+    the next bucket's starts.  Its later allreduces are submitted from
+    gloo's callback threads, so two buckets' chains interleave in a
+    different order on different ranks, and gloo, which matches
+    collectives by order, mixes them up (seen here: "op.preamble.length <=
+    op.nbytes" and an abort, whenever the timing shifted, e.g. after an
+    evaluation).  Waiting costs the overlap with backward, which two CPU
+    cores shared with the gradient computation hardly give anyway."""
+    def serial(state, bucket):
+        done = torch.futures.Future()
+        done.set_result(hook(state, bucket).wait())
+        return done
+    return serial
+
+
 class DDPSync:
     """DDP over gloo; bytes per step counted as libreducer counts its own
     (docs/wire-bytes.md), from what the hook hands to gloo:
@@ -202,7 +218,7 @@ class DDPSync:
             from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as ps
             self.state = ps.PowerSGDState(process_group=None, matrix_approximation_rank=rank,
                                           start_powerSGD_iter=start)
-            self.ddp.register_comm_hook(self.state, ps.powerSGD_hook)
+            self.ddp.register_comm_hook(self.state, _one_bucket_at_a_time(torch, ps.powerSGD_hook))
             self.ps_elements = self._powersgd_elements(rank)
 
     def _powersgd_elements(self, r):
