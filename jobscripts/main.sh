@@ -29,10 +29,11 @@
 #   RB_TORCH       the PyTorch models through the Python binding beside
 #                  PyTorch's DDP hooks (rb-torch-train: lstm on dict-gcide,
 #                  resnet18 and googlenet on Fashion-MNIST; dense, agsparse,
-#                  s2, gossip, DDP's allreduce, fp16 and PowerSGD; about 25
+#                  s2, gossip, DDP's allreduce, fp16 and PowerSGD; about 35
 #                  minutes more at the defaults): 0 (default), 1 = as well,
 #                  only = nothing else (the build and the report aside)
-#   RB_TORCH_SEEDS       seeds per model and method (default 3)
+#   RB_TORCH_SEEDS       seeds per model and method (default 5: the parity
+#                        test pairs each method with dense by seed)
 #   RB_TORCH_ITERATIONS  steps per run (default 200)
 #   RB_TORCH_MODELS      (default: lstm resnet18 googlenet)
 set -eu
@@ -53,7 +54,7 @@ seeds=${RB_SEEDS:-${RB_TRAIN_REPEAT:-5}}
 embed_reducers=${RB_EMBEDLM_REDUCERS:-none dense agsparse sparcml parallax omnireduce s2 gossip}
 lenet_reducers=${RB_LENET_REDUCERS:-none dense gossip}
 torch_mode=${RB_TORCH:-0}
-torch_seeds=${RB_TORCH_SEEDS:-3}
+torch_seeds=${RB_TORCH_SEEDS:-5}
 torch_iterations=${RB_TORCH_ITERATIONS:-200}
 torch_models=${RB_TORCH_MODELS:-lstm resnet18 googlenet}
 case "$ranks$launches$reps$seeds$torch_seeds$torch_iterations" in *[!0-9]*|"")

@@ -384,8 +384,8 @@ def parity(truns, tid, variant, metric, name=None):
              "not-equivalent": "not equivalent: %s better than dense by more than %s" % (name, unit),
              "inconclusive": "inconclusive: the 90%% interval straddles +-%s" % unit}[cls]
     if n < stats.min_pairs():
-        words = ("inconclusive: %d seed(s) paired with dense, need >= %d (rb_train --seed)"
-                 % (n, stats.min_pairs()))
+        words = ("inconclusive: %d seed(s) paired with dense, need >= %d "
+                 "(--seed of rb_train or rb-torch-train)" % (n, stats.min_pairs()))
     return {"diffs": diffs, "seeds": seeds, "notes": notes, "median": med, "low": lo, "high": hi,
             "n": n, "coverage": cov, "class": cls, "words": words, "unit": unit, "relative": rel,
             "higher": higher, "margin": margin}

@@ -51,7 +51,9 @@ check(rbreducer.traits("dense") == {"exact"} and "lossy" in rbreducer.traits("s2
 check("sketch_width" in rbreducer.default_options("s2"), "default_options")
 
 # Exact reducers: numpy and torch, in place, the average.
-for name in ("dense", "agsparse", "sparcml", "omnireduce", "parallax"):
+exact_names = [n for n in rbreducer.reducers() if rbreducer.traits(n) == {"exact"}]
+check(len(exact_names) >= 7, "exact reducers: %s" % exact_names)
+for name in exact_names:
     for kind in ("numpy", "torch"):
         buf = mine.copy() if kind == "numpy" else torch.from_numpy(mine.copy())
         with rbreducer.Reducer(name, comm, n) as r:
@@ -60,6 +62,12 @@ for name in ("dense", "agsparse", "sparcml", "omnireduce", "parallax"):
         err = float(np.max(np.abs(got - exact)))
         check(err < 1e-5, "%s on %s: max error %g" % (name, kind, err))
         check(st.bytes_sent > 0 or size == 1, "%s: no bytes counted" % name)
+
+# none: no communication, the buffer as it was.
+buf = mine.copy()
+with rbreducer.Reducer("none", comm, n) as r:
+    st = r.reduce(buf)
+check(np.array_equal(buf, mine) and st.bytes_sent == 0, "none changed the buffer or sent bytes")
 
 # s2: lossy, its error reported against the exact average, bytes counted.
 buf = mine.copy()
