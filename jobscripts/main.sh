@@ -81,7 +81,14 @@ cd "$src"
 autoreconf -fi >/dev/null 2>&1 || autoreconf -fi
 mkdir -p "$build"
 cd "$build"
-[ -f Makefile ] || "$src/configure" >configure.out 2>&1 || { cat configure.out; exit 1; }
+# The shared library and the Python binding only when the PyTorch runs
+# need them: compiling the library and the harness a second time,
+# position-independent, is time the other steps would lose.
+cfg=--disable-shared
+[ "$torch_mode" = 0 ] || cfg=--enable-shared
+{ [ -f Makefile ] && [ "$(cat configure.main 2>/dev/null)" = "$cfg" ]; } ||
+    { "$src/configure" "$cfg" >configure.out 2>&1 && echo "$cfg" >configure.main; } ||
+    { cat configure.out; exit 1; }
 make -j"$(nproc)" >make.out 2>&1 || { tail -40 make.out; exit 1; }
 
 # Open MPI refuses root and more ranks than cores unless told.
