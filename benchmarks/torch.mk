@@ -15,6 +15,9 @@ if HAVE_PYTHON
 bin_SCRIPTS += benchmarks/torch/rb-torch-train
 rbtorchdir = $(pkgdatadir)/rbtorch
 rbtorch_DATA = $(RBTORCH_FILES)
+# The anchors' helpers the driver shares (option types, OpenBLAS threads).
+rbtorchcommondir = $(pkgdatadir)
+rbtorchcommon_DATA = benchmarks/anchors/torch_common.py
 noinst_LTLIBRARIES += benchmarks/libbench_pic.la
 benchmarks_libbench_pic_la_SOURCES = $(benchmarks_libbench_a_SOURCES)
 benchmarks_libbench_pic_la_CPPFLAGS = $(benchmarks_libbench_a_CPPFLAGS)

@@ -105,6 +105,11 @@ class _Moved(argparse.Action):
         parser.error("%s: %s" % (option_string, self.new_text))
 
 
+def integer_at_least(least):
+    """An argparse type: an integer >= least (rb-torch-train's options too)."""
+    return lambda s: _integer(s, least)
+
+
 def _integer(s, least):
     try:
         v = int(s)
@@ -123,7 +128,7 @@ def _non_negative(s):
     return _integer(s, 0)
 
 
-def _non_negative_float(s):
+def non_negative_float(s):
     try:
         v = float(s)
     except ValueError:
@@ -149,10 +154,10 @@ def parser(prog, description, data_default, lr_default, blas_threads, omp_wait):
     p.add_argument("--epochs", type=positive, default=1, help="(default 1)")
     p.add_argument("--iterations", type=_non_negative, default=0,
                    help="stop after N steps (default 0 = epochs decide)")
-    p.add_argument("--lr", type=_non_negative_float, default=lr_default,
+    p.add_argument("--lr", type=non_negative_float, default=lr_default,
                    help="(default %(default)s)")
-    p.add_argument("--momentum", type=_non_negative_float, default=0.9, help="(default 0.9)")
-    p.add_argument("--weight-decay", type=_non_negative_float, default=5e-4,
+    p.add_argument("--momentum", type=non_negative_float, default=0.9, help="(default 0.9)")
+    p.add_argument("--weight-decay", type=non_negative_float, default=5e-4,
                    help="on dense parameters (default 5e-4)")
     p.add_argument("--lr-warmup", dest="warmup", metavar="N", type=_non_negative, default=100,
                    help="iterations of linear learning-rate warm-up (default 100)")

@@ -5,6 +5,8 @@ import math
 import os
 import sys
 
+from torch_common import integer_at_least as _int, non_negative_float as _float
+
 from . import PROG, models
 
 # libreducer's registry (rbreducer.reducers() when the binding is there)
@@ -33,28 +35,6 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):
         say_error("%s (see --help)" % message)
         sys.exit(2)
-
-
-def _int(least):
-    def conv(s):
-        try:
-            v = int(s)
-        except ValueError:
-            v = least - 1
-        if v < least:
-            raise argparse.ArgumentTypeError("'%s' is not an integer >= %d" % (s, least))
-        return v
-    return conv
-
-
-def _float(s):
-    try:
-        v = float(s)
-    except ValueError:
-        v = -1.0
-    if not v >= 0.0 or math.isinf(v):
-        raise argparse.ArgumentTypeError("'%s' is not a number >= 0" % s)
-    return v
 
 
 def parser():
