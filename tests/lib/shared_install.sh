@@ -40,7 +40,10 @@ cp "$top_srcdir/tests/lib/pkgconfig_user.c" "$tmp/user.c"
 flags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --define-variable=prefix="$dest$prefix" \
     --cflags --libs libreducer) || { echo "FAIL: pkg-config --cflags --libs libreducer"; exit 1; }
 echo "pkg-config: $flags"
-(cd "$tmp" && mpicc -std=c17 -Wall -Wextra -Werror -o user user.c $flags) ||
+# A sanitized library (--enable-sanitizers) needs a sanitized program: the
+# sanitizer runtime must come first.
+san=$(sed -n 's/^SAN_CFLAGS = //p' "$top_builddir/Makefile")
+(cd "$tmp" && mpicc -std=c17 -Wall -Wextra -Werror $san -o user user.c $flags) ||
     { echo "FAIL: the program does not build with pkg-config's flags"; exit 1; }
 readelf -d "$tmp/user" | grep -q 'NEEDED.*\[libreducer\.so\.0\]' ||
     { echo "FAIL: the program does not link libreducer.so.0 dynamically"; fail=1; }
