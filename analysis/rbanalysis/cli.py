@@ -930,7 +930,7 @@ def section_micro(doc, rows, agg):
 def section_training(doc, curv, summ, chosen):
     out = []
     outdir = doc.outdir
-    doc.heading(2, "Training (rb_train)")
+    doc.heading(2, "Training (rb_train, rb-torch-train)")
     if not curv.empty:
         doc.csv(curv, "train_curves")
         doc.para("Tidy table of every evaluation point: "
