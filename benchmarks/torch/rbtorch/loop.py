@@ -55,11 +55,8 @@ def _options_dict(pairs):
 
 
 def _gossip_mixes_params(rb, name, options):
-    try:
-        traits = rb.traits(name, options)
-    except Exception:   # noqa: BLE001 - an older binding: judge by the name
-        traits = {"gossip"} if name == "gossip" else set()
-    return "gossip" in traits and options.get("gossip_mix", "grad") in ("params", "both")
+    return ("gossip" in rb.traits(name, options)
+            and options.get("gossip_mix", "grad") in ("params", "both"))
 
 
 class ReducerSync:
