@@ -34,7 +34,8 @@ grep -E '^(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR): ' check.out | awk '
 sed -n '/^=====/,/^=====/p; /^# [A-Z]*: /p' check.out | grep '^# ' || true
 if [ $rc -ne 0 ]; then
     for log in $(grep -lE '^(FAIL|ERROR)' $(find . -name '*.log' -path '*tests*' ! -name test-suite.log) 2>/dev/null); do
-        echo "---- $log"; tail -40 "$log"
+        # The failure's own lines first: a failing test's tail is often its logs.
+        echo "---- $log"; grep -m 5 -E '^(FAIL|[^ ]*: FAIL)' "$log"; tail -40 "$log"
     done
 fi
 summary=test-suite.log

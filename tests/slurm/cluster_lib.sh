@@ -10,7 +10,10 @@
 set -u
 : "${top_srcdir:?run under make check}" "${top_builddir:?run under make check}"
 JS=$top_srcdir/jobscripts
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# The reason is said again after the logs that cleanup shows, so that a log
+# cut to its tail (CI shows the last lines) still names what failed.
+FAIL_WHY=
+fail() { FAIL_WHY=$*; echo "FAIL: $*" >&2; exit 1; }
 note() { printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
 test_cluster() {   # KIND STATE_VAR STOP WHY_ROOT
@@ -40,6 +43,7 @@ test_cluster_cleanup() {
         echo "--- job outputs, daemon logs (kept in $T) ---" >&2
         tail -n 30 "$W"/results/*.out >&2 2>/dev/null
         tail -n 20 "$CLUSTER_DIR"/log/*.log >&2 2>/dev/null
+        [ -z "$FAIL_WHY" ] || echo "FAIL (said above, before the logs): $FAIL_WHY" >&2
     else
         rm -rf "$T"
     fi
