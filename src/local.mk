@@ -6,7 +6,7 @@ src_libreducer_a_SOURCES = \
 	src/rb_internal.h src/rb_device.h src/sparse.h src/sparse.c \
 	src/countsketch.h src/countsketch.c \
 	src/exchange.h src/exchange.c \
-	src/errors.c src/base.c src/comm.c src/options.c src/config.c src/core.c src/node.c src/registry.c src/model.c \
+	src/errors.c src/base.c src/comm.c src/options.c src/config.c src/core.c src/state.c src/node.c src/registry.c src/model.c \
 	src/reducer_none.c src/reducer_dense.c src/reducer_agsparse.c \
 	src/reducer_sparcml.c src/reducer_parallax.c src/reducer_omnireduce.c \
 	src/reducer_oktopk.c src/reducer_zen.c \
@@ -33,7 +33,8 @@ lib_LTLIBRARIES += src/libreducer.la
 src_libreducer_la_SOURCES =
 src_libreducer_la_LIBADD = src/libreducer_pic.la $(CUDA_LIBS) $(NCCL_LIBS) -lm
 # version-info current:revision:age; soname libreducer.so.(current - age).
-src_libreducer_la_LDFLAGS = -version-info 0:0:0 -no-undefined \
+# 1:0:1: rb_state_size/save/load added (programs built against 0 still run).
+src_libreducer_la_LDFLAGS = -version-info 1:0:1 -no-undefined \
 	-export-symbols $(srcdir)/src/libreducer.sym
 EXTRA_src_libreducer_la_DEPENDENCIES = $(srcdir)/src/libreducer.sym
 pkgconfigdir = $(libdir)/pkgconfig

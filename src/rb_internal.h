@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 struct rb_rowset;
+struct rb_state_io;
 
 /* What rb_reduce_rows asks of a reducer's reduce_rows op.  The op leaves
  * the average either in row form in *rows (library memory, rows not listed
@@ -52,6 +53,13 @@ typedef struct rb_reducer_ops {
      * itself); fini_device runs first. */
     void (*fini_device)(rb_reducer *r);
     void (*fini)(rb_reducer *r);
+    /* Optional (NULL: nothing carries between calls): visit every field
+     * of the state that carries from one call to the next with
+     * rb_state_field, in one fixed order; rb_state_save and rb_state_load
+     * both go through it (state.c).  RB_ERR_STATE / RB_ERR_UNSUPPORTED
+     * when the state cannot be taken now (an exchange in flight, device
+     * memory). */
+    int (*state)(rb_reducer *r, struct rb_state_io *io);
     /* Optional: the cost model of one call (model.c checked the input);
      * adds its terms to out with the rb_model_* blocks below. */
     void (*model)(const rb_model_input *in, rb_model_result *out);
@@ -157,6 +165,9 @@ int rb_allreduce_floats(rb_reducer *r, rb_stats *st, float *buf, size_t n);
 
 /* Zero-initialised aligned allocation (64 B); NULL on failure. */
 void *rb_calloc(size_t count, size_t size);
+/* A reducer's state op (state.c): field NAME of BYTES bytes at P, saved
+ * or loaded (io knows which); RB_OK or the io's first error. */
+int rb_state_field(struct rb_state_io *io, const char *name, void *p, size_t bytes);
 /* Grow *buf to at least count*size bytes, keeping *cap in bytes. */
 int rb_reserve(void **buf, size_t *cap, size_t count, size_t size);
 

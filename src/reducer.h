@@ -261,6 +261,21 @@ int rb_progress(rb_reducer *r);
  * a NULL buffer drops its pending exchange.  No new step is posted. */
 int rb_flush(rb_reducer *r, float *grad, float *params, rb_stats *st);
 void rb_destroy(rb_reducer *r);
+/* Checkpoints: what a reducer carries from one call to the next (an
+ * error-feedback residual, the call count its hashes and partner schedule
+ * follow, oktopk's region bounds and thresholds) as bytes, so that a
+ * program stopped and restarted makes the same calls, bit for bit, as one
+ * that never stopped.  rb_state_size: the bytes rb_state_save writes (a
+ * header of a few dozen bytes for a reducer without state).
+ * rb_state_load takes them into a reducer created with the same name,
+ * shape and options, on the same rank of as many ranks: RB_ERR_ARG, saying
+ * which, for bytes of another reducer, shape, rank or rank count, or
+ * bytes cut short or damaged.  Not collective.  RB_ERR_STATE while an
+ * asynchronous exchange is in flight (gossip_async: rb_flush ends it, but
+ * changes the run); RB_ERR_UNSUPPORTED for state kept in device memory. */
+int rb_state_size(rb_reducer *r, size_t *bytes);
+int rb_state_save(rb_reducer *r, void *buf, size_t len);
+int rb_state_load(rb_reducer *r, const void *buf, size_t len);
 /* Non-zeros of a gradient buffer of this reducer's shape (device memory
  * for CUDA), counted as the reducers count them: the statistics pass a
  * benchmark takes outside its timer, before rb_reduce replaces the buffer.

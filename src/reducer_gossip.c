@@ -589,6 +589,24 @@ static void gossip_model(const rb_model_input *in, rb_model_result *out)
     rb_model_local(in, out, (in->opts.gossip_async ? 20 : 12) * n);
 }
 
+/* Between steps: the step (the partner schedule follows it) and the
+ * relabelling drawn for its rotation epoch.  An asynchronous exchange in
+ * flight is not state that bytes can hold (the partner's half is on the
+ * wire): refused until rb_flush. */
+static int gossip_state(rb_reducer *r, struct rb_state_io *io)
+{
+    gossip *g = r->impl;
+    for (int c = 0; c < CH_N; c++)
+        if (g->ch[c].pending)
+            return rb_fail(RB_ERR_STATE, "gossip: an asynchronous exchange is in flight "
+                           "(gossip_async=1); its state can be taken only after rb_flush");
+    size_t ints = g->perm ? (size_t)r->size * sizeof(int) : 0;
+    RB_TRY(rb_state_field(io, "step", &g->step, sizeof g->step));
+    RB_TRY(rb_state_field(io, "perm_epoch", &g->perm_epoch, sizeof g->perm_epoch));
+    RB_TRY(rb_state_field(io, "perm", g->perm, ints));
+    return rb_state_field(io, "virt", g->virt, ints);
+}
+
 const rb_reducer_ops rb_gossip_ops = {
     .name = "gossip",
     .description = "GossipGraD: one partner per step (hypercube / dissemination), rotation",
@@ -603,5 +621,6 @@ const rb_reducer_ops rb_gossip_ops = {
     .flush = gossip_flush,
     .fini_device = RB_NCCL_OP(gossip_fini_device),
     .fini = gossip_fini,
+    .state = gossip_state,
     .model = gossip_model,
 };

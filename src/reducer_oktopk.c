@@ -607,6 +607,19 @@ static void oktopk_model(const rb_model_input *in, rb_model_result *out)
     rb_model_local(in, out, 12 * gathered + (in->opts.oktopk_select == RB_OKTOPK_TOPK ? 4 * n : 0));
 }
 
+/* Between calls: the call count (re-partitioning and re-estimation follow
+ * it), the region bounds, the thresholds, k and the residual. */
+static int oktopk_state_io(rb_reducer *r, struct rb_state_io *io)
+{
+    oktopk_state *s = r->impl;
+    RB_TRY(rb_state_field(io, "calls", &s->calls, sizeof s->calls));
+    RB_TRY(rb_state_field(io, "k", &s->k, sizeof s->k));
+    RB_TRY(rb_state_field(io, "t_local", &s->t_local, sizeof s->t_local));
+    RB_TRY(rb_state_field(io, "t_global", &s->t_global, sizeof s->t_global));
+    RB_TRY(rb_state_field(io, "bound", s->bound, ((size_t)r->size + 1) * sizeof *s->bound));
+    return rb_state_field(io, "residual", s->residual, s->residual ? r->n * sizeof *s->residual : 0);
+}
+
 const rb_reducer_ops rb_oktopk_ops = {
     .name = "oktopk",
     .description = "Ok-Topk's exact part: balanced split-and-reduce with rotating partners, "
@@ -617,5 +630,6 @@ const rb_reducer_ops rb_oktopk_ops = {
     .init = oktopk_init,
     .reduce = oktopk_reduce,
     .fini = oktopk_fini,
+    .state = oktopk_state_io,
     .model = oktopk_model,
 };

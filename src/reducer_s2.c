@@ -542,6 +542,20 @@ static void s2_model(const rb_model_input *in, rb_model_result *out)
     rb_model_local(in, out, 8 * r * c + (4 * r + 4) * u);
 }
 
+/* Between calls: the call count (the hashes of a call with error feedback
+ * follow it) and the residual with the rows it covers. */
+static int s2_state_io(rb_reducer *r, struct rb_state_io *io)
+{
+    s2_state *s = r->impl;
+    if (r->cfg.opts.error_feedback && s->dev)
+        return rb_fail(RB_ERR_UNSUPPORTED, "s2: the error-feedback residual is in device memory "
+                       "(no checkpoint of it yet)");
+    int ef = s->residual != NULL;
+    RB_TRY(rb_state_field(io, "calls", &s->calls, sizeof s->calls));
+    RB_TRY(rb_state_field(io, "residual", s->residual, ef ? r->n * sizeof *s->residual : 0));
+    return rb_state_field(io, "residual_rows", s->residual_rows, ef ? s->words * sizeof *s->residual_rows : 0);
+}
+
 const rb_reducer_ops rb_s2_ops = {
     .name = "s2",
     .description = "S2 Reducer: OR-reduced row bitmap + sum-allreduced count sketch",
@@ -554,5 +568,6 @@ const rb_reducer_ops rb_s2_ops = {
     .reduce_rows = s2_reduce_rows,
     .fini_device = RB_NCCL_OP(s2_fini_device),
     .fini = s2_fini,
+    .state = s2_state_io,
     .model = s2_model,
 };
