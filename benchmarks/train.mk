@@ -9,7 +9,8 @@ benchmarks_rb_train_SOURCES = benchmarks/train/train.h benchmarks/train/train_ma
 	benchmarks/train/train_optim.c benchmarks/train/train_eval.c \
 	benchmarks/train/train_sgemm.c benchmarks/train/train_loop.c \
 	benchmarks/train/train_memory.c \
-	benchmarks/train/train_archive.c benchmarks/train/train_record.c
+	benchmarks/train/train_archive.c benchmarks/train/train_record.c \
+	benchmarks/train/train_checkpoint.c
 benchmarks_rb_train_CPPFLAGS = $(AM_CPPFLAGS) $(BLAS_CFLAGS) $(HDF5_CFLAGS)
 benchmarks_rb_train_LDADD = benchmarks/nn/libnn.a $(BENCH_LIBS) $(NN_GPU_LIBS) \
 	$(BLAS_LIBS) -lm

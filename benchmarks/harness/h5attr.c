@@ -3,6 +3,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void drop_attr(hid_t obj, const char *name)
@@ -171,4 +172,54 @@ const char *bench_h5_error_reason(char *buf, size_t len)
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, error_walker, found);
     snprintf(buf, len, "%s", found[0] ? found : "HDF5 gives no reason");
     return buf;
+}
+
+/* A string attribute (variable-length, as h5attr and h5py write it, or
+ * fixed-size) into buf; 0 or -1. */
+int bench_h5_read_attr_str(hid_t obj, const char *name, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (H5Aexists(obj, name) <= 0)
+        return -1;
+    hid_t a = H5Aopen(obj, name, H5P_DEFAULT), ft = H5Aget_type(a), sp = H5Aget_space(a);
+    int rc = -1;
+    if (H5Tget_class(ft) == H5T_STRING && H5Sget_simple_extent_ndims(sp) == 0) {
+        if (H5Tis_variable_str(ft) > 0) {
+            char *s = NULL;
+            hid_t mt = H5Tcopy(H5T_C_S1);
+            H5Tset_size(mt, H5T_VARIABLE);
+            H5Tset_cset(mt, H5Tget_cset(ft));
+            if (H5Aread(a, mt, &s) >= 0 && s) {
+                snprintf(buf, len, "%s", s);
+                rc = 0;
+            }
+            if (s)
+                H5free_memory(s);
+            H5Tclose(mt);
+        } else {
+            size_t n = H5Tget_size(ft);
+            char *tmp = calloc(n + 1, 1);
+            hid_t mt = H5Tcopy(ft);
+            if (tmp && H5Aread(a, mt, tmp) >= 0) {
+                snprintf(buf, len, "%s", tmp);
+                rc = 0;
+            }
+            free(tmp);
+            H5Tclose(mt);
+        }
+    }
+    H5Sclose(sp), H5Tclose(ft), H5Aclose(a);
+    return rc;
+}
+
+/* A scalar integer attribute (any integer type); 0 or -1. */
+int bench_h5_read_attr_int(hid_t obj, const char *name, int64_t *v)
+{
+    if (H5Aexists(obj, name) <= 0)
+        return -1;
+    hid_t a = H5Aopen(obj, name, H5P_DEFAULT), ft = H5Aget_type(a), sp = H5Aget_space(a);
+    int rc = H5Tget_class(ft) == H5T_INTEGER && H5Sget_simple_extent_npoints(sp) == 1 &&
+             H5Aread(a, H5T_NATIVE_INT64, v) >= 0 ? 0 : -1;
+    H5Sclose(sp), H5Tclose(ft), H5Aclose(a);
+    return rc;
 }

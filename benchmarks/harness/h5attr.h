@@ -22,6 +22,12 @@ int bench_h5_attr_int_array(hid_t obj, const char *name, const int *values, size
  * system's reason when HDF5 recorded one ("No space left on device"),
  * else the innermost description; into buf, which is returned. */
 const char *bench_h5_error_reason(char *buf, size_t len);
+/* Reading: a scalar string attribute (variable-length, as these functions
+ * and h5py write it, or fixed-size) into buf, cut to len; a scalar
+ * integer attribute of any integer type.  0, or -1 when absent or of
+ * another kind. */
+int bench_h5_read_attr_str(hid_t obj, const char *name, char *buf, size_t len);
+int bench_h5_read_attr_int(hid_t obj, const char *name, int64_t *v);
 /* Scalar variable-length string dataset (e.g. an XML document). */
 int bench_h5_dataset_str(hid_t loc, const char *name, const char *value);
 /* A member of a table's row (a C struct) and its HDF5 type. */

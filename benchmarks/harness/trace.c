@@ -46,56 +46,6 @@ static void quiet_end(h5_quiet q) { H5Eset_auto2(H5E_DEFAULT, q.fn, q.data); }
 
 /* ---------------------------------------------------------- reading */
 
-/* A string attribute (variable-length, as h5attr and h5py write it, or
- * fixed-size) into buf; 0 or -1. */
-static int read_str_attr(hid_t obj, const char *name, char *buf, size_t len)
-{
-    buf[0] = '\0';
-    if (H5Aexists(obj, name) <= 0)
-        return -1;
-    hid_t a = H5Aopen(obj, name, H5P_DEFAULT), ft = H5Aget_type(a), sp = H5Aget_space(a);
-    int rc = -1;
-    if (H5Tget_class(ft) == H5T_STRING && H5Sget_simple_extent_ndims(sp) == 0) {
-        if (H5Tis_variable_str(ft) > 0) {
-            char *s = NULL;
-            hid_t mt = H5Tcopy(H5T_C_S1);
-            H5Tset_size(mt, H5T_VARIABLE);
-            H5Tset_cset(mt, H5Tget_cset(ft));
-            if (H5Aread(a, mt, &s) >= 0 && s) {
-                snprintf(buf, len, "%s", s);
-                rc = 0;
-            }
-            if (s)
-                H5free_memory(s);
-            H5Tclose(mt);
-        } else {
-            size_t n = H5Tget_size(ft);
-            char *tmp = calloc(n + 1, 1);
-            hid_t mt = H5Tcopy(ft);
-            if (tmp && H5Aread(a, mt, tmp) >= 0) {
-                snprintf(buf, len, "%s", tmp);
-                rc = 0;
-            }
-            free(tmp);
-            H5Tclose(mt);
-        }
-    }
-    H5Sclose(sp), H5Tclose(ft), H5Aclose(a);
-    return rc;
-}
-
-/* A scalar integer attribute (any integer type); 0 or -1. */
-static int read_int_attr(hid_t obj, const char *name, int64_t *v)
-{
-    if (H5Aexists(obj, name) <= 0)
-        return -1;
-    hid_t a = H5Aopen(obj, name, H5P_DEFAULT), ft = H5Aget_type(a), sp = H5Aget_space(a);
-    int rc = H5Tget_class(ft) == H5T_INTEGER && H5Sget_simple_extent_npoints(sp) == 1 &&
-             H5Aread(a, H5T_NATIVE_INT64, v) >= 0 ? 0 : -1;
-    H5Sclose(sp), H5Tclose(ft), H5Aclose(a);
-    return rc;
-}
-
 /* The dims of dataset name under g (at most 2), its class; -1 if absent. */
 static int dataset_shape(hid_t g, const char *name, H5T_class_t cls, int ndims, hsize_t dims[2])
 {
@@ -133,18 +83,18 @@ static int check_root(hid_t f, bench_trace *t, char *err, size_t len)
 {
     char fmt[64];
     int64_t version = 0, complete = 0, ranks = 0;
-    if (read_str_attr(f, "format", fmt, sizeof fmt) || strcmp(fmt, BENCH_TRACE_FORMAT))
+    if (bench_h5_read_attr_str(f, "format", fmt, sizeof fmt) || strcmp(fmt, BENCH_TRACE_FORMAT))
         return fail(err, len, "not a gradient trace (no format attribute \"" BENCH_TRACE_FORMAT "\")");
-    if (read_int_attr(f, "format_version", &version) || version != BENCH_TRACE_VERSION)
+    if (bench_h5_read_attr_int(f, "format_version", &version) || version != BENCH_TRACE_VERSION)
         return fail(err, len, "trace format_version %lld: this build reads version %d",
                     (long long)version, BENCH_TRACE_VERSION);
-    if (read_int_attr(f, "complete", &complete) || complete != 1)
+    if (bench_h5_read_attr_int(f, "complete", &complete) || complete != 1)
         return fail(err, len, "incomplete trace (complete != 1: the recording did not finish)");
-    if (read_int_attr(f, "ranks", &ranks) || ranks < 1 || ranks > 1 << 20)
+    if (bench_h5_read_attr_int(f, "ranks", &ranks) || ranks < 1 || ranks > 1 << 20)
         return fail(err, len, "trace without a valid ranks attribute");
     t->ranks = (int)ranks;
-    read_str_attr(f, "model", t->model, sizeof t->model);
-    read_str_attr(f, "source", t->source, sizeof t->source);
+    bench_h5_read_attr_str(f, "model", t->model, sizeof t->model);
+    bench_h5_read_attr_str(f, "source", t->source, sizeof t->source);
     return 0;
 }
 
@@ -152,10 +102,10 @@ static int check_root(hid_t f, bench_trace *t, char *err, size_t len)
 static int check_layer_shapes(hid_t g, bench_trace *t, uint64_t *total, char *err, size_t len)
 {
     int64_t rows = 0, cols = 0;
-    if (read_int_attr(g, "rows", &rows) || read_int_attr(g, "cols", &cols) || rows < 1 || cols < 1)
+    if (bench_h5_read_attr_int(g, "rows", &rows) || bench_h5_read_attr_int(g, "cols", &cols) || rows < 1 || cols < 1)
         return fail(err, len, "layer %s: rows and cols attributes missing or not positive", t->layer);
     t->rows = (uint64_t)rows, t->cols = (uint64_t)cols;
-    read_str_attr(g, "kind", t->kind, sizeof t->kind);
+    bench_h5_read_attr_str(g, "kind", t->kind, sizeof t->kind);
     hsize_t ds[2], dc[2], di[2], dv[2];
     if (dataset_shape(g, "steps", H5T_INTEGER, 1, ds) || dataset_shape(g, "counts", H5T_INTEGER, 2, dc) ||
         dataset_shape(g, "ids", H5T_INTEGER, 1, di) || dataset_shape(g, "values", H5T_FLOAT, 2, dv))

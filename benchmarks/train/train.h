@@ -18,6 +18,7 @@
  *   train_loop.c     the training loop: steps, progress lines, evaluations
  *   train_archive.c  the /train group of the archive
  *   train_record.c   --record-gradients: the embedding gradient into a trace
+ *   train_checkpoint.c  --checkpoint, --resume: the run's state in a file
  *   train_main.c     main: set-up, the loop, the final report, exit
  * The room calls nn, the harness (benchmarks/harness) and the library
  * (src/); nothing below calls into it. */
@@ -57,6 +58,10 @@ typedef struct train_opts {
     uint64_t seed, train_limit, test_limit;
     uint64_t mem_limit;     /* -M: bytes a rank may hold; 0: from the node */
     const char *record;     /* --record-gradients FILE.h5, or NULL */
+    const char *checkpoint; /* --checkpoint FILE.h5, or NULL */
+    long checkpoint_every;  /* steps, or 0: */
+    double checkpoint_seconds;   /* wall seconds on rank 0's clock */
+    int resume;
     long record_every;
     uint64_t record_max_bytes;
     int sparsify_kind;      /* SPARSIFY_* */
@@ -274,6 +279,16 @@ typedef struct train_run {
     eval_result last;
     double last_train_loss;
     double mem_need, mem_limit;  /* bytes per rank (train_memory.c); limit 0: unknown */
+    /* --checkpoint (train_checkpoint.c) */
+    char data_digest[TRAIN_DATA_MAX_FILES * 17 + 1];   /* the data's SHA-256s, 16 hex each */
+    long checkpoint_every;      /* steps; 0: by time, or none without --checkpoint */
+    double checkpoint_seconds;  /* by time: rank 0's wall seconds between them */
+    double last_checkpoint_t;   /* rank 0's clock at the last one (or the start) */
+    long resumed_at;            /* steps done when this process started */
+    double resume_tallies[8];   /* the loop's tallies and timers, from the checkpoint */
+    double elapsed_before;      /* wall seconds of the run before the resume */
+    long checkpoints;           /* written by this process */
+    double checkpoint_s;        /* their seconds */
     /* --record-gradients (train_record.c) */
     bench_trace_writer *rec;        /* rank 0's */
     int rec_capped;
@@ -288,9 +303,33 @@ typedef struct train_run {
  * fit (collective). */
 void train_check_memory(train_run *r, const model_shape *shape);
 
+/* The curve and phase tables, empty, before a resume fills them. */
+void train_loop_prepare(train_run *r);
 /* Train until the iterations, the target or the time limit end it (the
- * time limit starts here), then flush an asynchronous reducer. */
+ * time limit starts here), from step r->resumed_at, with a checkpoint
+ * every r->checkpoint_every steps or r->checkpoint_seconds, and when a
+ * stop signal or the time limit ends it; then flush an asynchronous
+ * reducer. */
 void train_loop(train_run *r);
+
+/* ---------------------------------------------------------- checkpoints */
+
+/* The loop's tallies and timers a checkpoint carries, per rank: loss,
+ * correct and count since the last evaluation and since the last progress
+ * line, compute_s, steps_s. */
+#define TRAIN_CKPT_TALLIES 8
+/* What the trajectory depends on (options, data, ranks) as key=value
+ * lines: a checkpoint is resumed only by a run that says the same. */
+void train_checkpoint_identity(const train_run *r, char *buf, size_t len);
+/* Collective: the run's state after `steps` steps into --checkpoint.
+ * 0, or -1 on every rank after one message (the previous checkpoint is
+ * left whole). */
+int train_checkpoint_write(train_run *r, long steps, double *tallies);
+/* Collective, before the loop: the state from --checkpoint into r and
+ * tallies, elapsed the wall seconds so far; the steps done (0 when there
+ * is no checkpoint yet), or -1 on every rank after one message naming why
+ * (another run's checkpoint, a damaged one). */
+long train_checkpoint_resume(train_run *r, double *tallies, double *elapsed);
 
 /* ---------------------------------------------------------- recording */
 

@@ -251,12 +251,47 @@ static int evaluated(train_run *r, loop_state *s)
 
 /* ---------------------------------------------------------- the loop */
 
-/* The steps of one epoch; 1 when training stops (time limit, target). */
-static int epoch(train_run *r, loop_state *s, int e)
+/* A checkpoint after `steps` steps (set aside by the progress watchdog,
+ * as an evaluation is); a failed one is named and the run goes on. */
+static void checkpoint(train_run *r, loop_state *s, long steps)
+{
+    double v[TRAIN_CKPT_TALLIES] = {s->since_eval.loss, s->since_eval.correct, s->since_eval.count,
+                                    s->since_log.loss, s->since_log.correct, s->since_log.count,
+                                    r->compute_s, r->steps_s};
+    bench_stall_pause(1);
+    double t0 = MPI_Wtime();
+    if (train_checkpoint_write(r, steps, v) == 0)
+        r->checkpoints++;
+    r->checkpoint_s += MPI_Wtime() - t0;
+    r->last_checkpoint_t = MPI_Wtime();
+    bench_stall_pause(0);
+}
+
+/* A periodic checkpoint is due after this step (not after the last one:
+ * the archive then holds everything).  By time: rank 0's clock, looked at
+ * every 10 steps, its word broadcast (one small collective per 10 steps,
+ * only with --checkpoint). */
+static int checkpoint_due(train_run *r)
+{
+    long done = r->it + 1;
+    if (done >= r->total_iters)
+        return 0;
+    if (r->checkpoint_every)
+        return done % r->checkpoint_every == 0;
+    if (!(r->checkpoint_seconds > 0.0) || done % 10 != 0)
+        return 0;
+    int due = r->rank == 0 && MPI_Wtime() - r->last_checkpoint_t >= r->checkpoint_seconds;
+    MPI_Bcast(&due, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return due;
+}
+
+/* The steps of one epoch from step `first` of it; 1 when training stops
+ * (time limit, target, a stop signal). */
+static int epoch(train_run *r, loop_state *s, int e, long first)
 {
     int B = r->o.batch;
     train_permute(r->perm, r->n_local, r->o.seed * 1000003u + (uint64_t)e * 7919u + (uint64_t)r->rank);
-    for (long k = 0; k < r->steps_per_epoch && r->it < r->total_iters; k++, r->it++) {
+    for (long k = first; k < r->steps_per_epoch && r->it < r->total_iters; k++, r->it++) {
         int late = bench_deadline_passed(MPI_COMM_WORLD);
         if ((r->stop_signal = bench_stop_signal()))
             return 1;
@@ -277,25 +312,44 @@ static int epoch(train_run *r, loop_state *s, int e)
             r->it++;   /* this step counts: the loop's increment is skipped */
             return 1;
         }
+        if (checkpoint_due(r))
+            checkpoint(r, s, r->it + 1);
     }
     return 0;
 }
 
-void train_loop(train_run *r)
+void train_loop_prepare(train_run *r)
 {
     r->curve = (growable){.size = sizeof(train_curve_row)};
     r->phases = (growable){.size = sizeof(train_phase_row)};
     r->last = (eval_result){NAN, NAN, NAN};
     r->last_train_loss = NAN;
+}
+
+void train_loop(train_run *r)
+{
     bench_watchdog_start(r->o.time_limit);
     bench_stall_where("the training loop (model %s, reducer %s)", r->o.model, r->o.reducer);
     int rc = bench_stall_start(r->o.stall_timeout) ? BENCH_NO_CODE : RB_OK;
     if (bench_all_ok(MPI_COMM_WORLD, rc, "--stall-timeout", "cannot start the watchdog's thread") < 0)
         bench_exit(BENCH_EXIT_FAILED);
-    r->t_start = MPI_Wtime();
-    loop_state s = {.t_log = r->t_start};
-    for (int e = 0; r->it < r->total_iters && !epoch(r, &s, e); e++)
-        ;
+    r->t_start = MPI_Wtime() - r->elapsed_before;   /* a resumed run's clock goes on */
+    r->last_checkpoint_t = MPI_Wtime();
+    const double *v = r->resume_tallies;
+    loop_state s = {.since_eval = {v[0], v[1], v[2]}, .since_log = {v[3], v[4], v[5]}, .t_log = MPI_Wtime()};
+    r->compute_s = v[6], r->steps_s = v[7];
+    r->it = r->resumed_at;
+    long spe = r->steps_per_epoch;
+    int stopped = 0;
+    for (long e = r->it / spe; r->it < r->total_iters && !stopped; e++)
+        stopped = epoch(r, &s, (int)e, r->it - e * spe);
+    if (r->o.checkpoint && (r->stop_signal || r->timed_out)) {
+        long before = r->checkpoints;
+        checkpoint(r, &s, r->it);
+        if (r->checkpoints > before)
+            bench_printf0("checkpoint: %s holds %ld of %ld steps; the same command with --resume "
+                          "continues from there\n", r->o.checkpoint, r->it, r->total_iters);
+    }
     if (r->async) {
         rb_stats st;
         train_check_rb(rb_flush(r->gd.r, r->gd.grad, r->gd.params, &st), "rb_flush");

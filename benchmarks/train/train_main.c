@@ -5,12 +5,14 @@
 #include "train.h"
 
 #include <cblas.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness/archive.h"
 #include "harness/bench_common.h"
@@ -33,12 +35,16 @@ static void agree_on_data(train_run *r, bench_archive *arch)
     int n = train_data_digests(&r->o, r->fmt, &r->cor, mine);
     if (n < 0)
         snprintf(err, sizeof err, "%s: cannot hash the data read", r->o.data);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         memcpy(first[i], mine[i].sha256, sizeof first[i]);
+        /* for checkpoints: the data a run resumes on must be this data */
+        snprintf(r->data_digest + 17 * i, sizeof r->data_digest - 17 * (size_t)i, "%.16s%s",
+                 mine[i].sha256, i + 1 < n ? " " : "");
+    }
     MPI_Bcast(first, (int)sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
     for (int i = 0; i < n && !err[0]; i++)
         if (strcmp(first[i], mine[i].sha256))
-            snprintf(err, sizeof err, "--data %s: %s has SHA-256 %.16s... on this rank, %.16s... on "
+            snprintf(err, sizeof err, "--data %.1024s: %.2048s has SHA-256 %.16s... on this rank, %.16s... on "
                      "rank 0: every rank must train on the same data", r->o.data, mine[i].what,
                      mine[i].sha256, first[i]);
     if (bench_all_ok(MPI_COMM_WORLD, err[0] ? BENCH_NO_CODE : RB_OK, "data", err) < 0) {
@@ -139,6 +145,8 @@ static void plan(train_run *r)
         r->total_iters = o->max_iters;
     r->eval_every = o->eval_every ? o->eval_every : spe;
     r->log_every = o->log_every ? o->log_every : (spe >= 10 ? spe / 10 : 1);
+    r->checkpoint_every = o->checkpoint ? o->checkpoint_every : 0;
+    r->checkpoint_seconds = o->checkpoint && !o->checkpoint_every ? o->checkpoint_seconds : 0.0;
     char dense_note[96] = "";
     if (strcmp(o->dense_reducer, o->reducer))
         snprintf(dense_note, sizeof dense_note, " (dense parameters: %s)", o->dense_reducer);
@@ -194,6 +202,10 @@ static double report(train_run *r, double sgemm, double wall)
     bench_printf0("timing: rank 0 forward+backward %.3f s, whole iterations %.3f s "
                   "(%.3f s per epoch of %ld steps)\n",
                   r->compute_s, r->steps_s, it ? r->steps_s / (double)it * (double)spe : 0.0, spe);
+    if (r->checkpoints)
+        bench_printf0("checkpoints: %ld written to %s, %.3f s in all (%.2f%% of the steps' time)\n",
+                      r->checkpoints, o->checkpoint, r->checkpoint_s,
+                      r->steps_s > 0 ? 100.0 * r->checkpoint_s / r->steps_s : 0.0);
     bench_printf0("final: iterations %ld wall_s %.2f train_loss %.9g %s %.9g param_sum %.9g "
                   "param_sq %.9g%s\n",
                   it, wall, r->last_train_loss, r->wordlm ? "val_perplexity" : "test_accuracy",
@@ -241,6 +253,7 @@ static int archive_run(train_run *r, bench_archive *arch, double gflops, double 
         aok = train_archive_write(file, &r->o, &sum, r->curve.v, r->curve.n, r->phases.v, r->phases.n) |
               bench_h5_attr_double(file, "mem_need_bytes", r->mem_need) |
               bench_h5_attr_double(file, "mem_limit_bytes", r->mem_limit) |
+              bench_h5_attr_int(file, "resumed_at_iteration", r->resumed_at) |
               (r->timed_out ? bench_archive_mark(arch, "timed_out") : 0) |
               (r->diverged ? bench_archive_mark(arch, "diverged") : 0);
     MPI_Bcast(&aok, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -265,6 +278,30 @@ static int archive_run(train_run *r, bench_archive *arch, double gflops, double 
     if (r->diverged)
         return BENCH_EXIT_FAILED;
     return r->timed_out ? BENCH_EXIT_TIMEOUT : aok || cok ? BENCH_EXIT_FAILED : BENCH_EXIT_OK;
+}
+
+/* --resume: the state of the checkpoint, if there is one; exits 2 (after
+ * one message) when it belongs to another run or cannot be read. */
+static void resume(train_run *r, bench_archive *arch)
+{
+    long steps = train_checkpoint_resume(r, r->resume_tallies, &r->elapsed_before);
+    if (steps < 0) {
+        bench_archive_close(arch, 0);
+        bench_exit(BENCH_EXIT_USAGE);
+    }
+    r->resumed_at = steps;
+}
+
+/* A run that ended complete needs its checkpoint no more (rank 0). */
+static void remove_checkpoint(const train_run *r)
+{
+    if (r->rank != 0 || !r->o.checkpoint || access(r->o.checkpoint, F_OK) != 0)
+        return;
+    if (unlink(r->o.checkpoint) == 0)
+        printf("checkpoint: %s removed (the run is complete)\n", r->o.checkpoint);
+    else
+        fprintf(stderr, "%s: warning: cannot remove the checkpoint %s: %s\n", TRAIN_PROG,
+                r->o.checkpoint, strerror(errno));
 }
 
 static void free_run(train_run *r)
@@ -372,6 +409,9 @@ int main(int argc, char **argv)
         bench_archive_close(arch, 0);
         bench_exit(BENCH_EXIT_USAGE);
     }
+    train_loop_prepare(r);
+    if (r->o.resume)
+        resume(r, arch);
     train_loop(r);
     /* A diverged run's trace ends in non-finite gradients: not kept (it
      * was kept, marked complete, and rb_micro refused it); nor one a stop
@@ -383,6 +423,8 @@ int main(int argc, char **argv)
     double wall = MPI_Wtime() - r->t_start;
     double gflops = report(r, sgemm, wall);
     int code = archive_run(r, arch, gflops, sgemm, wall);
+    if (code == BENCH_EXIT_OK)
+        remove_checkpoint(r);
     free_run(r);
     bench_exit(code);
 }

@@ -8,6 +8,7 @@
 
 #include "harness/bench_common.h"
 #include "harness/memneed.h"
+#include "harness/tmpfiles.h"
 
 #define PROG "rb_train"
 #define DEFAULT_IMAGES "/usr/share/datasets/fashion-mnist"
@@ -64,6 +65,33 @@ static int parse_sparsify(const char *v, void *opts, char *msg, size_t len)
     return -1;
 }
 
+/* --checkpoint-every N (steps) or Ns / Nm / Nh (wall time). */
+static int parse_checkpoint_every(const char *v, void *opts, char *msg, size_t len)
+{
+    train_opts *o = opts;
+    size_t n = strlen(v);
+    char unit = n ? v[n - 1] : '\0';
+    double scale = unit == 's' ? 1.0 : unit == 'm' ? 60.0 : unit == 'h' ? 3600.0 : 0.0;
+    o->checkpoint_every = 0, o->checkpoint_seconds = 0.0;
+    if (scale > 0.0) {
+        char num[64];
+        double x;
+        snprintf(num, sizeof num, "%.*s", (int)(n - 1), v);
+        if (n > 1 && n - 1 < sizeof num && bench_parse_double(num, 1e-3, 1e9, &x) == 0) {
+            o->checkpoint_seconds = x * scale;
+            return 0;
+        }
+    } else {
+        uint64_t steps;
+        if (bench_parse_u64(v, &steps) == 0 && steps >= 1 && steps <= (1u << 30)) {
+            o->checkpoint_every = (long)steps;
+            return 0;
+        }
+    }
+    snprintf(msg, len, "'%s' is not a number of steps >= 1 or a time (30s, 10m, 2h)", v);
+    return -1;
+}
+
 /* --list-reducers: "name exact|lossy|gossip|nocomm" lines, for scripts. */
 static void list_reducers(const bench_cli *cli, void *opts)
 {
@@ -104,7 +132,9 @@ static void epilogue(FILE *out)
                  "(--stall-timeout: a network or peer fault), 124 timeout.  SIGTERM, SIGINT, SIGHUP,\n"
                  "SIGUSR1 or SIGUSR2 to any rank stops every rank at the next step: the curve and\n"
                  "the steps so far are kept in FILE.h5.interrupted, one line names the signal, and\n"
-                 "the ranks die by it (another signal, or SIGPIPE, ends a rank at once).\n");
+                 "the ranks die by it (another signal, or SIGPIPE, ends a rank at once).  With\n"
+                 "--checkpoint the run's state is written first: the same command with --resume\n"
+                 "continues it (a Slurm job requeued by jobscripts/*/train.sbatch does).\n");
 }
 
 /* ---------------------------------------------------------- the table */
@@ -223,6 +253,17 @@ static const bench_opt options[] = {
     {BENCH_OPT_SIZE, "record-max-bytes", 0, "BYTES", F(record_max_bytes), .def = "64M",
      .help = "the trace's bound (ids and values; at most 1G): steps past it are not recorded and the "
      "trace says capped", .expect = "a size"},
+    {BENCH_OPT_STRING, "checkpoint", 0, "FILE.h5", F(checkpoint),
+     .help = "write a checkpoint (parameters, momentum, residuals, the reducers' state, the data "
+     "position, the curve so far) to FILE every --checkpoint-every steps, on a stop signal and at "
+     "--timeout; removed when the run ends complete"},
+    {BENCH_OPT_CUSTOM, "checkpoint-every", 0, "N|T", .def = "10m", .parse = parse_checkpoint_every,
+     .help = "between checkpoints: N steps, or T of wall time on rank 0's clock (Ns, Nm, Nh; "
+     "looked at every 10 steps)"},
+    {BENCH_OPT_FLAG, "resume", 0, NULL, F(resume), .flag_value = 1,
+     .help = "continue from the --checkpoint FILE when it exists (else start at step 0): the same "
+     "run, bit for bit; a checkpoint of other options, data or ranks is refused, naming the "
+     "difference"},
     {BENCH_OPT_ACTION, "list-reducers", 0, .action = list_reducers,
      .help = "print each reducer with its traits and exit"},
     {BENCH_OPT_ACTION, "help", 'h', .action = bench_cli_help_action, .help = "this text"},
@@ -289,6 +330,31 @@ static void check_dense_reducer(const train_opts *o)
                           o->dense_reducer, o->reducer);
 }
 
+/* Checkpoints hold host memory and state between steps that bytes can
+ * hold: not the GPU's buffers, not a gossip exchange in flight, not a
+ * gradient trace being written. */
+static void check_checkpoint(const train_opts *o)
+{
+    if (o->resume && !o->checkpoint)
+        bench_usage_error(PROG, "--resume needs --checkpoint FILE.h5 (the checkpoint to continue from)");
+    if (!o->checkpoint)
+        return;
+    if (!o->checkpoint[0] || !strcmp(o->checkpoint, "none"))
+        bench_usage_error(PROG, "--checkpoint: give a file name");
+    if (strcmp(o->device, "host"))
+        bench_usage_error(PROG, "--checkpoint: host training only for now (under -d %s the model, "
+                          "momentum and residuals live on the GPU)", o->device);
+    if (o->ropts.gossip_async)
+        bench_usage_error(PROG, "--checkpoint with gossip_async=on: between steps an exchange is in "
+                          "flight, which a checkpoint cannot hold (gossip_async=off can be resumed)");
+    if (o->record)
+        bench_usage_error(PROG, "--checkpoint with --record-gradients: a resumed run cannot continue "
+                          "the trace; record in a run of its own");
+    if (o->output && bench_same_file(o->checkpoint, o->output))
+        bench_usage_error(PROG, "--checkpoint %s is the archive -o %s; give it another name",
+                          o->checkpoint, o->output);
+}
+
 void train_parse_options(int argc, char **argv, train_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -319,6 +385,7 @@ void train_parse_options(int argc, char **argv, train_opts *o)
     check_dense_reducer(o);
     if (o->record && !strcmp(o->device, "cuda"))
         bench_usage_error(PROG, "--record-gradients: host only (the gradient lives on the GPU under -d cuda)");
+    check_checkpoint(o);
     if (o->record && o->record_max_bytes > BENCH_TRACE_MAX_BYTES)
         bench_usage_error(PROG, "--record-max-bytes: at most %llu bytes",
                           (unsigned long long)BENCH_TRACE_MAX_BYTES);

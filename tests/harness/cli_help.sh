@@ -115,9 +115,11 @@ check rb_train --input --model --data --format --train-limit --test-limit --voca
     --embed-input --dense-reducer \
     --eval-every --log-every --target-accuracy --target-perplexity --timeout --threads -d --device \
     -M --mem-limit --bench-sgemm -o --output --force --list-reducers -h --help \
-    --record-gradients --record-every --record-max-bytes --stall-timeout
+    --record-gradients --record-every --record-max-bytes --stall-timeout \
+    --checkpoint --checkpoint-every --resume
 # -h and --help were accepted before, but not listed; --out-vocab came later, with embedlm;
-# --dense-reducer later still (the dense layers' own reducer, as the S2 authors train).
+# --dense-reducer later still (the dense layers' own reducer, as the S2 authors train);
+# --checkpoint, --checkpoint-every and --resume last (a stopped run resumed, requeued by Slurm).
 # --warmup became --lr-warmup (rb_micro's and OSU's --warmup are untimed
 # calls), -T --timeout (rb_micro's -T is OSU's data type); -O and -o got
 # rb_micro's long names.
