@@ -38,6 +38,14 @@
 #   RB_THREADS     rb_train --threads, BLAS threads per rank (default
 #                  SLURM_CPUS_PER_TASK, else 1)
 #   RB_NODE_COUNTS comma list for the scaling study (default 1,2,4,... up to the allocation)
+#   RB_CHECKPOINT  rb_train checkpoints (default 1): each configuration's
+#                  state in RB_OUT/NAME.h5.ckpt (--checkpoint, --resume), so
+#                  that a job requeued or resubmitted with the same RB_OUT
+#                  continues a training where it stopped, bit for bit
+#   RB_REQUEUE     1 (the train scripts' default, with #SBATCH --requeue):
+#                  the time-limit warning (USR1) stops the run, which keeps
+#                  its checkpoint, and requeues the job; at most
+#                  RB_MAX_REQUEUES times (default 5, Slurm's restart count)
 
 RB_ALL_REDUCERS="none,dense,agsparse,sparcml,parallax,omnireduce,oktopk,zen,s2,gossip"
 
@@ -328,7 +336,27 @@ rb_on_signal() {   # SIGNAL
         rb_discard_partial "$RB_CURRENT_OUT" newer
         rb_say_kept "$RB_CURRENT_OUT" "$RB_KEPT_ID"
     fi
+    [ "$1" = USR1 ] && rb_requeue
     exit 143
+}
+
+# The time limit is near (USR1): with RB_REQUEUE=1 the job goes back to the
+# queue, the same job id and RB_OUT; when it runs again the completed
+# configurations are skipped and a training resumes from its checkpoint.
+# Not after RB_MAX_REQUEUES restarts (a run that cannot finish one chunk
+# in the time limit would requeue for ever).
+rb_requeue() {
+    [ "${RB_REQUEUE:-0}" = 1 ] && [ -n "${SLURM_JOB_ID:-}" ] || return 0
+    local n=${SLURM_RESTART_COUNT:-0} max=${RB_MAX_REQUEUES:-5}
+    if [ "$n" -ge "$max" ]; then
+        rb_log "not requeued: restarted $n times already (RB_MAX_REQUEUES=$max)"
+        return 0
+    fi
+    if scontrol requeue "$SLURM_JOB_ID" 2>/dev/null; then
+        rb_log "requeued job $SLURM_JOB_ID (restart $((n + 1)) of at most $max): it resumes in $RB_OUT"
+    else
+        rb_log "cannot requeue job $SLURM_JOB_ID (submitted without --requeue, or the cluster forbids it)"
+    fi
 }
 # Stop the running benchmark's ranks, which keep what they finished, then
 # wait for the launcher.  Under srun a TERM or INT to the job reached the
@@ -503,6 +531,7 @@ rb_defaults() {
         micro) : "${RB_REDUCERS:=$RB_ALL_REDUCERS}" "${RB_DENSITIES:=0.01}" "${RB_SIZES:=4K:4M}" ;;
         train)
             : "${RB_REDUCERS:=dense,agsparse,sparcml,s2,gossip}" "${RB_MODEL:=lenet}" "${RB_EPOCHS:=1}"
+            : "${RB_CHECKPOINT:=1}" "${RB_REQUEUE:=1}"
             RB_DENSITIES=- RB_SIZES=- ;;   # the sweep is the reducers alone
         scaling) : "${RB_REDUCERS:=dense,sparcml,s2,gossip}" "${RB_DENSITIES:=0.01}" "${RB_SIZES:=16M}" ;;
         *) rb_die "unknown kind '$1' (micro, train, scaling)" ;;
@@ -550,8 +579,11 @@ rb_train_one() {    # index "reducer - -"
     [ -n "${RB_TIMEOUT:-}" ] && args+=(--timeout "$RB_TIMEOUT")
     read -r -a more <<<"${RB_TRAIN_ARGS:-}"
     args+=("${more[@]}" "${RB_EXTRA_ARGS[@]}")
-    rb_run "$(rb_name "train_${RB_MODEL}_${r}${dev}_N${RB_NODES}_n${RB_NTASKS}")" \
-        "$RB_NODES" "$RB_NTASKS" "$RB_TRAIN_BIN" "${args[@]}"
+    local name
+    name=$(rb_name "train_${RB_MODEL}_${r}${dev}_N${RB_NODES}_n${RB_NTASKS}")
+    # Not *.h5: no analysis tool takes the checkpoint for an archive.
+    [ "${RB_CHECKPOINT:-1}" = 1 ] && args+=(--checkpoint "$RB_OUT/$name.h5.ckpt" --resume)
+    rb_run "$name" "$RB_NODES" "$RB_NTASKS" "$RB_TRAIN_BIN" "${args[@]}"
 }
 
 # Training comparison: one reducer per array task (density and size do

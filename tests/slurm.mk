@@ -3,7 +3,8 @@
 # unique temporary directory and always stops it; they need root (else
 # skipped) and install slurmctld slurmd slurm-client munge with apt-get when
 # missing.  About 1 min each on 2 busy cores; they run in parallel.
-SLURM_TESTS = tests/slurm/slurm_jobs.sh tests/slurm/slurm_array.sh tests/slurm/slurm_cluster.sh
+SLURM_TESTS = tests/slurm/slurm_jobs.sh tests/slurm/slurm_array.sh tests/slurm/slurm_cluster.sh \
+	tests/slurm/slurm_requeue.sh
 TESTS += $(SLURM_TESTS) tests/slurm/jobscripts_args.sh tests/slurm/jobscripts_duplicate.sh
 dist_check_SCRIPTS += $(SLURM_TESTS) tests/slurm/jobscripts_args.sh tests/slurm/jobscripts_duplicate.sh
 EXTRA_DIST += tests/slurm/slurm_lib.sh tests/slurm/cluster_lib.sh tests/slurm/jobs_lib.sh jobscripts/lib.sh jobscripts/submit jobscripts/main.sh \

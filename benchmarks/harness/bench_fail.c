@@ -29,6 +29,9 @@ void bench_printf0(const char *fmt, ...)
     va_start(ap, fmt);
     vprintf(fmt, ap);
     va_end(ap);
+    /* A batch job's stdout is a file, buffered by blocks: the progress a
+     * user follows with tail -f (and a script waits for) came at the end. */
+    fflush(stdout);
 }
 
 static const char *prog_name = "rb";

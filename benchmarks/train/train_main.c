@@ -292,16 +292,25 @@ static void resume(train_run *r, bench_archive *arch)
     r->resumed_at = steps;
 }
 
-/* A run that ended complete needs its checkpoint no more (rank 0). */
-static void remove_checkpoint(const train_run *r)
+/* A run that ended complete needs its checkpoint no more (rank 0), nor,
+ * resumed, the partial archive its stopped chunk kept at the same path
+ * (FILE.h5.interrupted): the complete archive holds its curve. */
+static void remove_checkpoint(const train_run *r, const char *archive)
 {
-    if (r->rank != 0 || !r->o.checkpoint || access(r->o.checkpoint, F_OK) != 0)
+    if (r->rank != 0 || !r->o.checkpoint)
         return;
-    if (unlink(r->o.checkpoint) == 0)
-        printf("checkpoint: %s removed (the run is complete)\n", r->o.checkpoint);
-    else
-        fprintf(stderr, "%s: warning: cannot remove the checkpoint %s: %s\n", TRAIN_PROG,
-                r->o.checkpoint, strerror(errno));
+    if (access(r->o.checkpoint, F_OK) == 0) {
+        if (unlink(r->o.checkpoint) == 0)
+            printf("checkpoint: %s removed (the run is complete)\n", r->o.checkpoint);
+        else
+            fprintf(stderr, "%s: warning: cannot remove the checkpoint %s: %s\n", TRAIN_PROG,
+                    r->o.checkpoint, strerror(errno));
+    }
+    char kept[PATH_MAX + 16];
+    snprintf(kept, sizeof kept, "%s.interrupted", archive);
+    if (r->resumed_at > 0 && archive[0] && access(kept, F_OK) == 0 && unlink(kept) == 0)
+        printf("checkpoint: %s removed (a stopped chunk of this run; %s holds all of it)\n", kept,
+               archive);
 }
 
 static void free_run(train_run *r)
@@ -422,9 +431,12 @@ int main(int argc, char **argv)
     }
     double wall = MPI_Wtime() - r->t_start;
     double gflops = report(r, sgemm, wall);
+    char archive[PATH_MAX] = "";
+    if (bench_archive_path(arch))
+        snprintf(archive, sizeof archive, "%s", bench_archive_path(arch));
     int code = archive_run(r, arch, gflops, sgemm, wall);
     if (code == BENCH_EXIT_OK)
-        remove_checkpoint(r);
+        remove_checkpoint(r, archive);
     free_run(r);
     bench_exit(code);
 }
