@@ -368,6 +368,42 @@ static PyObject *reducer_options(reducer_object *self, PyObject *unused)
     return options_dict(&self->opts, self->name);
 }
 
+/* Checkpoints: the reducer's state between calls (rb_state_save) as bytes,
+ * and back (rb_state_load).  Not collective. */
+static PyObject *reducer_state_save(reducer_object *self, PyObject *unused)
+{
+    (void)unused;
+    if (!alive(self))
+        return NULL;
+    size_t len = 0;
+    int rc = rb_state_size(self->r, &len);
+    if (rc)
+        return raise_rb(rc);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)len);
+    if (!out)
+        return NULL;
+    rc = rb_state_save(self->r, PyBytes_AS_STRING(out), len);
+    if (rc) {
+        Py_DECREF(out);
+        return raise_rb(rc);
+    }
+    return out;
+}
+
+static PyObject *reducer_state_load(reducer_object *self, PyObject *data)
+{
+    if (!alive(self))
+        return NULL;
+    Py_buffer v;
+    if (PyObject_GetBuffer(data, &v, PyBUF_SIMPLE) < 0)
+        return NULL;
+    int rc = rb_state_load(self->r, v.buf, (size_t)v.len);
+    PyBuffer_Release(&v);
+    if (rc)
+        return raise_rb(rc);
+    Py_RETURN_NONE;
+}
+
 static PyObject *reducer_get_name(reducer_object *self, void *c)
 {
     (void)c;
@@ -391,6 +427,12 @@ static PyMethodDef reducer_methods[] = {
      "flush(grad=None, params=None) -> Stats: complete asynchronous steps"},
     {"options", (PyCFunction)reducer_options, METH_NOARGS,
      "options() -> {key: text}: every option that applies to this reducer"},
+    {"state_save", (PyCFunction)reducer_state_save, METH_NOARGS,
+     "state_save() -> bytes: the state carried between calls (residuals, call counts), for a "
+     "checkpoint; not collective"},
+    {"state_load", (PyCFunction)reducer_state_load, METH_O,
+     "state_load(bytes): take a state_save() of this reducer's configuration and rank; "
+     "rbreducer.Error naming why otherwise; not collective"},
     {"close", (PyCFunction)reducer_close, METH_NOARGS, "close(): free the reducer"},
     {NULL, NULL, 0, NULL},
 };
