@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -355,11 +356,27 @@ int bench_archive_hold(bench_archive *a, hid_t obj)
     return 0;
 }
 
+/* HDF5 often fails a write into a full file system without recording the
+ * system's error (its chunk cache wrote later, or the metadata): the file
+ * system is asked instead. */
+static void reason_or_space(const bench_archive *a, char *why, size_t len)
+{
+    bench_h5_error_reason(why, len);
+    if (strncmp(why, "HDF5 gives no reason", 20) && strncmp(why, "HDF5: ", 6))
+        return;
+    char dir[sizeof a->tmp];
+    snprintf(dir, sizeof dir, "%s", a->tmp);
+    struct statvfs fs;
+    if (statvfs(dirname(dir), &fs) == 0 && (double)fs.f_bavail * (double)fs.f_bsize < 1048576.0)
+        snprintf(why, len, "No space left on device (%.0f bytes free where it is written)",
+                 (double)fs.f_bavail * (double)fs.f_bsize);
+}
+
 int bench_archive_agree(bench_archive *a, int rc, const char *doing)
 {
     char why[256] = "";
     if (a->rank == ROOT && rc)
-        bench_h5_error_reason(why, sizeof why);
+        reason_or_space(a, why, sizeof why);
     if (status_all(a->comm, rc)) {
         bench_fail_on(a->rank == ROOT, BENCH_NO_CODE, "archive", "cannot %s %s: %s", doing, a->tmp, why);
         return 1;
@@ -381,7 +398,10 @@ static int write_papi(hid_t file, const char *path, const bench_papi *p, const l
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     hsize_t dims[3] = {(hsize_t)ranks, (hsize_t)nph, (hsize_t)nev};
     hid_t s = H5Screate_simple(3, dims, NULL);
-    hid_t d = H5Dcreate2(g, base, H5T_NATIVE_INT64, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t dcpl = dims[0] && dims[1] && dims[2] ? bench_h5_checked_dcpl(3, dims) : H5Pcreate(H5P_DATASET_CREATE);
+    hid_t d = dcpl < 0 ? H5I_INVALID_HID : H5Dcreate2(g, base, H5T_NATIVE_INT64, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
     int rc = d < 0 ? -1 : 0;
     if (d >= 0) {
         rc |= H5Dwrite(d, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, counts) < 0;

@@ -12,6 +12,7 @@
 #endif
 
 #include <mpi.h>
+#include <signal.h>
 #include <string.h>
 
 #include "bench_fail.h"
@@ -47,6 +48,11 @@ static int set_malloc_policy(void)
 void bench_mpi_init(int *argc, char ***argv, const char *prog)
 {
     bench_set_prog(prog);
+    /* A file size limit (ulimit -f, a site's RLIMIT_FSIZE) killed the
+     * writer by SIGXFSZ without a word: ignored, the write fails with EFBIG
+     * instead, and the archive names it ("File too large") where it
+     * happens, as it names a full disk. */
+    signal(SIGXFSZ, SIG_IGN);
     int policy = set_malloc_policy(), lo, hi;
     MPI_Init(argc, argv);
     /* Agreed before anyone stops: a rank that stopped alone would leave

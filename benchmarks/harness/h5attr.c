@@ -135,9 +135,12 @@ int bench_h5_table(hid_t loc, const char *name, const bench_h5_field *fields, si
                 size_t row_size, const void *rows, size_t n, const char *description)
 {
     hid_t type = compound_type(row_size, fields, nfields);
-    hsize_t dim = n;
+    hsize_t dim = n, chunk = n < 4096 ? n : 4096;
     hid_t s = H5Screate_simple(1, &dim, NULL);
-    hid_t d = H5Dcreate2(loc, name, type, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t dcpl = n ? bench_h5_checked_dcpl(1, &chunk) : H5Pcreate(H5P_DATASET_CREATE);
+    hid_t d = dcpl < 0 ? H5I_INVALID_HID : H5Dcreate2(loc, name, type, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
     int rc = d < 0 || (n && H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0) ? -1 : 0;
     if (d >= 0 && description)
         rc |= bench_h5_attr_str(d, "description", description);
@@ -222,4 +225,14 @@ int bench_h5_read_attr_int(hid_t obj, const char *name, int64_t *v)
              H5Aread(a, H5T_NATIVE_INT64, v) >= 0 ? 0 : -1;
     H5Sclose(sp), H5Tclose(ft), H5Aclose(a);
     return rc;
+}
+
+hid_t bench_h5_checked_dcpl(int nd, const hsize_t *chunk)
+{
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    if (dcpl >= 0 && (H5Pset_chunk(dcpl, nd, chunk) < 0 || H5Pset_fletcher32(dcpl) < 0)) {
+        H5Pclose(dcpl);
+        return H5I_INVALID_HID;
+    }
+    return dcpl;
 }

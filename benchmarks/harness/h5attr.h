@@ -48,6 +48,15 @@ typedef struct bench_h5_field {
  * or -1. */
 int bench_h5_table(hid_t loc, const char *name, const bench_h5_field *fields, size_t nfields,
                 size_t row_size, const void *rows, size_t n, const char *description);
+/* The creation properties of every dataset the tools write: chunked by
+ * chunk (nd dims, each >= 1) and checksummed with HDF5's fletcher32, so a
+ * flipped bit in the data fails the read that meets it rather than
+ * passing as a value.  H5I_INVALID_HID on failure; the caller closes it.
+ * (The metadata keeps HDF5's default format, without checksums of its
+ * own: HDF5 1.10.8's H5Ocopy, which rb-archive merge uses through h5py,
+ * crashed copying a variable-length string dataset out of a file in the
+ * newer format.) */
+hid_t bench_h5_checked_dcpl(int nd, const hsize_t *chunk);
 /* Open the group at path, creating it (and missing parents) if needed;
  * H5I_INVALID_HID on failure. */
 hid_t bench_h5_group(hid_t file, const char *path);

@@ -299,10 +299,11 @@ static hid_t extendible(hid_t g, const char *name, hid_t type, hsize_t width, hs
 {
     int nd = width ? 2 : 1;
     hsize_t dims[2] = {0, width}, maxd[2] = {H5S_UNLIMITED, width}, chunk[2] = {chunk_rows, width};
-    hid_t sp = H5Screate_simple(nd, dims, maxd), pl = H5Pcreate(H5P_DATASET_CREATE);
-    H5Pset_chunk(pl, nd, chunk);
-    hid_t d = H5Dcreate2(g, name, type, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
-    H5Pclose(pl), H5Sclose(sp);
+    hid_t sp = H5Screate_simple(nd, dims, maxd), pl = bench_h5_checked_dcpl(nd, chunk);
+    hid_t d = pl < 0 ? H5I_INVALID_HID : H5Dcreate2(g, name, type, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+    if (pl >= 0)
+        H5Pclose(pl);
+    H5Sclose(sp);
     return d;
 }
 

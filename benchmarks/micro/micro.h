@@ -168,7 +168,9 @@ typedef struct micro_run {
     size_t trace_step;       /* the step the row replays */
 } micro_run;
 
-enum micro_row_status { ROW_OK = 0, ROW_WRONG = 1, ROW_ERROR = 2, ROW_TIMEOUT = 3 };
+/* ROW_ARCHIVE: the row was measured but the archive could not take it (a
+ * full disk, a file size limit): no later row could be written either. */
+enum micro_row_status { ROW_OK = 0, ROW_WRONG = 1, ROW_ERROR = 2, ROW_TIMEOUT = 3, ROW_ARCHIVE = 4 };
 
 /* Measure, validate and write one row (collective); a micro_row_status. */
 int micro_run_row(micro_run *c, const char *reducer, uint64_t rows, uint64_t cols, micro_row *row);

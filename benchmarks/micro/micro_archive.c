@@ -29,10 +29,10 @@ static hid_t create_results(hid_t file)
     const micro_column *col = micro_columns(&ncol);
     const char **units = malloc(ncol * sizeof *units);
     hsize_t dim = 0, maxdim = H5S_UNLIMITED, chunk = ROWS_CHUNK;
-    hid_t s = H5Screate_simple(1, &dim, &maxdim), dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    H5Pset_chunk(dcpl, 1, &chunk);
+    hid_t s = H5Screate_simple(1, &dim, &maxdim), dcpl = bench_h5_checked_dcpl(1, &chunk);
     hid_t t = micro_row_h5type();
-    hid_t d = units ? H5Dcreate2(g, "results", t, s, H5P_DEFAULT, dcpl, H5P_DEFAULT) : H5I_INVALID_HID;
+    hid_t d = units && dcpl >= 0 ? H5Dcreate2(g, "results", t, s, H5P_DEFAULT, dcpl, H5P_DEFAULT)
+                                 : H5I_INVALID_HID;
     if (d >= 0) {
         for (size_t i = 0; i < ncol; i++)
             units[i] = col[i].units;
@@ -137,7 +137,10 @@ static int write_samples(hid_t file, hsize_t n, const micro_row *row, const rb_o
     snprintf(name, sizeof name, "%llu", (unsigned long long)n);
     hsize_t dims[2] = {(hsize_t)(iters > 0 ? iters : 0), (hsize_t)(ranks > 0 ? ranks : 0)};
     hid_t s = H5Screate_simple(2, dims, NULL);
-    hid_t d = H5Dcreate2(g, name, H5T_NATIVE_DOUBLE, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t dcpl = dims[0] && dims[1] ? bench_h5_checked_dcpl(2, dims) : H5Pcreate(H5P_DATASET_CREATE);
+    hid_t d = dcpl < 0 ? H5I_INVALID_HID : H5Dcreate2(g, name, H5T_NATIVE_DOUBLE, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
     int rc = d < 0 ? -1 : 0;
     if (d >= 0 && dims[0] * dims[1] > 0 && samples_us)
         rc |= H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, samples_us) < 0;

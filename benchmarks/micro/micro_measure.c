@@ -445,7 +445,7 @@ int micro_run_row(micro_run *c, const char *reducer, uint64_t rows, uint64_t col
     if (o->check && !(traits & RB_TRAIT_NOCOMM))
         micro_validate(c, &g, traits, row);
     if (micro_write_row(c, row, traits))
-        return ROW_ERROR;   /* the archive named it */
+        return ROW_ARCHIVE;   /* the archive named it */
     if (row->wrong > 0)
         bench_fail_on(c->rank == 0, BENCH_NO_CODE, reducer,
                       "validation at %llu bytes: %lld elements beyond the exact tolerance "

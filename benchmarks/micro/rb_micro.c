@@ -27,6 +27,7 @@ typedef struct micro_setup {
     micro_run run;
     uint64_t shapes[MICRO_MAX_SHAPES][2];
     size_t nshapes, max_n;
+    int archive_failed;     /* a row could not be written: the sweep ends */
 } micro_setup;
 
 /* -d cuda: pick this rank's GPU by node-local rank, allocate the device
@@ -370,6 +371,12 @@ static int sweep_once(micro_setup *s, const char *const *names, size_t nred, int
             }
             if (st != ROW_OK)
                 exit_code = BENCH_EXIT_FAILED;
+            if (st == ROW_ARCHIVE) {   /* said once; every later row would fail alike */
+                bench_printf0("# the archive cannot take more rows; stopping (the rows above are "
+                              "on stdout)\n");
+                *had_error = s->archive_failed = 1;
+                return exit_code;
+            }
             if (st == ROW_ERROR) {
                 *had_error = 1;
                 break;
@@ -386,7 +393,7 @@ static int sweep(micro_setup *s, int *had_error)
     const char *names[MICRO_MAX_REDUCERS];
     size_t nred = reducer_list(&s->o, names, MICRO_MAX_REDUCERS);
     int exit_code = BENCH_EXIT_OK;
-    for (int rep = 0; rep < s->o.repeat && exit_code != BENCH_EXIT_TIMEOUT; rep++) {
+    for (int rep = 0; rep < s->o.repeat && exit_code != BENCH_EXIT_TIMEOUT && !s->archive_failed; rep++) {
         int rc = sweep_once(s, names, nred, rep, had_error);
         if (rc != BENCH_EXIT_OK)
             exit_code = rc;

@@ -182,15 +182,12 @@ static size_t kind_size(field_kind k)
 static int write_array(hid_t loc, const char *name, const void *p, size_t bytes, field_kind kind)
 {
     hsize_t n = bytes / kind_size(kind);
-    hid_t space = H5Screate_simple(1, &n, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    hsize_t chunk = n < ((hsize_t)1 << 20) ? n : ((hsize_t)1 << 20);
+    hid_t space = H5Screate_simple(1, &n, NULL);
+    hid_t dcpl = n > 0 ? bench_h5_checked_dcpl(1, &chunk) : H5Pcreate(H5P_DATASET_CREATE);
     int rc = -1;
     if (space < 0 || dcpl < 0)
         goto out;
-    if (n > 0) {
-        hsize_t chunk = n < ((hsize_t)1 << 20) ? n : ((hsize_t)1 << 20);
-        if (H5Pset_chunk(dcpl, 1, &chunk) < 0 || H5Pset_fletcher32(dcpl) < 0)
-            goto out;
-    }
     hid_t d = H5Dcreate2(loc, name, h5_type(kind), space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     if (d < 0)
         goto out;

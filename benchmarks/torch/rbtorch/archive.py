@@ -33,7 +33,9 @@ UNSIGNED = {"seed", "train_samples", "test_samples", "dense_parameters",
 
 def _table(g, name, dtype, rows):
     arr = np.array([tuple(r) for r in rows], dtype=dtype) if rows else np.zeros(0, dtype=dtype)
-    return g.create_dataset(name, data=arr, maxshape=(None,), chunks=(max(1, min(len(arr), 1024)),))
+    # fletcher32: as rb_train's datasets, a flipped bit fails the read
+    return g.create_dataset(name, data=arr, maxshape=(None,), chunks=(max(1, min(len(arr), 1024)),),
+                            fletcher32=True)
 
 
 def _attr(g, k, v):
