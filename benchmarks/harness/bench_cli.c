@@ -145,6 +145,22 @@ static int store_value(const bench_opt *o, const char *v, void *opts)
     }
 }
 
+/* Whether v is a whole number of an integer or real option that is
+ * larger than the option's maximum. */
+static int above_limit(const bench_opt *o, const char *v)
+{
+    if (o->type != BENCH_OPT_INT && o->type != BENCH_OPT_LONG && o->type != BENCH_OPT_DOUBLE)
+        return 0;
+    char *end = NULL;
+    errno = 0;
+    double x = v && *v ? strtod(v, &end) : 0.0;
+    if (!v || !*v || *end || errno == EINVAL || !(o->max > o->min))
+        return 0;
+    if (o->type != BENCH_OPT_DOUBLE && strpbrk(v, ".eEnNiI"))   /* integers only */
+        return 0;
+    return x > o->max;
+}
+
 /* Store one option's value; 0, or -1 with "NAME: 'v' is not ..." in msg. */
 static int store(const bench_opt *o, const char *v, void *opts, char *msg, size_t len)
 {
@@ -166,7 +182,11 @@ static int store(const bench_opt *o, const char *v, void *opts, char *msg, size_
     if (store_value(o, v, opts) == 0)
         return 0;
     expectation(o, why, sizeof why);
-    snprintf(msg, len, "%s: '%s' is not %s", name, v, why);
+    if (above_limit(o, v))   /* a number, but past the cap: name the cap */
+        snprintf(msg, len, "%s: '%s' is more than the limit %.17g (%s, at most %.17g)", name, v, o->max,
+                 why, o->max);
+    else
+        snprintf(msg, len, "%s: '%s' is not %s", name, v, why);
     return -1;
 }
 

@@ -53,6 +53,9 @@ expect_usage "the time limit, -T before, is --timeout" -T 60
 expect_usage "only mpi_float" -T mpi_char
 expect_usage "only mpi_float" --type all
 expect_usage "repetitions are --repeat" -r 3
+# A number past an option's cap names the cap (it said "not an integer >= 1").
+expect_usage "'200000' is more than the limit 100000" --repeat 200000
+expect_usage "is more than the limit 1" --density 2
 expect_usage "unexpected argument '2'" -f 2
 expect_usage -d -d tpu
 expect_usage block_size -O block_size=0
