@@ -489,31 +489,48 @@ static void send_rank(hid_t file, int k, const field *f, size_t nf, char *why, s
         H5Gclose(g);
 }
 
-/* This rank: take its fields as rank 0 sends them; 0 or -1 with why. */
-static int take_fields(train_run *r, const field *f, size_t nf, char *why, size_t wl)
+/* One field's bytes from the checkpoint into this rank's run: a reducer's
+ * state through rb_state_load (red: the group's reducer, NULL for none),
+ * an array only when its size is this run's.  0, or -1 with why. */
+static int take_field(const train_run *r, const field *f, rb_reducer *red, const void *buf,
+                      size_t bytes, char *why, size_t wl)
+{
+    if (f->reducer_state && red && rb_state_load(red, buf, bytes) != RB_OK)
+        snprintf(why, wl, "rank_%d/%s: %s", r->rank, f->name, rb_last_error());
+    else if (f->reducer_state && !red && bytes)
+        snprintf(why, wl, "rank_%d/%s: a reducer's state where this run has none", r->rank, f->name);
+    else if (!f->reducer_state && bytes != f->bytes)
+        snprintf(why, wl, "rank_%d/%s: %zu bytes in the checkpoint, %zu here", r->rank, f->name, bytes,
+                 f->bytes);
+    else {
+        if (!f->reducer_state && bytes)
+            memcpy(f->p, buf, bytes);
+        return 0;
+    }
+    return -1;
+}
+
+/* This rank's fields, as rank 0 sends them (other ranks) or reads them
+ * from the file's rank_0 (rank 0); 0 or -1 with why. */
+static int take_fields(train_run *r, hid_t file, const field *f, size_t nf, char *why, size_t wl)
 {
     rb_reducer *red[2] = {r->gd.r, r->ge.r};
-    int red_at = 0, rc = 0;
+    hid_t g = r->rank == 0 ? H5Gopen2(file, "rank_0", H5P_DEFAULT) : H5I_INVALID_HID;
+    int red_at = 0, rc = r->rank == 0 && g < 0 ? (snprintf(why, wl, "rank_0: missing"), -1) : 0;
     for (size_t i = 0; i < nf; i++) {
         size_t bytes = 0;
-        void *buf = recv_bytes(0, &bytes);
-        if (rc == 0 && f[i].reducer_state) {
-            rb_reducer *rr = red[red_at];
-            if (rr && rb_state_load(rr, buf, bytes) != RB_OK)
-                rc = -1, snprintf(why, wl, "rank_%d/%s: %s", r->rank, f[i].name, rb_last_error());
-            else if (!rr && bytes)
-                rc = -1, snprintf(why, wl, "rank_%d/%s: a reducer's state where this run has none",
-                                  r->rank, f[i].name);
-        } else if (rc == 0 && bytes != f[i].bytes) {
-            rc = -1;
-            snprintf(why, wl, "rank_%d/%s: %zu bytes in the checkpoint, %zu here", r->rank, f[i].name,
-                     bytes, f[i].bytes);
-        } else if (rc == 0 && bytes) {
-            memcpy(f[i].p, buf, bytes);
-        }
+        char w[512] = "";
+        void *buf = r->rank != 0 ? recv_bytes(0, &bytes)
+                  : rc == 0 ? read_array(g, f[i].name, f[i].kind, &bytes, w, sizeof w) : NULL;
+        if (rc == 0 && !buf)
+            rc = -1, snprintf(why, wl, "rank_0/%s", w);
+        else if (rc == 0)
+            rc = take_field(r, &f[i], red[red_at], buf, bytes, why, wl);
         red_at += f[i].reducer_state;
         free(buf);
     }
+    if (g >= 0)
+        H5Gclose(g);
     return rc;
 }
 
@@ -552,34 +569,13 @@ long train_checkpoint_resume(train_run *r, double *tallies, double *elapsed)
     if (r->rank == 0)
         for (int k = 1; k < r->nranks; k++)
             send_rank(file, k, f, nf, why, sizeof why);
-    failed = why[0] != 0;   /* rank 0 names what it could not read */
-    if (r->rank == 0) {   /* its own fields, through the same path */
-        char w[512] = "";
-        hid_t g = H5Gopen2(file, "rank_0", H5P_DEFAULT);
-        rb_reducer *red[2] = {r->gd.r, r->ge.r};
-        int red_at = 0;
-        for (size_t i = 0; i < nf && !failed; i++) {
-            size_t bytes = 0;
-            void *buf = g >= 0 ? read_array(g, f[i].name, f[i].kind, &bytes, w, sizeof w) : NULL;
-            /* a refusal of its own, or a rank's field rank 0 could not read */
-            if (!buf)
-                failed = 1, snprintf(why, sizeof why, "rank_0/%s", g >= 0 ? w : "missing");
-            else if (f[i].reducer_state && red[red_at] && rb_state_load(red[red_at], buf, bytes) != RB_OK)
-                failed = 1, snprintf(why, sizeof why, "rank_0/%s: %s", f[i].name, rb_last_error());
-            else if (!f[i].reducer_state && bytes != f[i].bytes)
-                failed = 1, snprintf(why, sizeof why, "rank_0/%s: %zu bytes in the checkpoint, %zu here",
-                                     f[i].name, bytes, f[i].bytes);
-            else if (!f[i].reducer_state && bytes)
-                memcpy(f[i].p, buf, bytes);
-            red_at += f[i].reducer_state;
-            free(buf);
-        }
-        if (g >= 0)
-            H5Gclose(g);
+    /* rank 0 named a field it could not send (the others then take every
+     * field they were sent, and refuse the empty one) */
+    failed = why[0] != 0;
+    if (!failed)
+        failed = take_fields(r, file, f, nf, why, sizeof why) != 0;
+    if (r->rank == 0)
         H5Fclose(file);
-    } else {
-        failed = take_fields(r, f, nf, why, sizeof why) != 0;
-    }
     char msg[sizeof why + PATH_MAX + 4];
     snprintf(msg, sizeof msg, "%s: %s", r->o.checkpoint, why);
     if (bench_all_ok(MPI_COMM_WORLD, failed ? BENCH_NO_CODE : RB_OK, "--resume", msg) < 0)
