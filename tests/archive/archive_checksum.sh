@@ -5,6 +5,7 @@
 # refused by name: rb-archive list exits non-zero naming the file and the
 # checksum, rb-report refuses the file and writes no report from it (a
 # bit flipped without checksums passed as a value: 13.61 us read 27.22).
+# A file without read permission is named as such, not as corrupt.
 set -u
 . "$top_srcdir/tests/archive/archive_lib.sh"
 train="$top_builddir/benchmarks/rb_train"
@@ -50,4 +51,16 @@ for spec in m.h5:/micro/results m.h5:/micro/samples/0 t.h5:/train/curves; do
     grep -q "refused $out: .*Fletcher32" "$tmp/rep.out" || bad "rb-report of $ds flipped: $(head -3 "$tmp/rep.out")"
     echo "$ds: one bit flipped, refused: $(grep -m1 -o 'data error detected by Fletcher32 checksum' "$tmp/list.out")"
 done
+
+# A file that cannot be opened for its permissions says so, not "truncated
+# or corrupt?" (as root: the check runs as nobody, whom mode 000 stops).
+mkdir -p "$tmp/perm" && chmod 755 "$tmp" "$tmp/perm" && cp "$tmp/m.h5" "$tmp/perm/locked.h5" &&
+    chmod 000 "$tmp/perm/locked.h5"
+if [ "$(id -u)" = 0 ]; then
+    su nobody -s /bin/sh -c "$PY '$rbarchive' list '$tmp/perm/locked.h5'" >"$tmp/perm.out" 2>&1
+else
+    "$rbarchive" list "$tmp/perm/locked.h5" >"$tmp/perm.out" 2>&1
+fi
+grep -q "locked.h5.*Permission denied" "$tmp/perm.out" && ! grep -qi "corrupt" "$tmp/perm.out" ||
+    bad "a file without read permission: $(cat "$tmp/perm.out")"
 exit $fail
