@@ -101,14 +101,4 @@ int rb_cs_merge(rb_countsketch *dst, const rb_countsketch *src);
 /* Multiply every counter by s (e.g. 1/p after a sum-allreduce). */
 void rb_cs_scale(rb_countsketch *cs, float s);
 
-/* Estimate of ||x||_2^2 (F2, AMS): median over rows of the sum of squared
- * counters.  Unbiased per row with 4-wise independent signs. */
-double rb_cs_l2sq_estimate(const rb_countsketch *cs);
-
-/* Heavy hitters among the candidates x0 .. x0+n-1: write (index, estimate)
- * of those with |estimate| >= threshold into out (at most max_out, in index
- * order) and return how many qualified (may exceed max_out). */
-size_t rb_cs_heavy_hitters(const rb_countsketch *cs, uint64_t x0, size_t n,
-                           float threshold, rb_pair *out, size_t max_out);
-
 #endif
