@@ -1,5 +1,6 @@
-/* Count sketch: hashes modulo 2^61 - 1, insert, query, merge, scale.  See countsketch.h for the hash formulas and docs/s2.md
- * for why they have the independence the count-sketch analysis needs. */
+/* Count sketch: hashes modulo 2^61 - 1, insert, query, merge, scale.
+ * See countsketch.h for the hash formulas and docs/s2.md for why they
+ * have the independence the count-sketch analysis needs. */
 #include "countsketch.h"
 #include "rb_internal.h"
 
