@@ -8,4 +8,4 @@ GOSSIP_TESTS = tests/lib/gossip_exact.sh tests/lib/gossip_spread.sh \
 	tests/lib/gossip_rotation.sh tests/lib/gossip_async.sh tests/lib/gossip_options.sh \
 	tests/lib/gossip_wire.sh
 TESTS += $(GOSSIP_TESTS)
-dist_check_SCRIPTS += $(GOSSIP_TESTS) tests/lib/gossip-run.sh
+dist_check_SCRIPTS += $(GOSSIP_TESTS) tests/lib/ranks.sh

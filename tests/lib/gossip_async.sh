@@ -1,3 +1,3 @@
 #!/bin/sh
 # Asynchronous mode equals synchronous mode shifted by one step.
-exec sh "${top_srcdir:?}/tests/lib/gossip-run.sh" async 1 2 5 8
+exec sh "${top_srcdir:?}/tests/lib/ranks.sh" test_gossip 1 2 5 8 -- async
