@@ -53,6 +53,10 @@ typedef struct rb_reducer_ops {
      * itself); fini_device runs first. */
     void (*fini_device)(rb_reducer *r);
     void (*fini)(rb_reducer *r);
+    /* Optional (NULL: none): an upper bound of the bytes it holds besides
+     * the caller's buffer, n elements, k non-zeros a rank, p ranks
+     * (rb_reducer_state_bytes). */
+    double (*state_bytes)(const rb_options *o, double n, double k, int p);
     /* Optional (NULL: nothing carries between calls): visit every field
      * of the state that carries from one call to the next with
      * rb_state_field, in one fixed order; rb_state_save and rb_state_load
@@ -165,6 +169,11 @@ int rb_allreduce_floats(rb_reducer *r, rb_stats *st, float *buf, size_t n);
 
 /* Zero-initialised aligned allocation (64 B); NULL on failure. */
 void *rb_calloc(size_t count, size_t size);
+/* The state bound of the reducers that exchange (index, value) pairs
+ * (agsparse, sparcml, parallax, oktopk, zen): own pairs, every rank's
+ * pairs and a merge buffer, at most the dense buffer once fill-in makes
+ * them dense, plus one dense scratch buffer. */
+double rb_state_bytes_pairs(double n, double k, int p);
 /* A reducer's state op (state.c): field NAME of BYTES bytes at P, saved
  * or loaded (io knows which); RB_OK or the io's first error. */
 int rb_state_field(struct rb_state_io *io, const char *name, void *p, size_t bytes);

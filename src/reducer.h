@@ -188,6 +188,13 @@ int rb_reducer_traits(const char *name, unsigned *traits);
  * option can make a reducer lossy (oktopk_select=topk). */
 int rb_reducer_traits_with(const char *name, const rb_options *o, unsigned *traits);
 const char *rb_reducer_description(const char *name);
+/* An upper bound of the bytes a rank's reducer of this name holds besides
+ * the caller's buffer (its state between and during calls), for a
+ * program to check a run fits before it allocates: n elements, k
+ * non-zeros on a rank, p ranks, options o.  RB_ERR_UNKNOWN_REDUCER if not
+ * registered. */
+int rb_reducer_state_bytes(const char *name, const rb_options *o, double n, double k, int p,
+                           double *bytes);
 
 /* Collective over cfg->comm.  Fails with RB_ERR_MISMATCH on every rank when
  * ranks disagree on name, shape, device or options, with RB_ERR_ARG when an

@@ -201,11 +201,18 @@ static void agsparse_model(const rb_model_input *in, rb_model_result *out)
     rb_model_local(in, out, 12 * all);
 }
 
+static double pairs_state_bytes(const rb_options *o, double n, double k, int p)
+{
+    (void)o;
+    return rb_state_bytes_pairs(n, k, p);
+}
+
 const rb_reducer_ops rb_agsparse_ops = {
     .name = "agsparse",
     .description = "allgather of (index, value) pairs, summed locally",
     .traits = RB_TRAIT_EXACT,
     .state_size = sizeof(agsparse_state),
+    .state_bytes = pairs_state_bytes,
     .init = agsparse_init,
     .init_device = RB_NCCL_OP(agsparse_init_device),
     .reduce = agsparse_reduce,

@@ -607,11 +607,19 @@ static int gossip_state(rb_reducer *r, struct rb_state_io *io)
     return rb_state_field(io, "virt", g->virt, ints);
 }
 
+/* Memory bound: the partner's values, and the values posted when async. */
+static double gossip_state_bytes(const rb_options *o, double n, double k, int p)
+{
+    (void)k, (void)p;
+    return 4.0 * n * (o->gossip_async ? 2 : 1);
+}
+
 const rb_reducer_ops rb_gossip_ops = {
     .name = "gossip",
     .description = "GossipGraD: one partner per step (hypercube / dissemination), rotation",
     .traits = RB_TRAIT_GOSSIP,
     .state_size = sizeof(gossip),
+    .state_bytes = gossip_state_bytes,
     .init = gossip_init,
     .init_device = RB_NCCL_OP(gossip_init_device),
     .reduce = gossip_reduce,

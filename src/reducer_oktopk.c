@@ -620,6 +620,14 @@ static int oktopk_state_io(rb_reducer *r, struct rb_state_io *io)
     return rb_state_field(io, "residual", s->residual, s->residual ? r->n * sizeof *s->residual : 0);
 }
 
+/* Memory bound: the pairs, and under oktopk_select=topk the |g| scratch
+ * of its threshold and the residual. */
+static double oktopk_state_bytes(const rb_options *o, double n, double k, int p)
+{
+    double topk = o->oktopk_select == RB_OKTOPK_TOPK ? 4.0 * n * (o->error_feedback ? 2 : 1) : 0.0;
+    return rb_state_bytes_pairs(n, k, p) + topk;
+}
+
 const rb_reducer_ops rb_oktopk_ops = {
     .name = "oktopk",
     .description = "Ok-Topk's exact part: balanced split-and-reduce with rotating partners, "
@@ -627,6 +635,7 @@ const rb_reducer_ops rb_oktopk_ops = {
     .traits = RB_TRAIT_EXACT,
     .traits_with = oktopk_traits_with,
     .state_size = sizeof(oktopk_state),
+    .state_bytes = oktopk_state_bytes,
     .init = oktopk_init,
     .reduce = oktopk_reduce,
     .fini = oktopk_fini,

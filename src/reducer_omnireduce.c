@@ -418,11 +418,19 @@ static void omnireduce_model(const rb_model_input *in, rb_model_result *out)
     rb_model_local(in, out, 8 * e);
 }
 
+/* Memory bound: the packed union blocks (all n at worst) and the bitmap. */
+static double omni_state_bytes(const rb_options *o, double n, double k, int p)
+{
+    (void)o, (void)k, (void)p;
+    return 4.0 * n + n / 8.0;
+}
+
 const rb_reducer_ops rb_omnireduce_ops = {
     .name = "omnireduce",
     .description = "block bitmap OR-reduced, union blocks packed and sum-allreduced",
     .traits = RB_TRAIT_EXACT,
     .state_size = sizeof(omni_state),
+    .state_bytes = omni_state_bytes,
     .init = omni_init,
     .init_device = RB_NCCL_OP(omni_init_device),
     .reduce = omni_reduce,

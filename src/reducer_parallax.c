@@ -302,11 +302,18 @@ static void parallax_model(const rb_model_input *in, rb_model_result *out)
     rb_model_local(in, out, 12 * u);
 }
 
+static double pairs_state_bytes(const rb_options *o, double n, double k, int p)
+{
+    (void)o;
+    return rb_state_bytes_pairs(n, k, p);
+}
+
 const rb_reducer_ops rb_parallax_ops = {
     .name = "parallax",
     .description = "sparse parameter server: shards sum pushed pairs, all ranks pull the result",
     .traits = RB_TRAIT_EXACT,
     .state_size = sizeof(parallax_state),
+    .state_bytes = pairs_state_bytes,
     .init = parallax_init,
     .init_device = RB_NCCL_OP(parallax_init_device),
     .reduce = parallax_reduce,

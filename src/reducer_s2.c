@@ -556,11 +556,22 @@ static int s2_state_io(rb_reducer *r, struct rb_state_io *io)
     return rb_state_field(io, "residual_rows", s->residual_rows, ef ? s->words * sizeof *s->residual_rows : 0);
 }
 
+/* Memory bound: the sketch at its width, the row bitmap, the residual. */
+static double s2_state_bytes(const rb_options *o, double n, double k, int p)
+{
+    (void)p;
+    double w = o->sketch_width_mode == RB_S2_WIDTH_ABS ? o->sketch_width
+             : o->sketch_width_mode == RB_S2_WIDTH_FRACTION ? n * o->sketch_width
+             : k * o->sketch_width;
+    return 4.0 * o->sketch_rows * fmax(w, 1.0) + n / 8.0 + (o->error_feedback ? 4.0 * n : 0.0);
+}
+
 const rb_reducer_ops rb_s2_ops = {
     .name = "s2",
     .description = "S2 Reducer: OR-reduced row bitmap + sum-allreduced count sketch",
     .traits = RB_TRAIT_LOSSY,
     .state_size = sizeof(s2_state),
+    .state_bytes = s2_state_bytes,
     .init = s2_init,
     .init_device = RB_NCCL_OP(s2_init_device),
     .reduce = s2_reduce,

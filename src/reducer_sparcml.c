@@ -779,11 +779,18 @@ static void sparcml_model(const rb_model_input *in, rb_model_result *out)
         sparcml_model_recdbl(in, out);
 }
 
+static double pairs_state_bytes(const rb_options *o, double n, double k, int p)
+{
+    (void)o;
+    return rb_state_bytes_pairs(n, k, p);
+}
+
 const rb_reducer_ops rb_sparcml_ops = {
     .name = "sparcml",
     .description = "SparCML sparse allreduce (recursive doubling or reduce-scatter/allgather, dense switch)",
     .traits = RB_TRAIT_EXACT,
     .state_size = sizeof(sparcml_state),
+    .state_bytes = pairs_state_bytes,
     .init = sparcml_init,
     .init_device = RB_NCCL_OP(sparcml_init_device),
     .reduce = sparcml_reduce,

@@ -334,12 +334,19 @@ static void zen_model(const rb_model_input *in, rb_model_result *out)
     rb_model_local(in, out, use ? 4 * n / p + n / 8 + 12 * u : 12 * u);
 }
 
+static double pairs_state_bytes(const rb_options *o, double n, double k, int p)
+{
+    (void)o;
+    return rb_state_bytes_pairs(n, k, p);
+}
+
 const rb_reducer_ops rb_zen_ops = {
     .name = "zen",
     .description = "Zen: hash-partitioned sparse reduce-scatter (alltoallv), allgather of the "
                    "result with its index set as a bitmap over each partition",
     .traits = RB_TRAIT_EXACT,
     .state_size = sizeof(zen_state),
+    .state_bytes = pairs_state_bytes,
     .init = zen_init,
     .reduce = zen_reduce,
     .fini = zen_fini,

@@ -66,3 +66,15 @@ const char *rb_reducer_description(const char *name)
     const rb_reducer_ops *ops = rb_registry_find(name);
     return ops ? ops->description : NULL;
 }
+
+int rb_reducer_state_bytes(const char *name, const rb_options *o, double n, double k, int p,
+                           double *bytes)
+{
+    const rb_reducer_ops *ops = rb_registry_find(name);
+    if (!ops)
+        return rb_fail(RB_ERR_UNKNOWN_REDUCER, "unknown reducer '%s'", name ? name : "(null)");
+    if (!o || !bytes)
+        return rb_fail(RB_ERR_ARG, "rb_reducer_state_bytes: NULL argument");
+    *bytes = ops->state_bytes ? ops->state_bytes(o, n, k, p) : 0.0;
+    return RB_OK;
+}

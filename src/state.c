@@ -172,3 +172,8 @@ int rb_state_load(rb_reducer *r, const void *buf, size_t len)
     struct rb_state_io io = {.mode = IO_LOAD, .in = in, .len = payload};
     return visit(r, &io);
 }
+
+double rb_state_bytes_pairs(double n, double k, int p)
+{
+    return fmin(8.0 * k * (2.0 * p + 2.0), 8.0 * n * (p + 2.0)) + 4.0 * n;
+}

@@ -16,26 +16,8 @@
 
 double bench_reducer_state_bytes(const char *name, const rb_options *o, double n, double k, int p)
 {
-    if (!strcmp(name, "none") || !strcmp(name, "dense"))
-        return 0.0;
-    if (!strcmp(name, "gossip"))
-        return 4.0 * n * (o->gossip_async ? 2 : 1);
-    if (!strcmp(name, "omnireduce"))
-        return 4.0 * n + n / 8.0;
-    if (!strcmp(name, "s2")) {
-        double w = o->sketch_width_mode == RB_S2_WIDTH_ABS ? o->sketch_width
-                 : o->sketch_width_mode == RB_S2_WIDTH_FRACTION ? n * o->sketch_width
-                 : k * o->sketch_width;
-        return 4.0 * o->sketch_rows * fmax(w, 1.0) + n / 8.0 + (o->error_feedback ? 4.0 * n : 0.0);
-    }
-    /* The pair-exchanging reducers (agsparse, sparcml, parallax, oktopk,
-     * zen): own pairs, every rank's pairs and a merge buffer, at most the
-     * dense buffer once fill-in makes them dense. */
-    double pairs = 8.0 * k * (2.0 * p + 2.0);
-    /* oktopk_select=topk: the |g| scratch of its threshold, and the residual */
-    double topk = !strcmp(name, "oktopk") && o->oktopk_select == RB_OKTOPK_TOPK
-                ? 4.0 * n * (o->error_feedback ? 2 : 1) : 0.0;
-    return fmin(pairs, 8.0 * n * (p + 2.0)) + 4.0 * n + topk;
+    double bytes = 0.0;   /* the reducer's own bound (rb_reducer_state_bytes) */
+    return rb_reducer_state_bytes(name, o, n, k, p, &bytes) == RB_OK ? bytes : 0.0;
 }
 
 /* Bytes of /proc/meminfo's MemAvailable, 0 if unknown. */
