@@ -13,18 +13,6 @@ dist_check_SCRIPTS += tests/arch/harness_symbols.sh
 TESTS += tests/arch/include_graph_fails.sh
 dist_check_SCRIPTS += tests/arch/include_graph_fails.sh
 
-# The programs' option tables (benchmarks/harness/bench_cli.h): the parser
-# and --help against each table, in-process (test_cli), and each program's
-# --help against its table and the options it had before (cli_help.sh).
-check_PROGRAMS += tests/harness/test_cli
-tests_harness_test_cli_SOURCES = tests/harness/test_cli.c benchmarks/micro/micro_options.c \
-	benchmarks/train/train_options.c benchmarks/sketch/sketch_options.c \
-	benchmarks/gpubench/gpubench_options.c
-tests_harness_test_cli_CPPFLAGS = $(AM_CPPFLAGS) $(HDF5_CFLAGS)
-tests_harness_test_cli_LDADD = $(BENCH_LIBS)
-TESTS += tests/harness/test_cli tests/harness/cli_help.sh
-dist_check_SCRIPTS += tests/harness/cli_help.sh
-
 # The neural-network library exports only nn_ names and needs nothing of
 # rb_train or the harness (read by nm from libnn.a).
 TESTS += tests/arch/nn_exports.sh

@@ -1,5 +1,5 @@
 # Tests.  Shell tests (*.sh) run under the environment below; MPI runs go
-# through tests/mpirun.sh.  Each area has its fragment.
+# through tests/mpirun.sh.
 TEST_EXTENSIONS = .sh .py
 SH_LOG_COMPILER = $(SHELL)
 PY_LOG_COMPILER = /usr/bin/python3
@@ -10,12 +10,11 @@ AM_TESTS_ENVIRONMENT = \
 dist_check_SCRIPTS += tests/test-env.sh tests/mpirun.sh
 dist_check_DATA += tests/lsan.supp
 
+# One fragment per folder of tests/ (tests/X.mk registers tests/X/).
 include tests/micro.mk
-include tests/core.mk
-include tests/rows.mk
-include tests/binding.mk
-include tests/s2.mk
-include tests/gossip.mk
+include tests/lib.mk
+include tests/sketch.mk
+include tests/harness.mk
 include tests/archive.mk
 include tests/train.mk
 include tests/slurm.mk
@@ -25,6 +24,5 @@ include tests/gpu.mk
 include tests/sim.mk
 include tests/arch.mk
 include tests/anchors.mk
-include tests/failures.mk
 include tests/workload.mk
 include tests/faults.mk

@@ -11,9 +11,9 @@ dist_check_SCRIPTS += $(WORKLOAD_TESTS) tests/workload/trace_check.py tests/work
 dist_check_DATA += tests/workload/workload_lib.sh
 EXTRA_DIST += benchmarks/anchors/s2-authors benchmarks/anchors/s2-authors-train \
 	benchmarks/anchors/s2_authors_port.py
-# Ok-Topk's global top-k (oktopk_select=topk) against the exact top-k, and
-# against its authors' code when RB_OKTOPK_AUTHORS names a checkout.
-OKTOPK_TESTS = tests/lib/oktopk_topk.sh tests/workload/anchors_oktopk.sh
-TESTS += $(OKTOPK_TESTS)
-dist_check_SCRIPTS += $(OKTOPK_TESTS) tests/lib/oktopk_topk_check.py
+# Ok-Topk's global top-k (oktopk_select=topk) against its authors' code
+# when RB_OKTOPK_AUTHORS names a checkout (against the exact top-k:
+# tests/lib/oktopk_topk.sh, tests/lib.mk).
+TESTS += tests/workload/anchors_oktopk.sh
+dist_check_SCRIPTS += tests/workload/anchors_oktopk.sh
 EXTRA_DIST += benchmarks/anchors/oktopk-authors

@@ -1,0 +1,19 @@
+# tests/harness.mk: what every program shares (benchmarks/harness).  The
+# programs' option tables (bench_cli.h): the parser and --help against
+# each table, in-process (test_cli), and each program's --help against its
+# table and the options it had before (cli_help.sh).  Every failure names
+# itself: the library's error codes walked through the programs.  Hostile
+# but realistic use (bad data, full disks, racing writers, values no run
+# can have, bad environment): a named failure or a correct run, never a
+# crash, a hang, a lost result or an impossible value reported.  The
+# machine's load recorded beside the measurement.
+check_PROGRAMS += tests/harness/test_cli
+tests_harness_test_cli_SOURCES = tests/harness/test_cli.c benchmarks/micro/micro_options.c \
+	benchmarks/train/train_options.c benchmarks/sketch/sketch_options.c \
+	benchmarks/gpubench/gpubench_options.c
+tests_harness_test_cli_CPPFLAGS = $(AM_CPPFLAGS) $(HDF5_CFLAGS)
+tests_harness_test_cli_LDADD = $(BENCH_LIBS)
+HARNESS_TESTS = tests/harness/cli_help.sh tests/harness/fail_named.sh tests/harness/hostile.sh \
+	tests/harness/machine_load.sh
+TESTS += tests/harness/test_cli $(HARNESS_TESTS)
+dist_check_SCRIPTS += $(HARNESS_TESTS)
