@@ -17,7 +17,8 @@ benchmarks_nn_libnn_a_SOURCES = \
 	benchmarks/nn/models.h benchmarks/nn/models.c \
 	benchmarks/nn/gpu_model.h \
 	benchmarks/nn/data.h benchmarks/nn/data_idx.c \
-	benchmarks/nn/data_cifar.c benchmarks/nn/data_text.c
+	benchmarks/nn/data_cifar.c benchmarks/nn/data_text.h benchmarks/nn/data_text.c \
+	benchmarks/nn/data_fortunes.c benchmarks/nn/data_dictd.c
 # What a program linking libnn.a adds for the GPU models.  They also call
 # libreducer's CUDA sparsification kernels (gpu_sparsify), so such a
 # program links $(LIBREDUCER) too.

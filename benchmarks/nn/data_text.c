@@ -1,28 +1,18 @@
-/* Word-level text: WikiText-2-style .tokens files and a corpus built from
- * the Debian fortune files (see data.h). */
-#include "data.h"
+/* Word-level text (see data.h, data_text.h): the interning and the
+ * vocabulary every corpus loader shares, WikiText-2-style .tokens files,
+ * writing a corpus back as .tokens, and a corpus's samples.  The fortune
+ * files: data_fortunes.c; dictd dictionaries: data_dictd.c. */
+#include "data_text.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
-
-enum { ID_UNK = 0, ID_EOS = 1 };
 
 /* ------------------------------------------------------- string interning */
-typedef struct intern {
-    char **word;          /* by id */
-    size_t *wlen;         /* strlen(word[id]): compared before the bytes */
-    size_t *count;        /* training occurrences by id */
-    size_t n, cap;        /* ids */
-    int32_t *slot;        /* hash table of ids, -1 empty */
-    size_t slots;
-} intern;
 
 static uint64_t fnv(const char *s, size_t len)
 {
@@ -53,7 +43,7 @@ static int intern_grow(intern *t)
 }
 
 /* Id of word s[0..len), added when new; -1 on allocation failure. */
-static int32_t intern_id(intern *t, const char *s, size_t len)
+int32_t nn_text_intern_id(intern *t, const char *s, size_t len)
 {
     if ((t->n + 1) * 2 > t->slots && intern_grow(t) < 0)
         return -1;
@@ -91,7 +81,7 @@ static int32_t intern_id(intern *t, const char *s, size_t len)
     return (int32_t)t->n++;
 }
 
-static void intern_free(intern *t)
+void nn_text_intern_free(intern *t)
 {
     for (size_t i = 0; i < t->n; i++)
         free(t->word[i]);
@@ -102,13 +92,8 @@ static void intern_free(intern *t)
     memset(t, 0, sizeof *t);
 }
 
-/* Growable id arrays, one per split, holding intern ids. */
-typedef struct ids {
-    int32_t *v;
-    size_t n, cap;
-} ids;
 
-static int ids_push(ids *a, int32_t x)
+int nn_text_ids_push(ids *a, int32_t x)
 {
     if (a->n == a->cap) {
         size_t nc = a->cap ? a->cap * 2 : 4096;
@@ -136,7 +121,7 @@ static int by_count_then_bytes(const void *a, const void *b)
 
 /* Pick the vocabulary and map every split from intern ids to word ids.
  * The interned ids ID_UNK/ID_EOS are reserved as "<unk>" and "<eos>". */
-static int finish_corpus(intern *t, ids *sp, int max_vocab, corpus *c, const char *what,
+int nn_text_finish_corpus(intern *t, ids *sp, int max_vocab, corpus *c, const char *what,
                          char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
@@ -200,13 +185,13 @@ void nn_corpus_free(corpus *c)
     memset(c, 0, sizeof *c);
 }
 
-static int intern_reserved(intern *t)
+int nn_text_intern_reserved(intern *t)
 {
-    return intern_id(t, "<unk>", 5) == ID_UNK && intern_id(t, "<eos>", 5) == ID_EOS ? 0 : -1;
+    return nn_text_intern_id(t, "<unk>", 5) == ID_UNK && nn_text_intern_id(t, "<eos>", 5) == ID_EOS ? 0 : -1;
 }
 
 /* A NUL byte means the file is no text: -1 (buf freed, err set), else 0. */
-static int refuse_binary(char *buf, size_t n, const char *path, char *err, size_t errlen)
+int nn_text_refuse_binary(char *buf, size_t n, const char *path, char *err, size_t errlen)
 {
     const char *nul = memchr(buf, 0, n);
     if (!nul)
@@ -217,7 +202,7 @@ static int refuse_binary(char *buf, size_t n, const char *path, char *err, size_
 }
 
 /* Read a whole file; NUL bytes mean it is not text. */
-static char *slurp(const char *path, size_t *len, char *err, size_t errlen)
+char *nn_text_slurp(const char *path, size_t *len, char *err, size_t errlen)
 {
     if (nn_data_regular_file(path, err, errlen) < 0)
         return NULL;
@@ -244,7 +229,7 @@ static char *slurp(const char *path, size_t *len, char *err, size_t errlen)
         snprintf(err, errlen, "%s: %s", path, bad ? "read error" : "out of memory");
         return NULL;
     }
-    if (refuse_binary(buf, n, path, err, errlen))
+    if (nn_text_refuse_binary(buf, n, path, err, errlen))
         return NULL;
     buf[n < cap ? n : cap - 1] = 0;
     *len = n;
@@ -256,7 +241,7 @@ static int load_token_file(const char *path, intern *t, ids *out, int count, cha
                            size_t errlen)
 {
     size_t len;
-    char *buf = slurp(path, &len, err, errlen);
+    char *buf = nn_text_slurp(path, &len, err, errlen);
     if (!buf)
         return -1;
     int rc = 0;
@@ -270,8 +255,8 @@ static int load_token_file(const char *path, intern *t, ids *out, int count, cha
             while (i < len && !isspace((unsigned char)buf[i]))
                 i++;
             if (i > s) {
-                int32_t id = intern_id(t, buf + s, i - s);
-                rc = id < 0 || ids_push(out, id) < 0 ? -1 : 0;
+                int32_t id = nn_text_intern_id(t, buf + s, i - s);
+                rc = id < 0 || nn_text_ids_push(out, id) < 0 ? -1 : 0;
                 if (!rc && count)
                     t->count[id]++;
                 words++;
@@ -279,7 +264,7 @@ static int load_token_file(const char *path, intern *t, ids *out, int count, cha
         }
         i++;   /* the newline */
         if (words && !rc)
-            rc = ids_push(out, ID_EOS);
+            rc = nn_text_ids_push(out, ID_EOS);
     }
     free(buf);
     if (rc)
@@ -305,7 +290,7 @@ int nn_corpus_load_tokens(const char *dir, int max_vocab, corpus *c, char *err, 
     intern t = {0};
     ids sp[3] = {{0}};
     char path[4096], train_path[4096] = "";
-    int rc = intern_reserved(&t);
+    int rc = nn_text_intern_reserved(&t);
     for (int s = 0; s < 3 && !rc; s++) {
         if (find_split_file(dir, names[s], path, sizeof path) < 0) {
             snprintf(err, errlen, "%s: missing (expected %s.tokens or wiki.%s.tokens in %s)", path,
@@ -318,19 +303,19 @@ int nn_corpus_load_tokens(const char *dir, int max_vocab, corpus *c, char *err, 
     }
     t.count[ID_UNK] = t.count[ID_EOS] = 0;
     if (!rc)
-        rc = finish_corpus(&t, sp, max_vocab, c, train_path, err, errlen);
+        rc = nn_text_finish_corpus(&t, sp, max_vocab, c, train_path, err, errlen);
     for (int s = 0; s < 3; s++)
         free(sp[s].v);
-    intern_free(&t);
+    nn_text_intern_free(&t);
     return rc;
 }
 
-/* ------------------------------------------------------------ fortunes */
+/* ------------------------------------------------------------ words of prose */
 static int is_punct_token(int ch) { return ch && strchr(".,;:!?", ch) != NULL; }
 static int is_word_char(int ch) { return isalnum(ch) || ch == '\''; }
 
 /* Tokenise one fortune entry text[0..len) into the split for entry e. */
-static int add_entry(intern *t, ids *sp, size_t e, const char *text, size_t len)
+int nn_text_add_entry(intern *t, ids *sp, size_t e, const char *text, size_t len)
 {
     int s = e % 20 == 18 ? SPLIT_VALID : e % 20 == 19 ? SPLIT_TEST : SPLIT_TRAIN;
     char word[256];
@@ -357,355 +342,14 @@ static int add_entry(intern *t, ids *sp, size_t e, const char *text, size_t len)
             wl--;
         if (wl == a)
             continue;
-        int32_t id = intern_id(t, word + a, wl - a);
-        if (id < 0 || ids_push(&sp[s], id) < 0)
+        int32_t id = nn_text_intern_id(t, word + a, wl - a);
+        if (id < 0 || nn_text_ids_push(&sp[s], id) < 0)
             return -1;
         if (s == SPLIT_TRAIN)
             t->count[id]++;
         words++;
     }
-    return words ? ids_push(&sp[s], ID_EOS) : 0;
-}
-
-/* Entries end at lines holding only '%'. */
-static int add_fortune_file(const char *path, intern *t, ids *sp, size_t *entry, char *err,
-                            size_t errlen)
-{
-    size_t len;
-    char *buf = slurp(path, &len, err, errlen);
-    if (!buf)
-        return -1;
-    size_t start = 0;
-    int rc = 0;
-    for (size_t i = 0; i < len && !rc;) {
-        size_t eol = i;
-        while (eol < len && buf[eol] != '\n')
-            eol++;
-        if (eol - i == 1 && buf[i] == '%') {
-            if (i > start)
-                rc = add_entry(t, sp, (*entry)++, buf + start, i - start);
-            start = eol + 1;
-        }
-        i = eol + 1;
-    }
-    if (!rc && start < len)
-        rc = add_entry(t, sp, (*entry)++, buf + start, len - start);
-    free(buf);
-    if (rc)
-        snprintf(err, errlen, "%s: out of memory", path);
-    return rc;
-}
-
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Regular files (not links, not .dat indexes) of dir, sorted. */
-static int list_fortune_files(const char *dir, char ***out, size_t *n, char *err, size_t errlen)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        snprintf(err, errlen, "%s: cannot open directory: %s", dir, strerror(errno));
-        return -1;
-    }
-    char **names = NULL;
-    size_t cnt = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        size_t l = strlen(e->d_name);
-        if (e->d_name[0] == '.' || (l > 4 && !strcmp(e->d_name + l - 4, ".dat")))
-            continue;
-        char path[4096];
-        struct stat st;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
-            continue;
-        char **nn = realloc(names, (cnt + 1) * sizeof *nn);
-        if (!nn || !(nn[cnt] = strdup(path))) {
-            names = nn ? nn : names;
-            break;
-        }
-        names = nn;
-        cnt++;
-    }
-    closedir(d);
-    if (cnt)   /* qsort(NULL, 0, ...) is undefined */
-        qsort(names, cnt, sizeof *names, by_name);
-    *out = names;
-    *n = cnt;
-    if (!cnt) {
-        snprintf(err, errlen, "%s: no fortune files (regular text files) found", dir);
-        free(names);
-        return -1;
-    }
-    return 0;
-}
-
-int nn_corpus_build_fortunes(const char *dir, int max_vocab, corpus *c, char *err, size_t errlen)
-{
-    char **files;
-    size_t nf, entry = 0;
-    if (list_fortune_files(dir, &files, &nf, err, errlen) < 0)
-        return -1;
-    intern t = {0};
-    ids sp[3] = {{0}};
-    int rc = intern_reserved(&t);
-    for (size_t i = 0; i < nf && !rc; i++)
-        rc = add_fortune_file(files[i], &t, sp, &entry, err, errlen);
-    if (!rc)
-        rc = finish_corpus(&t, sp, max_vocab, c, dir, err, errlen);
-    for (size_t i = 0; i < nf; i++)
-        free(files[i]);
-    free(files);
-    for (int s = 0; s < 3; s++)
-        free(sp[s].v);
-    intern_free(&t);
-    return rc;
-}
-
-/* ------------------------------------------------------------ dictd */
-/* A dictd dictionary: NAME.index lines "headword<TAB>offset<TAB>length"
- * (base64 numbers, dictd's digits A-Z a-z 0-9 + /) into NAME.dict, or
- * NAME.dict.dz (dictzip: gzip with a random-access table in its extra
- * field, read here as plain gzip).  Entries are the distinct (offset,
- * length) pairs of the index in offset order; headwords starting "00-"
- * are the database's own metadata (its URL, licence text) and are left
- * out. */
-
-typedef struct dict_entry {
-    size_t off, len;
-} dict_entry;
-
-/* The path ends in ".dict.dz" or ".dict": the index beside it. */
-static int dictd_index_path(const char *dict, char *index, size_t len, char *err, size_t errlen)
-{
-    size_t n = strlen(dict);
-    size_t stem = n > 8 && !strcmp(dict + n - 8, ".dict.dz") ? n - 8
-                  : n > 5 && !strcmp(dict + n - 5, ".dict")  ? n - 5
-                                                             : 0;
-    if (!stem || stem + 7 > len) {
-        snprintf(err, errlen, "%s: not a dictd dictionary: expected NAME.dict or NAME.dict.dz "
-                 "(with NAME.index beside it)", dict);
-        return -1;
-    }
-    snprintf(index, len, "%.*s.index", (int)stem, dict);
-    return 0;
-}
-
-/* The whole (dictzip, gzip or plain) file, uncompressed, NUL-terminated. */
-static char *gz_slurp(const char *path, size_t *len, char *err, size_t errlen)
-{
-    if (nn_data_regular_file(path, err, errlen) < 0)
-        return NULL;
-    gzFile f = gzopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot open: %s", path,
-                 errno ? strerror(errno) : "gzopen failed");
-        return NULL;
-    }
-    gzbuffer(f, 1u << 18);
-    size_t cap = 1u << 22, n = 0;
-    char *buf = malloc(cap + 1);
-    int r = 0;
-    while (buf) {
-        size_t room = cap - n;   /* gzread takes an unsigned count: 1 GiB at most */
-        if ((r = gzread(f, buf + n, room > (1u << 30) ? 1u << 30 : (unsigned)room)) <= 0)
-            break;
-        n += (size_t)r;
-        if (n == cap) {
-            char *nb = realloc(buf, 2 * cap + 1);
-            if (!nb)
-                free(buf);
-            buf = nb, cap *= 2;
-        }
-    }
-    int zerr = Z_OK;
-    const char *msg = gzerror(f, &zerr);
-    if (buf && (r < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)))
-        snprintf(err, errlen, "%s: corrupt or truncated compressed data (%s)", path, msg);
-    else if (!buf)
-        snprintf(err, errlen, "%s: out of memory", path);
-    else
-        err[0] = 0;
-    gzclose(f);
-    if (err[0]) {
-        free(buf);
-        return NULL;
-    }
-    if (refuse_binary(buf, n, path, err, errlen))
-        return NULL;
-    buf[n] = 0;
-    *len = n;
-    return buf;
-}
-
-/* dictd's base64 number s[0..n); -1 for a character outside its digits. */
-static int64_t dictd_b64(const char *s, size_t n)
-{
-    static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    int64_t v = 0;
-    if (!n || n > 10)
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        const char *d = s[i] ? strchr(digits, s[i]) : NULL;
-        if (!d)
-            return -1;
-        v = v * 64 + (d - digits);
-    }
-    return v;
-}
-
-/* The last tab of p[0..n), or NULL (headwords may hold spaces, not tabs). */
-static char *last_tab(char *p, size_t n)
-{
-    while (n > 0 && p[n - 1] != '\t')
-        n--;
-    return n ? p + n - 1 : NULL;
-}
-
-static int by_offset(const void *a, const void *b)
-{
-    const dict_entry *x = a, *y = b;
-    if (x->off != y->off)
-        return x->off < y->off ? -1 : 1;
-    return x->len < y->len ? -1 : x->len > y->len;
-}
-
-/* The index's entries (sorted, distinct, metadata left out), each checked
- * to lie inside the data's dlen bytes. */
-static int dictd_read_index(const char *path, size_t dlen, const char *dict, dict_entry **out,
-                            size_t *count, char *err, size_t errlen)
-{
-    size_t len;
-    char *buf = NULL;
-    if (nn_data_regular_file(path, err, errlen) == 0)
-        buf = slurp(path, &len, err, errlen);
-    if (!buf)
-        return -1;
-    dict_entry *e = NULL;
-    size_t n = 0, cap = 0, line = 0;
-    int rc = 0;
-    for (char *p = buf; *p && !rc; line++) {
-        char *eol = strchr(p, '\n');
-        size_t ll = eol ? (size_t)(eol - p) : strlen(p);
-        char *t2 = last_tab(p, ll);
-        char *t1 = t2 ? last_tab(p, (size_t)(t2 - p)) : NULL;
-        int64_t off = t1 ? dictd_b64(t1 + 1, (size_t)(t2 - t1 - 1)) : -1;
-        int64_t el = t2 ? dictd_b64(t2 + 1, ll - (size_t)(t2 - p) - 1) : -1;
-        if (off < 0 || el < 0) {
-            snprintf(err, errlen, "%s: line %zu: not \"headword<TAB>offset<TAB>length\" with "
-                     "base64 numbers", path, line + 1);
-            rc = -1;
-        } else if ((uint64_t)off + (uint64_t)el > dlen) {
-            snprintf(err, errlen, "%s: line %zu: entry at bytes %lld..%lld lies beyond the end of "
-                     "%s (%zu bytes uncompressed)", path, line + 1, (long long)off,
-                     (long long)(off + el), dict, dlen);
-            rc = -1;
-        } else if (strncmp(p, "00-", 3) != 0 && el > 0) {
-            if (n == cap) {
-                size_t nc = cap ? 2 * cap : 4096;
-                dict_entry *ne = realloc(e, nc * sizeof *ne);
-                if (!ne) {
-                    snprintf(err, errlen, "%s: out of memory", path);
-                    rc = -1;
-                    break;
-                }
-                e = ne, cap = nc;
-            }
-            e[n++] = (dict_entry){(size_t)off, (size_t)el};
-        }
-        p = eol ? eol + 1 : p + ll;
-    }
-    free(buf);
-    if (rc) {
-        free(e);
-        return -1;
-    }
-    if (n)
-        qsort(e, n, sizeof *e, by_offset);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!k || e[i].off != e[k - 1].off || e[i].len != e[k - 1].len)
-            e[k++] = e[i];
-    if (!k) {
-        snprintf(err, errlen,
-                 "%s: no dictionary entries (every line is dictd metadata, \"00-...\")", path);
-        free(e);
-        return -1;
-    }
-    *out = e, *count = k;
-    return 0;
-}
-
-/* The text of an entry with what is not running prose blanked out: the
- * pronunciations and forms between backslashes (\Ab*do"men\) and every
- * bracketed span, nested ones included (etymologies, "[1913 Webster]"
- * source notes, "[R.]" usage labels). */
-static void dictd_prose(const char *text, size_t len, char *out)
-{
-    int depth = 0, forms = 0;
-    for (size_t i = 0; i < len; i++) {
-        char ch = text[i];
-        out[i] = ' ';
-        if (ch == '\\')
-            forms = !forms;
-        else if (ch == '[')
-            depth++;
-        else if (ch == ']')
-            depth -= depth > 0;
-        else if (!forms && !depth)
-            out[i] = ch;
-    }
-}
-
-static const char *split_name(int s)
-{
-    return s == SPLIT_TRAIN ? "training" : s == SPLIT_VALID ? "validation" : "test";
-}
-
-int nn_corpus_build_dictd(const char *dict, int max_vocab, corpus *c, char *err, size_t errlen)
-{
-    char index[4096];
-    size_t dlen, ne = 0, entry = 0, longest = 0;
-    dict_entry *e = NULL;
-    memset(c, 0, sizeof *c);
-    if (dictd_index_path(dict, index, sizeof index, err, errlen) < 0)
-        return -1;
-    char *data = gz_slurp(dict, &dlen, err, errlen);
-    if (!data)
-        return -1;
-    if (dictd_read_index(index, dlen, dict, &e, &ne, err, errlen) < 0) {
-        free(data);
-        return -1;
-    }
-    for (size_t i = 0; i < ne; i++)
-        longest = e[i].len > longest ? e[i].len : longest;
-    char *prose = malloc(longest + 1);
-    intern t = {0};
-    ids sp[3] = {{0}};
-    int rc = prose ? intern_reserved(&t) : -1;
-    for (size_t i = 0; i < ne && !rc; i++) {
-        dictd_prose(data + e[i].off, e[i].len, prose);
-        rc = add_entry(&t, sp, entry++, prose, e[i].len);
-    }
-    if (rc)
-        snprintf(err, errlen, "%s: out of memory", dict);
-    for (int s = 0; s < 3 && !rc; s++)
-        if (!sp[s].n) {
-            snprintf(err, errlen, "%s: the %s split holds no words (%zu entries in %s; entry i "
-                     "goes to validation when i %% 20 == 18, test when 19)",
-                     dict, split_name(s), ne, index);
-            rc = -1;
-        }
-    if (!rc)
-        rc = finish_corpus(&t, sp, max_vocab, c, dict, err, errlen);
-    free(prose);
-    free(e);
-    free(data);
-    for (int s = 0; s < 3; s++)
-        free(sp[s].v);
-    intern_free(&t);
-    return rc;
+    return words ? nn_text_ids_push(&sp[s], ID_EOS) : 0;
 }
 
 void nn_dataset_cap_labels(dataset *d, int classes)
