@@ -13,7 +13,9 @@ benchmarks_nn_libnn_a_CPPFLAGS = $(AM_CPPFLAGS) $(BLAS_CFLAGS)
 benchmarks_nn_libnn_a_SOURCES = \
 	benchmarks/nn/layers.h benchmarks/nn/layers.c \
 	benchmarks/nn/layer_threads.h benchmarks/nn/layer_threads.c \
-	benchmarks/nn/small_gemm.h benchmarks/nn/small_gemm.c \
+	benchmarks/nn/small_gemm.h benchmarks/nn/small_gemm.c benchmarks/nn/avx512.h \
+	benchmarks/nn/conv_avx512.h benchmarks/nn/conv_avx512.c \
+	benchmarks/nn/dense_avx512.h benchmarks/nn/dense_avx512.c \
 	benchmarks/nn/models.h benchmarks/nn/models.c \
 	benchmarks/nn/gpu_model.h \
 	benchmarks/nn/data.h benchmarks/nn/data_idx.c \

@@ -1,6 +1,9 @@
 /* Layer forward/backward on the CPU (see layers.h): OpenBLAS, the AVX2 and
- * AVX-512 kernels of small_gemm.c where the CPU has them, and loops GCC
- * vectorises; split over threads (layer_threads.h). */
+ * AVX-512 kernels (small_gemm.c, conv_avx512.c, dense_avx512.c) where the
+ * CPU has them, and loops GCC vectorises; split over threads
+ * (layer_threads.h). */
+#include "conv_avx512.h"
+#include "dense_avx512.h"
 #include "layer_threads.h"
 #include "layers.h"
 #include "small_gemm.h"

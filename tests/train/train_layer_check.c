@@ -12,6 +12,8 @@
 
 #include "nn/layers.h"
 #include "nn/models.h"
+#include "nn/conv_avx512.h"
+#include "nn/dense_avx512.h"
 #include "nn/small_gemm.h"
 
 static uint64_t rng = 42;
