@@ -3,6 +3,7 @@
  * agreement on it are in config.c, the communication wrappers in comm.c,
  * allocation and the agreement of a status in base.c. */
 #include "rb_device.h"
+#include "rowset.h"
 #include "sparse.h"
 
 #include <stdlib.h>

@@ -3,7 +3,7 @@ lib_LIBRARIES += src/libreducer.a
 include_HEADERS += src/reducer.h
 src_libreducer_a_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS) $(NCCL_CFLAGS)
 src_libreducer_a_SOURCES = \
-	src/rb_internal.h src/rb_device.h src/sparse.h src/sparse.c \
+	src/rb_internal.h src/rb_device.h src/sparse.h src/sparse.c src/rowset.h src/rowset.c \
 	src/countsketch.h src/countsketch.c \
 	src/exchange.h src/exchange.c \
 	src/errors.c src/base.c src/comm.c src/options.c src/config.c src/core.c src/state.c src/node.c src/registry.c src/model.c \

@@ -17,6 +17,7 @@
  * Device buffers under transport=nccl stay on the GPU (agsparse_reduce_device,
  * same wire bytes). */
 #include "rb_device.h"
+#include "rowset.h"
 #include "sparse.h"
 
 #include <limits.h>

@@ -5,6 +5,7 @@
  * into the whole dense table and read it back (~1.4 ms a step on embedlm),
  * which made the reference slower than reducers that communicate. */
 #include "rb_internal.h"
+#include "rowset.h"
 #include "sparse.h"
 
 #include <string.h>

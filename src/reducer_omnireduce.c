@@ -17,6 +17,7 @@
  * Wire bytes (ring model): 2(p-1)/p x (8 ceil(nb/64) + 4 U) each way, with
  * nb = ceil(n / block_size) and U the elements in union blocks. */
 #include "rb_device.h"
+#include "rowset.h"
 #include "sparse.h"
 
 #include <limits.h>

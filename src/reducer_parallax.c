@@ -21,6 +21,7 @@
  * GPU (parallax_reduce_device, same wire bytes). */
 #include "exchange.h"
 #include "rb_device.h"
+#include "rowset.h"
 #include "sparse.h"
 
 #include <limits.h>

@@ -22,6 +22,7 @@
  * it would spread through the buckets of every later call. */
 #include "countsketch.h"
 #include "rb_device.h"
+#include "rowset.h"
 #include "sparse.h"
 
 #include <math.h>

@@ -29,6 +29,7 @@
  * and bytes). */
 #include "exchange.h"
 #include "rb_device.h"
+#include "rowset.h"
 #include "sparse.h"
 
 #include <limits.h>

@@ -1,6 +1,7 @@
 /* Unit tests of the sparse helpers (src/sparse.c) and of the option table
  * (src/options.c).  No MPI communication. */
 #include "reducer.h"
+#include "rowset.h"
 #include "sparse.h"
 
 #include <math.h>
