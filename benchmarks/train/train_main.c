@@ -313,6 +313,30 @@ static void remove_checkpoint(const train_run *r, const char *archive)
                archive);
 }
 
+/* --bench-sgemm: OpenBLAS's SGEMM rate, printed (NaN when not asked). */
+static double measure_sgemm(const train_run *r)
+{
+    if (!r->o.bench_sgemm)
+        return NAN;
+    double sgemm = train_sgemm_gflops();
+    bench_printf0("sgemm: OpenBLAS SGEMM 512^3, %s kernels, %d thread(s): %.2f GFLOP/s "
+                  "(rank 0)\n", openblas_get_corename(), r->o.threads, sgemm);
+    return sgemm;
+}
+
+/* The archive (archive_run), then, the run complete, its checkpoint
+ * removed; the exit code. */
+static int archive_and_tidy(train_run *r, bench_archive *arch, double gflops, double sgemm, double wall)
+{
+    char archive[PATH_MAX] = "";   /* bench_archive_close frees the path */
+    if (bench_archive_path(arch))
+        snprintf(archive, sizeof archive, "%s", bench_archive_path(arch));
+    int code = archive_run(r, arch, gflops, sgemm, wall);
+    if (code == BENCH_EXIT_OK)
+        remove_checkpoint(r, archive);
+    return code;
+}
+
 static void free_run(train_run *r)
 {
     free(r->curve.v), free(r->phases.v), free(r->xb), free(r->yb), free(r->perm), free(r->slots);
@@ -405,12 +429,7 @@ int main(int argc, char **argv)
     train_check_memory(r, &shape);
     build_model(r, arch);
     plan(r);
-    double sgemm = NAN;
-    if (r->o.bench_sgemm) {
-        sgemm = train_sgemm_gflops();
-        bench_printf0("sgemm: OpenBLAS SGEMM 512^3, %s kernels, %d thread(s): %.2f GFLOP/s "
-                      "(rank 0)\n", openblas_get_corename(), r->o.threads, sgemm);
-    }
+    double sgemm = measure_sgemm(r);
     alloc_buffers(r);
     if (r->o.record && !r->m.n_embed)
         BAD("--record-gradients: model %s has no embedding (dense layers are not recorded)", r->o.model);
@@ -431,12 +450,7 @@ int main(int argc, char **argv)
     }
     double wall = MPI_Wtime() - r->t_start;
     double gflops = report(r, sgemm, wall);
-    char archive[PATH_MAX] = "";
-    if (bench_archive_path(arch))
-        snprintf(archive, sizeof archive, "%s", bench_archive_path(arch));
-    int code = archive_run(r, arch, gflops, sgemm, wall);
-    if (code == BENCH_EXIT_OK)
-        remove_checkpoint(r, archive);
+    int code = archive_and_tidy(r, arch, gflops, sgemm, wall);
     free_run(r);
     bench_exit(code);
 }
