@@ -181,85 +181,119 @@ static int throughput(const sketch_args *a, const bench_gradgen *g, float *x, ui
 }
 
 /* One s2 step on a.ranks simulated ranks; errors against the exact average. */
+/* Non-zero rows of m (rows x cols), and its squared norm in *norm2. */
+static size_t nonzero_rows(const float *m, size_t rows, size_t cols, double *norm2)
+{
+    size_t found = 0;
+    *norm2 = 0;
+    for (size_t row = 0; row < rows; row++) {
+        int nz = 0;
+        for (size_t c = 0; c < cols; c++) {
+            float v = m[row * cols + c];
+            nz |= v != 0.0f;
+            *norm2 += (double)v * v;
+        }
+        found += nz;
+    }
+    return found;
+}
+
+/* Every rank's gradient sketched (r rows, width `width`), the sketches
+ * summed and scaled by 1/ranks, decoded over the union of the ranks' rows
+ * (into uni) into est, zeroed first; *cols the width the sketch took.
+ * RB_OK or the library's code. */
+static int sketch_average(const sketch_args *a, bench_gradgen *g, float *x, uint64_t *bm, uint64_t *uni,
+                          int r, size_t width, float *est, size_t *cols)
+{
+    size_t n = a->rows * a->cols, words = rb_bitmap_words(a->rows);
+    rb_countsketch sum, one;
+    int rc = rb_cs_init(&sum, r, width, a->seed);
+    if (rc == RB_OK && (rc = rb_cs_init(&one, r, width, a->seed)) != RB_OK)
+        rb_cs_free(&sum);
+    if (rc != RB_OK)
+        return rc;
+    memset(uni, 0, words * sizeof *uni);
+    for (int k = 0; k < a->ranks; k++) {
+        bench_gradgen_fill(g, k, x);
+        rb_bitmap_of_groups(x, n, a->cols, bm);
+        rb_bitmap_or(uni, bm, words);
+        rb_cs_zero(&one);
+        job j = {&one, x, a->cols};
+        for_each_run(bm, a->rows, insert_fn, &j);
+        rb_cs_merge(&sum, &one);
+    }
+    rb_cs_scale(&sum, 1.0f / (float)a->ranks);
+    memset(est, 0, n * sizeof *est);
+    job j = {&sum, est, a->cols};
+    for_each_run(uni, a->rows, query_fn, &j);
+    *cols = sum.cols;
+    rb_cs_free(&sum);
+    rb_cs_free(&one);
+    return RB_OK;
+}
+
+/* One line of the table: est against the exact average avg. */
+static void error_line(const sketch_args *a, double scale, size_t cols, int r, const float *avg,
+                       const float *est, const uint64_t *uni, size_t true_rows, double norm2)
+{
+    size_t n = a->rows * a->cols, found = 0;
+    double err2 = 0, maxerr = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)est[i] - avg[i];
+        err2 += d * d;
+        maxerr = fabs(d) > maxerr ? fabs(d) : maxerr;
+    }
+    for (size_t row = 0; row < a->rows; row++) {
+        int t = 0, e = 0;
+        for (size_t c = 0; c < a->cols; c++) {
+            t |= avg[row * a->cols + c] != 0.0f;
+            e |= est[row * a->cols + c] != 0.0f;
+        }
+        found += t && e;
+    }
+    double decoded = (double)rb_bitmap_popcount(uni, a->rows) * a->cols;
+    printf("%-8g %10zu %2d %12.4g %10.4g %8.4f %12.4g\n", scale * a->ratio, cols, r,
+           norm2 > 0 ? sqrt(err2 / norm2) : 0.0, sqrt(decoded / cols),
+           true_rows ? (double)found / true_rows : 1.0, maxerr);
+}
+
 static int error_table(const sketch_args *a, bench_gradgen g, float *x, uint64_t *bm)
 {
     size_t n = a->rows * a->cols, words = rb_bitmap_words(a->rows);
     g.nranks = a->ranks;
     float *avg = malloc(n * sizeof *avg), *est = calloc(n, sizeof *est);
     uint64_t *uni = calloc(words ? words : 1, sizeof *uni);
+    int rc = 0;
     if (!avg || !est || !uni || bench_gradgen_average(&g, avg, x) != 0) {
         bench_fail(BENCH_NO_CODE, "error table", "out of memory for the exact average of %zu floats", n);
-        free(avg); free(est); free(uni);
-        return -1;
+        rc = -1;
     }
-    size_t true_rows = 0;
     double norm2 = 0;
-    for (size_t row = 0; row < a->rows; row++) {
-        int nz = 0;
-        for (size_t c = 0; c < a->cols; c++) {
-            float v = avg[row * a->cols + c];
-            nz |= v != 0.0f;
-            norm2 += (double)v * v;
-        }
-        true_rows += nz;
+    size_t true_rows = rc ? 0 : nonzero_rows(avg, a->rows, a->cols, &norm2);
+    if (!rc) {
+        printf("# s2 error: %d ranks, row density %g, random overlap, exact average has %zu non-zero "
+               "rows\n", a->ranks, a->density, true_rows);
+        printf("# sqrt(U/c): the r = 1 prediction, U = elements decoded (union rows x cols)\n");
+        printf("%-8s %10s %2s %12s %10s %8s %12s\n", "c/nmd", "c", "r", "rel_l2_err", "sqrt(U/c)",
+               "recall", "max_abs_err");
     }
-    printf("# s2 error: %d ranks, row density %g, random overlap, exact average has %zu non-zero rows\n",
-           a->ranks, a->density, true_rows);
-    printf("# sqrt(U/c): the r = 1 prediction, U = elements decoded (union rows x cols)\n");
-    printf("%-8s %10s %2s %12s %10s %8s %12s\n", "c/nmd", "c", "r", "rel_l2_err", "sqrt(U/c)", "recall", "max_abs_err");
     const double scales[] = {0.25, 1.0, 4.0, 16.0};
-    for (size_t si = 0; si < sizeof scales / sizeof scales[0]; si++) {
-        for (int r = 1; r <= 5; r += 2) {
-            rb_countsketch sum, one;
-            int rc = rb_cs_init(&sum, r, sketch_width(a, scales[si]), a->seed);
-            if (rc == RB_OK && (rc = rb_cs_init(&one, r, sketch_width(a, scales[si]), a->seed)) != RB_OK)
-                rb_cs_free(&sum);
-            if (rc != RB_OK) {
-                bench_fail(rc, "error table: sketch", "%s", rb_last_error());
-                free(avg); free(est); free(uni);
-                return -1;
+    for (size_t si = 0; !rc && si < sizeof scales / sizeof scales[0]; si++) {
+        for (int r = 1; !rc && r <= 5; r += 2) {
+            size_t cols = 0;
+            int lib = sketch_average(a, &g, x, bm, uni, r, sketch_width(a, scales[si]), est, &cols);
+            if (lib != RB_OK) {
+                bench_fail(lib, "error table: sketch", "%s", rb_last_error());
+                rc = -1;
+            } else {
+                error_line(a, scales[si], cols, r, avg, est, uni, true_rows, norm2);
             }
-            memset(uni, 0, words * sizeof *uni);
-            for (int k = 0; k < a->ranks; k++) {
-                bench_gradgen_fill(&g, k, x);
-                rb_bitmap_of_groups(x, n, a->cols, bm);
-                rb_bitmap_or(uni, bm, words);
-                rb_cs_zero(&one);
-                job j = {&one, x, a->cols};
-                for_each_run(bm, a->rows, insert_fn, &j);
-                rb_cs_merge(&sum, &one);
-            }
-            rb_cs_scale(&sum, 1.0f / (float)a->ranks);
-            memset(est, 0, n * sizeof *est);
-            job j = {&sum, est, a->cols};
-            for_each_run(uni, a->rows, query_fn, &j);
-            double err2 = 0, maxerr = 0;
-            size_t found = 0;
-            for (size_t i = 0; i < n; i++) {
-                double d = (double)est[i] - avg[i];
-                err2 += d * d;
-                maxerr = fabs(d) > maxerr ? fabs(d) : maxerr;
-            }
-            for (size_t row = 0; row < a->rows; row++) {
-                int t = 0, e = 0;
-                for (size_t c = 0; c < a->cols; c++) {
-                    t |= avg[row * a->cols + c] != 0.0f;
-                    e |= est[row * a->cols + c] != 0.0f;
-                }
-                found += t && e;
-            }
-            double decoded = (double)rb_bitmap_popcount(uni, a->rows) * a->cols;
-            printf("%-8g %10zu %2d %12.4g %10.4g %8.4f %12.4g\n", scales[si] * a->ratio, sum.cols, r,
-                   norm2 > 0 ? sqrt(err2 / norm2) : 0.0, sqrt(decoded / sum.cols),
-                   true_rows ? (double)found / true_rows : 1.0, maxerr);
-            rb_cs_free(&sum);
-            rb_cs_free(&one);
         }
     }
     free(avg);
     free(est);
     free(uni);
-    return 0;
+    return rc;
 }
 
 /* Bytes the run holds at its largest: the gradient, plus the largest of
