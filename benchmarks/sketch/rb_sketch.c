@@ -113,6 +113,31 @@ static size_t sketch_width(const sketch_args *a, double scale)
     return c < 1 ? 1 : c > 1e18 ? (size_t)1e18 : (size_t)c;
 }
 
+/* The fastest of --iterations encodes (x into cs) and decodes (cs into
+ * work) over the rows of bm, in seconds: best[0] encode, best[1] decode.
+ * Round -1 is untimed: it faults in the sketch and the output buffer
+ * (with few --iterations, the first round's page faults made "best of"
+ * under-report). */
+static void best_encode_decode(const sketch_args *a, rb_countsketch *cs, float *x, float *work,
+                               const uint64_t *bm, double best[2])
+{
+    best[0] = best[1] = 1e30;
+    for (int i = -1; i < a->iters; i++) {
+        job je = {cs, x, a->cols}, jd = {cs, work, a->cols};
+        rb_cs_zero(cs);
+        double t = now();
+        for_each_run(bm, a->rows, insert_fn, &je);
+        double te = now() - t;
+        t = now();
+        for_each_run(bm, a->rows, query_fn, &jd);
+        double td = now() - t;
+        if (i >= 0) {
+            best[0] = te < best[0] ? te : best[0];
+            best[1] = td < best[1] ? td : best[1];
+        }
+    }
+}
+
 static int throughput(const sketch_args *a, const bench_gradgen *g, float *x, uint64_t *bm, double mbw)
 {
     size_t n = a->rows * a->cols;
@@ -146,27 +171,8 @@ static int throughput(const sketch_args *a, const bench_gradgen *g, float *x, ui
             free(work);
             return -1;
         }
-        double best[2] = {1e30, 1e30};
-        /* Round -1 is untimed: it faults in the sketch and the output
-         * buffer (with few --iterations, the first round's page faults made
-         * "best of" under-report). */
-        for (int i = -1; i < a->iters; i++) {
-            job je = {&cs, x, a->cols}, jd = {&cs, work, a->cols};
-            rb_cs_zero(&cs);
-            if (i < 0) {
-                for_each_run(bm, a->rows, insert_fn, &je);
-                for_each_run(bm, a->rows, query_fn, &jd);
-                continue;
-            }
-            t = now();
-            for_each_run(bm, a->rows, insert_fn, &je);
-            t = now() - t;
-            best[0] = t < best[0] ? t : best[0];
-            t = now();
-            for_each_run(bm, a->rows, query_fn, &jd);
-            t = now() - t;
-            best[1] = t < best[1] ? t : best[1];
-        }
+        double best[2];
+        best_encode_decode(a, &cs, x, work, bm, best);
         for (int d = 0; d < 2; d++) {
             double eps = elems / best[d];
             double touched = d == 0 ? 4.0 + 8.0 * r : 4.0 + 4.0 * r;
