@@ -180,6 +180,55 @@ static int count_type(hwloc_topology_t topo, hwloc_obj_type_t type)
 }
 
 /* Summary attributes of rank 0's node, the XML document; *ngpus out. */
+/* The caches' counts and sizes, the memory and the CPU model. */
+static int write_caches_memory(hid_t g, hwloc_topology_t topo)
+{
+    static const struct { hwloc_obj_type_t type; const char *name; } caches[] = {
+        {HWLOC_OBJ_L1CACHE, "l1d"}, {HWLOC_OBJ_L1ICACHE, "l1i"}, {HWLOC_OBJ_L2CACHE, "l2"},
+        {HWLOC_OBJ_L3CACHE, "l3"}, {HWLOC_OBJ_L4CACHE, "l4"},
+    };
+    int rc = 0;
+    for (size_t i = 0; i < sizeof caches / sizeof *caches; i++) {
+        char name[48];
+        hwloc_obj_t c = hwloc_get_obj_by_type(topo, caches[i].type, 0);
+        snprintf(name, sizeof name, "%s_caches", caches[i].name);
+        rc |= bench_h5_attr_int(g, name, count_type(topo, caches[i].type));
+        snprintf(name, sizeof name, "%s_cache_bytes", caches[i].name);
+        rc |= bench_h5_attr_u64(g, name, c && c->attr ? (unsigned long long)c->attr->cache.size : 0);
+    }
+    hwloc_obj_t root = hwloc_get_root_obj(topo);
+    rc |= bench_h5_attr_u64(g, "memory_bytes", (unsigned long long)root->total_memory);
+    const char *model = NULL;
+    hwloc_obj_t pkg = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0);
+    if (pkg)
+        model = hwloc_obj_get_info_by_name(pkg, "CPUModel");
+    return rc | bench_h5_attr_str(g, "cpu_model", model ? model : "");
+}
+
+/* OS devices: names of GPU-like ones (cuda0, nvml0, card0...) and all;
+ * the GPUs (*ngpus) counted as PCI devices (one per board; a GPU has
+ * several OS devices): 3D controllers, and display controllers of GPU
+ * vendors. */
+static int write_devices(hid_t g, hwloc_topology_t topo, int *ngpus)
+{
+    char gpus[1024] = "", osdevs[4096] = "";
+    size_t go = 0, oo = 0;
+    for (hwloc_obj_t o = NULL; (o = hwloc_get_next_osdev(topo, o)) != NULL;) {
+        if ((o->attr->osdev.type == HWLOC_OBJ_OSDEV_GPU || o->attr->osdev.type == HWLOC_OBJ_OSDEV_COPROC)
+            && go < sizeof gpus)
+            go += (size_t)snprintf(gpus + go, sizeof gpus - go, "%s%s", go ? "," : "", o->name);
+        if (oo < sizeof osdevs)
+            oo += (size_t)snprintf(osdevs + oo, sizeof osdevs - oo, "%s%s", oo ? "," : "", o->name);
+    }
+    *ngpus = 0;
+    for (hwloc_obj_t o = NULL; (o = hwloc_get_next_pcidev(topo, o)) != NULL;) {
+        unsigned cls = o->attr->pcidev.class_id, vendor = o->attr->pcidev.vendor_id;
+        *ngpus += cls == 0x0302 || (cls == 0x0300 && (vendor == 0x10de || vendor == 0x1002));
+    }
+    return bench_h5_attr_int(g, "gpus", *ngpus) | bench_h5_attr_str(g, "gpu_devices", gpus) |
+           bench_h5_attr_str(g, "os_devices", osdevs);
+}
+
 static int write_hwloc(hid_t g, int *ngpus)
 {
     hwloc_topology_t topo;
@@ -196,45 +245,8 @@ static int write_hwloc(hid_t g, int *ngpus)
     rc |= bench_h5_attr_int(g, "cores", count_type(topo, HWLOC_OBJ_CORE));
     rc |= bench_h5_attr_int(g, "pus", count_type(topo, HWLOC_OBJ_PU));
     rc |= bench_h5_attr_int(g, "numa_nodes", count_type(topo, HWLOC_OBJ_NUMANODE));
-    static const struct { hwloc_obj_type_t type; const char *name; } caches[] = {
-        {HWLOC_OBJ_L1CACHE, "l1d"}, {HWLOC_OBJ_L1ICACHE, "l1i"}, {HWLOC_OBJ_L2CACHE, "l2"},
-        {HWLOC_OBJ_L3CACHE, "l3"}, {HWLOC_OBJ_L4CACHE, "l4"},
-    };
-    for (size_t i = 0; i < sizeof caches / sizeof *caches; i++) {
-        char name[48];
-        hwloc_obj_t c = hwloc_get_obj_by_type(topo, caches[i].type, 0);
-        snprintf(name, sizeof name, "%s_caches", caches[i].name);
-        rc |= bench_h5_attr_int(g, name, count_type(topo, caches[i].type));
-        snprintf(name, sizeof name, "%s_cache_bytes", caches[i].name);
-        rc |= bench_h5_attr_u64(g, name, c && c->attr ? (unsigned long long)c->attr->cache.size : 0);
-    }
-    hwloc_obj_t root = hwloc_get_root_obj(topo);
-    rc |= bench_h5_attr_u64(g, "memory_bytes", (unsigned long long)root->total_memory);
-    const char *model = NULL;
-    hwloc_obj_t pkg = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0);
-    if (pkg)
-        model = hwloc_obj_get_info_by_name(pkg, "CPUModel");
-    rc |= bench_h5_attr_str(g, "cpu_model", model ? model : "");
-    /* OS devices: names of GPU-like ones (cuda0, nvml0, card0...) and all. */
-    char gpus[1024] = "", osdevs[4096] = "";
-    size_t go = 0, oo = 0;
-    for (hwloc_obj_t o = NULL; (o = hwloc_get_next_osdev(topo, o)) != NULL;) {
-        if ((o->attr->osdev.type == HWLOC_OBJ_OSDEV_GPU || o->attr->osdev.type == HWLOC_OBJ_OSDEV_COPROC)
-            && go < sizeof gpus)
-            go += (size_t)snprintf(gpus + go, sizeof gpus - go, "%s%s", go ? "," : "", o->name);
-        if (oo < sizeof osdevs)
-            oo += (size_t)snprintf(osdevs + oo, sizeof osdevs - oo, "%s%s", oo ? "," : "", o->name);
-    }
-    /* GPUs are counted as PCI devices (one per board; a GPU has several OS
-     * devices): 3D controllers, and display controllers of GPU vendors. */
-    *ngpus = 0;
-    for (hwloc_obj_t o = NULL; (o = hwloc_get_next_pcidev(topo, o)) != NULL;) {
-        unsigned cls = o->attr->pcidev.class_id, vendor = o->attr->pcidev.vendor_id;
-        *ngpus += cls == 0x0302 || (cls == 0x0300 && (vendor == 0x10de || vendor == 0x1002));
-    }
-    rc |= bench_h5_attr_int(g, "gpus", *ngpus);
-    rc |= bench_h5_attr_str(g, "gpu_devices", gpus);
-    rc |= bench_h5_attr_str(g, "os_devices", osdevs);
+    rc |= write_caches_memory(g, topo);
+    rc |= write_devices(g, topo, ngpus);
     char *xml = NULL;
     int xlen = 0;
     if (hwloc_topology_export_xmlbuffer(topo, &xml, &xlen, 0) == 0) {
