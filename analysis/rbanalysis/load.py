@@ -13,6 +13,7 @@ same ones), plus:
     both refused, neither can be trusted).
 """
 
+import contextlib
 import html
 import os
 import re
@@ -120,6 +121,9 @@ class Run:
     train: list = field(default_factory=list)   # list of TrainRecord
     shown: str = ""      # the file as labels show it (default: its base name)
     digest: str = ""     # of its contents (validate.content_digest): copies agree
+    # /micro's columns (micro_columns) while load() reads, until it makes
+    # run.micro of them and the run's metadata
+    micro_columns: dict = None
 
     @property
     def label(self):
@@ -140,6 +144,12 @@ class Archive:
     runs: list = field(default_factory=list)
     refusals: list = field(default_factory=list)
     files: list = field(default_factory=list)
+    # The runs' micro tables, in their order, in a few DataFrames: runs
+    # whose tables agree on their columns and types share one (micro_frames
+    # gives these to concatenate, not thousands of small ones); and the
+    # runs they hold (id(run)), to tell whether they are still the runs'.
+    micro_parts: list = field(default_factory=list)
+    micro_parts_runs: list = field(default_factory=list)
 
 
 class RunRefused(Exception):
@@ -193,20 +203,39 @@ def load(paths):
     files, archive.refusals = find_files(paths)
     archive.files = files
     runs = []
-    crashing = validate.crashing_files(files)
-    for path in files:
-        if path in crashing:
-            archive.refusals.append(Refusal(path, "", crashing[path]))
-            continue
-        found, refusals = load_file(path)
-        runs.extend(found)
-        archive.refusals.extend(refusals)
+    # Each file is read here only once a forked child has read it whole
+    # (a damaged file may crash HDF5): that child reads ahead meanwhile,
+    # and its digests of the runs spare this process a second full read.
+    with contextlib.closing(validate.first_reads(files)) as first:
+        for path, crashed, digests in first:
+            if crashed:
+                archive.refusals.append(Refusal(path, "", crashed))
+                continue
+            found, refusals = load_file(path, digests)
+            runs.extend(found)
+            archive.refusals.extend(refusals)
     archive.runs, copies = _drop_copies(runs)
     archive.refusals.extend(copies)
     _unique_labels(archive.runs)
     for run in archive.runs:   # once the labels are final
         _add_meta_columns(run)
+    archive.micro_parts = _make_micro_tables(archive.runs)
+    archive.micro_parts_runs = [id(r) for r in _with_micro(archive.runs)]
     return archive
+
+
+def _with_micro(runs):
+    return [r for r in runs if r.micro is not None and len(r.micro)]
+
+
+def micro_frames(archive):
+    """DataFrames whose concatenation is that of the runs' micro tables (of
+    those with rows), in the runs' order: the Archive's micro_parts while
+    they are the runs' (as load() left them), else the runs' own."""
+    runs = _with_micro(archive.runs)
+    if archive.micro_parts and archive.micro_parts_runs == [id(r) for r in runs]:
+        return archive.micro_parts
+    return [r.micro for r in runs]
 
 
 def _where(run):
@@ -257,7 +286,9 @@ def _unique_labels(runs):
             r.shown = os.path.relpath(os.path.abspath(r.path), base)
 
 
-def load_file(path):
+def load_file(path, digests=None):
+    """(runs, refusals) of one file.  digests: validate.first_reads' of its
+    runs, when it has taken them (else they are taken here)."""
     runs, refusals = [], []
     try:
         f = h5py.File(path, "r")
@@ -267,12 +298,12 @@ def load_file(path):
     with f:
         if decode(f.attrs.get("format", "")) == "reducerbench-gradient-trace":
             return runs, refusals   # a replay's input (results/README.md), not a result
-        groups = _run_groups(f)
+        groups = validate.run_groups(f)
         if not groups:
             return runs, [Refusal(path, "", "merged archive with no runs under /runs")]
         for name, grp in groups:
             try:
-                runs.append(_load_run(path, name, grp))
+                runs.append(_load_run(path, name, grp, (digests or {}).get(name)))
             except RunRefused as e:
                 refusals.append(Refusal(path, name, str(e)))
             except Exception as e:  # noqa: BLE001 -- one bad run never ends the report
@@ -281,19 +312,13 @@ def load_file(path):
     return runs, refusals
 
 
-def _run_groups(f):
-    """[(name, group)]: the root for a single-run file, /runs/* for a merged
-    archive (a group named runs holding groups, no run data at the root)."""
-    if ("runs" in f and isinstance(f["runs"], h5py.Group)
-            and "micro" not in f and "train" not in f):
-        return [(name, f["runs"][name]) for name in sorted(f["runs"])
-                if isinstance(f["runs"][name], h5py.Group)]
-    return [("", f)]
-
-
 def _short(e):
-    s = str(e).strip().splitlines()
-    return s[0] if s else type(e).__name__
+    return _short_text(str(e), type(e).__name__)
+
+
+def _short_text(message, kind):
+    s = message.strip().splitlines()
+    return s[0] if s else kind
 
 
 # ---------------------------------------------------------------- attributes
@@ -312,13 +337,44 @@ def decode(value):
 
 
 def read_attrs(obj):
-    out = {}
+    return _decoded(_raw_attrs(obj)[0])
+
+
+def _attrs_named(obj, wanted):
+    """read_attrs(obj) of the attributes whose names wanted(name) accepts,
+    in obj's order.  (Every attribute is read once, in full, by the first
+    read, validate.first_reads: its digest refuses the run where one cannot
+    be read.)"""
+    raw = {}
     for k in obj.attrs:
+        if wanted(k):
+            try:
+                raw[k] = validate.read_attribute(obj, k)
+            except (OSError, TypeError, ValueError):
+                raw[k] = None
+    return _decoded(raw)
+
+
+def _decoded(raw):
+    out = {}
+    for k, v in raw.items():
         try:
-            out[k] = decode(obj.attrs[k])
+            out[k] = decode(v)
         except (OSError, TypeError, ValueError):
             out[k] = None
     return out
+
+
+def _raw_attrs(obj):
+    """({name: value as h5py gives it, None where it cannot be read},
+    whether every one could be read)."""
+    out, whole = {}, True
+    for k in obj.attrs:
+        try:
+            out[k] = validate.read_attribute(obj, k)
+        except (OSError, TypeError, ValueError):
+            out[k], whole = None, False
+    return out, whole
 
 
 def normalise_meta(attrs):
@@ -457,25 +513,37 @@ def check_run(meta):
 
 # ---------------------------------------------------------------- one run
 
-def _load_run(path, name, grp):
+def _load_run(path, name, grp, digest=None):
+    """The run in grp.  digest: its validate.content_digest, taken already
+    (validate.first_reads), or [exception type, message] where it could not
+    be; None: taken here."""
     try:   # a fault's partial run: its reason first, not "incomplete"
         validate.check_interrupted(grp)
     except validate.Invalid as e:
         raise RunRefused(str(e))
-    attrs = read_attrs(grp)
+    raw, whole = _raw_attrs(grp)
+    attrs = _decoded(raw)
     meta = normalise_meta(attrs)
     check_run(meta)
+    read = {}   # the tables validate reads, read once
     try:   # every rule, on the file itself (the flags, each table's values)
-        validate.check_run(grp)
+        # (an attribute that could not be read: validate reads them all
+        # again, to name what is wrong with it)
+        validate.check_run(grp, attrs=raw if whole else None, keep=read)
     except validate.Invalid as e:
         raise RunRefused(str(e))
     meta["pus"] = _node_pus(grp)
-    run = Run(path=path, name=name, meta=meta, attrs=attrs, digest=validate.content_digest(grp))
+    if digest is None:
+        digest = validate.content_digest(grp)
+    elif isinstance(digest, list):   # what taking it raised, in the child
+        kind, message = digest
+        raise RunRefused("unreadable data (%s): %s" % (kind, _short_text(message, kind)))
+    run = Run(path=path, name=name, meta=meta, attrs=attrs, digest=digest)
     if "micro" in grp:
-        run.micro = read_micro(grp["micro"])
+        run.micro_columns = micro_columns(grp["micro"], read)
     if "train" in grp:
         run.train = read_train(grp["train"], attrs)
-    if run.micro is None and not run.train:
+    if run.micro_columns is None and not run.train:
         raise RunRefused("holds neither /micro/results nor /train data")
     for rec in run.train:
         try:
@@ -490,7 +558,7 @@ def _node_pus(grp):
     topo = grp.get("topology")
     if topo is None:
         return None
-    a = read_attrs(topo)
+    a = _attrs_named(topo, ("available", "pus").__contains__)
     if _as_int(a.get("available"), 0) != 1:
         return None
     return _as_int(a.get("pus")) or None
@@ -598,11 +666,112 @@ def network_origin(attrs, kind):
 
 
 def _add_meta_columns(run):
-    """The run's metadata as columns of each of its tables."""
-    tables = [run.micro] + [df for rec in run.train for df in (rec.curve, rec.phases)]
-    for df in tables:
+    """The run's metadata as columns of each of its tables (of its micro
+    table's columns: _make_micro_tables makes the table)."""
+    if run.micro_columns is not None:
+        run.micro_columns.update(_meta_values(run, run.micro_columns))
+    for df in [df for rec in run.train for df in (rec.curve, rec.phases)]:
         if df is not None:
             _add_meta_to(df, run)
+
+
+# ------------------------------------------------- micro tables in one go
+
+def _make_micro_tables(runs):
+    """run.micro of each run from its micro_columns (and the micro_parts of
+    the Archive).  A DataFrame per run, made one by one and concatenated,
+    took half the time of a report over a thousand runs; so runs in a row
+    whose columns come out of the same names and types are made into one
+    DataFrame, and each run's is cut out of it: the same columns, types
+    and values as its own would have had."""
+    parts, group = [], []
+    for run in runs:
+        if run.micro_columns is None:
+            continue
+        n = len(run.micro_columns["row"])
+        plain = _plain_columns(run.micro_columns, n) if n else None
+        if plain is None:   # no rows, or a kind of value the shortcut does not know
+            parts += _micro_group(group)
+            group = []
+            run.micro = pd.DataFrame(run.micro_columns, index=pd.RangeIndex(n))
+            if n:
+                parts.append(run.micro)
+        else:
+            if group and group[-1][2] != _types(plain):
+                parts += _micro_group(group)
+                group = []
+            group.append((run, plain, _types(plain)))
+        run.micro_columns = None
+    return parts + _micro_group(group)
+
+
+def _micro_group(group):
+    """[the DataFrame of the (run, plain columns, their types) in group],
+    each run's cut out of it; [] for none."""
+    if not group:
+        return []
+    names = list(group[0][1])
+    df = pd.DataFrame({c: np.concatenate([cols[c] for _, cols, _ in group]) for c in names})
+    start = 0
+    for run, cols, _ in group:
+        n = len(cols["row"])
+        run.micro = df.iloc[start:start + n].reset_index(drop=True)
+        start += n
+    return [df]
+
+
+def _types(columns):
+    return [(c, v.dtype) for c, v in columns.items()]
+
+
+def _plain_columns(columns, n):
+    """columns (lists, scalars, arrays) as the arrays of n rows pandas makes
+    of them in a DataFrame; None when one is of a kind this does not know
+    how pandas takes (then it is left to pandas)."""
+    out = {}
+    for c, v in columns.items():
+        if isinstance(v, np.ndarray):
+            plain = v.ndim == 1 and v.dtype.kind in "biuf" and v.dtype.isnative
+            a = v if plain else _text_array(v)
+        elif isinstance(v, list):
+            a = _list_array(v)
+        else:
+            a = _scalar_array(v, n)
+        if a is None or len(a) != n:
+            return None
+        out[c] = a
+    return out
+
+
+def _text_array(a):
+    """An object array of str as it is (pandas keeps it so), else None."""
+    if a.ndim == 1 and a.dtype == object and all(type(x) is str for x in a):
+        return a
+    return None
+
+
+def _list_array(values):
+    """The array pandas makes of a list: object for str, float64 for
+    floats, else what pandas itself infers."""
+    if all(type(x) is str for x in values):
+        return _objects(values)
+    if all(type(x) is float for x in values):
+        return np.array(values, dtype=np.float64)
+    a = pd.Series(values).to_numpy()
+    return a if a.dtype.kind in "biufO" else None
+
+
+def _scalar_array(v, n):
+    """n times a scalar, of the type pandas gives a column of it."""
+    if type(v) is str:
+        return _constant(v, n)
+    if type(v) is bool:
+        return np.full(n, v, dtype=np.bool_)
+    if type(v) is int and -2 ** 63 <= v < 2 ** 63:
+        return np.full(n, v, dtype=np.int64)
+    if type(v) is float:
+        return np.full(n, v, dtype=np.float64)
+    return None
 
 
 def compute_seconds(attrs):
@@ -625,6 +794,13 @@ def malloc_policy(meta):
 
 
 def _add_meta_to(df, run):
+    for k, v in _meta_values(run, df.columns).items():
+        df[k] = v
+
+
+def _meta_values(run, columns):
+    """{column: value} of the run's metadata for a table with columns
+    (ranks only where the table has none)."""
     m = run.meta
     values = {
         "run": run.label, "file": run.path, "kind": run_kind(m), "machine": run_machine(m),
@@ -635,22 +811,22 @@ def _add_meta_to(df, run):
         "schema_version": m["schema_version"], "git_revision": m["git_revision"],
         "date": m["date"],
     }
-    for k, v in values.items():
-        df[k] = v if v is not None else ""
-    df["run_id"] = run.attrs.get("run_id") or run.label
-    df["compute_s"] = compute_seconds(run.attrs)
-    df["oversubscribed"] = oversubscribed(m)
-    df["busy"] = busy(m)
-    df["platform"] = platform(m)
-    df["link_bps"] = link_bps(m) if emulated(m) else float("nan")
+    out = {k: v if v is not None else "" for k, v in values.items()}
+    out["run_id"] = run.attrs.get("run_id") or run.label
+    out["compute_s"] = compute_seconds(run.attrs)
+    out["oversubscribed"] = oversubscribed(m)
+    out["busy"] = busy(m)
+    out["platform"] = platform(m)
+    out["link_bps"] = link_bps(m) if emulated(m) else float("nan")
     # the cost model's seconds per byte (rb_micro's model column used it)
     beta = _as_float(run.attrs.get("model_beta_s_per_byte"))
-    df["model_beta_s_per_byte"] = beta if beta is not None else float("nan")
-    df["origin"] = network_origin(run.attrs, run_kind(m))
+    out["model_beta_s_per_byte"] = beta if beta is not None else float("nan")
+    out["origin"] = network_origin(run.attrs, run_kind(m))
     other = m.get("machine_other_cpu_during")
-    df["other_cpu_during"] = np.nan if other is None else other
-    if "ranks" not in df.columns:
-        df["ranks"] = _as_int(m["ranks"])
+    out["other_cpu_during"] = np.nan if other is None else other
+    if "ranks" not in columns:
+        out["ranks"] = _as_int(m["ranks"])
+    return out
 
 
 # ---------------------------------------------------------------- micro
@@ -660,39 +836,83 @@ UNCHECKED_UNKNOWN = ("wrong", "rel_l2_err", "recall", "max_abs_err", "consensus"
 
 
 def read_micro(g):
-    if "results" not in g:
-        raise RunRefused("/micro has no results table")
-    arr = g["results"][...]
+    """/micro's table (micro_columns) as a DataFrame, without the run's
+    metadata."""
+    columns = micro_columns(g)
+    return pd.DataFrame(columns, index=pd.RangeIndex(len(columns["row"])))
+
+
+def micro_columns(g, read=None):
+    """{column: values} of /micro's table, in order: /micro/results' columns
+    (text decoded), each row's index, the columns of later writers an older
+    file lacks, what each row's options and samples say.  read: what
+    validate.check_run read of them already (its keep)."""
+    arr = (read or {}).get("micro/results")
+    if arr is None:
+        if "results" not in g:
+            raise RunRefused("/micro has no results table")
+        arr = validate.read_table(g["results"])
     if arr.dtype.names is None:
         raise RunRefused("/micro/results is not a compound table")
-    df = pd.DataFrame(arr)
-    for col in df.columns:
-        if df[col].dtype == object:
-            df[col] = df[col].map(lambda v: v.decode("utf-8", "replace").rstrip("\0")
-                                  if isinstance(v, bytes) else v)
-    df["row"] = np.arange(len(df))
-    fill_later_columns(df)
-    if "repeat" not in df:
-        df["repeat"] = 0     # written before rb_micro --repeat (-r then): one repetition per row
-    if "input" not in df:
-        df["input"] = "dense"   # written before rb_micro --input
-    if "checked" in df:
+    n = len(arr)
+    cols = _results_columns(arr)
+    cols["row"] = np.arange(n)
+    fill_later_columns(cols, n)
+    if "repeat" not in cols:   # written before rb_micro --repeat (-r then): one repetition per row
+        cols["repeat"] = np.zeros(n, dtype=np.int64)
+    if "input" not in cols:   # written before rb_micro --input
+        cols["input"] = _constant("dense", n)
+    if "checked" in cols:
         # An unvalidated row (--no-check) measured no error: unknown, not 0.
-        unchecked = df["checked"] == 0
+        unchecked = np.asarray(cols["checked"]) == 0
         for col in UNCHECKED_UNKNOWN:
-            if col in df:
-                df[col] = df[col].astype(float).where(~unchecked, np.nan)
-    samples = _samples_index(g)
-    opts_list = [row_options(g, i, samples.get(i)) for i in range(len(df))]
-    df["options"] = [options_text(o, r) for o, r in zip(opts_list, df.get("reducer", [""] * len(df)))]
+            if col in cols:
+                cols[col] = np.where(unchecked, np.nan, np.asarray(cols[col]).astype(float))
+    samples = _samples_index(g, read)
+    # /micro/results' own attributes, read once for all its rows
+    results_options = options_from_attrs(_option_attrs(g["results"]))
+    opts_list = [row_options(g, i, samples.get(i), results_options) for i in range(n)]
+    reducers = cols.get("reducer", [""] * n)
+    cols["options"] = [options_text(o, r) for o, r in zip(opts_list, reducers)]
     for key in sorted(set(k for o in opts_list for k in o)):
-        df["opt_" + key] = [o.get(key) for o in opts_list]
-    df["variant"] = [variant_label(r, t) for r, t in zip(df["reducer"], df["options"])]
-    q = [sample_quartiles(samples.get(i)) for i in range(len(df))]
-    df["iter_q25_us"] = [v[0] for v in q]
-    df["iter_q50_us"] = [v[1] for v in q]
-    df["iter_q75_us"] = [v[2] for v in q]
-    return df
+        cols["opt_" + key] = [o.get(key) for o in opts_list]
+    cols["variant"] = [variant_label(r, t) for r, t in zip(cols["reducer"], cols["options"])]
+    q = _rows_quartiles([samples.get(i) for i in range(n)])
+    cols["iter_q25_us"] = [v[0] for v in q]
+    cols["iter_q50_us"] = [v[1] for v in q]
+    cols["iter_q75_us"] = [v[2] for v in q]
+    return cols
+
+
+def _results_columns(arr):
+    """{column: values} of a compound table: numbers as numpy gives them,
+    fixed-length text decoded (str, no NUL padding); any other kind of
+    column the way pandas reads a structured array."""
+    if not all(arr.dtype[c].kind in "biufS" and not arr.dtype[c].shape and arr.dtype[c].isnative
+               for c in arr.dtype.names):
+        df = pd.DataFrame(arr)
+        for col in df.columns:
+            if df[col].dtype == object:
+                df[col] = df[col].map(lambda v: v.decode("utf-8", "replace").rstrip("\0")
+                                      if isinstance(v, bytes) else v)
+        return {c: df[c].to_numpy() for c in df.columns}
+    out = {}
+    for c in arr.dtype.names:
+        if arr.dtype[c].kind == "S":
+            out[c] = _objects([v.decode("utf-8", "replace").rstrip("\0") for v in arr[c].tolist()])
+        else:
+            out[c] = arr[c].copy()
+    return out
+
+
+def _objects(values):
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def _constant(value, n):
+    return _objects([value] * n)
 
 
 # Columns rb_micro added after its first archives (validate.py's
@@ -706,46 +926,72 @@ LATER_NUMERIC_COLUMNS = (
     "nnz_local_max", "imbalance", "step")
 
 
-def fill_later_columns(df):
+def fill_later_columns(df, n):
+    """df: a dict (or a DataFrame) of n rows' columns."""
     for col in LATER_NUMERIC_COLUMNS:
         if col not in df:
-            df[col] = np.nan
+            df[col] = np.full(n, np.nan)
     if "device" not in df:
-        df["device"] = "unknown"
+        df["device"] = _constant("unknown", n)
 
 
-def _samples_index(g):
-    """{row index: samples dataset}; names are the row index (any padding)."""
+def _samples_index(g, read=None):
+    """{row index: (samples dataset, its values or None)}; names are the row
+    index (any padding).  read: validate.check_run's keep, which holds the
+    datasets it read, their rows and values."""
     out = {}
     if "samples" not in g or not isinstance(g["samples"], h5py.Group):
         return out
-    for key in g["samples"]:
-        obj = g["samples"][key]
-        idx = validate.sample_row(obj, key) if isinstance(obj, h5py.Dataset) else None
+    samples = g["samples"]
+    for key in samples:
+        kept = (read or {}).get("micro/samples/" + key)
+        if kept is not None:
+            obj, idx, values = kept
+        else:
+            obj, values = samples[key], None
+            idx = validate.sample_row(obj, key) if isinstance(obj, h5py.Dataset) else None
         if idx is not None:
-            out[idx] = obj
+            out[idx] = (obj, values)
     return out
 
 
 def sample_quartiles(ds):
     """Quartiles of the per-iteration time of the slowest rank (the time the
-    operation took), from the raw iterations x ranks samples."""
-    if ds is None:
-        return (np.nan, np.nan, np.nan)
-    a = np.asarray(ds[...], dtype=float)
-    if a.size == 0:
-        return (np.nan, np.nan, np.nan)
-    per_iter = a.max(axis=1) if a.ndim == 2 else a.reshape(-1)
-    q = np.percentile(per_iter, [25, 50, 75])
-    return tuple(float(v) for v in q)
+    operation took), from the raw iterations x ranks samples (ds: the
+    dataset, or _samples_index's (dataset, values))."""
+    return _rows_quartiles([ds])[0]
 
 
-def row_options(g, i, samples_ds):
+def _rows_quartiles(samples):
+    """sample_quartiles of each of samples, those of one length computed
+    together (np.percentile along an axis gives each row's own numbers)."""
+    out = [(np.nan, np.nan, np.nan)] * len(samples)
+    by_length = {}
+    for i, ds in enumerate(samples):
+        if ds is None:
+            continue
+        ds, a = ds if isinstance(ds, tuple) else (ds, None)
+        if a is None:
+            a = np.asarray(ds[...], dtype=float)
+        if a.size == 0:
+            continue
+        per_iter = a.max(axis=1) if a.ndim == 2 else a.reshape(-1)
+        by_length.setdefault(len(per_iter), []).append((i, per_iter))
+    for rows in by_length.values():
+        q = np.percentile(np.stack([a for _, a in rows]), [25, 50, 75], axis=1)
+        for (i, _), v in zip(rows, q.T):
+            out[i] = tuple(float(x) for x in v)
+    return out
+
+
+def row_options(g, i, samples_ds, results_options=None):
     """Options that applied to row i, wherever the writer put them: a
     per-row group/dataset under /micro/options, a compound /micro/options
-    table, the samples dataset's attributes, or /micro/results attributes."""
+    table, the samples dataset's attributes (samples_ds: a dataset or
+    _samples_index's (dataset, values)), or /micro/results attributes
+    (results_options: what options_from_attrs found there, when known)."""
     found = {}
-    cands = [g["results"]]
+    cands = []
     if "options" in g:
         o = g["options"]
         if isinstance(o, h5py.Dataset) and o.dtype.names and o.shape and o.shape[0] > i:
@@ -757,11 +1003,20 @@ def row_options(g, i, samples_ds):
                 m = re.search(r"(\d+)$", key)
                 if m and int(m.group(1)) == i:
                     cands.append(o[key])
+    if results_options is None:
+        results_options = options_from_attrs(_option_attrs(g["results"]))
+    found.update(results_options)
     if samples_ds is not None:
-        cands.append(samples_ds)
+        cands.append(samples_ds[0] if isinstance(samples_ds, tuple) else samples_ds)
     for obj in cands:
-        found.update(options_from_attrs(read_attrs(obj)))
+        found.update(options_from_attrs(_option_attrs(obj)))
     return found
+
+
+def _option_attrs(obj):
+    """read_attrs(obj) of the attributes options_from_attrs looks at."""
+    return _attrs_named(obj, lambda k: k.startswith("opt_") or k == "options"
+                        or k in OPTION_APPLIES)
 
 
 def options_from_attrs(attrs):

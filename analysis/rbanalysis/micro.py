@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats, wire
-from .load import combine_busy
+from .load import combine_busy, micro_frames
 
 GROUP_COLS = ["kind", "machine", "version", "malloc", "device", "input", "layout", "overlap",
               "density", "ranks", "cols", "timing", "oversubscribed"]
@@ -38,7 +38,7 @@ MEDIAN_COLS = ["t_p50_us", "t_p99_us", "t_encode_us", "t_comm_us", "t_decode_us"
 
 
 def micro_rows(archive):
-    frames = [r.micro for r in archive.runs if r.micro is not None and len(r.micro)]
+    frames = micro_frames(archive)
     if not frames:
         return pd.DataFrame()
     df = pd.concat(frames, ignore_index=True, sort=False)

@@ -26,7 +26,8 @@ it.  A run is refused, with the reason, when:
     row; text where the report reads a number;
   - values of a row that must agree do not (check_micro_agreement);
   - reading it kills the process (a damaged file that crashes HDF5):
-    crashing_files() reads every file first in a forked child.
+    first_reads() (crashing_files()) reads every file first in a forked
+    child.
 
 Only h5py and numpy are needed: rb-archive is installed with this file and
 rbanalysis/__init__.py next to it (under $(pkgdatadir)), not the rest.
@@ -86,6 +87,32 @@ def file_problem(path):
     return "not a regular file (%s): not read" % kind
 
 
+def read_attribute(obj, name):
+    """obj.attrs[name] (obj: an h5py object) as h5py 3 reads it -- the same
+    HDF5 calls, the same value -- in half the time: h5py's layers of Python
+    per attribute are most of the cost of reading a run, and a report over
+    thousands of runs reads hundreds of thousands of attributes.  (A copy
+    of h5py's AttributeManager.__getitem__; tests/analysis/unit/
+    test_validate.py checks the two agree on every kind of attribute.)"""
+    from h5py import Empty, h5a, h5s, h5t
+    attr = h5a.open(obj.id, name.encode("utf-8") if isinstance(name, str) else name)
+    space = attr.get_space()
+    if space.get_simple_extent_type() == h5s.NULL:
+        return Empty(attr.dtype)
+    dtype, shape = attr.dtype, space.shape
+    htype = h5t.py_create(dtype)
+    if dtype.subdtype is not None:   # an array type: numpy wants it in the shape
+        dtype, sub = dtype.subdtype
+        shape = shape + sub
+    arr = np.zeros(shape, dtype=dtype)
+    attr.read(arr, mtype=htype)
+    info = h5t.check_string_dtype(dtype)
+    if info and info.length is None:   # variable-length strings: str, as h5py gives them
+        arr = np.array([b.decode("utf-8", "surrogateescape") for b in arr.flat],
+                       dtype=dtype).reshape(arr.shape)
+    return arr[()] if arr.ndim == 0 else arr
+
+
 def _read_everything(path):
     """Open path with HDF5 and read every attribute and dataset in it: what
     any reader will touch.  Exceptions are the caller's."""
@@ -93,7 +120,7 @@ def _read_everything(path):
 
     def visit(_name, obj):
         for key in obj.attrs:
-            obj.attrs[key]
+            read_attribute(obj, key)
         if isinstance(obj, h5py.Dataset):
             obj[()]
 
@@ -102,14 +129,70 @@ def _read_everything(path):
         f.visititems(visit)
 
 
+def run_groups(f):
+    """[(name, group)] of the runs in an open file: [("", f)] for a
+    single-run file, /runs/* for a merged archive (a group named runs
+    holding groups, no run data at the root)."""
+    import h5py
+    if ("runs" in f and isinstance(f["runs"], h5py.Group)
+            and "micro" not in f and "train" not in f):
+        return [(name, f["runs"][name]) for name in sorted(f["runs"])
+                if isinstance(f["runs"][name], h5py.Group)]
+    return [("", f)]
+
+
+def _first_read(path):
+    """The first read of a file, in the child: every attribute and dataset
+    in it, as _read_everything.  Taking its runs' content_digest reads all
+    of them but the root's COPY_ATTRS, so that is how a single-run file is
+    read, and the reader, given the digests, need not read its runs whole
+    a second time.  Returns {run name: digest, or [exception type, message]
+    where it could not be taken}; {} when the file cannot be gone through
+    (then as much of it is read as _read_everything can)."""
+    try:
+        return _digests(path)
+    except Exception:  # noqa: BLE001 -- an error is for the reader to name, not a crash
+        _read_quietly(path)
+        return {}
+
+
+def _digests(path):
+    import h5py
+    digests = {}
+    with h5py.File(path, "r") as f:
+        groups = run_groups(f)
+        whole = [name for name, _ in groups] == [""]
+        if not whole:   # a merged archive: what lies outside its runs too
+            _read_quietly(path)
+        for name, grp in groups:
+            try:
+                digests[name] = content_digest(grp)
+            except Exception as e:  # noqa: BLE001 -- the reader refuses the run with it
+                digests[name] = [type(e).__name__, str(e)]
+        if whole and isinstance(digests[""], list):   # it stopped midway
+            _read_quietly(path)
+        elif whole:
+            for key in COPY_ATTRS:
+                if key in f.attrs:
+                    read_attribute(f, key)
+    return digests
+
+
+def _read_quietly(path):
+    try:
+        _read_everything(path)
+    except Exception:  # noqa: BLE001 -- an error is for the reader to name, not a crash
+        pass
+
+
 def _screen_worker(paths, out_fd):
-    """The child: for each path in order, one byte once it is read."""
+    """The child: for each path in order, one line once it is read: the
+    JSON of its runs' digests ({} when it could not be read)."""
+    import json
     for path in paths:
-        try:
-            _read_everything(path)
-        except Exception:  # noqa: BLE001 -- an error is for the reader to name, not a crash
-            pass
-        os.write(out_fd, b".")
+        line = (json.dumps(_first_read(path)) + "\n").encode()
+        while line:
+            line = line[os.write(out_fd, line):]
     os._exit(0)
 
 
@@ -126,24 +209,69 @@ def _read_limit(path):
         return READ_LIMIT_S
 
 
-def _wait_progress(fd, seconds):
-    """One byte of the child's progress within seconds: True; EOF or the
-    time out: False."""
-    import select
-    ready, _, _ = select.select([fd], [], [], seconds)
-    return bool(ready) and os.read(fd, 1) == b"."
+class _Lines:
+    """The child's progress: its lines, each waited for at most a time."""
+
+    def __init__(self, fd):
+        self.fd, self.buf, self.ended = fd, b"", False
+
+    def next(self, seconds):
+        """The next line (bytes, without its newline) within seconds; None
+        at EOF (the child died) or when the time is out (it stalled)."""
+        import select
+        import time
+        deadline = time.monotonic() + seconds
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.fd], [], [], left)[0]:
+                return None
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:   # the child has ended, or is ending
+                self.ended = True
+                return None
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return line
 
 
 def crashing_files(paths):
     """{path: reason} of the files whose first read kills the process that
     reads it (a damaged file can crash the HDF5 library: SIGSEGV, an
-    abort) or never ends (HDF5 looping on it).  Each file is first read in
-    full by a forked child, which goes on to the next file; when it dies
-    or stalls, the file it was reading is named and a new child takes the
-    rest.  Where fork is not available, {}."""
-    import signal
-    found, rest = {}, [p for p in paths if file_problem(p) is None]
-    while rest and hasattr(os, "fork"):
+    abort) or never ends (HDF5 looping on it): first_reads() of them all.
+    Where fork is not available, {}."""
+    return {path: why for path, why, _ in first_reads(paths) if why}
+
+
+def first_reads(paths):
+    """(path, reason, digests) for each of paths, in order, as soon as a
+    forked child has read that file in full.  reason: None when the read
+    went through, else why the file must not be read in this process (its
+    read killed the child, or never ended).  digests: the content_digest
+    of each run in the file, {run name ("" for a single-run file): hex
+    digest, or [exception type, message] where it could not be taken}; {}
+    when the file could not be opened.  Files that file_problem() names,
+    and all of them where fork is not available, come unread: (path, None,
+    None).
+
+    One child reads the files one after the other, ahead of the caller:
+    while the caller works on a file, the child reads the next ones (on a
+    machine with a core to spare, the first read costs next to no time).
+    When it dies or stalls, the file it was reading is named and a new
+    child takes the rest."""
+    readable = [file_problem(p) is None and hasattr(os, "fork") for p in paths]
+    screened = _screen([p for p, ok in zip(paths, readable) if ok])
+    try:
+        for path, ok in zip(paths, readable):
+            yield next(screened) if ok else (path, None, None)
+    finally:   # closed early: so is the child
+        screened.close()
+
+
+def _screen(paths):
+    """first_reads() of files that can be read, in order."""
+    import json
+    rest = list(paths)
+    while rest:
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:   # the child: no Python-level cleanup on the way out
@@ -153,29 +281,51 @@ def crashing_files(paths):
             finally:
                 os._exit(1)
         os.close(w)
-        done = 0
-        while done < len(rest) and _wait_progress(r, _read_limit(rest[done])):
-            done += 1
-        reaped, status = os.waitpid(pid, os.WNOHANG)
-        stalled = done < len(rest) and reaped == 0
-        if reaped == 0:   # stalled, or ending right now
-            if stalled:
-                os.kill(pid, signal.SIGKILL)
-            _, status = os.waitpid(pid, 0)
-        os.close(r)
+        lines, done, status = _Lines(r), 0, None
+        try:
+            while done < len(rest):
+                line = lines.next(_read_limit(rest[done]))
+                if line is None:
+                    break
+                yield rest[done], None, json.loads(line)
+                done += 1
+            # late: it stopped writing without ending (an ended child may
+            # not be reaped yet: it is waited for, not taken for stalled)
+            stalled, status = _end_child(pid, done < len(rest) and not lines.ended)
+        finally:
+            if status is None:   # the caller stopped early (an error, ^C): no child left behind
+                _end_child(pid, True)
+            os.close(r)
         if done >= len(rest):
-            break
-        if stalled:
-            what = ("reading it never ended (it did not end in %.0f s: HDF5 looping on a "
-                    "damaged file?)" % _read_limit(rest[done]))
-        elif os.WIFSIGNALED(status):
-            what = ("reading it killed the reader (signal %s inside the HDF5 library): damaged"
-                    % signal.Signals(os.WTERMSIG(status)).name)
-        else:
-            what = "reading it killed the reader (exit status %d): damaged" % os.WEXITSTATUS(status)
-        found[rest[done]] = what + "; refused without reading it here"
+            return
+        yield rest[done], _crash_reason(rest[done], stalled, status), None
         rest = rest[done + 1:]
-    return found
+
+
+def _end_child(pid, late):
+    """(stalled, wait status) of the child pid, reaped: stalled when it is
+    late (it has not read all its files) and still running: killed then."""
+    import signal
+    reaped, status = os.waitpid(pid, os.WNOHANG)
+    stalled = late and reaped == 0
+    if reaped == 0:   # stalled, or ending right now
+        if stalled:
+            os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+    return stalled, status
+
+
+def _crash_reason(path, stalled, status):
+    import signal
+    if stalled:
+        what = ("reading it never ended (it did not end in %.0f s: HDF5 looping on a "
+                "damaged file?)" % _read_limit(path))
+    elif os.WIFSIGNALED(status):
+        what = ("reading it killed the reader (signal %s inside the HDF5 library): damaged"
+                % signal.Signals(os.WTERMSIG(status)).name)
+    else:
+        what = "reading it killed the reader (exit status %d): damaged" % os.WEXITSTATUS(status)
+    return what + "; refused without reading it here"
 
 
 def interruption(path):
@@ -335,9 +485,9 @@ def _number(v):
 
 # ---------------------------------------------------------------- /micro
 
-def check_micro(g):
+def check_micro(g, keep=None):
     """/micro of a run (an h5py group): the results table and its values.
-    Returns the table (a numpy structured array)."""
+    Returns the table (a numpy structured array).  keep: check_run's."""
     import h5py
     if "results" not in g:
         raise Invalid("/micro has no results table")
@@ -355,21 +505,24 @@ def check_micro(g):
         # rb_micro keeps no archive without a row (a failure or a timeout
         # before the first leaves none): an empty table was not written by it
         raise Invalid("/micro/results holds no rows: no size was measured")
-    arr = d[...]
+    arr = read_table(d)
     check_micro_values(arr)
-    check_micro_samples(g, arr)
+    check_micro_samples(g, arr, keep)
+    if keep is not None:
+        keep["micro/results"] = arr
     return arr
 
 
-def check_micro_samples(g, arr=None):
+def check_micro_samples(g, arr=None, keep=None):
     """/micro/samples/<row>: each call's time on each rank (us), which the
     report's per-iteration quartiles come from: numbers, finite, >= 0, and
-    the row's t_avg_us (their mean) among them."""
+    the row's t_avg_us (their mean) among them.  keep: check_run's."""
     import h5py
     if "samples" not in g or not isinstance(g["samples"], h5py.Group):
         return
-    for key in sorted(g["samples"]):
-        ds = g["samples"][key]
+    samples = g["samples"]
+    for key in sorted(samples):
+        ds = samples[key]
         if not isinstance(ds, h5py.Dataset):
             continue
         where = "/micro/samples/%s" % key
@@ -382,6 +535,8 @@ def check_micro_samples(g, arr=None):
             raise Invalid("%s: a per-call time = %s is a value no run can have (times are finite "
                           "and >= 0)" % (where, text(v[bad].reshape(-1)[0])))
         row = sample_row(ds, key)
+        if keep is not None:
+            keep["micro/samples/" + key] = (ds, row, v)
         if arr is not None and v.size and row is not None and 0 <= row < len(arr) \
                 and "t_avg_us" in arr.dtype.names:
             avg = float(arr["t_avg_us"][row])
@@ -391,10 +546,70 @@ def check_micro_samples(g, arr=None):
                               % (row, text(avg), where, text(v.min()), text(v.max())))
 
 
+def read_table(d):
+    """d[...] of an h5py dataset: the same array, in a tenth of the time for
+    a compound table whose text columns are stored NUL-terminated (rb_micro's
+    /micro/results).  h5py has HDF5 convert those to NUL-padded text, at a
+    millisecond a table; here HDF5 copies the stored bytes, and the text is
+    cut at its first NUL after, which is all that conversion does (the
+    other columns are stored as h5py asks for them: copied as they are)."""
+    from h5py import h5s
+    if not d.shape or len(d.shape) != 1 or d.dtype.names is None:
+        return d[...]
+    ftype = d.id.get_type()
+    key = (ftype.encode(), d.dtype)
+    if key not in _TEXT_TO_CUT:
+        _TEXT_TO_CUT[key] = _text_to_cut(ftype, d.dtype)
+    cut = _TEXT_TO_CUT[key]
+    if cut is None:
+        return d[...]
+    arr = np.empty(d.shape, dtype=d.dtype)
+    d.id.read(h5s.ALL, h5s.ALL, arr, mtype=ftype)
+    for name in cut:
+        arr[name] = [v.split(b"\0", 1)[0] for v in arr[name].tolist()]
+    return arr
+
+
+_TEXT_TO_CUT = {}   # (stored type, numpy type) -> _text_to_cut's answer
+
+
+def _text_to_cut(ftype, dtype):
+    """The columns of a compound table stored as ftype that HDF5 converts
+    when h5py reads it as dtype, if it converts no other: fixed-length text
+    stored NUL-terminated, of the size and character set asked for (the
+    others are stored exactly as asked for: copied as they are).  None when
+    the table must be read the usual way."""
+    from h5py import h5t
+    if ftype.get_class() != h5t.COMPOUND or ftype.get_size() != dtype.itemsize \
+            or ftype.get_nmembers() != len(dtype.names):
+        return None
+    cut = []
+    for i, name in enumerate(dtype.names):
+        stored, want = ftype.get_member_type(i), h5t.py_create(dtype[name])
+        if ftype.get_member_name(i) != name.encode() or \
+                ftype.get_member_offset(i) != dtype.fields[name][1]:
+            return None
+        if stored == want:
+            continue
+        if (stored.get_class() == h5t.STRING and want.get_class() == h5t.STRING
+                and not stored.is_variable_str() and not want.is_variable_str()
+                and dtype[name].kind == "S" and stored.get_size() == want.get_size()
+                and stored.get_cset() == want.get_cset()
+                and stored.get_strpad() == h5t.STR_NULLTERM
+                and want.get_strpad() == h5t.STR_NULLPAD):
+            cut.append(name)
+            continue
+        return None
+    return tuple(cut)
+
+
 def sample_row(ds, key):
     """The row a samples dataset belongs to: its row attribute, else the
     number its name ends with (any padding); None when neither says."""
-    idx = ds.attrs.get("row")
+    try:
+        idx = read_attribute(ds, "row")
+    except KeyError:   # none (h5py's attrs.get)
+        idx = None
     if idx is None:
         m = re.search(r"(\d+)$", key)
         return int(m.group(1)) if m else None
@@ -624,15 +839,20 @@ def check_train_tables(g):
 
 # ---------------------------------------------------------------- whole runs
 
-def check_run(run):
+def check_run(run, attrs=None, keep=None):
     """A run (the root of a single-run file, or /runs/<name> of a merged
-    archive): every rule above.  Raises Invalid."""
+    archive): every rule above.  Raises Invalid.  attrs: its attributes
+    when the caller has read them already (a dict, as h5py gives them);
+    keep: a dict that receives the tables read here, by path under the run
+    ("micro/results": the table; "micro/samples/<name>": (the dataset,
+    its row (sample_row), its values as floats)), so that a caller that
+    reads them next need not read them twice."""
     check_interrupted(run)
-    tool = check_attrs(run.attrs)
+    tool = check_attrs(run.attrs if attrs is None else attrs)
     if tool == "rb_micro":
         if "micro" not in run:
             raise Invalid("an rb_micro run without /micro")
-        check_micro(run["micro"])
+        check_micro(run["micro"], keep)
     elif "train" not in run:
         raise Invalid("an rb_train run without /train")
     else:
@@ -686,7 +906,7 @@ def content_digest(run):
             if obj is run and k in COPY_ATTRS:
                 continue
             try:
-                v = obj.attrs[k]
+                v = read_attribute(obj, k)
             except (OSError, TypeError, ValueError):
                 v = "?"
             h.update(("%s@%s=" % (name, k)).encode())
@@ -697,7 +917,7 @@ def content_digest(run):
         if isinstance(obj, h5py.Dataset):
             h.update(name.encode())
             try:
-                h.update(_bytes_of(obj[...]))
+                h.update(_bytes_of(read_table(obj)))
             except (OSError, TypeError, ValueError):
                 h.update(b"?")
 

@@ -3,8 +3,9 @@
 the archives hold it (root attributes, benchmarks/harness/metadata.c):
 busy (the machine_* attributes against the busy rule, -1 or absent as
 unknown), combine_busy over the runs of a point, oversubscription,
-where a run's numbers come from (platform, run_machine), and which files
-find_files hands on (never a FIFO, whose open would wait for a writer)."""
+where a run's numbers come from (platform, run_machine), which files
+find_files hands on (never a FIFO, whose open would wait for a writer),
+and the micro tables load() makes in one go (each run's own)."""
 
 import os
 import sys
@@ -194,3 +195,50 @@ def test_oversubscription_is_explained_by_the_rule_applied():
         "4 ranks on one machine's 2 PUs"
     assert load.ranks_per_core_text(dict(meta(ranks=4, nodes=1), pus=2)) == \
         "4 ranks per node on 2 PUs"
+
+
+# ------------------------------------------- micro tables made in one go
+
+def test_micro_tables_made_in_one_go_are_each_runs_own(tmp_path):
+    """load() makes the micro tables of runs that agree on their columns
+    and types as one DataFrame, and cuts each run's out of it: each is the
+    DataFrame the run's own columns make, and micro_rows (their
+    concatenation) what concatenating those gives."""
+    import h5py
+    import numpy as np
+    import pandas as pd
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    from synth import write_micro
+    from rbanalysis import micro
+
+    def rows(reducer, t):
+        return [{"reducer": reducer, "size_bytes": s, "t_avg_us": t * s / 4096.0, "repeat": k}
+                for s in (4096, 8192) for k in range(2)]
+
+    specs = [("a", rows("s2", 10.0), {"sketch_width": 0.5}, ()),
+             ("b", rows("s2", 11.0), {"sketch_width": 0.25}, ()),   # as a: one DataFrame
+             ("c", rows("dense", 9.0), None, [("extra", "<f8")]),    # a column more
+             ("d", rows("gossip", 12.0), {"seed": 3}, ()),           # an integer option
+             ("e", rows("s2", 10.5), {"sketch_width": 0.5}, ()),
+             ("f", rows("gossip", 12.5), {"seed": np.array([1, 2])}, ())]   # a list
+    for name, r, options, columns in specs:
+        write_micro(str(tmp_path / ("%s.h5" % name)), r, options=options, columns=columns)
+    archive = load.load([str(tmp_path)])
+    assert [r.label for r in archive.runs] == ["%s.h5" % s[0] for s in specs]
+    own = []
+    for run in archive.runs:
+        with h5py.File(run.path, "r") as f:
+            cols = load.micro_columns(f["micro"])
+        cols.update(load._meta_values(run, cols))
+        own.append(pd.DataFrame(cols, index=pd.RangeIndex(len(cols["row"]))))
+        pd.testing.assert_frame_equal(run.micro, own[-1], check_exact=True)
+        assert list(run.micro.dtypes) == list(own[-1].dtypes)
+    assert len(archive.micro_parts) < len(archive.runs)
+    want = pd.concat(own, ignore_index=True, sort=False)
+    got = pd.concat(load.micro_frames(archive), ignore_index=True, sort=False)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert list(got.dtypes) == list(want.dtypes)
+    assert len(micro.micro_rows(archive)) == len(want)
+    # runs left out after load(): the runs' own tables, not the parts
+    archive.runs = archive.runs[1:]
+    assert load.micro_frames(archive) == [r.micro for r in archive.runs]

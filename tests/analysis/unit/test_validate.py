@@ -3,8 +3,10 @@
 rb-archive share, rule by rule: the root attributes (schema version,
 complete, tool, stopped early, ranks), the values of /micro/results, the
 final figures of /train, the status word of a listing, the runs a fault
-interrupted (their note, their kept name), and the content
-digest that tells copies of one run apart.  Small HDF5 files are made in
+interrupted (their note, their kept name), the content digest that
+tells copies of one run apart, and the fast readers the report uses
+(read_attribute, read_table: what h5py reads) and the first read of
+every file in a forked child (first_reads).  Small HDF5 files are made in
 memory (h5py's core driver); the real writers' files are checked by
 tests/archive/ and tests/analysis/report.sh."""
 
@@ -16,7 +18,9 @@ if __name__ == "__main__":
     from run_pytest import main
     sys.exit(main(__file__))
 
+import faulthandler
 import itertools
+import signal
 
 import h5py
 import numpy as np
@@ -382,3 +386,143 @@ def test_a_finished_run_with_an_empty_user_block_passes(tmp_path):
     assert validate.is_kept_partial(p + ".interrupted") and validate.is_kept_partial("x.h5.failed")
     with h5py.File(p, "r") as f:
         assert validate.status(f) == ("complete", "")
+
+
+# ------------------------------------------- reading fast, reading the same
+
+def same_value(a, b):
+    """Equal values of equal types (arrays: equal dtype, shape and bytes,
+    or equal elements where they hold objects)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, np.ndarray):
+        if a.dtype != b.dtype or a.shape != b.shape:
+            return False
+        return a.tolist() == b.tolist() if a.dtype.hasobject else a.tobytes() == b.tobytes()
+    if isinstance(a, h5py.Empty):
+        return a.dtype == b.dtype
+    return a == b or (a != a and b != b)   # NaN
+
+
+def test_read_attribute_reads_what_h5py_reads(tmp_path):
+    with h5py.File(str(tmp_path / "a.h5"), "w") as f:
+        a = f.attrs
+        a["int"], a["float"], a["nan"], a["i32"] = 3, 2.5, float("nan"), np.int32(-4)
+        a["bool"], a["u64"], a["complex"] = True, np.uint64(2 ** 63 + 1), 1 + 2j
+        a["text"], a["unicode"], a["bytes"] = "run", "σ=1", b"raw\xff"
+        a["fixed"] = np.bytes_("fixed")
+        a["ints"], a["grid"] = np.arange(5), np.ones((2, 3), dtype=">f4")
+        a["texts"] = ["a", "bb", ""]
+        a["fixed_texts"] = np.array([b"x", b"yy"], dtype="S4")
+        a["empty"] = h5py.Empty("f8")
+        a.create("triple", data=np.ones((2, 3)), dtype=np.dtype("(3,)f8"))
+        a["record"] = np.array((1, 2.0, b"r"), dtype=[("i", "<i4"), ("x", "<f8"), ("s", "S3")])
+        a["records"] = np.zeros(2, dtype=[("i", "<i4"), ("x", "<f8")])
+        names = list(a)
+        assert len(names) == 19
+        for name in names:
+            assert same_value(validate.read_attribute(f, name), a[name]), name
+        with pytest.raises(KeyError):
+            validate.read_attribute(f, "absent")
+
+
+def text_table(path, strpad, rows):
+    """A compound table (name: 8-byte text stored with strpad, x: double),
+    its bytes written as they are: text after a NUL kept."""
+    with h5py.File(path, "w") as f:
+        st = h5py.h5t.C_S1.copy()
+        st.set_size(8)
+        st.set_strpad(strpad)
+        ct = h5py.h5t.create(h5py.h5t.COMPOUND, 16)
+        ct.insert(b"name", 0, st)
+        ct.insert(b"x", 8, h5py.h5t.NATIVE_DOUBLE)
+        raw = np.array(rows, dtype=[("name", "S8"), ("x", "<f8")])
+        d = h5py.h5d.create(f.id, b"t", ct, h5py.h5s.create_simple((len(rows),)))
+        d.write(h5py.h5s.ALL, h5py.h5s.ALL, raw, mtype=ct)
+    return path
+
+
+@pytest.mark.parametrize("strpad", [h5py.h5t.STR_NULLTERM, h5py.h5t.STR_NULLPAD,
+                                    h5py.h5t.STR_SPACEPAD])
+def test_read_table_reads_what_h5py_reads(tmp_path, strpad):
+    """rb_micro's text columns are NUL-terminated: h5py has HDF5 convert
+    them, read_table copies them and cuts them at the first NUL (text
+    after it, left there by a writer, must not come through)."""
+    rows = [(b"ab\0zz", 1.0), (b"abcdefgh", 2.0), (b"", 3.0), (b"  pad  ", 4.0)]
+    with h5py.File(text_table(str(tmp_path / "t.h5"), strpad, rows), "r") as f:
+        want = f["t"][...]
+        got = validate.read_table(f["t"])
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
+def test_read_table_of_other_tables_is_h5pys(tmp_path):
+    with h5py.File(str(tmp_path / "o.h5"), "w") as f:
+        f["big_endian"] = np.array([(1, 2.0)], dtype=[("i", ">i4"), ("x", ">f8")])
+        f["plain"] = np.arange(6.0)
+        f["scalar"] = np.array((1, 2.0), dtype=[("i", "<i4"), ("x", "<f8")])
+        f["grid"] = np.zeros((2, 2), dtype=[("i", "<i4"), ("s", "S4")])
+        f["none"] = np.zeros(0, dtype=[("i", "<i4"), ("s", "S4")])
+        f["micro"] = micro_rows()
+        for name in f:
+            want, got = f[name][...], validate.read_table(f[name])
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), name
+
+
+def micro_file(path, run_id, **second):
+    with h5py.File(path, "w") as f:
+        for k, v in attrs(run_id=run_id).items():
+            f.attrs[k] = v
+        f.create_group("micro").create_dataset("results", data=micro_rows(**second))
+    return path
+
+
+def test_first_reads_give_each_file_in_order_with_its_digests(tmp_path):
+    a = micro_file(str(tmp_path / "a.h5"), "a")
+    b = micro_file(str(tmp_path / "b.h5"), "b", t_avg_us=12.6)
+    merged = str(tmp_path / "merged.h5")
+    with h5py.File(merged, "w") as f:
+        for name, src in (("one", a), ("two", b)):
+            with h5py.File(src, "r") as s:
+                s.copy(s, f.require_group("runs"), name)
+    (tmp_path / "text.h5").write_bytes(b"not an archive")
+    os.mkfifo(str(tmp_path / "fifo.h5"))
+    paths = [a, str(tmp_path / "fifo.h5"), b, str(tmp_path / "text.h5"), merged,
+             str(tmp_path / "gone.h5")]
+    got = list(validate.first_reads(paths))
+    assert [p for p, _, _ in got] == paths
+    assert all(why is None for _, why, _ in got)
+    digest = {}
+    for p in (a, b, merged):
+        with h5py.File(p, "r") as f:
+            digest[p] = {name: validate.content_digest(g) for name, g in validate.run_groups(f)}
+    assert [d for _, _, d in got] == [digest[a], None, digest[b], {}, digest[merged], None]
+    assert set(digest[merged]) == {"one", "two"} and digest[merged]["one"] == digest[a][""]
+
+
+def test_first_reads_name_the_file_whose_read_kills_the_reader(tmp_path, monkeypatch):
+    """A file that crashes HDF5 kills the child reading it: named, and the
+    files after it are read by a new child."""
+    paths = [micro_file(str(tmp_path / ("%d.h5" % i)), str(i)) for i in range(3)]
+    first_read = validate._first_read
+
+    def crash_on_the_second(path):   # in the child
+        if path == paths[1]:
+            faulthandler.disable()   # pytest's: no traceback of the child on stderr
+            os.kill(os.getpid(), signal.SIGSEGV)
+        return first_read(path)
+
+    monkeypatch.setattr(validate, "_first_read", crash_on_the_second)
+    got = list(validate.first_reads(paths))
+    assert [p for p, _, _ in got] == paths
+    assert got[0][1] is None and got[2][1] is None and set(got[2][2]) == {""}
+    assert "reading it killed the reader (signal SIGSEGV" in got[1][1] and got[1][2] is None
+    assert validate.crashing_files(paths) == {paths[1]: got[1][1]}
+
+
+def test_first_reads_stopped_early_leave_no_child(tmp_path):
+    paths = [micro_file(str(tmp_path / ("%d.h5" % i)), str(i)) for i in range(20)]
+    reads = validate.first_reads(paths)
+    assert next(reads)[0] == paths[0]
+    reads.close()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
