@@ -17,6 +17,15 @@ static const int fault_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, S
 /* The rank that names a signal (0: the others die by it in silence, so
  * that a job the launcher ends prints one line, not one per rank). */
 static int fault_rank = -1;
+/* The thread that installed the handlers (main), and whether it holds the
+ * signals now (bench_fault_hold).  Threads the MPI library started before
+ * the handlers existed do not block them, so the kernel may hand a
+ * process-directed signal to one of those: while main holds, the handler
+ * there passes it on to main, where it waits for the release (a SIGTERM
+ * during -J's export ended the process from Open MPI's thread and left
+ * the .jsonl temporary). */
+static pthread_t main_thread;
+static volatile sig_atomic_t main_holds;
 
 static const char *signal_name(int sig)
 {
@@ -89,6 +98,11 @@ static void die_by(int sig)
 static void on_fault_signal(int sig)
 {
     int saved = errno;
+    if (main_holds && !pthread_equal(pthread_self(), main_thread)) {
+        pthread_kill(main_thread, sig);   /* pending there until the release */
+        errno = saved;
+        return;
+    }
     /* The program stops at its next step.  The same signal again (the job
      * script passing on what Slurm sent every process, mpirun forwarding
      * it) changes nothing; another one ends the process now. */
@@ -125,6 +139,7 @@ void bench_fault_signals(void)
     if (fault_rank >= 0)
         return;
     fault_rank = bench_world_rank();
+    main_thread = pthread_self();
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_fault_signal;
@@ -156,7 +171,9 @@ void bench_fault_hold(int on)
     if (on && !held) {
         sigset_t set = fault_set(0);
         held = pthread_sigmask(SIG_BLOCK, &set, &before) == 0;
+        main_holds = held && fault_rank >= 0 && pthread_equal(pthread_self(), main_thread);
     } else if (!on && held) {
+        main_holds = 0;
         pthread_sigmask(SIG_SETMASK, &before, NULL);
         held = 0;
     }

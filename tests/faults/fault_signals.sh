@@ -112,4 +112,38 @@ else
     wait "$job"
 fi
 
+# SIGTERM while -J turns the finished archive into JSON lines: the export
+# ends first (the signal waits), so the lines are whole or absent, never a
+# FILE.jsonl.tmp left; the signal is named and the archive stays complete.
+# shellcheck disable=SC2086
+"$MPIRUN" 2 stdbuf -oL "$micro" --reducer dense -m 4K:4K -i 2 -x 0 --repeat 4000 -P none \
+    --stall-timeout 0 -q -o "$tmp/j.h5" -J "$tmp/j.jsonl" >"$tmp/j.out" 2>"$tmp/j.err" &
+job=$!
+if wait_rows "$tmp/j.out" 1 60 && pid=$(rank_pid 0 $(descendants "$job")); then
+    for ((i = 0; i < 600; i++)); do
+        grep -q "^# archive written" "$tmp/j.out" && break
+        sleep 0.1
+    done
+    kill -TERM "$pid" 2>/dev/null
+    wait "$job"
+    rc=$?
+    left=$(ls "$tmp" | grep 'j\.jsonl\.tmp')
+    [ -z "$left" ] || bad "-J: a temporary left after SIGTERM: $left"
+    [ "$($PY -c 'import h5py, sys; print(int(h5py.File(sys.argv[1], "r").attrs["complete"]))' "$tmp/j.h5" 2>/dev/null)" = 1 ] ||
+        bad "-J: the archive is not complete"
+    if [ -e "$tmp/j.jsonl" ]; then
+        $PY - "$tmp/j.jsonl" <<'PYJ' || bad "-J: the JSON lines are not whole"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert lines and all(json.loads(l) for l in lines), len(lines)
+PYJ
+    fi
+    [ "$rc" -eq 0 ] || grep -q "signal SIGTERM" "$tmp/j.err" || bad "-J: exit $rc without naming the signal: $(head -3 "$tmp/j.err")"
+    note "-J export under SIGTERM: exit $rc, $( [ -e "$tmp/j.jsonl" ] && wc -l <"$tmp/j.jsonl" || echo no) JSON lines, no temporary"
+else
+    bad "-J: no row in 60 s, or no rank 0"
+    kill "$job"
+    wait "$job"
+fi
+
 exit $fail
