@@ -1,7 +1,7 @@
 /* A reducer's config: its defaults, the checks of one rank's config and
  * the check that all ranks agree on it (rb_create's first step). */
 #include "rb_internal.h"
-#include "sparse.h"   /* RB_MAX_ELEMENTS */
+#include "reducer_sparse.h"   /* RB_MAX_ELEMENTS */
 
 #include <string.h>
 

@@ -4,7 +4,7 @@
  * allocation and the agreement of a status in base.c. */
 #include "rb_device.h"
 #include "rowset.h"
-#include "sparse.h"
+#include "reducer_sparse.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* Count sketch: hashes modulo 2^61 - 1, insert, query, merge, scale.
- * See countsketch.h for the hash formulas and docs/s2.md for why they
+ * See reducer_sketch.h for the hash formulas and docs/s2.md for why they
  * have the independence the count-sketch analysis needs. */
-#include "countsketch.h"
+#include "reducer_sketch.h"
 #include "rb_internal.h"
 
 #include <math.h>

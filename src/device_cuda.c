@@ -22,7 +22,7 @@
  *   before rb_reduce.
  */
 #include "rb_device.h"
-#include "cuda/rb_kernels.h"
+#include "reducer_cuda.h"
 
 #include <cuda_runtime_api.h>
 #ifdef HAVE_NCCL

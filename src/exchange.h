@@ -4,7 +4,7 @@
 #define RB_EXCHANGE_H
 
 #include "rb_internal.h"
-#include "sparse.h"
+#include "reducer_sparse.h"
 
 /* The counts and displacements of the pair exchanges (exchange.c):
  * scounts/sdispls what this rank sends to each rank, rcounts/rdispls what

@@ -1,16 +1,24 @@
 # libreducer: the reducers and what they share.
+# The reducers' files: src/reducers.mk, made from the registry
+# (src/reducers.def) by src/reducers-mk; remade, and the build with it,
+# when the registry changes.
+include src/reducers.mk
+EXTRA_DIST += src/reducers-mk src/reducers.def
+$(srcdir)/src/reducers.mk: $(srcdir)/src/reducers.def $(srcdir)/src/reducers-mk
+	$(AM_V_GEN)$(SHELL) $(srcdir)/src/reducers-mk $(srcdir)/src/reducers.def >$@.tmp && mv $@.tmp $@
+
 lib_LIBRARIES += src/libreducer.a
-include_HEADERS += src/reducer.h
+# The public face: what a program outside src/ may include (the tree's
+# own programs too; tests/arch/include_graph.py checks).  The other headers
+# of src/ are the library's own.
+include_HEADERS += src/reducer.h src/reducer_sparse.h src/reducer_sketch.h
 src_libreducer_a_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS) $(NCCL_CFLAGS)
 src_libreducer_a_SOURCES = \
-	src/rb_internal.h src/rb_device.h src/sparse.h src/sparse.c src/rowset.h src/rowset.c \
-	src/countsketch.h src/countsketch.c \
+	src/rb_internal.h src/rb_device.h src/reducer_sparse.h src/sparse.c src/rowset.h src/rowset.c \
+	src/reducer_sketch.h src/countsketch.c \
 	src/exchange.h src/exchange.c \
-	src/errors.c src/base.c src/comm.c src/options.c src/config.c src/core.c src/state.c src/node.c src/registry.c src/model.c \
-	src/reducer_none.c src/reducer_dense.c src/reducer_agsparse.c \
-	src/reducer_sparcml.c src/reducer_parallax.c src/reducer_omnireduce.c \
-	src/reducer_oktopk.c src/reducer_zen.c \
-	src/reducer_s2.c src/reducer_gossip.c
+	src/errors.c src/base.c src/comm.c src/options.c src/config.c src/core.c src/state.c src/node.c \
+	src/registry.c src/model.c $(REDUCER_SOURCES)
 if !HAVE_CUDA
 src_libreducer_a_SOURCES += src/device_none.c
 endif
@@ -34,7 +42,9 @@ src_libreducer_la_SOURCES =
 src_libreducer_la_LIBADD = src/libreducer_pic.la $(CUDA_LIBS) $(NCCL_LIBS) -lm
 # version-info current:revision:age; soname libreducer.so.(current - age).
 # 1:0:1: rb_state_size/save/load added (programs built against 0 still run).
-src_libreducer_la_LDFLAGS = -version-info 1:0:1 -no-undefined \
+# 2:0:0: rb_options grew (ext: the options of reducers without a field),
+# so rb_config changed size: programs built against 0 or 1 must be rebuilt.
+src_libreducer_la_LDFLAGS = -version-info 2:0:0 -no-undefined \
 	-export-symbols $(srcdir)/src/libreducer.sym
 EXTRA_src_libreducer_la_DEPENDENCIES = $(srcdir)/src/libreducer.sym
 pkgconfigdir = $(libdir)/pkgconfig

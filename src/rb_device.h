@@ -4,7 +4,7 @@
 #define RB_DEVICE_H
 
 #include "rb_internal.h"
-#include "sparse.h"   /* rb_pair */
+#include "reducer_sparse.h"   /* rb_pair */
 
 /* Set up r->device_ctx for a RB_DEVICE_CUDA reducer (called by rb_create). */
 int rb_device_init(rb_reducer *r);
@@ -31,16 +31,8 @@ int rb_device_count_nonzero(rb_reducer *r, const float *dbuf, size_t n, uint64_t
 int rb_device_scale(rb_reducer *r, float *dbuf, size_t n, float s);
 /* NCCL transport: counted like rb_allreduce (ring model). */
 int rb_device_allreduce_sum(rb_reducer *r, rb_stats *st, float *dbuf, size_t n);
-/* Bitwise OR of a device bitmap over ranks (NCCL has no bitwise OR):
- * MAX_BYTES expands to a byte per bit and ncclMax-allreduces (ring wire:
- * 2(p-1)/p x nbits bytes); ALLGATHER gathers the packed bitmaps and ORs
- * them ((p-1) x nbits/8 bytes); AUTO picks the fewer wire bytes (allgather
- * below 16 ranks).  scratch: max(nbits, p * 8 * words) bytes. */
-enum { RB_BITMAP_MAX_BYTES = 0, RB_BITMAP_ALLGATHER = 1, RB_BITMAP_AUTO = 2 };
-int rb_device_bitmap_or(rb_reducer *r, rb_stats *st, uint64_t *dbm, size_t nbits, int method,
-                        void *scratch);
-/* The scratch bytes rb_device_bitmap_or needs for nbits (either method). */
-size_t rb_device_bitmap_or_scratch(const rb_reducer *r, size_t nbits);
+/* rb_device_bitmap_or (the bitwise OR of a device bitmap over ranks):
+ * reducer_cuda.h, public. */
 int rb_device_sendrecv(rb_reducer *r, rb_stats *st, const float *sbuf, int dest, float *rbuf,
                        int src, size_t n);
 /* The same, posted on `stream` (a cudaStream_t; NULL: the library's) and

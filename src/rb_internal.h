@@ -23,9 +23,42 @@ typedef struct rb_rows_call {
     const float *dense_result;    /* set by an op whose result is dense */
 } rb_rows_call;
 
+/* One reducer option: what rb_options_set parses, rb_option_format prints,
+ * --help lists and the archives record (options.c builds the one table of
+ * them from the reducers' ops).  A reducer lists its own in
+ * rb_reducer_ops.options; an option that several reducers list (the same
+ * definition) applies to each of them. */
+enum {
+    RB_OPTDEF_INT64 = 1,     /* an int64_t field (else int, for int-like types) */
+    RB_OPTDEF_ODD = 2,       /* odd integers only (sketch rows: the median of an odd count) */
+};
+typedef struct rb_option_def {
+    const char *key;
+    rb_option_type type;
+    const char *choices;     /* enums: "a|b|c" (index = value; an empty entry is no value) */
+    const char *help;
+    /* Where the value lives: offsetof(rb_options, field), or RB_OPTION_EXT
+     * for a reducer without a field of its own (a slot of rb_options.ext;
+     * any type but RB_OPT_U64). */
+    long offset;
+    double min, max;         /* numeric range (inclusive) */
+    double def;              /* default value (for enums: the index) */
+    unsigned flags;          /* RB_OPTDEF_* */
+} rb_option_def;
+#define RB_OPTION_EXT (-1L)
+#define RB_OPTION_FIELD(f) ((long)offsetof(rb_options, f))
+/* Shared by several reducers (options.c). */
+extern const rb_option_def rb_opt_seed, rb_opt_error_feedback;
+/* Value of a reducer's own option, wherever it is stored (as a double:
+ * exact for every type but RB_OPT_U64). */
+double rb_option_value(const rb_options *o, const rb_option_def *d);
+
 typedef struct rb_reducer_ops {
     const char *name;
     const char *description;
+    /* Its options (NULL-terminated; NULL: none besides transport, which
+     * every reducer takes). */
+    const rb_option_def *const *options;
     unsigned traits;                     /* RB_TRAIT_* with the default options */
     /* Optional: the traits under options o, where an option changes them. */
     unsigned (*traits_with)(const rb_options *o);

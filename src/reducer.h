@@ -65,6 +65,7 @@ enum { RB_TRANSPORT_AUTO = 0, RB_TRANSPORT_NCCL = 1, RB_TRANSPORT_STAGED = 2 };
 enum { RB_OKTOPK_UNION = 0, RB_OKTOPK_TOPK = 1 };
 enum { RB_ZEN_BITMAP_OFF = 0, RB_ZEN_BITMAP_ON = 1, RB_ZEN_BITMAP_AUTO = 2 };
 
+#define RB_OPTIONS_EXT_MAX 16
 typedef struct rb_options {
     /* sparcml */
     int sparcml_algo;            /* RB_SPARCML_* */
@@ -95,6 +96,10 @@ typedef struct rb_options {
     /* shared */
     uint64_t seed;               /* hashes (s2, zen), permutations (gossip) */
     int transport;               /* device buffers: RB_TRANSPORT_* */
+    /* Options of reducers that have no field above (a reducer added in one
+     * file describes its options in its ops table and keeps them here):
+     * set and read by key with rb_options_set / rb_option_format. */
+    double ext[RB_OPTIONS_EXT_MAX];
 } rb_options;
 
 void rb_options_default(rb_options *o);

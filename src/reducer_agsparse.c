@@ -18,7 +18,7 @@
  * same wire bytes). */
 #include "rb_device.h"
 #include "rowset.h"
-#include "sparse.h"
+#include "reducer_sparse.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -126,7 +126,7 @@ static int agsparse_reduce_rows(rb_reducer *r, rb_rows_call *c, rb_stats *st)
 }
 
 #if defined(HAVE_CUDA) && defined(HAVE_NCCL)
-#include "cuda/rb_kernels.h"
+#include "reducer_cuda.h"
 
 /* The NCCL path: pack on the GPU, ncclAllGather of the counts (they come
  * to the host to size the exchange), grouped ncclBroadcast of every rank's

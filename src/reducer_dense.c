@@ -3,7 +3,7 @@
  * exactly that: no encode phase, no statistics pass (the benchmark counts
  * its input itself, untimed). */
 #include "rb_internal.h"
-#include "sparse.h"
+#include "reducer_sparse.h"
 
 static int dense_reduce(rb_reducer *r, float *grad, rb_stats *st)
 {

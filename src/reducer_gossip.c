@@ -14,7 +14,7 @@
  * the mixes as kernels; see "The NCCL path" below). */
 #include "rb_device.h"
 #include "rb_internal.h"
-#include "sparse.h"
+#include "reducer_sparse.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -419,7 +419,7 @@ static int gossip_init(rb_reducer *r)
 }
 
 #if defined(HAVE_CUDA) && defined(HAVE_NCCL)
-#include "cuda/rb_kernels.h"
+#include "reducer_cuda.h"
 
 #include <cuda_runtime_api.h>
 
@@ -614,8 +614,28 @@ static double gossip_state_bytes(const rb_options *o, double n, double k, int p)
     return 4.0 * n * (o->gossip_async ? 2 : 1);
 }
 
+/* Options (rb_options_set keys; the defaults are rb_options_default's). */
+static const rb_option_def opt_schedule = {
+    "gossip_schedule", RB_OPT_ENUM, "hypercube|dissemination", "partner schedule",
+    RB_OPTION_FIELD(gossip_schedule), 0, 1, RB_GOSSIP_HYPERCUBE, 0};
+static const rb_option_def opt_rotate = {
+    "gossip_rotate", RB_OPT_BOOL, NULL,
+    "relabel ranks by a seeded permutation every ceil(log2 p) steps",
+    RB_OPTION_FIELD(gossip_rotate), 0, 1, 1, 0};
+static const rb_option_def opt_mix = {
+    "gossip_mix", RB_OPT_ENUM, "|grad|params|both",
+    "what is mixed with the partner: grad (in rb_reduce), params (in rb_mix_params: rb_train only), both",
+    RB_OPTION_FIELD(gossip_mix), 1, 3, RB_GOSSIP_MIX_GRAD, 0};
+static const rb_option_def opt_async = {
+    "gossip_async", RB_OPT_BOOL, NULL,
+    "post the exchange and apply it at the next call (one step stale)",
+    RB_OPTION_FIELD(gossip_async), 0, 1, 0, 0};
+static const rb_option_def *const gossip_options[] = {
+    &opt_schedule, &opt_rotate, &opt_mix, &opt_async, &rb_opt_seed, NULL};
+
 const rb_reducer_ops rb_gossip_ops = {
     .name = "gossip",
+    .options = gossip_options,
     .description = "GossipGraD: one partner per step (hypercube / dissemination), rotation",
     .traits = RB_TRAIT_GOSSIP,
     .state_size = sizeof(gossip),

@@ -6,7 +6,7 @@
  * which made the reference slower than reducers that communicate. */
 #include "rb_internal.h"
 #include "rowset.h"
-#include "sparse.h"
+#include "reducer_sparse.h"
 
 #include <string.h>
 

@@ -84,7 +84,7 @@
  * authors' dictionaries do. */
 #include "exchange.h"
 #include "rb_internal.h"
-#include "sparse.h"
+#include "reducer_sparse.h"
 
 #include <float.h>
 #include <limits.h>
@@ -628,8 +628,42 @@ static double oktopk_state_bytes(const rb_options *o, double n, double k, int p)
     return rb_state_bytes_pairs(n, k, p) + topk;
 }
 
+/* Options (rb_options_set keys; the defaults are rb_options_default's). */
+static const rb_option_def opt_balance = {
+    "oktopk_balance", RB_OPT_BOOL, NULL,
+    "regions of similar non-zero counts, estimated from every rank's quantiles (on), "
+    "or even ranges of the index space (off)",
+    RB_OPTION_FIELD(oktopk_balance), 0, 1, 1, 0};
+static const rb_option_def opt_repartition = {
+    "oktopk_repartition", RB_OPT_INT, NULL,
+    "re-estimate the balanced regions every N calls (Ok-Topk: 64), reusing them in between",
+    RB_OPTION_FIELD(oktopk_repartition), 1, 1 << 30, 64, 0};
+static const rb_option_def opt_throttle = {
+    "oktopk_throttle", RB_OPT_INT, NULL,
+    "exchange steps posted at once, each batch summed while the next is in flight "
+    "(Ok-Topk: 4)",
+    RB_OPTION_FIELD(oktopk_throttle), 1, 1 << 20, 4, 0};
+static const rb_option_def opt_select = {
+    "oktopk_select", RB_OPT_ENUM, "union|topk",
+    "the result: the exact union of the inputs (union), or Ok-Topk's global top-k of about "
+    "k = oktopk_density x n elements, local and global thresholds as its authors' code (topk: lossy)",
+    RB_OPTION_FIELD(oktopk_select), 0, 1, RB_OKTOPK_UNION, 0};
+static const rb_option_def opt_density = {
+    "oktopk_density", RB_OPT_DOUBLE, NULL,
+    "oktopk_select=topk: k = max(1, floor(density x n)) (Ok-Topk's --density)",
+    RB_OPTION_FIELD(oktopk_density), 1e-12, 1.0, 0.01, 0};
+static const rb_option_def opt_reestimate = {
+    "oktopk_reestimate", RB_OPT_INT, NULL,
+    "oktopk_select=topk: exact local and global top-k thresholds every N calls (Ok-Topk: 32), "
+    "the previous ones, nudged as Ok-Topk does, in between",
+    RB_OPTION_FIELD(oktopk_reestimate), 1, 1 << 30, 32, 0};
+static const rb_option_def *const oktopk_options[] = {
+    &opt_balance, &opt_repartition, &opt_throttle, &opt_select, &opt_density, &opt_reestimate,
+    &rb_opt_error_feedback, NULL};
+
 const rb_reducer_ops rb_oktopk_ops = {
     .name = "oktopk",
+    .options = oktopk_options,
     .description = "Ok-Topk's exact part: balanced split-and-reduce with rotating partners, "
                    "allgatherv of the reduced regions",
     .traits = RB_TRAIT_EXACT,

@@ -18,7 +18,7 @@
  * nb = ceil(n / block_size) and U the elements in union blocks. */
 #include "rb_device.h"
 #include "rowset.h"
-#include "sparse.h"
+#include "reducer_sparse.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -298,7 +298,7 @@ static int omni_reduce_rows(rb_reducer *r, rb_rows_call *call, rb_stats *st)
 }
 
 #if defined(HAVE_CUDA) && defined(HAVE_NCCL)
-#include "cuda/rb_kernels.h"
+#include "reducer_cuda.h"
 
 /* The NCCL path: block bitmap, OR over ranks (rb_device_bitmap_or:
  * allgather + OR below 16 ranks, a byte per block and ncclMax from 16),
@@ -426,8 +426,15 @@ static double omni_state_bytes(const rb_options *o, double n, double k, int p)
     return 4.0 * n + n / 8.0;
 }
 
+/* Options (rb_options_set keys; the defaults are rb_options_default's). */
+static const rb_option_def opt_block_size = {
+    "block_size", RB_OPT_INT, NULL, "elements per block",
+    RB_OPTION_FIELD(block_size), 1, 1 << 24, 256, RB_OPTDEF_INT64};
+static const rb_option_def *const omnireduce_options[] = {&opt_block_size, NULL};
+
 const rb_reducer_ops rb_omnireduce_ops = {
     .name = "omnireduce",
+    .options = omnireduce_options,
     .description = "block bitmap OR-reduced, union blocks packed and sum-allreduced",
     .traits = RB_TRAIT_EXACT,
     .state_size = sizeof(omni_state),

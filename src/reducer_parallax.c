@@ -22,7 +22,7 @@
 #include "exchange.h"
 #include "rb_device.h"
 #include "rowset.h"
-#include "sparse.h"
+#include "reducer_sparse.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -172,7 +172,7 @@ static int parallax_reduce_rows(rb_reducer *r, rb_rows_call *c, rb_stats *st)
 }
 
 #if defined(HAVE_CUDA) && defined(HAVE_NCCL)
-#include "cuda/rb_kernels.h"
+#include "reducer_cuda.h"
 
 /* The NCCL path, the host path's messages and bytes: pack on the GPU,
  * shard starts by binary search on the GPU (to the host, to size the
@@ -309,8 +309,16 @@ static double pairs_state_bytes(const rb_options *o, double n, double k, int p)
     return rb_state_bytes_pairs(n, k, p);
 }
 
+/* Options (rb_options_set keys; the defaults are rb_options_default's). */
+static const rb_option_def opt_servers = {
+    "parallax_servers", RB_OPT_INT, NULL,
+    "number of parameter servers the index space is sharded over: 1 (rank 0) or 0 (every rank)",
+    RB_OPTION_FIELD(parallax_servers), 0, 1, 0, 0};
+static const rb_option_def *const parallax_options[] = {&opt_servers, NULL};
+
 const rb_reducer_ops rb_parallax_ops = {
     .name = "parallax",
+    .options = parallax_options,
     .description = "sparse parameter server: shards sum pushed pairs, all ranks pull the result",
     .traits = RB_TRAIT_EXACT,
     .state_size = sizeof(parallax_state),

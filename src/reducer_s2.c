@@ -20,10 +20,10 @@
  * The residual keeps finite values only (docs/values.md): a NaN or inf in
  * g', or in an estimate it shares a bucket with, is 0 in the residual, or
  * it would spread through the buckets of every later call. */
-#include "countsketch.h"
+#include "reducer_sketch.h"
 #include "rb_device.h"
 #include "rowset.h"
-#include "sparse.h"
+#include "reducer_sparse.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -403,7 +403,7 @@ static int s2_reduce_rows(rb_reducer *r, rb_rows_call *call, rb_stats *st)
 }
 
 #if defined(HAVE_CUDA) && defined(HAVE_NCCL)
-#include "cuda/rb_kernels.h"
+#include "reducer_cuda.h"
 
 /* The NCCL path: the same steps as s2_reduce with the buffers on the GPU
  * and the kernels of src/cuda (same hashes, same median networks).  The
@@ -567,8 +567,23 @@ static double s2_state_bytes(const rb_options *o, double n, double k, int p)
     return 4.0 * o->sketch_rows * fmax(w, 1.0) + n / 8.0 + (o->error_feedback ? 4.0 * n : 0.0);
 }
 
+/* Options (rb_options_set keys; the defaults are rb_options_default's). */
+static const rb_option_def opt_rows = {
+    "sketch_rows", RB_OPT_INT, NULL, "count sketch rows r (1, 3 or 5)",
+    RB_OPTION_FIELD(sketch_rows), 1, 5, 1, RB_OPTDEF_ODD};
+static const rb_option_def opt_width_mode = {
+    "sketch_width_mode", RB_OPT_ENUM, "abs|fraction|nnz",
+    "how sketch_width is read: abs (columns), fraction (of rows*cols), nnz (multiple of the max local nnz)",
+    RB_OPTION_FIELD(sketch_width_mode), 0, 2, RB_S2_WIDTH_NNZ, 0};
+static const rb_option_def opt_width = {
+    "sketch_width", RB_OPT_DOUBLE, NULL, "sketch width c, read per sketch_width_mode",
+    RB_OPTION_FIELD(sketch_width), 1e-12, 1e15, 0.25, 0};
+static const rb_option_def *const s2_options[] = {
+    &opt_rows, &opt_width_mode, &opt_width, &rb_opt_error_feedback, &rb_opt_seed, NULL};
+
 const rb_reducer_ops rb_s2_ops = {
     .name = "s2",
+    .options = s2_options,
     .description = "S2 Reducer: OR-reduced row bitmap + sum-allreduced count sketch",
     .traits = RB_TRAIT_LOSSY,
     .state_size = sizeof(s2_state),

@@ -30,7 +30,7 @@
 #include "exchange.h"
 #include "rb_device.h"
 #include "rowset.h"
-#include "sparse.h"
+#include "reducer_sparse.h"
 
 #include <limits.h>
 #include <math.h>
@@ -484,7 +484,7 @@ static int sparcml_reduce_rows(rb_reducer *r, rb_rows_call *c, rb_stats *st)
 }
 
 #if defined(HAVE_CUDA) && defined(HAVE_NCCL)
-#include "cuda/rb_kernels.h"
+#include "reducer_cuda.h"
 
 /* The NCCL path: the host path's algorithms, decisions, messages and
  * bytes, with the streams in device memory.  Headers (a stream's pair
@@ -786,8 +786,20 @@ static double pairs_state_bytes(const rb_options *o, double n, double k, int p)
     return rb_state_bytes_pairs(n, k, p);
 }
 
+/* Options (rb_options_set keys; the defaults are rb_options_default's). */
+static const rb_option_def opt_algo = {
+    "sparcml_algo", RB_OPT_ENUM, "auto|recdbl|rsag",
+    "recursive doubling (recdbl), reduce-scatter + allgather (rsag), or auto by size and ranks",
+    RB_OPTION_FIELD(sparcml_algo), 0, 2, RB_SPARCML_AUTO, 0};
+static const rb_option_def opt_switch = {
+    "sparcml_switch", RB_OPT_DOUBLE, NULL,
+    "send a stream dense once its sparse bytes exceed this fraction of the dense bytes",
+    RB_OPTION_FIELD(sparcml_switch), 0.0, 1e9, 1.0, 0};
+static const rb_option_def *const sparcml_options[] = {&opt_algo, &opt_switch, NULL};
+
 const rb_reducer_ops rb_sparcml_ops = {
     .name = "sparcml",
+    .options = sparcml_options,
     .description = "SparCML sparse allreduce (recursive doubling or reduce-scatter/allgather, dense switch)",
     .traits = RB_TRAIT_EXACT,
     .state_size = sizeof(sparcml_state),

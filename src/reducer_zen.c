@@ -35,7 +35,7 @@
  * buffers go through host memory (the core's staging). */
 #include "exchange.h"
 #include "rb_internal.h"
-#include "sparse.h"
+#include "reducer_sparse.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -340,8 +340,17 @@ static double pairs_state_bytes(const rb_options *o, double n, double k, int p)
     return rb_state_bytes_pairs(n, k, p);
 }
 
+/* Options (rb_options_set keys; the defaults are rb_options_default's). */
+static const rb_option_def opt_bitmap = {
+    "zen_bitmap", RB_OPT_ENUM, "off|on|auto",
+    "the result's index set travels as a bitmap over each hash partition (on), as indices "
+    "(off), or whichever is smaller per call (auto)",
+    RB_OPTION_FIELD(zen_bitmap), 0, 2, RB_ZEN_BITMAP_AUTO, 0};
+static const rb_option_def *const zen_options[] = {&opt_bitmap, &rb_opt_seed, NULL};
+
 const rb_reducer_ops rb_zen_ops = {
     .name = "zen",
+    .options = zen_options,
     .description = "Zen: hash-partitioned sparse reduce-scatter (alltoallv), allgather of the "
                    "result with its index set as a bitmap over each partition",
     .traits = RB_TRAIT_EXACT,

@@ -1,30 +1,17 @@
-/* Name -> reducer.  Adding a reducer = one file + one line here. */
+/* Name -> reducer.  The reducers are the lines of the registry,
+ * src/reducers.def: adding a reducer = its file + one line there. */
 #include "rb_internal.h"
 
 #include <string.h>
 
-extern const rb_reducer_ops rb_none_ops;
-extern const rb_reducer_ops rb_dense_ops;
-extern const rb_reducer_ops rb_agsparse_ops;
-extern const rb_reducer_ops rb_sparcml_ops;
-extern const rb_reducer_ops rb_parallax_ops;
-extern const rb_reducer_ops rb_omnireduce_ops;
-extern const rb_reducer_ops rb_oktopk_ops;
-extern const rb_reducer_ops rb_zen_ops;
-extern const rb_reducer_ops rb_s2_ops;
-extern const rb_reducer_ops rb_gossip_ops;
+#define RB_REDUCER(name) extern const rb_reducer_ops rb_##name##_ops;
+#include "reducers.def"
+#undef RB_REDUCER
 
 static const rb_reducer_ops *const registry[] = {
-    &rb_none_ops,
-    &rb_dense_ops,
-    &rb_agsparse_ops,
-    &rb_sparcml_ops,
-    &rb_parallax_ops,
-    &rb_omnireduce_ops,
-    &rb_oktopk_ops,
-    &rb_zen_ops,
-    &rb_s2_ops,
-    &rb_gossip_ops,
+#define RB_REDUCER(name) &rb_##name##_ops,
+#include "reducers.def"
+#undef RB_REDUCER
 };
 #define NREDUCERS (sizeof registry / sizeof registry[0])
 

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sparse.h"
+#include "reducer_sparse.h"
 
 /* Row form (rb_reduce_rows): the rows of a rows x cols matrix that may be
  * non-zero, every other row zero.  struct rb_rows (reducer.h) is the view

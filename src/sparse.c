@@ -1,7 +1,7 @@
-/* What the reducers share on sparse data (sparse.h): the non-zero scans
+/* What the reducers share on sparse data (reducer_sparse.h): the non-zero scans
  * (SIMD where the CPU has it), pairs packed, merged and scattered,
  * bitmaps, the k-th largest.  The row form: rowset.c. */
-#include "sparse.h"
+#include "reducer_sparse.h"
 
 #include "rb_internal.h"
 

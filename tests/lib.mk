@@ -41,11 +41,11 @@ LIB_TESTS = tests/lib/reducers.sh tests/lib/model.sh tests/lib/rows.sh tests/lib
 	tests/lib/s2.sh tests/lib/gossip_exact.sh tests/lib/gossip_spread.sh \
 	tests/lib/gossip_rotation.sh tests/lib/gossip_async.sh tests/lib/gossip_options.sh \
 	tests/lib/gossip_wire.sh tests/lib/timed_region.sh tests/lib/oktopk_topk.sh \
-	tests/lib/shared_install.sh tests/lib/python_binding.sh
+	tests/lib/shared_install.sh tests/lib/python_binding.sh tests/lib/add_reducer.sh
 TESTS += tests/lib/test_sparse_unit tests/lib/test_countsketch $(LIB_TESTS)
 dist_check_SCRIPTS += $(LIB_TESTS) tests/lib/ranks.sh tests/lib/oktopk_topk_check.py \
 	tests/lib/binding_checks.py
-dist_check_DATA += tests/lib/pkgconfig_user.c
+dist_check_DATA += tests/lib/pkgconfig_user.c tests/lib/reducer_example.c
 
 # The memory-floor probe (tests/lib/floor_probe.c): built with the tests, run
 # by hand (a measurement, no pass or fail).

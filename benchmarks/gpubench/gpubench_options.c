@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sparse.h"   /* RB_MAX_ELEMENTS */
+#include "reducer_sparse.h"   /* RB_MAX_ELEMENTS */
 
 /* A decimal or 0x count in [1, max] into *out. */
 static int parse_count(const char *s, uint64_t max, uint64_t *out, char *msg, size_t len)

@@ -8,9 +8,8 @@
  * buffer, reported as bytes copied / time (it reads and writes each byte). */
 #include "gpubench.h"
 
-#include "cuda/rb_kernels.h"
-#include "sparse.h"
-#include "rb_device.h"
+#include "reducer_cuda.h"
+#include "reducer_sparse.h"
 #include "reducer.h"
 #include "harness/bench_common.h"
 

@@ -10,7 +10,7 @@
  * W^T for cuBLAS. */
 #include "gpu_model.h"
 #include "gpu_kernels.h"
-#include "cuda/rb_kernels.h"   /* libreducer's threshold and top-k kernels */
+#include "reducer_cuda.h"   /* libreducer's threshold and top-k kernels */
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>

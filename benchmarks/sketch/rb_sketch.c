@@ -30,12 +30,12 @@
  * sqrt(U/c), the relative error r = 1 should show (docs/s2.md). */
 #include "sketch.h"
 
-#include "countsketch.h"
+#include "reducer_sketch.h"
 #include "harness/bench_common.h"
 #include "harness/memneed.h"
 #include "harness/gradgen.h"
 #include "reducer.h"
-#include "sparse.h"
+#include "reducer_sparse.h"
 
 #include <math.h>
 #include <mpi.h>

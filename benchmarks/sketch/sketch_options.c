@@ -7,7 +7,7 @@
 
 #include "harness/bench_common.h"
 #include "harness/memneed.h"
-#include "sparse.h"
+#include "reducer_sparse.h"
 
 #define F(field) offsetof(sketch_args, field)
 static const bench_opt options[] = {

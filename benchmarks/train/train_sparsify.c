@@ -6,7 +6,7 @@
 
 #include <math.h>
 
-#include "sparse.h"
+#include "reducer_sparse.h"
 
 /* g += residual; keep entries selected by top-k / threshold; residual =
  * what was dropped (error feedback) or 0. */

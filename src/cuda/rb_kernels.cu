@@ -1,7 +1,7 @@
-/* CUDA kernels of libreducer; interface and conventions in rb_kernels.h.
+/* CUDA kernels of libreducer; interface and conventions in reducer_cuda.h.
  * sm_60 features at most: float atomicAdd, 64-bit atomicOr/atomicAdd,
  * __ballot_sync, __shfl_*_sync, __syncthreads_count. */
-#include "rb_kernels.h"
+#include "reducer_cuda.h"
 
 #include <cstring>
 

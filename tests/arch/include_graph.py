@@ -29,6 +29,11 @@ CUDA).  The same rooms hold for calls, and the module graph of calls
 has no circle either (core.c once called sparse.c, which called back
 into core.c for its allocator).
 
+Public headers: the library's face is the headers src/local.mk and
+src/cuda.mk install (include_HEADERS); the others in src/ are its own.  A
+file outside src/ that includes a private header fails, so every program
+uses libreducer as a program outside the tree could.
+
 Usage: include_graph.py [TOP_SRCDIR]  (default: $top_srcdir, else .); an empty
 or wrong path fails.
 """
@@ -58,6 +63,21 @@ def room_of(path):
     if parts[0] == "benchmarks":
         return parts[1] if len(parts) > 2 else "benchmarks"
     raise ValueError(path)
+
+
+INSTALLED = re.compile(r"^include_HEADERS\s*\+?=\s*((?:.*\\\n)*.*)$", re.M)
+
+
+def public_headers(top):
+    """The headers the build installs (src/*.mk include_HEADERS)."""
+    found = set()
+    for mk in ("src/local.mk", "src/cuda.mk"):
+        if not os.path.isfile(os.path.join(top, mk)):
+            continue
+        with open(os.path.join(top, mk), encoding="utf-8") as f:
+            for m in INSTALLED.finditer(f.read()):
+                found.update(w for w in m.group(1).replace("\\\n", " ").split() if w.endswith(".h"))
+    return found
 
 
 def may_use(room, other):
@@ -174,6 +194,9 @@ def main():
         print("FAIL:", why)
         return 1
     graph, errors, nfiles, nedges = {}, [], 0, 0
+    public = public_headers(top)
+    if not public:
+        errors.append("src/local.mk installs no header (include_HEADERS): no public face found")
     for path in sources(top):
         nfiles += 1
         with open(os.path.join(top, path), encoding="utf-8", errors="replace") as f:
@@ -190,6 +213,9 @@ def main():
             room = room_of(target)
             if not may_use(my_room, room):
                 errors.append(f"{path} includes {target}: {my_room} may not include {room}")
+            if room == "library" and my_room != "library" and target not in public:
+                errors.append(f"{path} includes {target}: a private header of the library "
+                              f"(public: {', '.join(sorted(public))})")
             if module(target) != me:
                 graph[me].add(module(target))
     if nfiles == 0:

@@ -1,8 +1,9 @@
 #!/bin/sh
 # tests/arch/include_graph.py fails where it must: an empty or wrong top
 # folder (it would otherwise read nothing, or the current folder, and pass),
-# a tree with no source file, an upward include and an include circle in a
-# small tree made here; and passes that tree once both are removed.
+# a tree with no source file, an upward include, an include circle and a
+# program reaching a private header of the library in a small tree made
+# here; and passes that tree once they are removed.
 check="${top_srcdir:?}/tests/arch/include_graph.py"
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
@@ -36,6 +37,9 @@ expect 1 "src/ and benchmarks/ without a source file" "$tmp/t"
 # the rooms it may use.
 printf '#include "lib.h"\n' >"$tmp/t/src/lib.c"
 printf 'int lib_f(void);\n' >"$tmp/t/src/lib.h"
+printf 'int priv_f(void);\n' >"$tmp/t/src/priv.h"
+expect 1 "a library that installs no header" "$tmp/t"
+printf 'include_HEADERS += src/lib.h\n' >"$tmp/t/src/local.mk"
 printf '#include "lib.h"\n' >"$tmp/t/benchmarks/harness/h.c"
 printf 'int h_f(void);\n' >"$tmp/t/benchmarks/harness/h.h"
 printf '#include "harness/h.h"\n#include "lib.h"\n' >"$tmp/t/benchmarks/micro/m.c"
@@ -53,4 +57,11 @@ expect 1 "a.c including b.h while b.c includes a.h (a circle)" "$tmp/t"
 /usr/bin/python3 "$check" "$tmp/t" | grep 'include circle' >/dev/null || bad "the circle is not named"
 rm "$tmp/t/src/a.c" "$tmp/t/src/b.c"
 expect 0 "the tree again without the circle" "$tmp/t"
+
+printf '#include "priv.h"\n' >>"$tmp/t/benchmarks/micro/m.c"
+expect 1 "a program including a private header of the library" "$tmp/t"
+/usr/bin/python3 "$check" "$tmp/t" | grep 'benchmarks/micro/m.c includes src/priv.h: a private header' >/dev/null ||
+    bad "the private header is not named"
+printf 'include_HEADERS += src/lib.h \\\n\tsrc/priv.h\n' >"$tmp/t/src/local.mk"
+expect 0 "the same header once installed (on a continued line)" "$tmp/t"
 exit $fail

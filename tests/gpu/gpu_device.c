@@ -13,7 +13,8 @@
  * nothing: a multi-GPU node runs the exchanges.  Several ranks on one GPU: auto picks staged; nccl is refused
  * with a message. */
 #include "reducer.h"
-#include "rb_device.h"   /* NCCL transport helpers (bitmap OR, sendrecv) */
+#include "rb_device.h"   /* NCCL transport helpers (sendrecv) */
+#include "reducer_cuda.h" /* bitmap OR over ranks */
 
 #include <cuda_runtime_api.h>
 #include <math.h>

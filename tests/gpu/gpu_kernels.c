@@ -3,9 +3,9 @@
  * src/countsketch.c (hashes bit for bit; decode to the same floats; insert
  * to the same floats up to the order of the atomic additions).  Exit 77 (skip) with the reason when no GPU is usable.
  * `gpu_kernels --probe` only checks for a GPU (0 = present, 77 = none). */
-#include "countsketch.h"
-#include "cuda/rb_kernels.h"
-#include "sparse.h"
+#include "reducer_sketch.h"
+#include "reducer_cuda.h"
+#include "reducer_sparse.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>

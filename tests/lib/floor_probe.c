@@ -32,7 +32,7 @@
  * and dense are timed. */
 #include "harness/gradgen.h"
 #include "reducer.h"
-#include "sparse.h"
+#include "reducer_sparse.h"
 
 #include <malloc.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 #!/bin/sh
 # libreducer as `make install` leaves it: a shared library with a
-# versioned soname (libreducer.so.0 -> libreducer.so.0.0.0, and the
+# versioned soname (libreducer.so.2 -> libreducer.so.2.0.0, and the
 # libreducer.so link a linker wants), exporting exactly the functions
 # reducer.h declares; the header and libreducer.pc beside it.  A program
 # outside the tree (pkgconfig_user.c, copied to a scratch directory) builds
@@ -22,17 +22,19 @@ libdir=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --define-variable=prefix="$
     --variable=libdir libreducer)
 fail=0
 so=$(readelf -d "$libdir/libreducer.so" 2>/dev/null | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
-[ "$so" = libreducer.so.0 ] || { echo "FAIL: soname '$so', expected libreducer.so.0"; fail=1; }
-[ -L "$libdir/libreducer.so.0" ] && [ -f "$(readlink -f "$libdir/libreducer.so.0")" ] ||
-    { echo "FAIL: no libreducer.so.0 link to the library in $libdir"; fail=1; }
+[ "$so" = libreducer.so.2 ] || { echo "FAIL: soname '$so', expected libreducer.so.2"; fail=1; }
+[ -L "$libdir/libreducer.so.2" ] && [ -f "$(readlink -f "$libdir/libreducer.so.2")" ] ||
+    { echo "FAIL: no libreducer.so.2 link to the library in $libdir"; fail=1; }
 
-# The ABI: the functions reducer.h declares, no more (no internal symbol
-# escapes), no fewer.
+# The ABI: the functions the installed headers declare (reducer.h, the
+# sparse and sketch toolkits, the kernels in a CUDA build), no more (no
+# internal symbol escapes), no fewer; inline functions are no symbols.
 hdr=$(find "$dest" -name reducer.h | head -1)
-grep -o '\brb_[a-z_]*(' "$hdr" | tr -d '(' | sort -u >"$tmp/declared"
+grep -hv 'static inline' "$(dirname "$hdr")"/reducer*.h | grep -o '\brbk\?_[a-z0-9_]*(' |
+    tr -d '(' | sort -u >"$tmp/declared"
 nm -D --defined-only "$libdir/libreducer.so" | awk '{print $3}' | sort -u >"$tmp/exported"
 diff "$tmp/declared" "$tmp/exported" >"$tmp/abi.diff" ||
-    { echo "FAIL: exported symbols differ from reducer.h's functions (< declared, > exported):";
+    { echo "FAIL: exported symbols differ from the installed headers' functions (< declared, > exported):";
       cat "$tmp/abi.diff"; fail=1; }
 
 # A program outside the tree, against the installed copy only.
@@ -45,8 +47,8 @@ echo "pkg-config: $flags"
 san=$(sed -n 's/^SAN_CFLAGS = //p' "$top_builddir/Makefile")
 (cd "$tmp" && mpicc -std=c17 -Wall -Wextra -Werror $san -o user user.c $flags) ||
     { echo "FAIL: the program does not build with pkg-config's flags"; exit 1; }
-readelf -d "$tmp/user" | grep -q 'NEEDED.*\[libreducer\.so\.0\]' ||
-    { echo "FAIL: the program does not link libreducer.so.0 dynamically"; fail=1; }
+readelf -d "$tmp/user" | grep -q 'NEEDED.*\[libreducer\.so\.2\]' ||
+    { echo "FAIL: the program does not link libreducer.so.2 dynamically"; fail=1; }
 out=$(LD_LIBRARY_PATH=$libdir "$MPIRUN" 2 "$tmp/user" 2>&1)
 echo "$out"
 echo "$out" | grep -q '^avg 1.5 version ' || { echo "FAIL: the installed library did not average 1 and 2"; fail=1; }

@@ -1,6 +1,6 @@
 /* Unit tests of the count sketch (src/countsketch.c).  Single process; every
  * statistical check uses fixed seeds and states its bound. */
-#include "countsketch.h"
+#include "reducer_sketch.h"
 #include "reducer.h"
 
 #include <math.h>

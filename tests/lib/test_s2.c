@@ -10,7 +10,7 @@
  *  - a seed mismatch is reported on every rank; bad sketch_rows rejected;
  *  - a sketch growth that fails on one rank (its address space capped)
  *    fails on every rank, again on a retry, and a smaller call then works. */
-#include "countsketch.h"
+#include "reducer_sketch.h"
 #include "harness/gradgen.h"
 #include "reducer.h"
 

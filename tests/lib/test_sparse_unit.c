@@ -2,7 +2,7 @@
  * (src/options.c).  No MPI communication. */
 #include "reducer.h"
 #include "rowset.h"
-#include "sparse.h"
+#include "reducer_sparse.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sparse.h"
+#include "reducer_sparse.h"
 
 #define RB_CS_MAX_ROWS 5
 #define RB_CS_PRIME ((uint64_t)0x1fffffffffffffffULL) /* 2^61 - 1 */

@@ -1,4 +1,7 @@
-/* CUDA kernels of libreducer (src/cuda/rb_kernels.cu), callable from C.
+/* CUDA kernels of libreducer (src/cuda/rb_kernels.cu), callable from C, and
+ * the bitmap OR over ranks of a reducer's NCCL transport: the public face
+ * of a CUDA build (installed with it; rb_gpubench and rb_train's device
+ * sparsifier use them).
  *
  * Every function enqueues work on `stream` and returns a cudaError_t as
  * int (0 = cudaSuccess) from the launch; results are ready after the stream
@@ -13,8 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "countsketch.h"   /* rb_cs_coeffs, RB_CS_MAX_ROWS, RB_CS_PRIME */
-#include "sparse.h"        /* rb_pair */
+#include "reducer_sketch.h"   /* rb_cs_coeffs, RB_CS_MAX_ROWS, RB_CS_PRIME */
+#include "reducer_sparse.h"   /* rb_pair */
 
 #ifdef __cplusplus
 extern "C" {
@@ -68,7 +71,7 @@ int rbk_gather_pairs(const float *x, const uint32_t *list, size_t k, uint32_t ba
 int rbk_popcount(const uint64_t *bm, size_t words, unsigned long long *d_count,
                  cudaStream_t stream);
 
-/* ---- bitmaps (bit i of word i/64, like src/sparse.h) */
+/* ---- bitmaps (bit i of word i/64, like reducer_sparse.h) */
 /* Bit g set when any of x[g*group .. (g+1)*group) is non-zero (row bitmap:
  * group = cols; block bitmap: group = block size).  bm is overwritten. */
 int rbk_bitmap_of_groups(const float *x, size_t n, size_t group, uint64_t *bm,
@@ -122,6 +125,21 @@ int rbk_threshold(float *x, float *residual, size_t n, float t, cudaStream_t str
  * (the host's selection is no better defined with NaN). */
 int rbk_topk_threshold(const float *x, size_t n, size_t k, float *t_out,
                        unsigned int *d_hist, cudaStream_t stream);
+
+/* ---- over ranks (the NCCL transport of reducer r; src/device_cuda.c) */
+/* Bitwise OR of a device bitmap over ranks (NCCL has no bitwise OR):
+ * MAX_BYTES expands to a byte per bit and ncclMax-allreduces (ring wire:
+ * 2(p-1)/p x nbits bytes); ALLGATHER gathers the packed bitmaps and ORs
+ * them ((p-1) x nbits/8 bytes); AUTO picks the fewer wire bytes (allgather
+ * below 16 ranks).  scratch: max(nbits, p * 8 * words) bytes. */
+enum { RB_BITMAP_MAX_BYTES = 0, RB_BITMAP_ALLGATHER = 1, RB_BITMAP_AUTO = 2 };
+/* By tag, so nvcc compiles this header without MPI's (reducer.h). */
+struct rb_reducer;
+struct rb_stats;
+int rb_device_bitmap_or(struct rb_reducer *r, struct rb_stats *st, uint64_t *dbm, size_t nbits,
+                        int method, void *scratch);
+/* The scratch bytes rb_device_bitmap_or needs for nbits (either method). */
+size_t rb_device_bitmap_or_scratch(const struct rb_reducer *r, size_t nbits);
 
 #ifdef __cplusplus
 }
