@@ -14,4 +14,8 @@ dist_rbanalysis_DATA = \
 	analysis/rbanalysis/micro.py analysis/rbanalysis/stats.py \
 	analysis/rbanalysis/torchtrace.py analysis/rbanalysis/training.py \
 	analysis/rbanalysis/validate.py analysis/rbanalysis/simwire.py \
-	analysis/rbanalysis/workload.py analysis/rbanalysis/frontier.py
+	analysis/rbanalysis/workload.py analysis/rbanalysis/frontier.py \
+	analysis/rbanalysis/schema.py analysis/rbanalysis/atomic.py
+# The archive contract the package reads (schema.py finds it at
+# ../archive-schema.json once installed, ../../docs/ in the tree).
+dist_pkgdata_DATA = docs/archive-schema.json

@@ -613,7 +613,7 @@ def parity_rows(summ, truns, claim_id, reducer, paper_why=""):
             par = training.parity(truns, tid, r["variant"], r.get("metric", ""), reducer)
             diffs, seeds, notes = par["diffs"], par["seeds"], par["notes"]
             med, lo, hi, n, cov = par["median"], par["low"], par["high"], par["n"], par["coverage"]
-            cls, words, unit, rel = par["class"], par["words"], par["unit"], par["relative"]
+            cls, words, rel = par["class"], par["words"], par["relative"]
             if claim_id == "s2_accuracy_parity":
                 setting, why_other = s2_train_setting(r)
             else:

@@ -24,45 +24,47 @@ import h5py
 import numpy as np
 import pandas as pd
 
-from . import validate
+from . import schema, validate
 
 # Major schema versions this code reads (results/README.md documents them).
 SUPPORTED_SCHEMA_MAJOR = validate.SUPPORTED_SCHEMA_MAJOR
 KNOWN_TOOLS = validate.KNOWN_TOOLS
 
-# Run metadata: tidy column -> root attribute names, first present wins.
-META_ALIASES = {
-    "tool": ("tool", "tool_name"),
-    "version": ("version", "tool_version"),
-    "schema_version": ("schema_version",),
-    "git_revision": ("git_revision", "git_rev"),
-    "host": ("hostname", "host"),
-    "cluster": ("slurm_cluster_name", "cluster"),
-    "job_id": ("slurm_job_id", "slurm_jobid", "job_id"),
-    "array_task": ("slurm_array_task_id", "array_task_id"),
-    "partition": ("slurm_partition", "partition"),
-    "ranks": ("ranks", "nranks"),
-    "nodes": ("nodes", "nnodes"),
-    "date": ("start_time", "date"),
-    "end_time": ("end_time",),
-    "simulated": ("simulated",),
-    "complete": ("complete",),
-    "command_line": ("command_line", "cmdline"),
-    "malloc_policy": ("malloc_policy",),
-    # The simulated platform (SimGrid): its file, or its name.
-    "sim_platform": ("sim_platform",),
-    "sim_platform_path": ("sim_platform_path",),
-    "sim_smpi_options": ("sim_smpi_options",),
-    # The network between the nodes (an emulated cluster's links) and how
-    # the ranks share machines (schema: network*, machines, machine_ranks).
-    "network": ("network",),
-    "network_link_rate": ("network_link_rate",),
-    "network_link_bps": ("network_link_bps",),
-    "network_transport": ("network_transport",),
-    "machines": ("machines",),
-    "machine_ranks": ("machine_ranks",),
-    "launcher": ("launcher",),
+# Run metadata: tidy column -> the root attribute it is read from (each
+# one of the archive schema's, checked below).
+META_ATTRS = {
+    "tool": "tool",
+    "version": "version",
+    "schema_version": "schema_version",
+    "git_revision": "git_revision",
+    "host": "hostname",
+    "cluster": "slurm_cluster_name",
+    "job_id": "slurm_job_id",
+    "array_task": "slurm_array_task_id",
+    "partition": "slurm_partition",
+    "ranks": "ranks",
+    "nodes": "nodes",
+    "date": "start_time",
+    "end_time": "end_time",
+    "simulated": "simulated",
+    "complete": "complete",
+    "command_line": "command_line",
+    "malloc_policy": "malloc_policy",
+    "sim_platform": "sim_platform",
+    "sim_platform_path": "sim_platform_path",
+    "sim_smpi_options": "sim_smpi_options",
+    "network": "network",
+    "network_link_rate": "network_link_rate",
+    "network_link_bps": "network_link_bps",
+    "network_transport": "network_transport",
+    "machines": "machines",
+    "machine_ranks": "machine_ranks",
+    "launcher": "launcher",
 }
+_UNKNOWN_META = sorted(set(META_ATTRS.values()) - set(schema.attributes("/")))
+if _UNKNOWN_META:
+    raise ImportError("load.py reads root attributes the archive schema does not have: "
+                      + ", ".join(_UNKNOWN_META))
 # Machine load around the run (benchmarks/harness/metadata.c): doubles,
 # -1 when unknown; absent in archives written before they were recorded.
 MACHINE_LOAD = ("machine_cores", "machine_load_before", "machine_load_after",
@@ -74,31 +76,6 @@ BUSY_STEAL = 0.05
 META_COLUMNS = ("run", "file", "kind", "machine", "host", "cluster", "job_id",
                 "array_task", "partition", "nodes", "version", "schema_version",
                 "git_revision", "date")
-
-# Reducer options (src/options.c) and the reducers each applies to.
-OPTION_APPLIES = {
-    "sparcml_algo": ("sparcml",),
-    "sparcml_switch": ("sparcml",),
-    "parallax_servers": ("parallax",),
-    "block_size": ("omnireduce",),
-    "sketch_rows": ("s2",),
-    "sketch_width_mode": ("s2",),
-    "sketch_width": ("s2",),
-    "error_feedback": ("s2", "oktopk"),
-    "oktopk_balance": ("oktopk",),
-    "oktopk_repartition": ("oktopk",),
-    "oktopk_throttle": ("oktopk",),
-    "oktopk_select": ("oktopk",),
-    "oktopk_density": ("oktopk",),
-    "oktopk_reestimate": ("oktopk",),
-    "zen_bitmap": ("zen",),
-    "gossip_schedule": ("gossip",),
-    "gossip_rotate": ("gossip",),
-    "gossip_mix": ("gossip",),
-    "gossip_async": ("gossip",),
-    "seed": ("s2", "gossip"),
-}
-
 
 @dataclass
 class Refusal:
@@ -115,7 +92,7 @@ class Refusal:
 class Run:
     path: str
     name: str            # "" for a single-run file, else the /runs/<name>
-    meta: dict           # normalised metadata (META_ALIASES keys)
+    meta: dict           # normalised metadata (META_ATTRS keys)
     attrs: dict          # every root attribute, decoded
     micro: pd.DataFrame = None
     train: list = field(default_factory=list)   # list of TrainRecord
@@ -379,9 +356,8 @@ def _raw_attrs(obj):
 
 def normalise_meta(attrs):
     meta = {}
-    for key, names in META_ALIASES.items():
-        meta[key] = next((attrs[n] for n in names if n in attrs and attrs[n] not in ("", None)),
-                         None)
+    for key, name in META_ATTRS.items():
+        meta[key] = attrs[name] if attrs.get(name) not in ("", None) else None
     for key in MACHINE_LOAD:
         meta[key] = _as_float(attrs.get(key))
     return meta
@@ -985,59 +961,30 @@ def _rows_quartiles(samples):
 
 
 def row_options(g, i, samples_ds, results_options=None):
-    """Options that applied to row i, wherever the writer put them: a
-    per-row group/dataset under /micro/options, a compound /micro/options
-    table, the samples dataset's attributes (samples_ds: a dataset or
-    _samples_index's (dataset, values)), or /micro/results attributes
-    (results_options: what options_from_attrs found there, when known)."""
-    found = {}
-    cands = []
-    if "options" in g:
-        o = g["options"]
-        if isinstance(o, h5py.Dataset) and o.dtype.names and o.shape and o.shape[0] > i:
-            rec = o[i]
-            found.update({n: decode(rec[n]) for n in o.dtype.names})
-        elif isinstance(o, h5py.Group):
-            cands.append(o)
-            for key in o:
-                m = re.search(r"(\d+)$", key)
-                if m and int(m.group(1)) == i:
-                    cands.append(o[key])
+    """Options that applied to row i: the typed opt_<key> attributes the
+    writer put on /micro/results (results_options, when already read) and
+    on the row's samples dataset (samples_ds: a dataset or _samples_index's
+    (dataset, values)).  rb_micro writes only the options that apply to the
+    row's reducer (each reducer's own description, src/options.c), so any
+    key found is kept: nothing here lists the reducers' options."""
     if results_options is None:
         results_options = options_from_attrs(_option_attrs(g["results"]))
-    found.update(results_options)
+    found = dict(results_options)
     if samples_ds is not None:
-        cands.append(samples_ds[0] if isinstance(samples_ds, tuple) else samples_ds)
-    for obj in cands:
-        found.update(options_from_attrs(_option_attrs(obj)))
+        ds = samples_ds[0] if isinstance(samples_ds, tuple) else samples_ds
+        found.update(options_from_attrs(_option_attrs(ds)))
     return found
 
 
 def _option_attrs(obj):
     """read_attrs(obj) of the attributes options_from_attrs looks at."""
-    return _attrs_named(obj, lambda k: k.startswith("opt_") or k == "options"
-                        or k in OPTION_APPLIES)
+    return _attrs_named(obj, lambda k: k.startswith("opt_"))
 
 
 def options_from_attrs(attrs):
-    """Reducer options from attributes.  Typed opt_<key> attributes are the
-    options that apply to the row's reducer (any key, so options added
-    later are kept); without them, the known keys of the text attribute
-    options="key=value key=value" (or bare <key> attributes)."""
-    typed = {k[4:]: v for k, v in attrs.items() if k.startswith("opt_") and v is not None}
-    if typed:
-        return typed
-    found = {}
-    text = attrs.get("options")
-    if isinstance(text, str):
-        for part in re.split(r"[\s,]+", text.strip()):
-            k, eq, v = part.partition("=")
-            if eq and k in OPTION_APPLIES:
-                found[k] = _number(v)
-    for k, v in attrs.items():
-        if k in OPTION_APPLIES and v is not None:
-            found[k] = v
-    return found
+    """Reducer options from typed opt_<key> attributes (those that apply to
+    the row's reducer, as the writer chose them)."""
+    return {k[4:]: v for k, v in attrs.items() if k.startswith("opt_") and v is not None}
 
 
 def _number(text):
@@ -1050,10 +997,10 @@ def _number(text):
 
 
 def options_text(opts, reducer):
-    """key=value,... of the options that apply to reducer (unknown keys,
-    which only typed opt_ attributes give, are kept)."""
-    keys = [k for k in opts if reducer in OPTION_APPLIES.get(k, (reducer,))]
-    return ",".join("%s=%s" % (k, _fmt_opt(opts[k])) for k in keys)
+    """key=value,... of the options (the writer recorded only those that
+    apply to reducer)."""
+    del reducer   # kept in the signature: the callers name the row's reducer
+    return ",".join("%s=%s" % (k, _fmt_opt(v)) for k, v in opts.items())
 
 
 def _fmt_opt(v):

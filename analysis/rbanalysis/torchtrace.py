@@ -96,37 +96,22 @@ class TraceRecorder:
     def write(self, path, force=False):
         """Write the trace to path: to PATH.tmp.HOST.PID first, renamed when
         whole, so a failure (a full disk) leaves nothing at path."""
+        import io
         import os
-        import socket
+        from . import atomic
         if os.path.exists(path) and not force:
             raise TraceError("%s exists (force=True overwrites it)" % path)
-        tmp = "%s.tmp.%s.%d" % (path, socket.gethostname().replace("/", "_") or "unknown-host",
-                                os.getpid())
+        # Built in memory and written with plain file I/O, as rb-archive
+        # merge does: HDF5 meeting a full disk crashed the process at exit
+        # (SIGSEGV); a failing write() says ENOSPC and is cleaned up.
+        image = io.BytesIO()
         try:
-            # Built in memory and written with plain file I/O, as rb-archive
-            # merge does: HDF5 meeting a full disk crashed the process at exit
-            # (SIGSEGV); a failing write() says ENOSPC and is cleaned up.
-            import io
-            image = io.BytesIO()
             self._write_file(image)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            with os.fdopen(fd, "wb") as w:
-                w.write(image.getbuffer())
-                w.flush()
-                os.fsync(w.fileno())
-            if force:
-                os.replace(tmp, path)
-            else:
-                os.link(tmp, path)   # never over a file made meanwhile
-                os.unlink(tmp)
-        except BaseException as e:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            if isinstance(e, FileExistsError):
-                raise TraceError("%s appeared while recording (force=True overwrites it)" % path)
-            if isinstance(e, (OSError, ValueError)):
-                raise TraceError("cannot write %s: %s" % (path, getattr(e, "strerror", None) or e))
-            raise
+            atomic.write_bytes(path, image.getbuffer(), force)
+        except atomic.AppearedMeanwhile:
+            raise TraceError("%s appeared while recording (force=True overwrites it)" % path)
+        except (OSError, ValueError) as e:
+            raise TraceError("cannot write %s: %s" % (path, getattr(e, "strerror", None) or e))
 
     def _write_file(self, target):
         import h5py

@@ -40,32 +40,35 @@ import stat
 
 import numpy as np
 
-SUPPORTED_SCHEMA_MAJOR = (1,)
+from . import schema
+
+# The archive contract (docs/archive-schema.json, schema.py): what is
+# required and which values are accepted come from there.
+_SCHEMA = schema.load()
+SUPPORTED_SCHEMA_MAJOR = tuple(_SCHEMA["supported_major"])
 # A fault's note (benchmarks/harness/bench_keep.h): the first bytes of the
 # file, in its HDF5 user block, NUL-padded; and the name it keeps a file under.
-NOTE_BYTES = 512
-NOTE_PREFIX = b"reducerbench: interrupted: "
-KEPT_SUFFIX = ".interrupted"
-KNOWN_TOOLS = ("rb_micro", "rb_train", "rb-torch-train")
+NOTE_BYTES = _SCHEMA["interrupted_note"]["bytes"]
+NOTE_PREFIX = _SCHEMA["interrupted_note"]["prefix"].encode()
+KEPT_SUFFIX = _SCHEMA["interrupted_note"]["kept_suffix"]
+KNOWN_TOOLS = tuple(_SCHEMA["tools"])
 
+_MICRO_COLUMNS = schema.columns("/micro/results")
 # Columns /micro/results must have: every rb_micro archive has carried
 # them since the table's first version, and the report cannot place or
 # compare a row without them (a table lacking one was damaged or written
 # by something else; the report refused nothing and died on it).
-MICRO_REQUIRED = ("reducer", "layout", "overlap", "size_bytes", "rows", "cols", "density",
-                  "ranks", "iters", "warmup", "t_avg_us", "t_min_us", "t_max_us", "t_p50_us",
-                  "t_p99_us", "bytes_sent_avg", "bytes_sent_max", "bytes_recv_avg",
-                  "bytes_recv_max")
+MICRO_REQUIRED = schema.required(_MICRO_COLUMNS)
 # Times: finite and >= 0 in every row.
-MICRO_TIMES = ("t_avg_us", "t_min_us", "t_max_us", "t_p50_us", "t_p99_us")
+MICRO_TIMES = schema.checked(_MICRO_COLUMNS, "time")
 # Times that may be unknown (NaN: phases not timed, --no-phase-times; no
 # model; no memory floor on a device), else finite and >= 0.
-MICRO_MODEL_TIMES = ("t_encode_us", "t_comm_us", "t_decode_us", "t_model_us", "t_floor_us")
+MICRO_MODEL_TIMES = schema.checked(_MICRO_COLUMNS, "time or NaN")
 # Counts and byte figures: finite and >= 0.
-MICRO_COUNTS = ("iters", "warmup", "repeat", "wrong", "bytes_sent_avg", "bytes_sent_max",
-                "bytes_recv_avg", "bytes_recv_max", "nnz_local_avg", "bound_bytes")
+MICRO_COUNTS = schema.checked(_MICRO_COLUMNS, "count")
 # Fractions: 0..1 (recall may be NaN: not measured, an unvalidated row).
-MICRO_FRACTIONS = ("density", "recall")
+MICRO_FRACTIONS = (schema.checked(_MICRO_COLUMNS, "fraction")
+                   + schema.checked(_MICRO_COLUMNS, "fraction or NaN"))
 
 
 class Invalid(Exception):
@@ -408,19 +411,9 @@ def flag(attrs, name):
                   % (name, text(v)))
 
 
-# Root attributes the report reads as one value (load.py's META_ALIASES and
-# machine_* names): an array there ended rb-report in a traceback.
-SCALAR_ROOT_ATTRS = ("tool", "tool_name", "version", "tool_version", "schema_version",
-                     "git_revision", "git_rev", "hostname", "host", "slurm_cluster_name",
-                     "cluster", "slurm_job_id", "slurm_jobid", "job_id", "slurm_array_task_id",
-                     "array_task_id", "slurm_partition", "partition", "ranks", "nranks", "nodes",
-                     "nnodes", "start_time", "date", "end_time", "simulated", "complete",
-                     "command_line", "cmdline", "malloc_policy", "sim_platform",
-                     "sim_platform_path", "run_id", "machine_cores", "machine_load_before",
-                     "machine_load_after", "machine_other_cpu_before", "machine_other_cpu_during",
-                     "machine_steal_during", "timed_out", "diverged", "network",
-                     "network_link_rate", "network_link_bps", "network_transport", "machines",
-                     "machine_ranks", "launcher", "sim_smpi_options")
+# Root attributes that hold one value (an array where the report reads
+# one ended rb-report in a traceback).
+SCALAR_ROOT_ATTRS = schema.root_scalars()
 
 
 def check_scalar_attrs(attrs):
@@ -783,8 +776,7 @@ TRAIN_CURVE_RULES = {
 TRAIN_CURVE_MARKERS = ("test_accuracy", "val_perplexity", "accuracy", "perplexity", "train_loss")
 # Attributes of /train (and of groups under it) the report reads as
 # numbers: (name, must be a whole number, least value).
-TRAIN_NUMBER_ATTRS = (("ranks", True, 1), ("embedding_parameters", True, 0), ("embed_dim", True, 0),
-                      ("target_accuracy", False, 0), ("target_perplexity", False, 0))
+TRAIN_NUMBER_ATTRS = schema.number_checks(schema.attributes("/train"))
 
 
 def _check_train_attrs(grp, where):

@@ -4,7 +4,6 @@ gradients recorded from a model (--input trace:FILE.h5), side by side:
 the workload itself (union, overlap, imbalance) and each reducer's time and
 bytes on it.  section(doc, rows) is the hook cli.build_report calls."""
 
-import os
 
 import numpy as np
 import pandas as pd

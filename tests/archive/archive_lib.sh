@@ -1,7 +1,7 @@
 # Sourced by the archive tests: paths, a scratch directory, helpers.
 micro="$top_builddir/benchmarks/rb_micro"
 rbarchive="$top_srcdir/analysis/rb-archive"
-schema="$top_srcdir/results/README.md"
+schema="$top_srcdir/docs/archive-schema.json"
 check="$top_srcdir/tests/archive/archive_schema_check.py"
 PY=/usr/bin/python3
 fail=0

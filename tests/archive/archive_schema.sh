@@ -1,10 +1,15 @@
 #!/bin/sh
-# A real rb_micro run (3 ranks, two reducers, binding, PAPI) produces an
-# archive that conforms to results/README.md, carries the run metadata,
-# loads into pandas, and the schema checker itself catches deviations.
+# The archive schema (docs/archive-schema.json) is the one home of the
+# archive's rules: results/README.md's tables are its tables, and a real
+# rb_micro run (3 ranks, two reducers, binding, PAPI) produces an archive
+# that conforms to it, carries the run metadata, loads into pandas, and the
+# schema checker itself catches deviations.
 # Tiny rb_train runs (lenet, --bench-sgemm, gossip, wordlm) check the
 # /train tables the same way.
 . "$top_srcdir/tests/archive/archive_lib.sh"
+
+$PY "$top_srcdir/tests/archive/schema_doc.py" ||
+    bad "results/README.md's tables differ from docs/archive-schema.json (tests/archive/schema_doc.py --write makes them)"
 
 out="$tmp/run.h5"
 # Binding needs hwloc; without it the file must say why the topology is absent.
@@ -18,7 +23,7 @@ rc=$?
 ls "$tmp" | grep -q '\.tmp\.' && bad "temporary file left behind: $(ls "$tmp")"
 grep -q "archive written: $out" "$tmp/log" || bad "no 'archive written' line"
 
-$PY "$check" "$schema" "$out" || bad "archive does not conform to results/README.md"
+$PY "$check" "$schema" "$out" || bad "archive does not conform to the archive schema"
 
 # Metadata values, table contents, samples, options, binding.
 RB_OUT="$out" RB_BIND=$bind $PY - <<'PYEOF' || bad "metadata/table checks"
@@ -106,7 +111,7 @@ with h5py.File(sys.argv[1], "a") as f:
     del f["/micro/samples/5"]
 PYEOF
 $PY "$check" "$schema" "$tmp/mut.h5" >"$tmp/mut.log" 2>&1 && bad "checker accepted a mutated file"
-for what in "/@bogus is not documented" "/@user is missing" "/@ranks has type" "/micro/samples/5 is missing"; do
+for what in "/@bogus is not in the archive schema" "/@user is missing" "/@ranks has type" "/micro/samples/5 is missing"; do
     grep -q -- "$what" "$tmp/mut.log" || bad "checker did not report '$what'"
 done
 # rb_train archives conform too (the /train tables): lenet (image model),
@@ -122,7 +127,7 @@ train_run() { # name args...: archive $tmp/train-NAME.h5, checked
     rc=$?
     [ $rc -eq 0 ] || { bad "rb_train $n exited $rc"; cat "$tmp/train-$n.log"; return; }
     [ -f "$tmp/train-$n.h5" ] || { bad "rb_train $n: no archive"; cat "$tmp/train-$n.log"; return; }
-    $PY "$check" "$schema" "$tmp/train-$n.h5" || bad "rb_train $n archive does not conform to results/README.md"
+    $PY "$check" "$schema" "$tmp/train-$n.h5" || bad "rb_train $n archive does not conform to the archive schema"
 }
 if [ ! -x "$train" ]; then
     echo "note: no $train (built without BLAS): rb_train archives not checked"
@@ -180,7 +185,7 @@ with h5py.File(sys.argv[1], "a") as f:
     del f["train/phases"]
 PYEOF
     $PY "$check" "$schema" "$tmp/tmut.h5" >"$tmp/tmut.log" 2>&1 && bad "checker accepted a mutated rb_train file"
-    want="/train@bogus is not documented|/train@iterations is missing|/train@model has type|/train/phases is missing"
+    want="/train@bogus is not in the archive schema|/train@iterations is missing|/train@model has type|/train/phases is missing"
     [ $m = wordlm ] && want="$want|/train@hidden is missing"
     echo "$want" | tr '|' '\n' | while read -r what; do
         grep -q -- "$what" "$tmp/tmut.log" || { echo "FAIL: checker did not report '$what'"; exit 1; }

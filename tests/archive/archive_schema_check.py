@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""Check result files against the schema tables of results/README.md.
+"""Check result files against the archive schema, docs/archive-schema.json
+(the one home of the archive's rules; results/README.md shows its tables).
 
-  archive_schema_check.py README.md FILE.h5...
+  archive_schema_check.py docs/archive-schema.json FILE.h5...
 
 Every object, attribute and compound column in a file must be documented
 with the documented type, and every documented object required in that
@@ -10,13 +11,13 @@ situation (the `when` column) must be present.  Merged archives
 /runs/<name> against the run tables.  Exit 0 if all files conform, 1
 otherwise (each problem printed).
 """
+import json
 import re
 import sys
 
 import h5py
 import numpy as np
 
-ROW = re.compile(r"^\|\s*`([^`]+)`\s*\|\s*([^|]*?)\s*\|\s*([^|]*?)\s*\|")
 PLACEHOLDERS = {"<row>": r"\d+", "<key>": r"[A-Za-z0-9_]+", "<name>": r"[^/]+"}
 
 
@@ -42,19 +43,15 @@ class Entry:
 
 
 def parse_schema(path):
-    """Run entries and merged-archive entries from the markdown tables."""
-    run, merged, section = [], [], ""
+    """Run entries and merged-archive entries of the schema."""
     with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("## "):
-                section = line
-            m = ROW.match(line)
-            if not m:
-                continue
-            e = Entry(m.group(1), m.group(2), m.group(3))
-            (merged if "Merged" in section else run).append(e)
+        objects = json.load(f)["objects"]
+    run, merged = [], []
+    for o in objects:
+        e = Entry(o["object"], o["type"], "always" if o["when"] == "merged" else o["when"])
+        (merged if o["when"] == "merged" else run).append(e)
     if not run or not merged:
-        raise SystemExit("archive_schema_check: no schema tables found in %s" % path)
+        raise SystemExit("archive_schema_check: no run or no merged-archive objects in %s" % path)
     return run, merged
 
 
@@ -169,7 +166,7 @@ def check_tree(root, entries, label, merged=False):
             continue
         docs = [e for e in entries if e.matches(kind, path, member)]
         if not docs:
-            errors.append("%s: %s is not documented in results/README.md" % (label, display(path, kind, member)))
+            errors.append("%s: %s is not in the archive schema" % (label, display(path, kind, member)))
             continue
         if not any(type_ok(e.type, value) for e in docs):
             errors.append("%s: %s has type %s, documented %s" % (

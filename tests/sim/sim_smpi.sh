@@ -61,7 +61,7 @@ print("archive: simulated=1,", s("simgrid_version"), s("sim_platform_sha256")[:1
 PY
 # ... and it follows results/README.md, whose tables document the sim_*
 # attributes a simulated archive carries (they were missing once).
-/usr/bin/python3 "$src/tests/archive/archive_schema_check.py" "$src/results/README.md" "$bdir/v.h5" ||
+/usr/bin/python3 "$src/tests/archive/archive_schema_check.py" "$src/docs/archive-schema.json" "$bdir/v.h5" ||
   fail "the simulated archive does not follow results/README.md"
 
 # (2) gossip: bytes sent per rank per call at 16 and 128 ranks (unchecked,

@@ -139,6 +139,6 @@ for args in "--model lenet --reducer agsparse --dense-reducer dense:has no embed
 done
 
 # the archive's layout is the one results/README.md documents
-/usr/bin/python3 "${top_srcdir:-.}/tests/archive/archive_schema_check.py" "${top_srcdir:-.}/results/README.md" \
+/usr/bin/python3 "${top_srcdir:-.}/tests/archive/archive_schema_check.py" "${top_srcdir:-.}/docs/archive-schema.json" \
     "$tmp/dense.h5" "$tmp/agsparse.h5" || bad "embedlm archives do not conform to results/README.md"
 exit $fail

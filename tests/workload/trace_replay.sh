@@ -27,7 +27,7 @@ rc=$?
 [ $rc -eq 0 ] || { echo "FAIL: replay on 2 ranks (rows input) exited $rc"; cat "$tmp/r2"; fail=1; }
 $py "$check" "$tmp/t.h5" "$tmp/r3.h5" 3 "$tmp/r2.h5" 2 || fail=1
 # the new columns and the trace_* attributes are the documented ones
-$py "$top_srcdir/tests/archive/archive_schema_check.py" "$top_srcdir/results/README.md" "$tmp/r3.h5" ||
+$py "$top_srcdir/tests/archive/archive_schema_check.py" "$top_srcdir/docs/archive-schema.json" "$tmp/r3.h5" ||
     { echo "FAIL: the replay's archive does not match results/README.md"; fail=1; }
 # -J carries the provenance on every line
 "$MPIRUN" 3 "$micro" -q -i 1 -x 0 --reducer dense --input "trace:$tmp/t.h5" -o "$tmp/j.h5" \

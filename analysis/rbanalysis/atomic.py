@@ -1,0 +1,56 @@
+"""Files that appear only whole: the Python side of the C writers'
+protocol (benchmarks/harness/tmpfiles.c).  The bytes go to
+PATH.tmp.HOST.PID (in PATH's folder, so the rename stays on one file
+system), are synced, and the temporary is renamed to PATH; on any failure
+(a full disk, Ctrl-C) the temporary is removed and nothing is at PATH.
+rb-archive merge and the gradient-trace writer use it; rb-archive clean
+reads the same names."""
+import os
+import socket
+
+
+class AppearedMeanwhile(FileExistsError):
+    """PATH was made by someone else while writing (without force)."""
+
+
+def this_host():
+    return socket.gethostname().replace("/", "_") or "unknown-host"
+
+
+def tmp_name(path):
+    """PATH.tmp.HOST.PID, the base shortened as the C writers do
+    (tmpfiles.c) when the whole would not fit NAME_MAX (255)."""
+    d, base = os.path.split(path)
+    host = this_host()
+    room = 255 - len(".tmp.") - len(host) - 1 - 10
+    if len(base.encode()) > room and room >= 24:
+        h = 2166136261
+        for c in base.encode():
+            h = ((h ^ c) * 16777619) & 0xffffffff
+        base = "%s~%08x.h5" % (base.encode()[:room - 12].decode("utf-8", "ignore"), h)
+    return os.path.join(d, "%s.tmp.%s.%d" % (base, host, os.getpid()))
+
+
+def write_bytes(path, data, force=False):
+    """Write data (bytes-like) to path through a synced temporary.  With
+    force an existing path is replaced; without, a path that appeared
+    while writing is never overwritten (link() fails): AppearedMeanwhile.
+    OSError as the system gives it otherwise."""
+    tmp = tmp_name(path)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(fd, "wb") as w:
+            w.write(data)
+            w.flush()
+            os.fsync(w.fileno())
+        if force:
+            os.replace(tmp, path)
+            return
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise AppearedMeanwhile(path) from None
+        os.unlink(tmp)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
