@@ -16,25 +16,11 @@
  * refused with RB_ERR_UNSUPPORTED on every rank (they all see the same K).
  * Device buffers under transport=nccl stay on the GPU (agsparse_reduce_device,
  * same wire bytes). */
-#include "rb_device.h"
-#include "rowset.h"
-#include "reducer_sparse.h"
+#include "reducer_agsparse.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct agsparse_state {
-    rb_pair *send, *recv;
-    size_t send_cap, recv_cap;
-    uint64_t *nnz_of;       /* per rank */
-    int *counts, *displs;   /* per rank, for the allgatherv */
-    /* rows path: the rank streams in recv (p + 1), a bitmap of the rows
-     * (zero between calls) and the slot of each of its words */
-    size_t *offs, *row_base;
-    uint64_t *row_seen;
-    struct agsparse_device *dev;   /* device buffers of the NCCL path, else NULL */
-} agsparse_state;
 
 static void agsparse_fini(rb_reducer *r)
 {
@@ -124,71 +110,6 @@ static int agsparse_reduce_rows(rb_reducer *r, rb_rows_call *c, rb_stats *st)
                                  1.0f / (float)r->size, s->row_seen, s->row_base,
                                  rb_bitmap_words(r->cfg.rows));
 }
-
-#if defined(HAVE_CUDA) && defined(HAVE_NCCL)
-#include "reducer_cuda.h"
-
-/* The NCCL path: pack on the GPU, ncclAllGather of the counts (they come
- * to the host to size the exchange), grouped ncclBroadcast of every rank's
- * pairs (NCCL has no allgatherv), then the host path's sums, made in
- * place: zero the local support, add each rank's pairs scaled by 1/p, one
- * launch per rank in rank order (indices are distinct within a rank, so no
- * atomics and the host path's summation order). */
-typedef struct agsparse_device {
-    rb_pair *send, *recv;
-    uint64_t *displs;       /* host: where rank q's pairs start in recv */
-    size_t send_cap, recv_cap;
-} agsparse_device;
-
-static void agsparse_fini_device(rb_reducer *r)
-{
-    agsparse_state *s = r->impl;
-    agsparse_device *d = s->dev;
-    if (!d)
-        return;
-    rb_device_release((void **)&d->send, &d->send_cap);
-    rb_device_release((void **)&d->recv, &d->recv_cap);
-    free(d->displs);
-    free(d);
-    s->dev = NULL;
-}
-
-static int agsparse_init_device(rb_reducer *r)
-{
-    agsparse_state *s = r->impl;
-    agsparse_device *d = s->dev = calloc(1, sizeof *s->dev);
-    if (!d || !(d->displs = rb_calloc((size_t)r->size, sizeof *d->displs)))
-        return rb_fail(RB_ERR_NOMEM, "agsparse: no memory");
-    return RB_OK;
-}
-
-static int agsparse_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
-{
-    agsparse_state *s = r->impl;
-    agsparse_device *d = s->dev;
-    cudaStream_t stream = (cudaStream_t)rb_device_stream(r);
-    uint64_t k = 0, total = 0;
-    rb_phase_start(r, st, RB_PHASE_ENCODE);
-    RB_TRY(rb_device_count_nonzero(r, dgrad, r->n, &k));
-    st->nnz_local = k;
-    RB_TRY(rb_device_pack_nonzero(r, dgrad, k, &d->send, &d->send_cap));
-
-    rb_phase_start(r, st, RB_PHASE_COMM);
-    RB_TRY(rb_device_allgather_count(r, st, k, s->nnz_of, sizeof(uint64_t)));
-    total = rb_prefix_sums(s->nnz_of, d->displs, r->size);
-    RB_TRY(rb_device_reserve((void **)&d->recv, &d->recv_cap, (size_t)total * sizeof(rb_pair)));
-    RB_TRY(rb_device_allgatherv(r, st, d->send, d->recv, s->nnz_of, d->displs,
-                                sizeof(rb_pair)));
-
-    rb_phase_start(r, st, RB_PHASE_DECODE);
-    float inv_p = 1.0f / (float)r->size;
-    RB_DEV(rbk_scatter_zero(dgrad, 0, d->send, (size_t)k, stream));
-    for (int q = 0; q < r->size; q++)
-        RB_DEV(rbk_scatter_add_scaled(dgrad, 0, d->recv + d->displs[q], (size_t)s->nnz_of[q],
-                                      inv_p, stream));
-    return rb_device_sync(r);
-}
-#endif
 
 /* Cost model (docs/cost-model.md): pack (zeroing the local support on the
  * way), allgather of the counts, allgatherv of all K = p k pairs, then add

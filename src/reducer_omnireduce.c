@@ -16,23 +16,13 @@
  *
  * Wire bytes (ring model): 2(p-1)/p x (8 ceil(nb/64) + 4 U) each way, with
  * nb = ceil(n / block_size) and U the elements in union blocks. */
-#include "rb_device.h"
-#include "rowset.h"
-#include "reducer_sparse.h"
+#include "reducer_omnireduce.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct omni_device;
-
-typedef struct omni_state {
-    uint64_t *bitmap;
-    size_t nblocks, words;
-    size_t *slot_base;      /* rows path: union blocks before each bitmap word */
-    float *packed;          /* union blocks, worst case all n elements (host path) */
-    struct omni_device *dev;  /* device buffers of the NCCL path, else NULL */
-} omni_state;
 
 static void omni_fini(rb_reducer *r)
 {
@@ -142,7 +132,7 @@ static int omni_reduce(rb_reducer *r, float *grad, rb_stats *st)
 }
 
 /* Elements in the nb union blocks: the last block may be short. */
-static size_t union_elements(const omni_state *s, size_t n, size_t b, size_t nb)
+size_t omni_union_elements(const omni_state *s, size_t n, size_t b, size_t nb)
 {
     size_t u = nb * b;
     if (nb && n % b && rb_bitmap_test(s->bitmap, s->nblocks - 1))
@@ -277,7 +267,7 @@ static int omni_reduce_rows(rb_reducer *r, rb_rows_call *call, rb_stats *st)
         s->slot_base[w] = nb;
         nb += rb_popcount64(s->bitmap[w]);
     }
-    size_t u = union_elements(s, r->n, b, nb);
+    size_t u = omni_union_elements(s, r->n, b, nb);
     memset(s->packed, 0, u * sizeof *s->packed);
     for_row_pieces(call->in, b, pack_piece, &c);
     rb_phase_start(r, st, RB_PHASE_COMM);
@@ -296,92 +286,6 @@ static int omni_reduce_rows(rb_reducer *r, rb_rows_call *call, rb_stats *st)
     }
     return unpack_rows(s, call->rows, r->n, b, r->cfg.cols, inv_p);
 }
-
-#if defined(HAVE_CUDA) && defined(HAVE_NCCL)
-#include "reducer_cuda.h"
-
-/* The NCCL path: block bitmap, OR over ranks (rb_device_bitmap_or:
- * allgather + OR below 16 ranks, a byte per block and ncclMax from 16),
- * list of union blocks, pack, ncclAllReduce, unpack scaled by 1/p, all on
- * the GPU; only the bitmap comes to the host, to count the union.  The
- * packed allreduce sends the same bytes as the host path's. */
-typedef struct omni_device {
-    uint64_t *bitmap;
-    void *or_scratch;        /* rb_device_bitmap_or */
-    uint32_t *list;          /* union block indices */
-    void *list_scratch;      /* rbk_bitmap_list */
-    float *packed;           /* union blocks, padded to whole blocks */
-    size_t bitmap_cap, or_cap, list_cap, list_scratch_cap, packed_cap;
-} omni_device;
-
-static void omni_fini_device(rb_reducer *r)
-{
-    omni_state *s = r->impl;
-    omni_device *d = s->dev;
-    if (!d)
-        return;
-    rb_device_release((void **)&d->bitmap, &d->bitmap_cap);
-    rb_device_release(&d->or_scratch, &d->or_cap);
-    rb_device_release((void **)&d->list, &d->list_cap);
-    rb_device_release(&d->list_scratch, &d->list_scratch_cap);
-    rb_device_release((void **)&d->packed, &d->packed_cap);
-    free(d);
-    s->dev = NULL;
-}
-
-static int omni_init_device(rb_reducer *r)
-{
-    omni_state *s = r->impl;
-    s->dev = calloc(1, sizeof *s->dev);
-    if (!s->dev)
-        return rb_fail(RB_ERR_NOMEM, "omnireduce: no memory");
-    omni_device *d = s->dev;
-    size_t nb = s->nblocks, or_bytes = rb_device_bitmap_or_scratch(r, nb);
-    RB_TRY(rb_device_reserve((void **)&d->bitmap, &d->bitmap_cap, s->words * 8));
-    RB_TRY(rb_device_reserve(&d->or_scratch, &d->or_cap, or_bytes));
-    RB_TRY(rb_device_reserve((void **)&d->list, &d->list_cap, nb * sizeof *d->list));
-    RB_TRY(rb_device_reserve(&d->list_scratch, &d->list_scratch_cap, rbk_pack_scratch_bytes(nb)));
-    size_t packed = nb * (size_t)r->cfg.opts.block_size * sizeof(float);
-    return rb_device_reserve((void **)&d->packed, &d->packed_cap, packed);
-}
-
-static int omni_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
-{
-    omni_state *s = r->impl;
-    omni_device *d = s->dev;
-    cudaStream_t stream = (cudaStream_t)rb_device_stream(r);
-    size_t b = (size_t)r->cfg.opts.block_size, n = r->n;
-    float inv_p = 1.0f / (float)r->size;
-
-    rb_phase_start(r, st, RB_PHASE_ENCODE);
-    RB_DEV(rbk_bitmap_of_groups(dgrad, n, b, d->bitmap, stream));
-
-    rb_phase_start(r, st, RB_PHASE_COMM);
-    RB_TRY(rb_device_bitmap_or(r, st, d->bitmap, s->nblocks, RB_BITMAP_AUTO, d->or_scratch));
-    RB_TRY(rb_device_download(r, s->bitmap, d->bitmap, s->words * sizeof *s->bitmap));
-    size_t nb = rb_bitmap_popcount(s->bitmap, s->nblocks);
-    if (nb == s->nblocks) {   /* every block: reduce in place, as the host path */
-        RB_TRY(rb_device_allreduce_sum(r, st, dgrad, n));
-        rb_phase_start(r, st, RB_PHASE_DECODE);
-        RB_TRY(rb_device_scale(r, dgrad, n, inv_p));
-        st->nnz_result = n;
-        return RB_OK;
-    }
-    rb_phase_start(r, st, RB_PHASE_ENCODE);
-    RB_DEV(rbk_bitmap_list(d->bitmap, s->nblocks, d->list, rb_device_counter(r), d->list_scratch,
-                           stream));
-    RB_DEV(rbk_pack_blocks(dgrad, n, b, d->list, nb, d->packed, stream));
-    RB_TRY(rb_device_sync(r));
-    size_t u = union_elements(s, n, b, nb);
-
-    rb_phase_start(r, st, RB_PHASE_COMM);
-    RB_TRY(rb_device_allreduce_sum(r, st, d->packed, u));
-    rb_phase_start(r, st, RB_PHASE_DECODE);
-    RB_DEV(rbk_unpack_blocks(dgrad, n, b, d->list, nb, d->packed, inv_p, stream));
-    st->nnz_result = u;
-    return rb_device_sync(r);
-}
-#endif
 
 /* Cost model (docs/cost-model.md): count and block bitmap (two passes),
  * OR-allreduce of the bitmap, then the E elements of union blocks packed,

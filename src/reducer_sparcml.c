@@ -27,10 +27,7 @@
  * Wire bytes: docs/wire-bytes.md.  Device buffers under transport=nccl
  * stay on the GPU (sparcml_reduce_device: the same algorithms, messages
  * and bytes). */
-#include "exchange.h"
-#include "rb_device.h"
-#include "rowset.h"
-#include "reducer_sparse.h"
+#include "reducer_sparcml.h"
 
 #include <limits.h>
 #include <math.h>
@@ -40,25 +37,6 @@
 enum { TAG_HEAD = 7301, TAG_DATA = 7302 };
 /* Elements per point-to-point message; larger streams go in chunks. */
 #define CHUNK_ELEMS ((size_t)1 << 28)
-#define DENSE_MARK UINT64_MAX
-
-typedef struct sparcml_state {
-    rb_pair *a, *b, *c;         /* stream, received stream, merge output */
-    size_t cap_a, cap_b, cap_c;
-    float *dense_in;            /* a partner's dense stream */
-    size_t cap_dense;
-    int p2;                     /* largest power of two <= p */
-    /* rsag */
-    rb_exchange x;             /* counts and displacements of the pair exchanges */
-    uint64_t *nnz_of;
-    /* host path: s->a already holds this call's local pairs */
-    int packed;
-    /* rb_reduce_rows: the call, and whether its rows still have to be
-     * written into grad (a scratch buffer) before grad is read */
-    rb_rows_call *rows_call;
-    int rows_pending;
-    struct sparcml_device *dev;   /* device buffers of the NCCL path, else NULL */
-} sparcml_state;
 
 static void sparcml_fini(rb_reducer *r)
 {
@@ -85,8 +63,7 @@ static int sparcml_init(rb_reducer *r)
     return RB_OK;
 }
 
-
-static void swap_pairs(rb_pair **x, size_t *xc, rb_pair **y, size_t *yc)
+void sparcml_swap_pairs(rb_pair **x, size_t *xc, rb_pair **y, size_t *yc)
 {
     rb_pair *t = *x;
     size_t tc = *xc;
@@ -112,14 +89,7 @@ static int xchg(rb_reducer *r, rb_stats *st, const void *sbuf, size_t scount, in
     return RB_OK;
 }
 
-/* The stream of this rank during recursive doubling: k sorted pairs in
- * s->a, or (dense) the partial sum in grad itself. */
-typedef struct stream {
-    size_t k;
-    int dense;
-} stream;
-
-static int too_big(const rb_reducer *r, size_t k)
+int sparcml_too_big(const rb_reducer *r, size_t k)
 {
     return 8.0 * (double)k > r->cfg.opts.sparcml_switch * 4.0 * (double)r->n;
 }
@@ -138,7 +108,7 @@ static int host_materialize(rb_reducer *r, float *grad)
 
 /* grad holds this rank's input, whose support lies within the stream's,
  * so setting the stream's pairs makes grad the dense partial sum. */
-static void go_dense(rb_reducer *r, float *grad, stream *m)
+static void go_dense(rb_reducer *r, float *grad, sparcml_stream *m)
 {
     sparcml_state *s = r->impl;
     if (!m->dense) {
@@ -149,7 +119,7 @@ static void go_dense(rb_reducer *r, float *grad, stream *m)
 }
 
 /* Add a partner's stream (dense in s->dense_in or sparse in s->b) to m. */
-static int combine(rb_reducer *r, float *grad, stream *m, uint64_t their_head)
+int sparcml_combine(rb_reducer *r, float *grad, sparcml_stream *m, uint64_t their_head)
 {
     sparcml_state *s = r->impl;
     if (their_head == DENSE_MARK) {
@@ -161,8 +131,8 @@ static int combine(rb_reducer *r, float *grad, stream *m, uint64_t their_head)
     } else {
         RB_TRY(rb_grow_pairs(&s->c, &s->cap_c, m->k + (size_t)their_head));
         m->k = rb_merge_sum(s->a, m->k, s->b, (size_t)their_head, s->c);
-        swap_pairs(&s->a, &s->cap_a, &s->c, &s->cap_c);
-        if (too_big(r, m->k))
+        sparcml_swap_pairs(&s->a, &s->cap_a, &s->c, &s->cap_c);
+        if (sparcml_too_big(r, m->k))
             go_dense(r, grad, m);
     }
     return RB_OK;
@@ -170,7 +140,7 @@ static int combine(rb_reducer *r, float *grad, stream *m, uint64_t their_head)
 
 /* Send m to dest and/or receive a stream from src (MPI_PROC_NULL to skip
  * either); returns the received header in *their_head. */
-static int swap_streams(rb_reducer *r, rb_stats *st, float *grad, const stream *m,
+int sparcml_swap_streams(rb_reducer *r, rb_stats *st, float *grad, const sparcml_stream *m,
                         int dest, int src, uint64_t *their_head)
 {
     sparcml_state *s = r->impl;
@@ -214,7 +184,7 @@ static int swap_streams(rb_reducer *r, rb_stats *st, float *grad, const stream *
 
 /* A folded rank adopts the result it received (header head): the dense
  * sum, or the pairs (whose support contains this rank's support). */
-static int adopt_result(rb_reducer *r, float *grad, stream *m, uint64_t head)
+int sparcml_adopt_result(rb_reducer *r, float *grad, sparcml_stream *m, uint64_t head)
 {
     sparcml_state *s = r->impl;
     if (head == DENSE_MARK) {
@@ -222,32 +192,13 @@ static int adopt_result(rb_reducer *r, float *grad, stream *m, uint64_t head)
         m->dense = 1;
         return RB_OK;
     }
-    swap_pairs(&s->a, &s->cap_a, &s->b, &s->cap_b);
+    sparcml_swap_pairs(&s->a, &s->cap_a, &s->b, &s->cap_b);
     m->k = (size_t)head;
     m->dense = 0;
     return RB_OK;
 }
 
-/* The steps sparcml is made of, where the streams live: host memory and
- * MPI (host_backend), or device memory and NCCL (device_backend).  One
- * driver (sparcml_run) and one recursive doubling use either. */
-typedef struct sparcml_backend {
-    /* recursive doubling */
-    int (*swap)(rb_reducer *r, rb_stats *st, float *grad, const stream *m, int dest, int src,
-                uint64_t *their_head);
-    int (*combine)(rb_reducer *r, float *grad, stream *m, uint64_t their_head);
-    int (*adopt)(rb_reducer *r, float *grad, stream *m, uint64_t head);
-    int (*rsag)(rb_reducer *r, rb_stats *st, float *grad, stream *m);
-    int (*dense_allreduce)(rb_reducer *r, rb_stats *st, float *grad);
-    /* pack the k non-zeros of grad into the stream (index order) */
-    int (*pack)(rb_reducer *r, const float *grad, size_t k);
-    /* grad = the sum / p: scaled in place (dense) or set from the stream */
-    int (*decode)(rb_reducer *r, float *grad, const stream *m);
-    /* make grad hold the local input before it is read dense (NULL: it does) */
-    int (*materialize)(rb_reducer *r, float *grad);
-} sparcml_backend;
-
-static int recdbl(rb_reducer *r, rb_stats *st, float *grad, stream *m,
+int sparcml_recdbl(rb_reducer *r, rb_stats *st, float *grad, sparcml_stream *m,
                   const sparcml_backend *ops)
 {
     sparcml_state *s = r->impl;
@@ -255,7 +206,7 @@ static int recdbl(rb_reducer *r, rb_stats *st, float *grad, stream *m,
     uint64_t head;
     if (rank >= s->p2) {           /* folded rank: hand over, wait for the result */
         RB_TRY(ops->swap(r, st, grad, m, rank - s->p2, MPI_PROC_NULL, &head));
-        stream none = {0, 0};
+        sparcml_stream none = {0, 0};
         RB_TRY(ops->swap(r, st, grad, &none, MPI_PROC_NULL, rank - s->p2, &head));
         return ops->adopt(r, grad, m, head);
     }
@@ -273,7 +224,7 @@ static int recdbl(rb_reducer *r, rb_stats *st, float *grad, stream *m,
     return RB_OK;
 }
 
-static size_t range_lo(size_t n, int p, int i)
+size_t sparcml_range_lo(size_t n, int p, int i)
 {
     return (size_t)((uint64_t)n * (uint64_t)i / (uint64_t)p);
 }
@@ -282,11 +233,11 @@ static size_t range_lo(size_t n, int p, int i)
 static uint64_t range_first_index(const void *ctx, int i)
 {
     const rb_reducer *r = ctx;
-    return range_lo(r->n, r->size, i);
+    return sparcml_range_lo(r->n, r->size, i);
 }
 
 /* Reduce-scatter (direct alltoallv to range owners) + allgather. */
-static int rsag(rb_reducer *r, rb_stats *st, float *grad, stream *m)
+int sparcml_rsag(rb_reducer *r, rb_stats *st, float *grad, sparcml_stream *m)
 {
     sparcml_state *s = r->impl;
     int p = r->size;
@@ -306,13 +257,13 @@ static int rsag(rb_reducer *r, rb_stats *st, float *grad, stream *m)
     uint64_t all = 0;
     for (int i = 0; i < p; i++)
         all += s->nnz_of[i];
-    size_t lo = range_lo(r->n, p, r->rank), hi = range_lo(r->n, p, r->rank + 1);
-    if (too_big(r, (size_t)all)) {    /* dense allgather of the ranges */
+    size_t lo = sparcml_range_lo(r->n, p, r->rank), hi = sparcml_range_lo(r->n, p, r->rank + 1);
+    if (sparcml_too_big(r, (size_t)all)) {    /* dense allgather of the ranges */
         memset(grad + lo, 0, (hi - lo) * sizeof(float));
         rb_scatter_set(grad, 0, red, (size_t)kr);
         for (int i = 0; i < p; i++) {
-            s->x.rcounts[i] = (int)(range_lo(r->n, p, i + 1) - range_lo(r->n, p, i));
-            s->x.rdispls[i] = (int)range_lo(r->n, p, i);
+            s->x.rcounts[i] = (int)(sparcml_range_lo(r->n, p, i + 1) - sparcml_range_lo(r->n, p, i));
+            s->x.rdispls[i] = (int)sparcml_range_lo(r->n, p, i);
         }
         st->dense_stages = 1;
         m->dense = 1;
@@ -332,7 +283,7 @@ static int rsag(rb_reducer *r, rb_stats *st, float *grad, stream *m)
 
 /* The algorithm in *algo; the return value is a status (RB_OK or the
  * failure of the collective that agrees on the largest count). */
-static int choose_algo(rb_reducer *r, rb_stats *st, size_t k, int *algo, int *dense_all)
+int sparcml_choose_algo(rb_reducer *r, rb_stats *st, size_t k, int *algo, int *dense_all)
 {
     *dense_all = 0;
     *algo = r->cfg.opts.sparcml_algo;
@@ -342,7 +293,7 @@ static int choose_algo(rb_reducer *r, rb_stats *st, size_t k, int *algo, int *de
     RB_TRY(rb_allreduce(r, st, NULL, &kmax, 1, MPI_UINT64_T, MPI_MAX));
     double d = r->n ? (double)kmax / (double)r->n : 0.0;
     double after_first = (double)r->n * (1.0 - (1.0 - d) * (1.0 - d));
-    *dense_all = too_big(r, (size_t)after_first);
+    *dense_all = sparcml_too_big(r, (size_t)after_first);
     *algo = !*dense_all && r->size >= 16 && r->n <= (size_t)INT_MAX ? RB_SPARCML_RSAG
                                                                    : RB_SPARCML_RECDBL;
     return RB_OK;
@@ -350,14 +301,14 @@ static int choose_algo(rb_reducer *r, rb_stats *st, size_t k, int *algo, int *de
 
 /* Everything after the count of the local non-zeros (k): the stream is
  * packed (b->pack) only where it is sent sparse. */
-static int sparcml_run(rb_reducer *r, float *grad, rb_stats *st, size_t k,
+int sparcml_run(rb_reducer *r, float *grad, rb_stats *st, size_t k,
                        const sparcml_backend *b)
 {
-    stream m = {k, 0};
+    sparcml_stream m = {k, 0};
     st->nnz_local = k;
     rb_phase_start(r, st, RB_PHASE_COMM);
     int algo = RB_SPARCML_RECDBL, dense_all = 0;
-    RB_TRY(choose_algo(r, st, m.k, &algo, &dense_all));
+    RB_TRY(sparcml_choose_algo(r, st, m.k, &algo, &dense_all));
     if (dense_all) {
         if (b->materialize)
             RB_TRY(b->materialize(r, grad));
@@ -368,7 +319,7 @@ static int sparcml_run(rb_reducer *r, float *grad, rb_stats *st, size_t k,
         st->dense_stages = stages;
         m.dense = 1;
     } else {
-        if (algo == RB_SPARCML_RECDBL && too_big(r, m.k)) {
+        if (algo == RB_SPARCML_RECDBL && sparcml_too_big(r, m.k)) {
             m.dense = 1;    /* grad is (made) this stream's dense form */
             if (b->materialize)
                 RB_TRY(b->materialize(r, grad));
@@ -380,7 +331,7 @@ static int sparcml_run(rb_reducer *r, float *grad, rb_stats *st, size_t k,
         if (algo == RB_SPARCML_RSAG)
             RB_TRY(b->rsag(r, st, grad, &m));
         else
-            RB_TRY(recdbl(r, st, grad, &m, b));
+            RB_TRY(sparcml_recdbl(r, st, grad, &m, b));
     }
     rb_phase_start(r, st, RB_PHASE_DECODE);
     st->nnz_result = m.dense ? r->n : m.k;
@@ -406,7 +357,7 @@ static int host_pack(rb_reducer *r, const float *grad, size_t k)
 
 /* grad = the sum / p, or for rb_reduce_rows the sum / p in row form (a
  * dense sum is scaled in grad and handed over as it is). */
-static int host_decode(rb_reducer *r, float *grad, const stream *m)
+static int host_decode(rb_reducer *r, float *grad, const sparcml_stream *m)
 {
     sparcml_state *s = r->impl;
     float inv_p = 1.0f / (float)r->size;
@@ -423,7 +374,7 @@ static int host_decode(rb_reducer *r, float *grad, const stream *m)
 }
 
 static const sparcml_backend host_backend = {
-    swap_streams, combine, adopt_result, rsag, host_dense_allreduce, host_pack, host_decode,
+    sparcml_swap_streams, sparcml_combine, sparcml_adopt_result, sparcml_rsag, host_dense_allreduce, host_pack, host_decode,
     host_materialize,
 };
 
@@ -482,223 +433,6 @@ static int sparcml_reduce_rows(rb_reducer *r, rb_rows_call *c, rb_stats *st)
     s->rows_pending = 0;
     return rc;
 }
-
-#if defined(HAVE_CUDA) && defined(HAVE_NCCL)
-#include "reducer_cuda.h"
-
-/* The NCCL path: the host path's algorithms, decisions, messages and
- * bytes, with the streams in device memory.  Headers (a stream's pair
- * count or DENSE_MARK) and streams go by grouped ncclSend/ncclRecv (one
- * group per exchange, so a dense/sparse pair needs no ordering); the rsag
- * alltoallv by grouped ncclSend/ncclRecv, its allgathers by ncclAllGather
- * and grouped ncclBroadcast.  A merge of two sorted streams is
- * rb_device_merge_sum over [0, n) (same sums as rb_merge_sum: a + b, the
- * union support); rsag's p-way merge adds in rank order, not in pairwise
- * rounds, so from p = 4 its last bit may differ from the host path's.  The
- * choice of algorithm and dense_all is choose_algo's, over MPI (one count). */
-typedef struct sparcml_device {
-    rb_pair *a, *b, *c;         /* stream, received stream, merge output */
-    size_t cap_a, cap_b, cap_c;
-    float *dense_in;            /* a partner's dense stream */
-    size_t cap_dense;
-    uint64_t *head;             /* device: [0] sent header, [1] received */
-    size_t head_cap;
-    rb_device_merger whole;     /* recdbl merges over [0, n) */
-    rb_device_merger range;     /* rsag: this rank's range */
-    rb_device_push push;        /* rsag: pairs to the range owners */
-} sparcml_device;
-
-static void sparcml_fini_device(rb_reducer *r)
-{
-    sparcml_state *s = r->impl;
-    sparcml_device *d = s->dev;
-    if (!d)
-        return;
-    rb_device_release((void **)&d->a, &d->cap_a);
-    rb_device_release((void **)&d->b, &d->cap_b);
-    rb_device_release((void **)&d->c, &d->cap_c);
-    rb_device_release((void **)&d->dense_in, &d->cap_dense);
-    rb_device_release((void **)&d->head, &d->head_cap);
-    rb_device_merger_free(&d->whole);
-    rb_device_merger_free(&d->range);
-    rb_device_push_free(&d->push);
-    free(d);
-    s->dev = NULL;
-}
-
-/* Which algorithms a reducer may run (choose_algo's rule): the mergers
- * cost about 12 bytes per element of their range, so only those a run can
- * use are allocated (none at p = 1). */
-static int may_run(const rb_reducer *r, int algo)
-{
-    int want = r->cfg.opts.sparcml_algo;
-    if (r->size == 1)
-        return 0;
-    if (want != RB_SPARCML_AUTO)
-        return want == algo;
-    int rsag_possible = r->size >= 16 && r->n <= (size_t)INT_MAX;
-    return algo == RB_SPARCML_RSAG ? rsag_possible : 1;
-}
-
-static int sparcml_init_device(rb_reducer *r)
-{
-    sparcml_state *s = r->impl;
-    sparcml_device *d = s->dev = calloc(1, sizeof *s->dev);
-    if (!d)
-        return rb_fail(RB_ERR_NOMEM, "sparcml: no memory");
-    RB_TRY(rb_device_reserve((void **)&d->head, &d->head_cap, 2 * sizeof(uint64_t)));
-    if (may_run(r, RB_SPARCML_RECDBL))
-        RB_TRY(rb_device_merger_init(&d->whole, r->n));
-    if (!may_run(r, RB_SPARCML_RSAG))
-        return RB_OK;
-    size_t lo = range_lo(r->n, r->size, r->rank), hi = range_lo(r->n, r->size, r->rank + 1);
-    RB_TRY(rb_device_push_init(r, &d->push));
-    return rb_device_merger_init(&d->range, hi - lo);
-}
-
-static int dev_go_dense(rb_reducer *r, float *dgrad, stream *m)
-{
-    sparcml_device *d = ((sparcml_state *)r->impl)->dev;
-    if (!m->dense)
-        RB_DEV(rbk_scatter_set(dgrad, 0, d->a, m->k, (cudaStream_t)rb_device_stream(r)));
-    m->dense = 1;
-    return rb_device_sync(r);
-}
-
-/* combine() on the device. */
-static int dev_combine(rb_reducer *r, float *dgrad, stream *m, uint64_t their_head)
-{
-    sparcml_device *d = ((sparcml_state *)r->impl)->dev;
-    cudaStream_t cs = (cudaStream_t)rb_device_stream(r);
-    if (their_head == DENSE_MARK) {
-        RB_TRY(dev_go_dense(r, dgrad, m));
-        RB_DEV(rbk_add(dgrad, d->dense_in, r->n, cs));
-        return rb_device_sync(r);
-    }
-    if (m->dense) {
-        RB_DEV(rbk_scatter_add_scaled(dgrad, 0, d->b, (size_t)their_head, 1.0f, cs));
-        return rb_device_sync(r);
-    }
-    const rb_pair *streams[2] = {d->a, d->b};
-    uint64_t counts[2] = {m->k, their_head};
-    RB_TRY(rb_device_merge_sum(r, &d->whole, 0, streams, counts, 2, &d->c, &d->cap_c, &m->k));
-    swap_pairs(&d->a, &d->cap_a, &d->c, &d->cap_c);
-    return too_big(r, m->k) ? dev_go_dense(r, dgrad, m) : RB_OK;
-}
-
-/* swap_streams() on the device: header, then the streams, each one
- * grouped send/recv. */
-static int dev_swap_streams(rb_reducer *r, rb_stats *st, float *dgrad, const stream *m,
-                            int dest, int src, uint64_t *their_head)
-{
-    sparcml_device *d = ((sparcml_state *)r->impl)->dev;
-    uint64_t head = m->dense ? DENSE_MARK : m->k;
-    RB_TRY(rb_device_upload(r, d->head, &head, sizeof head));
-    RB_TRY(rb_device_sendrecv_bytes(r, st, d->head, sizeof head, dest, d->head + 1, sizeof head,
-                                    src));
-    *their_head = 0;
-    if (src != MPI_PROC_NULL)
-        RB_TRY(rb_device_download(r, their_head, d->head + 1, sizeof *their_head));
-    if (dest != MPI_PROC_NULL && m->dense)
-        st->dense_stages++;
-    int their_dense = *their_head == DENSE_MARK;
-    size_t rbytes = their_dense ? r->n * sizeof(float) : (size_t)*their_head * sizeof(rb_pair);
-    if (their_dense)
-        RB_TRY(rb_device_reserve((void **)&d->dense_in, &d->cap_dense, rbytes));
-    else
-        RB_TRY(rb_device_reserve((void **)&d->b, &d->cap_b, rbytes));
-    const void *sbuf = m->dense ? (const void *)dgrad : (const void *)d->a;
-    size_t sbytes = m->dense ? r->n * sizeof(float) : m->k * sizeof(rb_pair);
-    void *rbuf = their_dense ? (void *)d->dense_in : (void *)d->b;
-    return rb_device_sendrecv_bytes(r, st, sbuf, dest == MPI_PROC_NULL ? 0 : sbytes, dest, rbuf,
-                                    src == MPI_PROC_NULL ? 0 : rbytes, src);
-}
-
-/* adopt_result() on the device. */
-static int dev_adopt(rb_reducer *r, float *dgrad, stream *m, uint64_t head)
-{
-    sparcml_device *d = ((sparcml_state *)r->impl)->dev;
-    if (head == DENSE_MARK) {
-        RB_DEV(cudaMemcpyAsync(dgrad, d->dense_in, r->n * sizeof(float),
-                               cudaMemcpyDeviceToDevice, (cudaStream_t)rb_device_stream(r)));
-        m->dense = 1;
-        return rb_device_sync(r);
-    }
-    swap_pairs(&d->a, &d->cap_a, &d->b, &d->cap_b);
-    m->k = (size_t)head;
-    m->dense = 0;
-    return RB_OK;
-}
-
-/* rsag() on the device. */
-static int dev_rsag(rb_reducer *r, rb_stats *st, float *dgrad, stream *m)
-{
-    sparcml_state *s = r->impl;
-    sparcml_device *d = s->dev;
-    int p = r->size;
-    if (r->n > (size_t)INT_MAX)
-        return rb_fail(RB_ERR_UNSUPPORTED,
-                       "sparcml rsag: %zu elements exceed INT_MAX; use sparcml_algo=recdbl", r->n);
-    RB_TRY(rb_device_push_shards(r, st, &d->push, d->a, m->k, p, &d->b, &d->cap_b));
-    size_t lo = range_lo(r->n, p, r->rank), hi = range_lo(r->n, p, r->rank + 1), kr = 0;
-    RB_TRY(rb_device_merge_sum(r, &d->range, (uint32_t)lo, d->push.streams, d->push.rc, p, &d->c,
-                               &d->cap_c, &kr));
-    /* the push's count arrays are free again: the sums are done */
-    uint64_t *counts = d->push.rc, *displs = d->push.rd;
-    RB_TRY(rb_device_allgather_count(r, st, kr, s->nnz_of, sizeof(uint64_t)));
-    uint64_t all = rb_prefix_sums(s->nnz_of, displs, p);
-    if (too_big(r, (size_t)all)) {    /* dense allgather of the ranges */
-        RB_TRY(rb_device_zero(r, dgrad + lo, (hi - lo) * sizeof(float)));
-        RB_DEV(rbk_scatter_set(dgrad, 0, d->c, kr, (cudaStream_t)rb_device_stream(r)));
-        for (int i = 0; i < p; i++) {
-            counts[i] = range_lo(r->n, p, i + 1) - range_lo(r->n, p, i);
-            displs[i] = range_lo(r->n, p, i);
-        }
-        st->dense_stages = 1;
-        m->dense = 1;
-        return rb_device_allgatherv(r, st, dgrad + lo, dgrad, counts, displs, sizeof(float));
-    }
-    RB_TRY(rb_device_reserve((void **)&d->a, &d->cap_a, (size_t)all * sizeof(rb_pair)));
-    m->k = (size_t)all;
-    return rb_device_allgatherv(r, st, d->c, d->a, s->nnz_of, displs, sizeof(rb_pair));
-}
-
-static int dev_dense_allreduce(rb_reducer *r, rb_stats *st, float *dgrad)
-{
-    return rb_device_allreduce_sum(r, st, dgrad, r->n);
-}
-
-static int dev_pack(rb_reducer *r, const float *dgrad, size_t k)
-{
-    sparcml_device *d = ((sparcml_state *)r->impl)->dev;
-    return rb_device_pack_nonzero(r, dgrad, k, &d->a, &d->cap_a);
-}
-
-static int dev_decode(rb_reducer *r, float *dgrad, const stream *m)
-{
-    sparcml_device *d = ((sparcml_state *)r->impl)->dev;
-    float inv_p = 1.0f / (float)r->size;
-    if (m->dense)
-        return rb_device_scale(r, dgrad, r->n, inv_p);
-    RB_DEV(rbk_scatter_set_scaled(dgrad, 0, d->a, m->k, inv_p, (cudaStream_t)rb_device_stream(r)));
-    return rb_device_sync(r);
-}
-
-static const sparcml_backend device_backend = {
-    dev_swap_streams, dev_combine, dev_adopt, dev_rsag, dev_dense_allreduce, dev_pack, dev_decode,
-    NULL,
-};
-
-static int sparcml_reduce_device(rb_reducer *r, float *dgrad, rb_stats *st)
-{
-    uint64_t k = 0;
-    if (r->size == 1)
-        return RB_OK;   /* the average of one: no count needed */
-    rb_phase_start(r, st, RB_PHASE_ENCODE);
-    RB_TRY(rb_device_count_nonzero(r, dgrad, r->n, &k));
-    return sparcml_run(r, dgrad, st, (size_t)k, &device_backend);
-}
-#endif
 
 /* Cost model (docs/cost-model.md).  Streams grow as the union of the
  * ranks merged so far (rb_model_union); a stream goes dense as in
