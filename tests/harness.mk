@@ -13,7 +13,11 @@ tests_harness_test_cli_SOURCES = tests/harness/test_cli.c benchmarks/micro/micro
 	benchmarks/gpubench/gpubench_options.c
 tests_harness_test_cli_CPPFLAGS = $(AM_CPPFLAGS) $(HDF5_CFLAGS)
 tests_harness_test_cli_LDADD = $(BENCH_LIBS)
-HARNESS_TESTS = tests/harness/cli_help.sh tests/harness/fail_named.sh tests/harness/hostile.sh \
+# The hostile cases, one concern a script (hostile_lib.sh: what they share).
+HOSTILE_TESTS = tests/harness/hostile_data.sh tests/harness/hostile_disk.sh \
+	tests/harness/hostile_archives.sh tests/harness/hostile_micro.sh \
+	tests/harness/hostile_env.sh tests/harness/hostile_analysis.sh
+HARNESS_TESTS = tests/harness/cli_help.sh tests/harness/fail_named.sh $(HOSTILE_TESTS) \
 	tests/harness/machine_load.sh
 TESTS += tests/harness/test_cli $(HARNESS_TESTS)
-dist_check_SCRIPTS += $(HARNESS_TESTS)
+dist_check_SCRIPTS += $(HARNESS_TESTS) tests/harness/hostile_lib.sh

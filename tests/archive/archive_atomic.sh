@@ -70,7 +70,7 @@ else
 fi
 
 # --- --timeout (exit 124) before the first row: no file at all (a run
-# with rows keeps them, marked timed_out = 1: tests/harness/hostile.sh)
+# with rows keeps them, marked timed_out = 1: tests/harness/hostile_micro.sh)
 to="$tmp/timeout.h5"
 "$MPIRUN" 2 "$micro" $long --timeout 1 -o "$to" >"$tmp/to.log" 2>&1
 rc=$?
