@@ -11,7 +11,8 @@ if HAVE_BLAS
 noinst_LIBRARIES += benchmarks/nn/libnn.a
 benchmarks_nn_libnn_a_CPPFLAGS = $(AM_CPPFLAGS) $(BLAS_CFLAGS)
 benchmarks_nn_libnn_a_SOURCES = \
-	benchmarks/nn/layers.h benchmarks/nn/layers.c \
+	benchmarks/nn/layers.h benchmarks/nn/layers.c benchmarks/nn/layer.h \
+	benchmarks/nn/layer_conv.h benchmarks/nn/layer_conv.c benchmarks/nn/layer_bias.c \
 	benchmarks/nn/layer_threads.h benchmarks/nn/layer_threads.c \
 	benchmarks/nn/small_gemm.h benchmarks/nn/small_gemm.c benchmarks/nn/avx512.h \
 	benchmarks/nn/conv_avx512.h benchmarks/nn/conv_avx512.c \

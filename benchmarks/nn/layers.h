@@ -9,36 +9,11 @@
 #ifndef NN_LAYERS_H
 #define NN_LAYERS_H
 
+#include "layer.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { LAYER_DENSE, LAYER_RELU, LAYER_CONV, LAYER_MAXPOOL, LAYER_EMBED } layer_kind;
-
-typedef struct layer {
-    layer_kind kind;
-    int in_c, in_h, in_w;      /* per-sample input shape (dense: in_c features) */
-    int out_c, out_h, out_w;   /* per-sample output shape */
-    int k, pad;                /* conv kernel and zero padding; pool window */
-    int vocab, ctx;            /* embedding: table rows, ids per sample (dim = out_c / ctx) */
-    size_t n_w, n_b;           /* parameter counts */
-    float *w, *b, *dw, *db;    /* views into the model's buffers (NULL if none) */
-    int max_batch;
-    float *col, *dcol;         /* conv scratch: im2col of one chunk of samples (pixels x
-                                  patch), its gradient; pool: a row of window maxima */
-    float *xpad;               /* conv scratch: the input with its zero border */
-    int32_t *argmax;           /* pool: input index of each output */
-    int32_t *rowarg;           /* pool scratch: indices of a row of window maxima
-                                  (their values in col) */
-    float *wt, *dwt, *dxpad;   /* conv, direct kernels (NULL without AVX-512): packed
-                                  weights, packed weight gradient, one sample's padded
-                                  input gradient */
-    int parts;                 /* conv, pool: parts (threads) whose scratch is kept: col,
-                                  dcol, xpad, dwt, dxpad, pool rows hold one block each */
-    float *dwpart, *dbpart;    /* conv with parts > 1: weight gradients of parts 1..,
-                                  bias gradients of every part */
-    float *xt;                 /* dense, AVX-512 kernels (NULL without): the input
-                                  transposed (nn_dense512_pack_input) */
-} layer;
 
 /* Fill shapes and parameter counts; allocate scratch for max_batch
  * samples and for as many threads as OpenBLAS has now (rb_train sets it
@@ -59,8 +34,7 @@ double nn_layer_scratch_bytes(const layer *l, int max_batch);
  * two.  0 (default): AVX-512 kernels where the CPU and shape allow. */
 void nn_layer_set_reference_kernels(int on);
 
-size_t nn_layer_in_size(const layer *l);   /* floats per sample */
-size_t nn_layer_out_size(const layer *l);
+/* nn_layer_in_size, nn_layer_out_size: floats per sample (layer.h). */
 /* Floating-point operations of a forward pass per sample (2 per multiply-add). */
 double nn_layer_flops(const layer *l);
 
