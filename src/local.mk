@@ -15,7 +15,7 @@ include_HEADERS += src/reducer.h src/reducer_sparse.h src/reducer_sketch.h
 src_libreducer_a_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS) $(NCCL_CFLAGS)
 src_libreducer_a_SOURCES = \
 	src/rb_internal.h src/rb_device.h src/reducer_sparse.h src/sparse.c src/rowset.h src/rowset.c \
-	src/reducer_sketch.h src/countsketch.c \
+	src/reducer_sketch.h src/countsketch.c src/countsketch_walk.h src/countsketch_walk.c \
 	src/exchange.h src/exchange.c \
 	src/errors.c src/base.c src/comm.c src/options.c src/config.c src/core.c src/state.c src/node.c \
 	src/registry.c src/model.c $(REDUCER_SOURCES)
