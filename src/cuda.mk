@@ -2,10 +2,11 @@
 # layer.  Absent when configure finds no CUDA (src/device_none.c stands in);
 # the sources are distributed either way.
 CUDA_KERNEL_FILES = src/cuda/rb_kernels.cu src/reducer_cuda.h
-EXTRA_DIST += $(CUDA_KERNEL_FILES) src/device_cuda.c $(REDUCER_NCCL_SOURCES)
+EXTRA_DIST += $(CUDA_KERNEL_FILES) src/device_cuda.c src/device_cuda.h src/cuda/nccl_comm.c \
+	$(REDUCER_NCCL_SOURCES)
 
 if HAVE_CUDA
-src_libreducer_a_SOURCES += src/device_cuda.c src/reducer_cuda.h
+src_libreducer_a_SOURCES += src/device_cuda.c src/device_cuda.h src/cuda/nccl_comm.c src/reducer_cuda.h
 # Each reducer's NCCL path (src/cuda/<name>_nccl.c: src/reducers.mk).
 src_libreducer_a_SOURCES += $(REDUCER_NCCL_SOURCES)
 # The kernels are part of the public face of a CUDA build (reducer_cuda.h).
