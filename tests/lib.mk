@@ -8,15 +8,23 @@
 # texts; oktopk's global top-k against the exact one; the library outside
 # the tree (the installed shared library through pkg-config, the Python
 # binding).
-check_PROGRAMS += tests/lib/test_sparse_unit tests/lib/test_reducers tests/lib/test_model \
+check_PROGRAMS += tests/lib/test_sparse_unit tests/lib/test_reducers tests/lib/test_wire \
+	tests/lib/test_agreement tests/lib/test_values tests/lib/test_model \
 	tests/lib/test_rows tests/lib/test_state tests/lib/test_countsketch tests/lib/test_s2 \
 	tests/lib/test_gossip tests/lib/test_timed tests/lib/test_strerror
 tests_lib_test_sparse_unit_SOURCES = tests/lib/test_sparse_unit.c
 tests_lib_test_sparse_unit_CPPFLAGS = $(AM_CPPFLAGS)
 tests_lib_test_sparse_unit_LDADD = $(LIBREDUCER)
-tests_lib_test_reducers_SOURCES = tests/lib/test_reducers.c
-tests_lib_test_reducers_CPPFLAGS = $(AM_CPPFLAGS)
+# The multi-rank reducer tests, one concern each, on reducer_checks.c.
+REDUCER_CHECKS = tests/lib/reducer_checks.c tests/lib/reducer_checks.h
+tests_lib_test_reducers_SOURCES = tests/lib/test_reducers.c $(REDUCER_CHECKS)
 tests_lib_test_reducers_LDADD = $(BENCH_LIBS)
+tests_lib_test_wire_SOURCES = tests/lib/test_wire.c $(REDUCER_CHECKS)
+tests_lib_test_wire_LDADD = $(BENCH_LIBS)
+tests_lib_test_agreement_SOURCES = tests/lib/test_agreement.c $(REDUCER_CHECKS)
+tests_lib_test_agreement_LDADD = $(BENCH_LIBS)
+tests_lib_test_values_SOURCES = tests/lib/test_values.c $(REDUCER_CHECKS)
+tests_lib_test_values_LDADD = $(BENCH_LIBS)
 tests_lib_test_model_SOURCES = tests/lib/test_model.c
 tests_lib_test_model_CPPFLAGS = $(AM_CPPFLAGS)
 tests_lib_test_model_LDADD = $(BENCH_LIBS)
@@ -37,7 +45,8 @@ tests_lib_test_timed_LDADD = $(LIBREDUCER)
 tests_lib_test_strerror_SOURCES = tests/lib/test_strerror.c
 tests_lib_test_strerror_LDADD = $(LIBREDUCER)
 
-LIB_TESTS = tests/lib/reducers.sh tests/lib/model.sh tests/lib/rows.sh tests/lib/state.sh \
+LIB_TESTS = tests/lib/reducers.sh tests/lib/wire.sh tests/lib/agreement.sh tests/lib/values.sh \
+	tests/lib/model.sh tests/lib/rows.sh tests/lib/state.sh \
 	tests/lib/s2.sh tests/lib/gossip_exact.sh tests/lib/gossip_spread.sh \
 	tests/lib/gossip_rotation.sh tests/lib/gossip_async.sh tests/lib/gossip_options.sh \
 	tests/lib/gossip_wire.sh tests/lib/timed_region.sh tests/lib/oktopk_topk.sh \
