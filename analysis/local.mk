@@ -15,7 +15,12 @@ dist_rbanalysis_DATA = \
 	analysis/rbanalysis/torchtrace.py analysis/rbanalysis/training.py \
 	analysis/rbanalysis/validate.py analysis/rbanalysis/simwire.py \
 	analysis/rbanalysis/workload.py analysis/rbanalysis/frontier.py \
-	analysis/rbanalysis/schema.py analysis/rbanalysis/atomic.py
+	analysis/rbanalysis/schema.py analysis/rbanalysis/atomic.py \
+	analysis/rbanalysis/publish.py analysis/rbanalysis/report.py \
+	analysis/rbanalysis/report_sections.py analysis/rbanalysis/report_terms.py \
+	analysis/rbanalysis/runmeta.py analysis/rbanalysis/options.py \
+	analysis/rbanalysis/claim_table.py analysis/rbanalysis/plotting.py \
+	analysis/rbanalysis/screen.py
 # The archive contract the package reads (schema.py finds it at
 # ../archive-schema.json once installed, ../../docs/ in the tree).
 dist_pkgdata_DATA = docs/archive-schema.json

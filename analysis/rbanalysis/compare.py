@@ -20,7 +20,7 @@ tables/claims.csv).  A contradiction is:
     noise of its own.)
 
 A contradiction at a point measured on a busy machine (machine_*
-attributes: load.busy) says so: it may be the machine, not the reducers.
+attributes: runmeta.busy) says so: it may be the machine, not the reducers.
 Intervals are over launches wherever a point has several (stats.py); a
 point of one launch has an interval that leaves out launch-to-launch
 variation, and its contradictions say so too.
@@ -38,8 +38,8 @@ import os
 import numpy as np
 import pandas as pd
 
-from . import claims, load, micro, stats, training
-from .load import is_emulated_platform
+from . import claim_table, load, micro, stats, training
+from .runmeta import is_emulated_platform
 
 POINT_COLUMNS = ["domain", "key", "variant", "measure", "median", "ci_low", "ci_high", "n"]
 # Written since launch-level intervals and busy runs; older reports lack them.
@@ -151,7 +151,7 @@ def dataset(path):
     curv, phases = training.curves(recs), training.phase_times(recs)
     summ, chosen = training.summary(curv, phases)
     truns, _ = training.runs(curv, phases)
-    ctab, _ = claims.claims_table(agg, summ, truns, chosen)
+    ctab, _ = claim_table.claims_table(agg, summ, truns, chosen)
     return verdict_points(agg, summ), ctab, "%d run(s) in %s" % (len(archive.runs), path)
 
 
@@ -224,7 +224,7 @@ def difference_contradictions(pa, pb):
 
 
 def _headlines(ctab):
-    rows = claims.headline_rows(ctab)
+    rows = claim_table.headline_rows(ctab)
     return {(_claim_key(r["claim"]), r["data"], str(r.get("platform", "")),
              str(r.get("model", "") or "")): r for _, r in rows.iterrows()}
 
@@ -234,7 +234,7 @@ def _busy_only(ctab):
     machine."""
     if ctab.empty or "busy" not in ctab:
         return set()
-    rows = claims.headline_rows(ctab.assign(busy=ctab["busy"].replace("yes", "no")))
+    rows = claim_table.headline_rows(ctab.assign(busy=ctab["busy"].replace("yes", "no")))
     busy = ctab.loc[rows.index, "busy"] == "yes"
     return {(_claim_key(r["claim"]), r["data"], str(r.get("platform", "")),
              str(r.get("model", "") or "")) for _, r in rows[busy].iterrows()}
@@ -300,7 +300,7 @@ def headline_contradictions(ca, cb):
 
 
 def _claim_text(r):
-    return "no headline number" if r is None else claims.format_value(r)
+    return "no headline number" if r is None else claim_table.format_value(r)
 
 
 def compare(path_a, path_b, out):

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from . import claims, stats, wire
-from .load import combine_busy, is_emulated_platform
+from .runmeta import combine_busy, is_emulated_platform
 from .micro import usable_baselines
 
 THRESHOLDS = ((1.0, "s2 faster than the best baseline"),
@@ -358,7 +358,7 @@ def compute_90_text(row):
 # ------------------------------------------------ notes for the claims rows
 
 def s2_notes(table):
-    """A context for the s2_speedup rows (claims._summarise): at points
+    """A context for the s2_speedup rows (claim_table.py's _summarise): at points
     over an emulated network, whether the wire explains their time, and
     where the speedup crosses 1x and 1.8x as the link rate changes."""
     def notes(points):

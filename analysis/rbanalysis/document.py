@@ -160,7 +160,7 @@ class Document:
 
     def figure(self, filename, caption, clipped=None):
         """A figure; clipped: the texts of it that reached outside the
-        image (figures.CLIPPED), marked on it for the reader and the tests.
+        image (plotting.CLIPPED), marked on it for the reader and the tests.
         Inside a gallery (begin_gallery) it waits for the gallery's end."""
         block = ("fig", filename, caption, list(clipped or []), self.folded)
         (self.gallery if self.gallery is not None else self.blocks).append(block)

@@ -175,7 +175,7 @@ def is_number(v):
 
 # ---------------------------------------------------------------- terminal
 
-# Verdict classes (claims table, verdict_class, and figures.display_class's
+# Verdict classes (claims table, verdict_class, and plotting.display_class's
 # median-only) and their colours, one per meaning, on the page and in the
 # figures; the key says what each colour means.
 VERDICT_COLOURS = {"meets": "#1a7f37", "equivalent": "#1a7f37", "below": "#c62828",

@@ -31,7 +31,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from . import stats, training
+from . import stats, training, plotting
 from .micro import BASELINES, option_value
 
 # Reducers whose result is not the exact average (or no average at all);
@@ -540,8 +540,8 @@ def trade_off(fp, outdir):
                                         (row[1], "t_iter_s", "front_time", "seconds per iteration")):
             ok = sub[np.isfinite(sub[cost]) & (sub[cost] > 0)]
             for i, (_, r) in enumerate(ok.iterrows()):
-                ax.scatter(r[cost], y[r.name], color=figures.reducer_colour(r["variant"]),
-                           marker=figures.MARKERS[i % len(figures.MARKERS)],
+                ax.scatter(r[cost], y[r.name], color=plotting.reducer_colour(r["variant"]),
+                           marker=plotting.MARKERS[i % len(plotting.MARKERS)],
                            edgecolors="black" if r[front] else "none", s=60 if r[front] else 36,
                            label=r["variant"] if ax is row[0] else None, zorder=3)
             fr = ok[ok[front].astype(bool)].sort_values(cost)
@@ -559,7 +559,7 @@ def trade_off(fp, outdir):
     fig.subplots_adjust(right=0.78, wspace=0.3, hspace=0.45)
     name = "frontier.png"
     try:   # the legend sits outside the axes: keep it in the picture
-        fig.savefig(os.path.join(outdir, name), dpi=figures.DPI, bbox_inches="tight")
+        fig.savefig(os.path.join(outdir, name), dpi=plotting.DPI, bbox_inches="tight")
     finally:
         plt.close(fig)
     return [(name, "Accuracy difference to dense against bytes per step and seconds per "

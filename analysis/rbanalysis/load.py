@@ -14,7 +14,6 @@ same ones), plus:
 """
 
 import contextlib
-import html
 import os
 import re
 from collections import Counter
@@ -24,58 +23,18 @@ import h5py
 import numpy as np
 import pandas as pd
 
-from . import schema, validate
+from . import screen, validate
+from .options import (_number, _option_attrs, options_from_attrs, options_text, row_options,
+                      variant_label)
+from .runmeta import (RunRefused, _as_float, _as_int, _decoded,
+                      _node_pus, _raw_attrs, busy, check_run, compute_seconds, decode, emulated, link_bps,
+                      malloc_policy, network_origin, normalise_meta, oversubscribed, platform, read_attrs,
+                      run_kind, run_machine)
 
 # Major schema versions this code reads (results/README.md documents them).
 SUPPORTED_SCHEMA_MAJOR = validate.SUPPORTED_SCHEMA_MAJOR
 KNOWN_TOOLS = validate.KNOWN_TOOLS
 
-# Run metadata: tidy column -> the root attribute it is read from (each
-# one of the archive schema's, checked below).
-META_ATTRS = {
-    "tool": "tool",
-    "version": "version",
-    "schema_version": "schema_version",
-    "git_revision": "git_revision",
-    "host": "hostname",
-    "cluster": "slurm_cluster_name",
-    "job_id": "slurm_job_id",
-    "array_task": "slurm_array_task_id",
-    "partition": "slurm_partition",
-    "ranks": "ranks",
-    "nodes": "nodes",
-    "date": "start_time",
-    "end_time": "end_time",
-    "simulated": "simulated",
-    "complete": "complete",
-    "command_line": "command_line",
-    "malloc_policy": "malloc_policy",
-    "sim_platform": "sim_platform",
-    "sim_platform_path": "sim_platform_path",
-    "sim_smpi_options": "sim_smpi_options",
-    "network": "network",
-    "network_link_rate": "network_link_rate",
-    "network_link_bps": "network_link_bps",
-    "network_transport": "network_transport",
-    "machines": "machines",
-    "machine_ranks": "machine_ranks",
-    "launcher": "launcher",
-}
-_UNKNOWN_META = sorted(set(META_ATTRS.values()) - set(schema.attributes("/")))
-if _UNKNOWN_META:
-    raise ImportError("load.py reads root attributes the archive schema does not have: "
-                      + ", ".join(_UNKNOWN_META))
-# Machine load around the run (benchmarks/harness/metadata.c): doubles,
-# -1 when unknown; absent in archives written before they were recorded.
-MACHINE_LOAD = ("machine_cores", "machine_load_before", "machine_load_after",
-                "machine_other_cpu_before", "machine_other_cpu_during",
-                "machine_steal_during")
-# The busy rule (busy()): other processes' cores, and stolen CPU time.
-BUSY_OTHER_CPU = 0.5
-BUSY_STEAL = 0.05
-META_COLUMNS = ("run", "file", "kind", "machine", "host", "cluster", "job_id",
-                "array_task", "partition", "nodes", "version", "schema_version",
-                "git_revision", "date")
 
 @dataclass
 class Refusal:
@@ -129,10 +88,6 @@ class Archive:
     micro_parts_runs: list = field(default_factory=list)
 
 
-class RunRefused(Exception):
-    pass
-
-
 # ---------------------------------------------------------------- files
 
 def find_files(paths):
@@ -183,7 +138,7 @@ def load(paths):
     # Each file is read here only once a forked child has read it whole
     # (a damaged file may crash HDF5): that child reads ahead meanwhile,
     # and its digests of the runs spare this process a second full read.
-    with contextlib.closing(validate.first_reads(files)) as first:
+    with contextlib.closing(screen.first_reads(files)) as first:
         for path, crashed, digests in first:
             if crashed:
                 archive.refusals.append(Refusal(path, "", crashed))
@@ -264,7 +219,7 @@ def _unique_labels(runs):
 
 
 def load_file(path, digests=None):
-    """(runs, refusals) of one file.  digests: validate.first_reads' of its
+    """(runs, refusals) of one file.  digests: screen.first_reads' of its
     runs, when it has taken them (else they are taken here)."""
     runs, refusals = [], []
     try:
@@ -275,7 +230,7 @@ def load_file(path, digests=None):
     with f:
         if decode(f.attrs.get("format", "")) == "reducerbench-gradient-trace":
             return runs, refusals   # a replay's input (results/README.md), not a result
-        groups = validate.run_groups(f)
+        groups = screen.run_groups(f)
         if not groups:
             return runs, [Refusal(path, "", "merged archive with no runs under /runs")]
         for name, grp in groups:
@@ -300,198 +255,15 @@ def _short_text(message, kind):
 
 # ---------------------------------------------------------------- attributes
 
-def decode(value):
-    """HDF5 attribute -> plain Python (str, int, float, list)."""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    if isinstance(value, np.ndarray):
-        if value.size == 1:
-            return decode(value.reshape(-1)[0])
-        return [decode(v) for v in value.tolist()]
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
-def read_attrs(obj):
-    return _decoded(_raw_attrs(obj)[0])
-
-
-def _attrs_named(obj, wanted):
-    """read_attrs(obj) of the attributes whose names wanted(name) accepts,
-    in obj's order.  (Every attribute is read once, in full, by the first
-    read, validate.first_reads: its digest refuses the run where one cannot
-    be read.)"""
-    raw = {}
-    for k in obj.attrs:
-        if wanted(k):
-            try:
-                raw[k] = validate.read_attribute(obj, k)
-            except (OSError, TypeError, ValueError):
-                raw[k] = None
-    return _decoded(raw)
-
-
-def _decoded(raw):
-    out = {}
-    for k, v in raw.items():
-        try:
-            out[k] = decode(v)
-        except (OSError, TypeError, ValueError):
-            out[k] = None
-    return out
-
-
-def _raw_attrs(obj):
-    """({name: value as h5py gives it, None where it cannot be read},
-    whether every one could be read)."""
-    out, whole = {}, True
-    for k in obj.attrs:
-        try:
-            out[k] = validate.read_attribute(obj, k)
-        except (OSError, TypeError, ValueError):
-            out[k], whole = None, False
-    return out, whole
-
-
-def normalise_meta(attrs):
-    meta = {}
-    for key, name in META_ATTRS.items():
-        meta[key] = attrs[name] if attrs.get(name) not in ("", None) else None
-    for key in MACHINE_LOAD:
-        meta[key] = _as_float(attrs.get(key))
-    return meta
-
-
-def _as_float(value):
-    """A machine_* attribute: None when absent or unknown (-1, NaN)."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return None
-    return v if np.isfinite(v) and v >= 0 else None
-
-
-def busy(meta):
-    """"yes" when other work shared the machine with the run: more than
-    half a core busy with other processes before or during it, or more than
-    5% of CPU time stolen by the hypervisor; "unknown" when none of the
-    three was recorded (archives before machine_* attributes, or -1);
-    else "no".  A simulated run is never busy when SimGrid charged no host
-    CPU time (smpi/simulate-computation:no: its times are the platform's
-    alone); otherwise it replays this host's CPU time of the reducers'
-    own work, which other processes slow down, and the rule is the
-    measured runs'."""
-    if run_kind(meta) == "simulated" and "simulate-computation:no" in str(meta.get("sim_smpi_options") or ""):
-        return "no"
-    other = [meta.get("machine_other_cpu_before"), meta.get("machine_other_cpu_during")]
-    steal = meta.get("machine_steal_during")
-    if any(v is not None and v > BUSY_OTHER_CPU for v in other) or (
-            steal is not None and steal > BUSY_STEAL):
-        return "yes"
-    if all(v is None for v in other + [steal]):
-        return "unknown"
-    return "no"
-
-
-def combine_busy(flags):
-    """busy() of a point made of several runs: "yes" when any run was busy,
-    "unknown" when any was not recorded (and none busy), else "no"."""
-    flags = set(flags)
-    return "yes" if "yes" in flags else "unknown" if "unknown" in flags or not flags else "no"
-
-
-def platform(meta):
-    """Where the numbers come from, for the claims table: 'this machine, N
-    ranks' for a measured run; 'emulated network, N nodes, RATE' for one
-    across the nodes of an emulated cluster (emulated_platform); for a
-    simulated one the platform's name (the base name of sim_platform_path
-    without .xml, else a sim_platform attribute that is a name: rb_micro's
-    holds the platform file's XML) and 'N ranks (simulated)'."""
-    ranks = _as_int(meta.get("ranks"))
-    n = "%s rank%s" % (ranks if ranks is not None else "?", "" if ranks == 1 else "s")
-    if emulated(meta):
-        return emulated_platform(meta)
-    if run_kind(meta) != "simulated":
-        return "this machine, %s" % n
-    name = sim_platform_name(meta)
-    given = meta.get("sim_platform")
-    if not name and given and "<" not in str(given):
-        name = str(given)
-    return "%s, %s (simulated)" % (name or "unknown platform", n)
-
 
 # ------------------------------------------------- emulated networks
-
-EMULATED_PREFIX = "emulated network"
-
-
-def emulated(meta):
-    """A measured run across the nodes of an emulated cluster
-    (jobscripts/emulated/: network namespaces of one machine, tbf-shaped
-    links): root attribute network = "emulated"."""
-    return run_kind(meta) == "measured" and str(meta.get("network") or "") == "emulated"
-
-
-def link_rate_text(meta):
-    """The emulated links' rate as the cluster gave it ('1gbit'),
-    'unshaped links' for none, 'rate not recorded' when absent."""
-    rate = str(meta.get("network_link_rate") or "").strip()
-    if rate == "none":
-        return "unshaped links"
-    return rate or "rate not recorded"
-
-
-def link_bps(meta):
-    """The emulated links' rate in bit/s; NaN when unshaped or unknown (0)."""
-    v = _as_float(meta.get("network_link_bps"))
-    return v if v else float("nan")
-
-
-def emulated_platform(meta):
-    """'emulated network, N nodes, RATE' (', R ranks' added when the nodes
-    do not hold one rank each): every launch of one cluster configuration,
-    whatever launched it (srun or mpirun)."""
-    nodes, ranks = _as_int(meta.get("nodes")), _as_int(meta.get("ranks"))
-    text = "%s, %s node%s, %s" % (EMULATED_PREFIX, nodes if nodes is not None else "?",
-                                  "" if nodes == 1 else "s", link_rate_text(meta))
-    if ranks is not None and ranks != nodes:
-        text += ", %d ranks" % ranks
-    return text
-
-
-def is_emulated_platform(text):
-    return str(text).startswith(EMULATED_PREFIX)
-
-
-def schema_major(value):
-    if value is None:
-        return None
-    m = re.match(r"\s*(\d+)", str(value))
-    return int(m.group(1)) if m else None
-
-
-def _as_int(value, default=None):
-    try:
-        return int(float(value))
-    except (TypeError, ValueError):
-        return default
-
-
-def check_run(meta):
-    """Raise RunRefused with the reason when the run's metadata says it must
-    not be used (validate.check_attrs on the normalised metadata)."""
-    try:
-        validate.check_attrs({k: v for k, v in meta.items() if v is not None})
-    except validate.Invalid as e:
-        raise RunRefused(str(e))
 
 
 # ---------------------------------------------------------------- one run
 
 def _load_run(path, name, grp, digest=None):
     """The run in grp.  digest: its validate.content_digest, taken already
-    (validate.first_reads), or [exception type, message] where it could not
+    (screen.first_reads), or [exception type, message] where it could not
     be; None: taken here."""
     try:   # a fault's partial run: its reason first, not "incomplete"
         validate.check_interrupted(grp)
@@ -527,118 +299,6 @@ def _load_run(path, name, grp, digest=None):
         except validate.Invalid as e:
             raise RunRefused(str(e))
     return run
-
-
-def _node_pus(grp):
-    """Processing units of rank 0's node (hwloc's /topology), None if unknown."""
-    topo = grp.get("topology")
-    if topo is None:
-        return None
-    a = _attrs_named(topo, ("available", "pus").__contains__)
-    if _as_int(a.get("available"), 0) != 1:
-        return None
-    return _as_int(a.get("pus")) or None
-
-
-def ranks_per_node(meta):
-    ranks, nodes = _as_int(meta.get("ranks")), _as_int(meta.get("nodes")) or 1
-    return -(-ranks // nodes) if ranks else None
-
-
-def oversubscribed(meta):
-    """A measured run whose ranks outnumbered the processing units they
-    shared: its times include waiting for a core (simulated ranks share
-    one host process by design and are not counted).  Where the archive
-    says how many ranks ran on rank 0's machine (machine_ranks, by boot
-    id: the nodes of an emulated cluster are one machine), those against
-    its PUs (hwloc, else machine_cores): 4 nodes x 1 rank on 2 cores are
-    oversubscribed, 2 nodes x 1 rank are not.  Older archives: ranks per
-    node against the node's PUs."""
-    if run_kind(meta) != "measured":
-        return False
-    shared = _as_int(meta.get("machine_ranks"))
-    if shared is not None and shared > 0:
-        limit = meta.get("pus") or _as_int(meta.get("machine_cores"))
-        return bool(limit and shared > limit)
-    rpn, pus = ranks_per_node(meta), meta.get("pus")
-    return bool(rpn and pus and rpn > pus)
-
-
-def ranks_per_core_text(meta):
-    """'4 ranks on 2 PUs' of the rule oversubscribed() applied."""
-    shared = _as_int(meta.get("machine_ranks"))
-    if shared is not None and shared > 0:
-        limit = meta.get("pus") or _as_int(meta.get("machine_cores"))
-        return "%d ranks on one machine's %s PUs" % (shared, limit)
-    return "%s ranks per node on %s PUs" % (ranks_per_node(meta), meta.get("pus"))
-
-
-def run_kind(meta):
-    return "simulated" if _as_int(meta.get("simulated"), 0) == 1 else "measured"
-
-
-def sim_platform_name(meta):
-    """The simulated platform's name (its file name without .xml, e.g.
-    p100-ib-edr); "" for a measured run or one that does not record it."""
-    path = meta.get("sim_platform_path")
-    if run_kind(meta) != "simulated" or not path:
-        return ""
-    path = path.decode() if isinstance(path, bytes) else str(path)
-    return re.sub(r"\.xml$", "", os.path.basename(path))
-
-
-def run_machine(meta):
-    """What makes timings comparable.  A simulation: its platform (the host
-    that ran the simulator does not matter).  An emulated cluster: its
-    configuration (emulated_machine), whatever the launcher.  Under Slurm the partition
-    (with the cluster name when recorded): jobs land on different nodes of
-    the same partition, and their repeats belong together.  Outside Slurm
-    the host."""
-    plat = sim_platform_name(meta)
-    if plat:
-        return "%s (simulated)" % plat
-    if emulated(meta):
-        return emulated_machine(meta)
-    part = meta.get("partition")
-    if part:
-        cluster = meta.get("cluster")
-        return "%s/%s" % (cluster, part) if cluster else "partition %s" % part
-    return str(meta.get("host") or "unknown-host")
-
-
-def emulated_machine(meta):
-    """An emulated cluster's configuration, the same for its launches by
-    srun (a partition) and by mpirun (no Slurm): nodes, link rate,
-    transport."""
-    transport = str(meta.get("network_transport") or "")
-    return "%s: %s nodes, %s links%s" % (EMULATED_PREFIX, meta.get("nodes") or "?",
-                                       link_rate_text(meta),
-                                       ", %s" % transport if transport else "")
-# The network a run's times come from, matched between a measured run and
-# a simulation on a platform fitted to that network (simwire.py): a measured
-# run's network_* attributes (the file RB_NETWORK_INFO names, e.g. an
-# emulated cluster's), a simulated run's platform's <prop id="rb_network_*">
-# (jobscripts/sim/platform-from-wire copies that file there).  The node
-# count and the cluster's directory are not part of it.
-ORIGIN_KEYS = ("network", "link_rate", "transport", "topology", "shaper")
-NO_NETWORK = ("", "simulated", "one node")
-
-
-def network_origin(attrs, kind):
-    """'network=emulated; link_rate=1gbit; ...' or "" when the run records no
-    network of its own (one node, not recorded, a platform not fitted to one)."""
-    if kind == "simulated":
-        xml = str(decode(attrs.get("sim_platform") or ""))
-        vals = {k: html.unescape(v) for k, v in
-                re.findall(r'<prop\s+id="rb_network_([A-Za-z_]+)"\s+value="([^"]*)"', xml)}
-    else:
-        vals = {k: str(decode(attrs.get(k if k == "network" else "network_" + k)) or "")
-                for k in ORIGIN_KEYS}
-        vals = {k: "" if v == "None" else v for k, v in vals.items()}
-    net = vals.get("network", "")
-    if net in NO_NETWORK or net.startswith("not recorded"):
-        return ""
-    return "; ".join("%s=%s" % (k, vals.get(k, "")) for k in ORIGIN_KEYS)
 
 
 def _add_meta_columns(run):
@@ -748,25 +408,6 @@ def _scalar_array(v, n):
     if type(v) is float:
         return np.full(n, v, dtype=np.float64)
     return None
-
-
-def compute_seconds(attrs):
-    """rb_micro --compute SEC (modelled compute before each timed call),
-    from a compute_s attribute when a writer records one, else from the
-    command line; 0 when absent."""
-    if attrs.get("compute_s") is not None:
-        return float(attrs["compute_s"])
-    m = re.search(r"(?:^|\s)'?--compute(?:=|'?\s+'?)([0-9.eE+-]+)", str(attrs.get("command_line") or ""))
-    try:
-        return float(m.group(1)) if m else 0.0
-    except ValueError:
-        return 0.0
-
-
-def malloc_policy(meta):
-    """The allocator policy in short ('keep freed memory', 'C library
-    default'): runs under different ones are not compared."""
-    return (meta.get("malloc_policy") or "not recorded").split(" (")[0]
 
 
 def _add_meta_to(df, run):
@@ -958,62 +599,6 @@ def _rows_quartiles(samples):
         for (i, _), v in zip(rows, q.T):
             out[i] = tuple(float(x) for x in v)
     return out
-
-
-def row_options(g, i, samples_ds, results_options=None):
-    """Options that applied to row i: the typed opt_<key> attributes the
-    writer put on /micro/results (results_options, when already read) and
-    on the row's samples dataset (samples_ds: a dataset or _samples_index's
-    (dataset, values)).  rb_micro writes only the options that apply to the
-    row's reducer (each reducer's own description, src/options.c), so any
-    key found is kept: nothing here lists the reducers' options."""
-    if results_options is None:
-        results_options = options_from_attrs(_option_attrs(g["results"]))
-    found = dict(results_options)
-    if samples_ds is not None:
-        ds = samples_ds[0] if isinstance(samples_ds, tuple) else samples_ds
-        found.update(options_from_attrs(_option_attrs(ds)))
-    return found
-
-
-def _option_attrs(obj):
-    """read_attrs(obj) of the attributes options_from_attrs looks at."""
-    return _attrs_named(obj, lambda k: k.startswith("opt_"))
-
-
-def options_from_attrs(attrs):
-    """Reducer options from typed opt_<key> attributes (those that apply to
-    the row's reducer, as the writer chose them)."""
-    return {k[4:]: v for k, v in attrs.items() if k.startswith("opt_") and v is not None}
-
-
-def _number(text):
-    for conv in (int, float):
-        try:
-            return conv(text)
-        except ValueError:
-            pass
-    return text
-
-
-def options_text(opts, reducer):
-    """key=value,... of the options (the writer recorded only those that
-    apply to reducer)."""
-    del reducer   # kept in the signature: the callers name the row's reducer
-    return ",".join("%s=%s" % (k, _fmt_opt(v)) for k, v in opts.items())
-
-
-def _fmt_opt(v):
-    if isinstance(v, float):
-        return "%g" % v
-    return str(v)
-
-
-def variant_label(reducer, options):
-    """A reducer with its options, minus the seed (which does not change
-    what is measured, only which random instance)."""
-    parts = [p for p in options.split(",") if p and not p.startswith("seed=")]
-    return reducer if not parts else "%s[%s]" % (reducer, ",".join(parts))
 
 
 # ---------------------------------------------------------------- train

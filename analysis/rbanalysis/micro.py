@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from . import stats, wire
-from .load import combine_busy, micro_frames
+from .load import micro_frames
+from .runmeta import combine_busy
 
 GROUP_COLS = ["kind", "machine", "version", "malloc", "device", "input", "layout", "overlap",
               "density", "ranks", "cols", "timing", "oversubscribed"]

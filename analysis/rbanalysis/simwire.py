@@ -2,13 +2,13 @@
 points measured on a network that the archives describe (network_*
 attributes, e.g. an emulated cluster's shaped links) and simulated on a
 SimGrid platform fitted to that network (jobscripts/sim/platform-from-wire,
-whose <prop rb_network_*> name it; load.network_origin), matched by that
+whose <prop rb_network_*> name it; runmeta.network_origin), matched by that
 origin, reducer variant, data (device, input, layout, overlap, density,
 columns), ranks and size.  Per point: the measured and predicted time per
 call, and the error of the prediction, (predicted - measured) / measured,
 of the minimums over launches (each launch's t_avg_us; the launch that
 other work on the machine disturbed least) and of the medians.
-section(doc, points(rows)) writes it; cli.section_micro calls it and draws
+section(doc, points(rows)) writes it; report_sections.section_micro calls it and draws
 figures.sim_vs_wire."""
 
 import numpy as np
@@ -136,7 +136,7 @@ def per_size(pts):
 
 def section(doc, pts):
     """The section's text and tables for the matched points (points());
-    cli.build_report draws its figure (figures.sim_vs_wire)."""
+    report.build_report draws its figure (figures.sim_vs_wire)."""
     doc.heading(3, "SimGrid against the wire")
     doc.para("The same points measured on a network the archives describe (their `network_*` "
              "attributes) and simulated on a SimGrid platform fitted to that network "

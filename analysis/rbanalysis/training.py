@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 
 from . import stats
-from .load import (busy, combine_busy, malloc_policy, options_from_attrs, options_text, oversubscribed,
-                   platform, run_kind, run_machine, variant_label)
+from .options import options_from_attrs, options_text, variant_label
+from .runmeta import (busy, combine_busy, malloc_policy, oversubscribed, platform, run_kind,
+                      run_machine)
 
 GROUP_COLS = ["kind", "machine", "version", "model", "dataset", "ranks", "malloc"]
 METRICS = (("test_accuracy", True), ("accuracy", True),

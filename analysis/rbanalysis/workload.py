@@ -2,7 +2,7 @@
 supports (rb_micro --overlap random), Zipf supports (--overlap zipf:S) and
 gradients recorded from a model (--input trace:FILE.h5), side by side:
 the workload itself (union, overlap, imbalance) and each reducer's time and
-bytes on it.  section(doc, rows) is the hook cli.build_report calls."""
+bytes on it.  section(doc, rows) is the hook report.build_report calls."""
 
 
 import numpy as np
@@ -123,7 +123,7 @@ def figures(wl, red, outdir):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from .figures import SERIES_HATCHES, series_colour
+    from .plotting import SERIES_HATCHES, series_colour
     out = []
     sub = red[red["kind"] == red["kind"].iloc[0]] if len(red) else red
     ranks = sorted(sub["ranks"].unique())[:4]
@@ -171,7 +171,7 @@ def figures(wl, red, outdir):
 
 
 def _save(fig, outdir, name, caption):
-    """Laid out and checked for cut text as every figure (figures._save)."""
+    """Laid out and checked for cut text as every figure (plotting._save)."""
     from . import figures as figs
     return figs._save(fig, outdir, name), caption
 
@@ -207,7 +207,7 @@ def section(doc, rows):
     except Exception as e:  # noqa: BLE001 -- a figure is never the end of the report
         doc.para("_(workload figures could not be drawn: %s: %s)_" % (type(e).__name__, e))
         drawn = []
-    from .figures import CLIPPED
+    from .plotting import CLIPPED
     for name, caption in drawn:
         doc.figure(name, caption, CLIPPED.get(name))
         figs.append((name, caption))

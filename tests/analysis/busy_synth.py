@@ -16,7 +16,7 @@ try:
     import synth
     from synth import BUSY, QUIET, Checks, load_tables, write_micro
     from claims_synth import launch_rows
-    from rbanalysis import claims
+    from rbanalysis import claim_table
 except ImportError as e:
     print("SKIP: Debian python3-numpy/h5py/pandas missing (%s)" % e)
     sys.exit(77)
@@ -44,15 +44,15 @@ def test_busy(tmp):
         gossip_launch(os.path.join(busy, "l%d.h5" % k), 1000.0 + k, 1050.0 + k,
                       BUSY if k == 2 else QUIET)
     _, _, _, _, ctab = load_tables([quiet])
-    head = claims.headline_rows(ctab)
+    head = claim_table.headline_rows(ctab)
     g = head[head["claim_id"] == "gossip_efficiency"]
     check(len(g) == 1 and g["busy"].iloc[0] == "no" and g["launches"].iloc[0] == 6
           and g["verdict_class"].iloc[0] == "meets",
           "6 quiet launches: the gossip efficiency (about 95%) is a headline number, meets >= 90%")
     _, _, _, _, ctab = load_tables([busy])
     g = ctab[(ctab["claim_id"] == "gossip_efficiency") & (ctab["data"] == "measured")]
-    head = claims.headline_rows(ctab)
-    lines = claims.headline(ctab)
+    head = claim_table.headline_rows(ctab)
+    lines = claim_table.headline(ctab)
     check(len(g) == 1 and g["busy"].iloc[0] == "yes" and head.empty
           and "busy machine" in lines[0],
           "one busy launch of six: the point is busy, out of the headline: %s" % lines[0])

@@ -30,7 +30,7 @@ try:
     import h5py
     import synth
     from synth import Checks, load_tables, write_micro
-    from rbanalysis import validate
+    from rbanalysis import screen, validate
 except ImportError as e:
     print("SKIP: Debian python3-numpy/h5py/pandas missing (%s)" % e)
     sys.exit(77)
@@ -150,7 +150,7 @@ def flip_until_refused(tmp, seed, name):
         flipped[off] ^= 1 << rnd.randrange(8)
         with open(path, "wb") as f:
             f.write(flipped)
-        found = validate.crashing_files([path])
+        found = screen.crashing_files([path])
         if found:
             return path, found[path]
     return None, None
@@ -160,12 +160,12 @@ def crash_in_hdf5(tmp):
     """Of this archive's seeded flips (Debian 12's HDF5 1.10), seed 2's
     first makes HDF5 crash with SIGSEGV, seed 7's 200th makes it loop (out
     of 300 flips of a 79 KB rb_micro archive, 11 crashed, one looped)."""
-    limit = validate.READ_LIMIT_S
-    validate.READ_LIMIT_S = 2.0
+    limit = screen.READ_LIMIT_S
+    screen.READ_LIMIT_S = 2.0
     try:
         looping, why = flip_until_refused(tmp, 7, "loop.h5")
     finally:
-        validate.READ_LIMIT_S = limit
+        screen.READ_LIMIT_S = limit
     check(looping is not None and ("never ended" in why or "killed the reader" in why),
           "a flipped file whose reading never ends (or crashes) is refused (%s)" % why)
     crash, why = flip_until_refused(tmp, 2, "crash.h5")

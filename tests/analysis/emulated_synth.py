@@ -22,7 +22,7 @@ try:
     import pandas as pd
     import synth
     from synth import QUIET, Checks, load_tables, write_micro
-    from rbanalysis import claims, crossover, micro, wire
+    from rbanalysis import claim_table, claims, crossover, micro, wire
 except ImportError as e:
     print("SKIP: Debian python3-numpy/h5py/pandas missing (%s)" % e)
     sys.exit(77)
@@ -138,12 +138,12 @@ def test_claims_rows(top):
           and ">= 1.8 s [1.75 s, 1.85 s] of compute per step" in g["why"],
           "gossip_efficiency over 1 Gbit: 9.1%%, and the compute 90%% would need (%s)"
           % (None if g is None else g["why"]))
-    head = claims.headline_rows(ctab)
+    head = claim_table.headline_rows(ctab)
     plats = set(head["platform"])
     check("emulated network, 2 nodes, 1gbit" in plats and "this machine, 2 ranks" in plats
           and "emulated network, 4 nodes, 1gbit" not in plats,
           "headline rows: emulated 2 nodes and this machine, not the oversubscribed 4 nodes")
-    lines = claims.headline(ctab)
+    lines = claim_table.headline(ctab)
     emul = [l for l in lines if "over an emulated network" in l]
     check(len(emul) == 1 and "on emulated network, 2 nodes, 10gbit" in emul[0]
           and not any("emulated" in l for l in lines if l not in emul),

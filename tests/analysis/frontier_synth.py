@@ -17,7 +17,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 try:
     from synth import QUIET, Checks, load_tables, write_micro, write_train
-    from rbanalysis import claims, frontier
+    from rbanalysis import claim_table, frontier
 except ImportError as e:
     print("SKIP: Debian python3-numpy/h5py/pandas missing (%s)" % e)
     sys.exit(77)
@@ -181,7 +181,7 @@ def test_disagreeing_points():
     p = pd.DataFrame({"compute_efficiency": [0.95, 0.85, 0.97],
                       "compute_efficiency_low": [0.93, 0.84, 0.96],
                       "compute_efficiency_high": [0.97, 0.86, 0.98]})
-    v, cls = claims._point_caveats("gossip_efficiency", 0.9, p, "compute_efficiency", 0.95, False,
+    v, cls = claim_table._point_caveats("gossip_efficiency", 0.9, p, "compute_efficiency", 0.95, False,
                                    "meets the claim", "meets")
     check(cls == "inconclusive" and "1 of 3 lie wholly below" in v,
           "a median that meets with one point wholly below: inconclusive, said (%s)" % v)

@@ -14,7 +14,7 @@
     says why); a group at one size is drawn as dots, not one-point lines;
   - the verdict figure from a claims table with the shared columns
     (claim_id ... verdict_class, why), one row missing, one exact, one
-    simulated platform; and cli.claims_for_report fills the columns an
+    simulated platform; and report.claims_for_report fills the columns an
     older claims table lacks.
 """
 
@@ -32,7 +32,7 @@ except ImportError as e:
     sys.exit(77)
 
 sys.path.insert(0, os.path.join(os.environ.get("top_srcdir", "."), "analysis"))
-from rbanalysis import cli, document, figures, formatting  # noqa: E402
+from rbanalysis import cli, document, figures, plotting, formatting, report  # noqa: E402
 
 cli._import_heavy()
 failures = []
@@ -137,18 +137,18 @@ def test_document(tmp):
 
 
 def test_palette():
-    reds = list(figures.REDUCER_COLOURS)
-    check(len({figures.reducer_colour(r) for r in reds}) == len(reds), "a colour per reducer")
-    check(figures.reducer_colour("s2[sketch_width=2]") == figures.reducer_colour("s2"),
+    reds = list(plotting.REDUCER_COLOURS)
+    check(len({plotting.reducer_colour(r) for r in reds}) == len(reds), "a colour per reducer")
+    check(plotting.reducer_colour("s2[sketch_width=2]") == plotting.reducer_colour("s2"),
           "a variant takes its reducer's colour")
     import matplotlib.colors as mc
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots()
     df = pd.DataFrame({"variant": ["dense", "dense", "s2", "s2"], "size_bytes": [1, 2, 1, 2],
                        "t": [1.0, 2.0, 3.0, 4.0]})
-    figures._lines(ax, df, "variant", "size_bytes", "t")
+    plotting._lines(ax, df, "variant", "size_bytes", "t")
     got = [mc.to_hex(ln.get_color()) for ln in ax.get_lines()]
-    check(got == [figures.reducer_colour("dense"), figures.reducer_colour("s2")],
+    check(got == [plotting.reducer_colour("dense"), plotting.reducer_colour("s2")],
           "lines take the palette's colours: %s" % got)
     plt.close(fig)
 
@@ -159,7 +159,7 @@ def test_log_ticks():
     ax.plot([1, 2, 3], [0.8, 1.0, 1.2])
     ax.set_yscale("log")
     ax.set_ylabel("speedup")
-    figures._readable_ticks(ax)
+    plotting._readable_ticks(ax)
     fig.canvas.draw()
     lo, hi = ax.get_ylim()
     labels = [t.get_text() for t in ax.get_yticklabels() if lo <= t.get_position()[1] <= hi and t.get_text()]
@@ -167,7 +167,7 @@ def test_log_ticks():
     ax.set_xscale("log", base=2)
     ax.set_xlabel("dense gradient size")
     ax.set_xlim(1024, 2 ** 20)
-    figures._readable_ticks(ax)
+    plotting._readable_ticks(ax)
     fig.canvas.draw()
     xl = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
     check(any("KiB" in x for x in xl) and "1MiB" in xl, "a size axis in KiB/MiB: %s" % xl)
@@ -228,22 +228,22 @@ def test_verdict(tmp):
           "no measured claim: no verdict figure, said: %s" % (out,))
     old = ctab.drop(columns=["paper_value", "reading", "platform", "busy", "exact",
                              "verdict_class", "why"]).assign(context="c")
-    filled = cli.claims_for_report(old)
+    filled = report.claims_for_report(old)
     check(list(filled["verdict_class"]) == ["meets", "below", "below", "missing"]
           and np.isclose(filled["paper_value"].iloc[0], 0.81)
           and np.isclose(filled["paper_value"].iloc[3], 1.0) and (filled["why"] == "c").all(),
           "claims_for_report fills an older claims table: %s" % list(filled["verdict_class"]))
-    later = cli.claims_for_report(ctab.assign(why="the interval is above 81%",
+    later = report.claims_for_report(ctab.assign(why="the interval is above 81%",
                                               would_change="a point below 81%"))
-    notes = cli.claim_notes(later)
+    notes = report.claim_notes(later)
     check(notes[0] == "*why*: the interval is above 81%; *would change it*: a point below 81%"
-          and cli.claim_notes(cli.claims_for_report(ctab))[0] == "",
+          and report.claim_notes(report.claims_for_report(ctab))[0] == "",
           "a claims row's why and would_change as its note, when the columns are there: %s" % notes[0])
-    box = document._html_headline(["x"], cli.headline_rows(later))
+    box = document._html_headline(["x"], report.headline_rows(later))
     check("<details class='why'><summary>why / what would change it</summary>" in box
           and "a point below 81%" in box,
           "the headline box: why and would_change folded under a row")
-    rows = cli.headline_rows(cli.claims_for_report(ctab))
+    rows = report.headline_rows(report.claims_for_report(ctab))
     check([r[5] for r in rows] == ["meets", "below", "below"] and rows[0][2] == "83.2% (exact)",
           "headline box rows: %s" % [r[2] for r in rows])
 

@@ -158,7 +158,7 @@ def write_train(path, reducer, seed, iterations, wall_s, values, metric="test_ac
 
 def load_tables(paths, targets=None):
     """(agg, summ, truns, chosen, ctab) as rb-report computes them."""
-    from rbanalysis import claims, load, micro, training
+    from rbanalysis import claim_table, load, micro, training
     archive = load.load(paths)
     assert archive.runs, [r.message() for r in archive.refusals]
     rows = micro.add_group(micro.micro_rows(archive))
@@ -167,7 +167,7 @@ def load_tables(paths, targets=None):
     curv, phases = training.curves(recs), training.phase_times(recs)
     summ, chosen = training.summary(curv, phases, targets)
     truns, _ = training.runs(curv, phases, targets)
-    ctab, _ = claims.claims_table(agg, summ, truns, chosen)
+    ctab, _ = claim_table.claims_table(agg, summ, truns, chosen)
     return agg, summ, truns, chosen, ctab
 
 

@@ -42,9 +42,9 @@ SOURCE_SUFFIXES = ("", ".c", ".sh", ".py", ".in", ".cu")
 # Paths that a run or the build writes, not files of the tree.
 GENERATED = re.compile(r"^(results/(?!README\.md)|benchmarks/rb_|analysis/rb-\w+$|"
                        r"benchmarks/harness/rb_gitrev\.h)")
-# Placeholders (src/reducer_X.c) and other projects' files that a document
+# Placeholders (src/reducer_X.c, src/cuda/X_nccl.c) and other projects' files that a document
 # names as theirs (SimGrid's source tree).
-NOT_OURS = re.compile(r"(_X\b|/X\b|^src/smpi/)")
+NOT_OURS = re.compile(r"(_X\b|/X\b|/X_|^src/smpi/)")
 
 
 def markdown_files(top):

@@ -18,7 +18,7 @@ import math
 import pandas as pd
 import pytest
 
-from rbanalysis import claims, stats
+from rbanalysis import claim_table, claims, stats
 
 NAN = float("nan")
 INF = math.inf
@@ -119,7 +119,7 @@ def row(**fields):
                 launches=6, exact=False, measured_median=2.0, measured_low=1.9,
                 measured_high=2.1, verdict="meets the claim", verdict_class="meets")
     base.update(fields)
-    return claims._row("s2_speedup", **base)
+    return claim_table._row("s2_speedup", **base)
 
 
 @pytest.mark.parametrize("fields, kept", [
@@ -135,19 +135,19 @@ def row(**fields):
 ])
 def test_headline_rows(fields, kept):
     ctab = pd.DataFrame([row(**fields)], columns=claims.COLUMNS)
-    assert len(claims.headline_rows(ctab)) == (1 if kept else 0)
+    assert len(claim_table.headline_rows(ctab)) == (1 if kept else 0)
 
 
 def test_headline_names_why_paper_rows_gave_no_number():
     ctab = pd.DataFrame([row(busy="yes"), row(launches="one")], columns=claims.COLUMNS)
-    text = claims.headline(ctab)[0]
+    text = claim_table.headline(ctab)[0]
     assert text.startswith("**Headline**: no number")
     assert "busy machine" in text and "one launch" in text
 
 
 def test_headline_states_the_verdict():
     ctab = pd.DataFrame([row()], columns=claims.COLUMNS)
-    text = claims.headline(ctab)[0]
+    text = claim_table.headline(ctab)[0]
     assert "S2 speedup (reduce) 2.00x [1.90x, 2.10x]" in text and "meets the claim" in text
 
 

@@ -79,8 +79,8 @@ def test_a_damaged_report_is_refused(tmp_path, points, reason):
 
 def _joint(claim, median=3.0):
     import pandas as pd
-    from rbanalysis import claims
-    row = claims._row("s2_joint", claim=claim, setting="paper", platform="this machine, 2 ranks",
+    from rbanalysis import claim_table, claims
+    row = claim_table._row("s2_joint", claim=claim, setting="paper", platform="this machine, 2 ranks",
                       data="measured", oversubscribed="no", busy="no", points=6, repetitions=2,
                       measured_median=median, measured_low=median * 0.9,
                       measured_high=median * 1.1, launches=6, model="embedlm",

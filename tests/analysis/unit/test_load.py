@@ -17,7 +17,7 @@ if __name__ == "__main__":
 
 import pytest
 
-from rbanalysis import load
+from rbanalysis import load, runmeta
 
 QUIET = {"tool": "rb_micro", "ranks": 2, "machine_cores": 2.0, "machine_load_before": 0.1,
          "machine_load_after": 0.2, "machine_other_cpu_before": 0.05,
@@ -26,13 +26,13 @@ QUIET = {"tool": "rb_micro", "ranks": 2, "machine_cores": 2.0, "machine_load_bef
 
 def meta(**attrs):
     """The normalised metadata of a run with these root attributes."""
-    return load.normalise_meta(dict(QUIET, **attrs))
+    return runmeta.normalise_meta(dict(QUIET, **attrs))
 
 
 # ------------------------------------------------------------------ busy
 
 def test_busy_rule_constants():
-    assert (load.BUSY_OTHER_CPU, load.BUSY_STEAL) == (0.5, 0.05)
+    assert (runmeta.BUSY_OTHER_CPU, runmeta.BUSY_STEAL) == (0.5, 0.05)
 
 
 @pytest.mark.parametrize("attrs, want", [
@@ -45,29 +45,29 @@ def test_busy_rule_constants():
     ({"machine_load_before": 7.0}, "no"),          # the load average alone is no rule
 ])
 def test_busy(attrs, want):
-    assert load.busy(meta(**attrs)) == want
+    assert runmeta.busy(meta(**attrs)) == want
 
 
 def test_busy_unknown_when_nothing_was_recorded():
     unknown = {k: -1.0 for k in ("machine_other_cpu_before", "machine_other_cpu_during",
                                  "machine_steal_during")}
-    assert load.busy(meta(**unknown)) == "unknown"
+    assert runmeta.busy(meta(**unknown)) == "unknown"
     old = {k: v for k, v in QUIET.items() if not k.startswith("machine_")}
-    assert load.busy(load.normalise_meta(old)) == "unknown"
-    assert load.busy(meta(machine_other_cpu_during="n/a", machine_other_cpu_before=float("nan"),
+    assert runmeta.busy(runmeta.normalise_meta(old)) == "unknown"
+    assert runmeta.busy(meta(machine_other_cpu_during="n/a", machine_other_cpu_before=float("nan"),
                           machine_steal_during=-1)) == "unknown"
 
 
 def test_busy_one_recorded_value_decides():
     partly = {"machine_other_cpu_before": -1.0, "machine_steal_during": -1.0}
-    assert load.busy(meta(**partly)) == "no"
-    assert load.busy(meta(**dict(partly, machine_other_cpu_during=0.9))) == "yes"
+    assert runmeta.busy(meta(**partly)) == "no"
+    assert runmeta.busy(meta(**dict(partly, machine_other_cpu_during=0.9))) == "yes"
 
 
 def test_a_simulation_that_charges_no_host_cpu_is_never_busy():
     off = "--cfg=smpi/host-speed:1Gf --cfg=smpi/simulate-computation:no"
-    assert load.busy(meta(simulated=1, sim_smpi_options=off, machine_other_cpu_during=1.9)) == "no"
-    assert load.busy(meta(simulated=0, machine_other_cpu_during=1.9)) == "yes"
+    assert runmeta.busy(meta(simulated=1, sim_smpi_options=off, machine_other_cpu_during=1.9)) == "no"
+    assert runmeta.busy(meta(simulated=0, machine_other_cpu_during=1.9)) == "yes"
 
 
 def test_a_simulation_that_replays_host_cpu_time_can_be_busy():
@@ -75,8 +75,8 @@ def test_a_simulation_that_replays_host_cpu_time_can_be_busy():
     # processes slow it down (a loaded run's speedup read 1.82x, a quiet
     # one's 1.24x).
     on = "--cfg=smpi/host-speed:1Gf --cfg=smpi/coll-selector:ompi"
-    assert load.busy(meta(simulated=1, sim_smpi_options=on, machine_other_cpu_during=1.9)) == "yes"
-    assert load.busy(meta(simulated=1, sim_smpi_options=on)) == "no"
+    assert runmeta.busy(meta(simulated=1, sim_smpi_options=on, machine_other_cpu_during=1.9)) == "yes"
+    assert runmeta.busy(meta(simulated=1, sim_smpi_options=on)) == "no"
 
 
 @pytest.mark.parametrize("flags, want", [
@@ -86,42 +86,42 @@ def test_a_simulation_that_replays_host_cpu_time_can_be_busy():
     ([], "unknown"),
 ])
 def test_combine_busy(flags, want):
-    assert load.combine_busy(flags) == want
+    assert runmeta.combine_busy(flags) == want
 
 
 # ------------------------------------------------------- oversubscription
 
 def test_oversubscribed():
-    assert load.oversubscribed(dict(meta(ranks=4), pus=2)) is True
-    assert load.oversubscribed(dict(meta(ranks=2), pus=2)) is False
-    assert load.oversubscribed(dict(meta(ranks=8, nodes=4), pus=2)) is False
-    assert load.oversubscribed(dict(meta(ranks=4), pus=None)) is False      # not known
-    assert load.oversubscribed(dict(meta(ranks=128, simulated=1), pus=2)) is False
+    assert runmeta.oversubscribed(dict(meta(ranks=4), pus=2)) is True
+    assert runmeta.oversubscribed(dict(meta(ranks=2), pus=2)) is False
+    assert runmeta.oversubscribed(dict(meta(ranks=8, nodes=4), pus=2)) is False
+    assert runmeta.oversubscribed(dict(meta(ranks=4), pus=None)) is False      # not known
+    assert runmeta.oversubscribed(dict(meta(ranks=128, simulated=1), pus=2)) is False
 
 
 def test_ranks_per_node_rounds_up():
-    assert load.ranks_per_node(meta(ranks=5, nodes=2)) == 3
-    assert load.ranks_per_node(meta(ranks=None)) is None
+    assert runmeta.ranks_per_node(meta(ranks=5, nodes=2)) == 3
+    assert runmeta.ranks_per_node(meta(ranks=None)) is None
 
 
 # ------------------------------------------------ where the numbers come from
 
 def test_platform():
-    assert load.platform(meta(ranks=1)) == "this machine, 1 rank"
-    assert load.platform(meta(ranks=4)) == "this machine, 4 ranks"
+    assert runmeta.platform(meta(ranks=1)) == "this machine, 1 rank"
+    assert runmeta.platform(meta(ranks=4)) == "this machine, 4 ranks"
     sim = meta(ranks=128, simulated=1, sim_platform_path="/x/platforms/p100-ib-edr.xml",
                sim_platform="<?xml version='1.0'?><platform/>")
-    assert load.platform(sim) == "p100-ib-edr, 128 ranks (simulated)"
+    assert runmeta.platform(sim) == "p100-ib-edr, 128 ranks (simulated)"
     named = meta(ranks=64, simulated=1, sim_platform="knl-aries")
-    assert load.platform(named) == "knl-aries, 64 ranks (simulated)"
+    assert runmeta.platform(named) == "knl-aries, 64 ranks (simulated)"
 
 
 def test_run_machine():
-    assert load.run_machine(meta(hostname="node7")) == "node7"
-    assert load.run_machine(meta(hostname="node7", slurm_partition="gpu")) == "partition gpu"
-    assert load.run_machine(meta(hostname="n", slurm_partition="gpu",
+    assert runmeta.run_machine(meta(hostname="node7")) == "node7"
+    assert runmeta.run_machine(meta(hostname="node7", slurm_partition="gpu")) == "partition gpu"
+    assert runmeta.run_machine(meta(hostname="n", slurm_partition="gpu",
                                  slurm_cluster_name="daint")) == "daint/gpu"
-    assert load.run_machine(meta(simulated=1, sim_platform_path="eth1g.xml",
+    assert runmeta.run_machine(meta(simulated=1, sim_platform_path="eth1g.xml",
                                  hostname="laptop")) == "eth1g (simulated)"
 
 
@@ -149,29 +149,29 @@ EMULATED = {"network": "emulated", "network_link_rate": "1gbit", "network_link_b
 
 def test_platform_of_an_emulated_network():
     m = meta(ranks=2, nodes=2, machine_ranks=2, **EMULATED)
-    assert load.platform(m) == "emulated network, 2 nodes, 1gbit"
-    assert load.emulated(m) and load.is_emulated_platform(load.platform(m))
-    assert load.link_bps(m) == 1e9
+    assert runmeta.platform(m) == "emulated network, 2 nodes, 1gbit"
+    assert runmeta.emulated(m) and runmeta.is_emulated_platform(runmeta.platform(m))
+    assert runmeta.link_bps(m) == 1e9
     # ranks that are not one per node are said
-    assert load.platform(meta(ranks=4, nodes=2, **EMULATED)) == "emulated network, 2 nodes, 1gbit, 4 ranks"
-    assert load.platform(meta(ranks=2, nodes=2, **dict(EMULATED, network_link_rate="none",
+    assert runmeta.platform(meta(ranks=4, nodes=2, **EMULATED)) == "emulated network, 2 nodes, 1gbit, 4 ranks"
+    assert runmeta.platform(meta(ranks=2, nodes=2, **dict(EMULATED, network_link_rate="none",
                                                           network_link_bps=0.0))) == \
         "emulated network, 2 nodes, unshaped links"
     # one node, or a network written by an older rb_micro: this machine
-    assert load.platform(meta(ranks=2, network="one node")) == "this machine, 2 ranks"
-    assert load.platform(meta(ranks=2)) == "this machine, 2 ranks"
-    assert not load.is_emulated_platform("this machine, 2 ranks")
+    assert runmeta.platform(meta(ranks=2, network="one node")) == "this machine, 2 ranks"
+    assert runmeta.platform(meta(ranks=2)) == "this machine, 2 ranks"
+    assert not runmeta.is_emulated_platform("this machine, 2 ranks")
 
 
 def test_launches_of_one_emulated_cluster_share_a_machine_whatever_the_launcher():
     srun = meta(ranks=2, nodes=2, slurm_partition="p100", launcher="srun", **EMULATED)
     mpirun = meta(ranks=2, nodes=2, launcher="mpirun", **dict(EMULATED, hostname="node2"))
-    assert load.run_machine(srun) == load.run_machine(mpirun) == \
+    assert runmeta.run_machine(srun) == runmeta.run_machine(mpirun) == \
         "emulated network: 2 nodes, 1gbit links, tcp"
     other_rate = meta(ranks=2, nodes=2, **dict(EMULATED, network_link_rate="10gbit",
                                                network_link_bps=1e10))
     four = meta(ranks=4, nodes=4, **EMULATED)
-    assert len({load.run_machine(m) for m in (srun, other_rate, four)}) == 3
+    assert len({runmeta.run_machine(m) for m in (srun, other_rate, four)}) == 3
 
 
 @pytest.mark.parametrize("attrs, pus, want", [
@@ -187,13 +187,13 @@ def test_launches_of_one_emulated_cluster_share_a_machine_whatever_the_launcher(
     ({"ranks": 4, "nodes": 4, "machine_ranks": 4, "simulated": 1}, 2, False),
 ])
 def test_oversubscribed_by_machine(attrs, pus, want):
-    assert load.oversubscribed(dict(meta(**attrs), pus=pus)) is want
+    assert runmeta.oversubscribed(dict(meta(**attrs), pus=pus)) is want
 
 
 def test_oversubscription_is_explained_by_the_rule_applied():
-    assert load.ranks_per_core_text(dict(meta(ranks=4, nodes=4, machine_ranks=4), pus=2)) == \
+    assert runmeta.ranks_per_core_text(dict(meta(ranks=4, nodes=4, machine_ranks=4), pus=2)) == \
         "4 ranks on one machine's 2 PUs"
-    assert load.ranks_per_core_text(dict(meta(ranks=4, nodes=1), pus=2)) == \
+    assert runmeta.ranks_per_core_text(dict(meta(ranks=4, nodes=1), pus=2)) == \
         "4 ranks per node on 2 PUs"
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""analysis/rbanalysis/simwire.py and load.network_origin: a measured run on a
+"""analysis/rbanalysis/simwire.py and runmeta.network_origin: a measured run on a
 described network and a simulation on a platform fitted to it meet on one
 origin string; points are matched by it (never across link rates), each
 side reduced to its minimum and median over launches, and the error per
@@ -16,7 +16,7 @@ if __name__ == "__main__":
 import numpy as np
 import pandas as pd
 
-from rbanalysis import load, simwire as wire
+from rbanalysis import runmeta, simwire as wire
 
 NET = {"network": "emulated", "network_link_rate": "1gbit", "network_link_bps": 1e9,
        "network_transport": "tcp", "network_topology": "one switch (Linux bridge)",
@@ -32,16 +32,16 @@ PLATFORM = """<platform version="4.1"><zone id="wire" routing="Full">
 
 
 def test_measured_and_fitted_platform_share_an_origin():
-    m = load.network_origin(NET, "measured")
-    s = load.network_origin({"sim_platform": PLATFORM}, "simulated")
+    m = runmeta.network_origin(NET, "measured")
+    s = runmeta.network_origin({"sim_platform": PLATFORM}, "simulated")
     assert m == s and "link_rate=1gbit" in m
 
 
 def test_no_origin_without_a_described_network():
-    assert load.network_origin({"network": "one node"}, "measured") == ""
-    assert load.network_origin({"network": "not recorded"}, "measured") == ""
-    assert load.network_origin({}, "measured") == ""
-    assert load.network_origin({"sim_platform": "<platform/>"}, "simulated") == ""
+    assert runmeta.network_origin({"network": "one node"}, "measured") == ""
+    assert runmeta.network_origin({"network": "not recorded"}, "measured") == ""
+    assert runmeta.network_origin({}, "measured") == ""
+    assert runmeta.network_origin({"sim_platform": "<platform/>"}, "simulated") == ""
 
 
 def rows(kind, origin, launches, ranks=2, variant="dense", size=1 << 20):
@@ -54,7 +54,7 @@ def rows(kind, origin, launches, ranks=2, variant="dense", size=1 << 20):
                          for i, t in enumerate(launches)])
 
 
-ORIGIN = load.network_origin(NET, "measured")
+ORIGIN = runmeta.network_origin(NET, "measured")
 
 
 def test_error_of_the_minimums_and_of_the_medians():

@@ -26,7 +26,7 @@ import h5py
 import numpy as np
 import pytest
 
-from rbanalysis import validate
+from rbanalysis import screen, validate, runmeta
 
 GOOD = {"schema_version": "1.0", "complete": 1, "tool": "rb_micro", "ranks": 2}
 _files = itertools.count()
@@ -327,13 +327,14 @@ def test_content_digest_tells_copies_apart():
 
 
 def test_lists_copied_from_load_stay_in_step():
-    # Both take the root attributes from the archive schema: what load.py
-    # reads as one value, validate.py checks to be one (a name the schema
-    # types as an array, or lacks, would be read unchecked).
+    # Both take the root attributes from the archive schema: what the
+    # report reads as one value (runmeta.py), validate.py checks to be one
+    # (a name the schema types as an array, or lacks, would be read
+    # unchecked).
     from rbanalysis import load
-    read_as_one = set(load.META_ATTRS.values()) | set(load.MACHINE_LOAD)
+    read_as_one = set(runmeta.META_ATTRS.values()) | set(runmeta.MACHINE_LOAD)
     missing = read_as_one - set(validate.SCALAR_ROOT_ATTRS)
-    assert not missing, "load.py reads %s as one value; the schema must type them as scalars" % sorted(missing)
+    assert not missing, "runmeta.py reads %s as one value; the schema must type them as scalars" % sorted(missing)
     assert set(validate.TRAIN_CURVE_MARKERS) == set(load.CURVE_MARKERS), \
         "validate.TRAIN_CURVE_MARKERS %s differs from load.CURVE_MARKERS %s" % (
             validate.TRAIN_CURVE_MARKERS, load.CURVE_MARKERS)
@@ -488,13 +489,13 @@ def test_first_reads_give_each_file_in_order_with_its_digests(tmp_path):
     os.mkfifo(str(tmp_path / "fifo.h5"))
     paths = [a, str(tmp_path / "fifo.h5"), b, str(tmp_path / "text.h5"), merged,
              str(tmp_path / "gone.h5")]
-    got = list(validate.first_reads(paths))
+    got = list(screen.first_reads(paths))
     assert [p for p, _, _ in got] == paths
     assert all(why is None for _, why, _ in got)
     digest = {}
     for p in (a, b, merged):
         with h5py.File(p, "r") as f:
-            digest[p] = {name: validate.content_digest(g) for name, g in validate.run_groups(f)}
+            digest[p] = {name: validate.content_digest(g) for name, g in screen.run_groups(f)}
     assert [d for _, _, d in got] == [digest[a], None, digest[b], {}, digest[merged], None]
     assert set(digest[merged]) == {"one", "two"} and digest[merged]["one"] == digest[a][""]
 
@@ -503,7 +504,7 @@ def test_first_reads_name_the_file_whose_read_kills_the_reader(tmp_path, monkeyp
     """A file that crashes HDF5 kills the child reading it: named, and the
     files after it are read by a new child."""
     paths = [micro_file(str(tmp_path / ("%d.h5" % i)), str(i)) for i in range(3)]
-    first_read = validate._first_read
+    first_read = screen._first_read
 
     def crash_on_the_second(path):   # in the child
         if path == paths[1]:
@@ -511,17 +512,17 @@ def test_first_reads_name_the_file_whose_read_kills_the_reader(tmp_path, monkeyp
             os.kill(os.getpid(), signal.SIGSEGV)
         return first_read(path)
 
-    monkeypatch.setattr(validate, "_first_read", crash_on_the_second)
-    got = list(validate.first_reads(paths))
+    monkeypatch.setattr(screen, "_first_read", crash_on_the_second)
+    got = list(screen.first_reads(paths))
     assert [p for p, _, _ in got] == paths
     assert got[0][1] is None and got[2][1] is None and set(got[2][2]) == {""}
     assert "reading it killed the reader (signal SIGSEGV" in got[1][1] and got[1][2] is None
-    assert validate.crashing_files(paths) == {paths[1]: got[1][1]}
+    assert screen.crashing_files(paths) == {paths[1]: got[1][1]}
 
 
 def test_first_reads_stopped_early_leave_no_child(tmp_path):
     paths = [micro_file(str(tmp_path / ("%d.h5" % i)), str(i)) for i in range(20)]
-    reads = validate.first_reads(paths)
+    reads = screen.first_reads(paths)
     assert next(reads)[0] == paths[0]
     reads.close()
     with pytest.raises(ChildProcessError):
