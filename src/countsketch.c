@@ -25,7 +25,7 @@ static uint64_t draw_below_p(uint64_t *state, uint64_t lo)
 {
     for (;;) {
         uint64_t v = splitmix64(state) >> 3;
-        if (v >= lo && v < P)
+        if (v >= lo && v < RB_CS_PRIME)
             return v;
     }
 }

@@ -92,7 +92,7 @@ AVX512 static inline walk512 load512(const lane_walk *w, uint32_t cols)
     }
     s.step_h = _mm512_set1_epi64((long long)w->step_h);
     s.d3 = _mm512_set1_epi64((long long)w->d3);
-    s.p = _mm512_set1_epi64((long long)P);
+    s.p = _mm512_set1_epi64((long long)RB_CS_PRIME);
     s.cols = _mm512_set1_epi64(cols);
     return s;
 }
@@ -203,7 +203,7 @@ AVX2 static inline __m256i halves256(__m256i a, __m256i b, int high)
 AVX2 static void walk_avx2_half(lane_walk *w, int first, uint32_t cols, size_t n, const float *v,
                                 uint32_t *restrict bucket, uint32_t *restrict bits)
 {
-    const __m256i p = _mm256_set1_epi64x((long long)P), c = _mm256_set1_epi64x(cols);
+    const __m256i p = _mm256_set1_epi64x((long long)RB_CS_PRIME), c = _mm256_set1_epi64x(cols);
     const __m256i step_h = _mm256_set1_epi64x((long long)w->step_h), d3 = _mm256_set1_epi64x((long long)w->d3);
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     uint64_t *q[4] = {w->h + first, w->d0 + first, w->d1 + first, w->d2 + first};

@@ -10,26 +10,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define P RB_CS_PRIME
 
 static inline uint64_t mod_p(uint64_t x)
 {
-    x = (x & P) + (x >> 61);
-    return x >= P ? x - P : x;
+    x = (x & RB_CS_PRIME) + (x >> 61);
+    return x >= RB_CS_PRIME ? x - RB_CS_PRIME : x;
 }
 
 /* Branch-free (and so vectorisable): x + y - p, plus p back if that
  * wrapped below zero. */
 static inline uint64_t add_p(uint64_t x, uint64_t y)   /* x, y < p */
 {
-    uint64_t t = x + y - P;
-    return t + ((0 - (t >> 63)) & P);
+    uint64_t t = x + y - RB_CS_PRIME;
+    return t + ((0 - (t >> 63)) & RB_CS_PRIME);
 }
 
 static inline uint64_t mul_p(uint64_t x, uint64_t y)   /* x, y < p */
 {
     unsigned __int128 z = (unsigned __int128)x * y;
-    uint64_t s = ((uint64_t)z & P) + (uint64_t)(z >> 61);
+    uint64_t s = ((uint64_t)z & RB_CS_PRIME) + (uint64_t)(z >> 61);
     return mod_p(s);
 }
 
@@ -88,7 +87,7 @@ static inline uint64_t mul_p32(uint64_t v, uint32_t x)
     uint64_t lo = (uint64_t)(uint32_t)v * x;            /* < 2^64 */
     uint64_t hi = (uint64_t)(uint32_t)(v >> 32) * x;    /* < 2^61 */
     /* hi 2^32 = (hi >> 29) 2^61 + (hi mod 2^29) 2^32 */
-    uint64_t s = (lo & P) + (lo >> 61) + (hi >> 29) + ((hi & ((1ULL << 29) - 1)) << 32);
+    uint64_t s = (lo & RB_CS_PRIME) + (lo >> 61) + (hi >> 29) + ((hi & ((1ULL << 29) - 1)) << 32);
     return mod_p(s);                                    /* s < 2^63 */
 }
 

@@ -489,8 +489,7 @@ def micro_columns(g, read=None):
     # /micro/results' own attributes, read once for all its rows
     results_options = options_from_attrs(_option_attrs(g["results"]))
     opts_list = [row_options(g, i, samples.get(i), results_options) for i in range(n)]
-    reducers = cols.get("reducer", [""] * n)
-    cols["options"] = [options_text(o, r) for o, r in zip(opts_list, reducers)]
+    cols["options"] = [options_text(o) for o in opts_list]
     for key in sorted(set(k for o in opts_list for k in o)):
         cols["opt_" + key] = [o.get(key) for o in opts_list]
     cols["variant"] = [variant_label(r, t) for r, t in zip(cols["reducer"], cols["options"])]

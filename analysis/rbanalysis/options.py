@@ -43,10 +43,9 @@ def _number(text):
     return text
 
 
-def options_text(opts, reducer):
+def options_text(opts):
     """key=value,... of the options (the writer recorded only those that
-    apply to reducer)."""
-    del reducer   # kept in the signature: the callers name the row's reducer
+    apply to the row's reducer)."""
     return ",".join("%s=%s" % (k, _fmt_opt(v)) for k, v in opts.items())
 
 

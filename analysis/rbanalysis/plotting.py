@@ -1,22 +1,8 @@
-"""What every figure of the report is drawn with (figures.py draws them):
-the figures' size, fonts and palette, a reducer's colour, the ticks,
-legends and wrapped titles, the check that every text lies inside the
-image (CLIPPED), and the plot shapes the figures share.  Each figure
-function writes its files into outdir and returns
-[(file name, caption)]; a figure with nothing to plot is not drawn: its
-entry is (None, a sentence saying why) and the report prints it, and one
-that would show fewer than MIN_POINTS points is not drawn either: its entry
-is (None, why, [(what, values)]) and the report lists those values in a
-table instead.  Lines show the median over repetitions; error bars its 95%
-confidence interval (stats.py), absent below 6 repetitions.  Every figure
-colours a reducer the same way (reducer_colour); series that are not
-reducers (phases, workloads, sizes, options) take colours from a palette of
-their own (SERIES_COLOURS), never a reducer's.  A size axis is labelled in
-B/KiB/MiB.  Figures are small (3 to a row of the page at 1280 px), laid out
-by matplotlib's constrained layout with wrapped titles and legends beside
-or below the axes; after drawing, every text is checked to lie inside the
-image (CLIPPED names any that does not, and the image is then saved with
-its bounding box widened, so nothing is cut)."""
+"""What every figure of the report is drawn with (figures.py draws them
+and states their contract): the figures' size, fonts and palette, a
+reducer's colour, the ticks, legends and wrapped titles, the check that
+every text lies inside the image (CLIPPED), and the plot shapes the
+figures share."""
 
 import os
 import re

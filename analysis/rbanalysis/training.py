@@ -30,10 +30,6 @@ def _attr(attrs, *names, default=""):
     return default
 
 
-def _options_text(attrs, reducer):
-    return options_text(options_from_attrs(attrs), reducer)
-
-
 def records(archive):
     """[(run, record, info dict)] for every training record with a curve."""
     out = []
@@ -41,8 +37,7 @@ def records(archive):
         for rec in run.train:
             a = rec.attrs
             reducer = str(_attr(a, "reducer", default="?"))
-            opts = (options_text(rec.options, reducer) if rec.options is not None
-                    else _options_text(a, reducer))
+            opts = options_text(rec.options if rec.options is not None else options_from_attrs(a))
             opts = _with_training_options(opts, a, reducer)
             data = str(_attr(a, "dataset", "data_path", "data", default=""))
             info = {
